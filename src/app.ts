@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Config } from './config.js';
+import type { DatabaseExecutor } from './db/executor.js';
+import { sql } from './db/executor.js';
+import { serviceSecret } from './db/repositories/secrets.js';
+import { CommentCursorCodec } from './domain/comments.js';
+import { KeyResolver } from './domain/keys.js';
+import { ApiError } from './http/errors.js';
+import { ALIAS_PREFIX, API_PREFIX, registerOpenApi } from './http/openapi.js';
+import { registerAuth } from './http/plugins/auth.js';
+import { registerErrorHandling } from './http/plugins/errors.js';
+import { ErrorSchema } from './http/schemas/common.js';
+import { registerApiRoutes } from './http/routes/index.js';
+import type { App, RouteDeps } from './http/routes/types.js';
+
+export interface AppDeps {
+  db: DatabaseExecutor;
+  /** The clock; tests pin it. */
+  now?: () => Date;
+  logger?: FastifyServerOptions['logger'];
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** Builds the whole service as a Fastify instance. It never listens; server.ts does. */
+export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: deps.logger ?? false,
+    bodyLimit: config.bodyLimitBytes,
+    requestTimeout: config.requestTimeoutMs,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    ajv: {
+      // Unknown fields are refused, not silently dropped; query strings are coerced, never split.
+      customOptions: { removeAdditional: false, coerceTypes: true, useDefaults: false, allErrors: false },
+    },
+    routerOptions: { ignoreDuplicateSlashes: false, ignoreTrailingSlash: false },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  const db = deps.db;
+  const secret = config.commentCursorSecret ?? (await serviceSecret(db, 'comment_cursor_key'));
+  const routeDeps: RouteDeps = {
+    db,
+    commentCursors: new CommentCursorCodec(secret),
+    now: deps.now ?? (() => new Date()),
+    idempotencyRetentionHours: config.idempotencyRetentionHours,
+  };
+  const keys = new KeyResolver(db, config.keyCacheTtlMs);
+
+  registerErrorHandling(app);
+  app.addSchema(ErrorSchema);
+  await registerOpenApi(app);
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('cache-control', 'no-store');
+  });
+
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { schema: { hide: true } }, async () => {
+    try {
+      await db.query(sql('health.ready', 'SELECT 1 AS ok'));
+    } catch {
+      throw new ApiError('service_unavailable', 'The database is unreachable.', { 'retry-after': '5' });
+    }
+    return { status: 'ready' };
+  });
+
+  const versioned = async (scope: App) => {
+    registerAuth(scope, keys);
+    scope.addHook('preValidation', async (request) => {
+      for (const [name, value] of Object.entries((request.query ?? {}) as Record<string, unknown>)) {
+        if (Array.isArray(value)) throw new ApiError('invalid_request', `Query parameter '${name}' is given more than once.`);
+      }
+    });
+    registerApiRoutes(scope, routeDeps);
+  };
+  await app.register(versioned, { prefix: API_PREFIX });
+  await app.register(versioned, { prefix: ALIAS_PREFIX });
+
+  for (const path of ['/openapi.json', `${API_PREFIX}/openapi.json`, `${ALIAS_PREFIX}/openapi.json`]) {
+    app.get(path, { schema: { hide: true } }, async (_request, reply) => {
+      reply.header('cache-control', 'public, max-age=300');
+      return app.swagger();
+    });
+  }
+
+  await app.ready();
+  return app;
+}

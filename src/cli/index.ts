@@ -1,0 +1,27 @@
+import { Command } from 'commander';
+import { ConfigError } from '../config.js';
+import { DatasetError } from '../domain/dataset.js';
+import { registerLoad } from './commands/load-dataset.js';
+import { registerMigrate } from './commands/migrate.js';
+import { registerServe } from './commands/serve.js';
+import { CliError } from './errors.js';
+
+const program = new Command()
+  .name('climate-pulse')
+  .description('Climate Pulse REST API: server and operator tools')
+  .showHelpAfterError();
+
+registerServe(program);
+registerMigrate(program);
+registerLoad(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof CliError || err instanceof ConfigError || err instanceof DatasetError) {
+    console.error(`climate-pulse: ${err.message}`);
+  } else {
+    console.error('climate-pulse: unexpected error:', err);
+  }
+  process.exitCode = 1;
+}

@@ -1,0 +1,88 @@
+import { Type, type Static } from 'typebox';
+import { Value } from 'typebox/value';
+
+/**
+ * The environment, described once. `loadConfig` is the only place that reads
+ * `process.env`; everything else receives a `Config`.
+ */
+export const EnvSchema = Type.Object({
+  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  DATA_DIR: Type.String({ minLength: 1, default: './data' }),
+  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  LOG_LEVEL: Type.Union(
+    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+    { default: 'info' },
+  ),
+  BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 10 * 1024 * 1024, default: 64 * 1024 }),
+  IDEMPOTENCY_RETENTION_HOURS: Type.Number({ exclusiveMinimum: 0, default: 24 }),
+  KEY_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 5000, default: 2000 }),
+  AUTH_FAILURES_PER_MINUTE: Type.Integer({ minimum: 1, default: 30 }),
+  DB_POOL_MAX: Type.Integer({ minimum: 1, maximum: 500, default: 10 }),
+  DB_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10_000 }),
+  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 30_000 }),
+  METRICS_PORT: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
+  WORKERS: Type.Integer({ minimum: 1, maximum: 64, default: 1 }),
+  COMMENT_CURSOR_SECRET: Type.Optional(Type.String({ minLength: 32 })),
+});
+
+type Env = Static<typeof EnvSchema>;
+
+export interface Config {
+  port: number;
+  host: string;
+  databaseUrl?: string;
+  dataDir: string;
+  redisUrl?: string;
+  logLevel: string;
+  bodyLimitBytes: number;
+  idempotencyRetentionHours: number;
+  keyCacheTtlMs: number;
+  authFailuresPerMinute: number;
+  dbPoolMax: number;
+  dbStatementTimeoutMs: number;
+  requestTimeoutMs: number;
+  metricsPort?: number;
+  workers: number;
+  commentCursorSecret?: string;
+}
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const known: Record<string, unknown> = {};
+  for (const name of Object.keys(EnvSchema.properties)) {
+    const raw = env[name];
+    if (raw !== undefined && raw !== '') known[name] = raw;
+  }
+  const withDefaults = Value.Default(EnvSchema, known);
+  const converted = Value.Convert(EnvSchema, withDefaults) as Env;
+  const first = Value.Errors(EnvSchema, converted)[0];
+  if (first) {
+    const name = first.instancePath.replace(/^\//, '') || 'environment';
+    throw new ConfigError(`invalid configuration: ${name}=${JSON.stringify(known[name] ?? '')} ${first.message}`);
+  }
+  return fromEnv(converted);
+}
+
+function fromEnv(e: Env): Config {
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    databaseUrl: e.DATABASE_URL,
+    dataDir: e.DATA_DIR,
+    redisUrl: e.REDIS_URL,
+    logLevel: e.LOG_LEVEL,
+    bodyLimitBytes: e.BODY_LIMIT_BYTES,
+    idempotencyRetentionHours: e.IDEMPOTENCY_RETENTION_HOURS,
+    keyCacheTtlMs: e.KEY_CACHE_TTL_MS,
+    authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
+    dbPoolMax: e.DB_POOL_MAX,
+    dbStatementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
+    requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+    metricsPort: e.METRICS_PORT,
+    workers: e.WORKERS,
+    commentCursorSecret: e.COMMENT_CURSOR_SECRET,
+  };
+}

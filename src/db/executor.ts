@@ -1,0 +1,26 @@
+/**
+ * The narrow port every repository talks to. SQL is written by hand, parameterized, and
+ * carries a name: on PostgreSQL the name makes it a prepared statement, and in logs it
+ * says which query ran.
+ */
+export interface NamedQuery {
+  name: string;
+  text: string;
+}
+
+export interface Queryable {
+  query<T = Record<string, unknown>>(q: NamedQuery, params?: unknown[]): Promise<T[]>;
+}
+
+export interface DatabaseExecutor extends Queryable {
+  readonly kind: 'pg' | 'pglite';
+  /** Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** Runs a multi-statement script (migrations) without parameters. */
+  exec(sql: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function sql(name: string, text: string): NamedQuery {
+  return { name, text };
+}

@@ -1,0 +1,70 @@
+import pg from 'pg';
+import type { DatabaseExecutor, NamedQuery, Queryable } from './executor.js';
+
+export interface PgOptions {
+  connectionString: string;
+  max?: number;
+  statementTimeoutMs?: number;
+  application?: string;
+}
+
+/** timestamptz and dates come back as Date objects; int8 and numeric stay strings unless cast. */
+export class PgExecutor implements DatabaseExecutor {
+  readonly kind = 'pg' as const;
+  readonly pool: pg.Pool;
+
+  constructor(opts: PgOptions) {
+    this.pool = new pg.Pool({
+      connectionString: opts.connectionString,
+      max: opts.max ?? 10,
+      statement_timeout: opts.statementTimeoutMs,
+      connectionTimeoutMillis: 5_000,
+      application_name: opts.application ?? 'climate-pulse',
+    });
+    // An idle client that loses its server emits here; without a listener the process dies.
+    this.pool.on('error', () => {});
+  }
+
+  async query<T>(q: NamedQuery, params: unknown[] = []): Promise<T[]> {
+    const res = await this.pool.query({ name: q.name, text: q.text, values: params });
+    return res.rows as T[];
+  }
+
+  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    const tx: Queryable = {
+      async query<R>(q: NamedQuery, params: unknown[] = []) {
+        const res = await client.query({ name: q.name, text: q.text, values: params });
+        return res.rows as R[];
+      },
+    };
+    let broken: unknown;
+    try {
+      await client.query('BEGIN');
+      const out = await fn(tx);
+      await client.query('COMMIT');
+      return out;
+    } catch (err) {
+      broken = err;
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      // A client whose connection failed must not go back to the pool.
+      client.release(isConnectionError(broken) ? (broken as Error) : undefined);
+    }
+  }
+
+  async exec(sqlText: string): Promise<void> {
+    await this.pool.query(sqlText);
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
+
+function isConnectionError(err: unknown): boolean {
+  if (!err || typeof err !== 'object') return false;
+  const code = (err as { code?: string }).code ?? '';
+  return code.startsWith('08') || code === '57P01' || code === 'ECONNRESET' || code === 'ECONNREFUSED';
+}

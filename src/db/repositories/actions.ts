@@ -1,0 +1,125 @@
+import { sql, type Queryable } from '../executor.js';
+import { iso, isoOrNull } from './time.js';
+
+export type ActionStatus = 'active' | 'done' | 'cancelled';
+
+export interface ActionRow {
+  id: string;
+  title: string;
+  description: string | null;
+  startDate: string;
+  endDate: string | null;
+  status: ActionStatus;
+  subteamId: string | null;
+  subteamName: string | null;
+  createdAt: string;
+}
+
+type DbAction = {
+  id: string; title: string; description: string | null; start_date: Date; end_date: Date | null;
+  status: ActionStatus; subteam_id: string | null; subteam_name: string | null; created_at: Date;
+};
+
+const toRow = (r: DbAction): ActionRow => ({
+  id: r.id,
+  title: r.title,
+  description: r.description,
+  startDate: iso(r.start_date),
+  endDate: isoOrNull(r.end_date),
+  status: r.status,
+  subteamId: r.subteam_id,
+  subteamName: r.subteam_name,
+  createdAt: iso(r.created_at),
+});
+
+const listQuery = sql(
+  'actions.list',
+  `SELECT a.id, a.title, a.description, a.start_date, a.end_date, a.status, a.subteam_id,
+          t.name AS subteam_name, a.created_at
+     FROM actions a
+     LEFT JOIN teams t ON t.org_id = a.org_id AND t.id = a.subteam_id
+    WHERE a.org_id = $1
+    ORDER BY a.created_at DESC, a.id DESC`,
+);
+
+export async function listActions(db: Queryable, orgId: string): Promise<ActionRow[]> {
+  return (await db.query<DbAction>(listQuery, [orgId])).map(toRow);
+}
+
+const getQuery = sql(
+  'actions.get',
+  `SELECT a.id, a.title, a.description, a.start_date, a.end_date, a.status, a.subteam_id,
+          t.name AS subteam_name, a.created_at
+     FROM actions a
+     LEFT JOIN teams t ON t.org_id = a.org_id AND t.id = a.subteam_id
+    WHERE a.org_id = $1 AND a.id = $2`,
+);
+
+export async function getAction(db: Queryable, orgId: string, id: string): Promise<ActionRow | null> {
+  const [r] = await db.query<DbAction>(getQuery, [orgId, id]);
+  return r ? toRow(r) : null;
+}
+
+export interface NewAction {
+  id: string;
+  title: string;
+  description: string | null;
+  startDate: string;
+  endDate: string | null;
+  status: ActionStatus;
+  subteamId: string | null;
+  createdAt: string;
+}
+
+const insertQuery = sql(
+  'actions.insert',
+  `INSERT INTO actions (org_id, id, title, description, start_date, end_date, status, subteam_id, created_at, updated_at)
+   SELECT $1, u.*, u.created_at FROM unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[],
+                                          $7::text[], $8::text[], $9::timestamptz[])
+     AS u(id, title, description, start_date, end_date, status, subteam_id, created_at)`,
+);
+
+export async function insertActions(db: Queryable, orgId: string, actions: NewAction[]): Promise<void> {
+  if (actions.length === 0) return;
+  await db.query(insertQuery, [
+    orgId,
+    actions.map((a) => a.id),
+    actions.map((a) => a.title),
+    actions.map((a) => a.description),
+    actions.map((a) => a.startDate),
+    actions.map((a) => a.endDate),
+    actions.map((a) => a.status),
+    actions.map((a) => a.subteamId),
+    actions.map((a) => a.createdAt),
+  ]);
+}
+
+export interface ActionChanges {
+  title?: string;
+  description?: string;
+  endDate?: string;
+  subteamId?: string | null;
+}
+
+const updateQuery = sql(
+  'actions.update',
+  `UPDATE actions SET
+      title = CASE WHEN $3 THEN $4 ELSE title END,
+      description = CASE WHEN $5 THEN $6 ELSE description END,
+      end_date = CASE WHEN $7 THEN $8::timestamptz ELSE end_date END,
+      subteam_id = CASE WHEN $9 THEN $10 ELSE subteam_id END,
+      updated_at = now()
+    WHERE org_id = $1 AND id = $2
+    RETURNING id`,
+);
+
+export async function updateAction(db: Queryable, orgId: string, id: string, c: ActionChanges): Promise<boolean> {
+  const rows = await db.query(updateQuery, [
+    orgId, id,
+    c.title !== undefined, c.title ?? null,
+    c.description !== undefined, c.description ?? null,
+    c.endDate !== undefined, c.endDate ?? null,
+    c.subteamId !== undefined, c.subteamId ?? null,
+  ]);
+  return rows.length > 0;
+}

@@ -1,0 +1,131 @@
+import { sql, type NamedQuery, type Queryable } from '../executor.js';
+import { iso } from './time.js';
+
+export interface PulseRow {
+  id: string;
+  level: number;
+  moderationStatus: 'CLEAN' | 'FLAGGED';
+  reason: string | null;
+  subteamId: string | null;
+  subteamName: string | null;
+  createdAt: string;
+}
+
+export interface Keyset {
+  createdAt: string;
+  id: string;
+}
+
+export interface PulseFilter {
+  from: Date;
+  to: Date;
+  level?: number;
+  subteamId?: string;
+  after?: Keyset;
+  limit: number;
+}
+
+/** One prepared statement per combination of filters, so each uses the index made for it. */
+const listVariants = new Map<string, NamedQuery>();
+
+function listQuery(f: PulseFilter): { q: NamedQuery; params: unknown[] } {
+  const params: unknown[] = [f.from.toISOString(), f.to.toISOString(), f.limit];
+  const where = ['p.org_id = $1', 'p.created_at >= $2', 'p.created_at < $3'];
+  let key = '';
+  const add = (cond: (n: number) => string, value: unknown) => {
+    params.push(value);
+    where.push(cond(params.length + 1));
+  };
+  if (f.level !== undefined) (key += 'l'), add((n) => `p.level = $${n}`, f.level);
+  if (f.subteamId !== undefined) (key += 't'), add((n) => `p.subteam_id = $${n}`, f.subteamId);
+  if (f.after) {
+    key += 'c';
+    add((n) => `(p.created_at, p.id) < ($${n}::timestamptz, $${n + 1}::text)`, f.after.createdAt);
+    params.push(f.after.id);
+  }
+  let q = listVariants.get(key);
+  if (!q) {
+    q = sql(
+      `pulses.list.${key || 'plain'}`,
+      `SELECT p.id, p.level, p.moderation_status, p.reason, p.subteam_id, t.name AS subteam_name, p.created_at
+         FROM pulses p
+         LEFT JOIN teams t ON t.org_id = p.org_id AND t.id = p.subteam_id
+        WHERE ${where.join(' AND ')}
+        ORDER BY p.created_at DESC, p.id DESC
+        LIMIT $4`,
+    );
+    listVariants.set(key, q);
+  }
+  return { q, params };
+}
+
+export async function listPulses(db: Queryable, orgId: string, f: PulseFilter): Promise<PulseRow[]> {
+  const { q, params } = listQuery(f);
+  const rows = await db.query<{
+    id: string; level: number; moderation_status: 'CLEAN' | 'FLAGGED'; reason: string | null;
+    subteam_id: string | null; subteam_name: string | null; created_at: Date;
+  }>(q, [orgId, ...params]);
+  return rows.map((r) => ({
+    id: r.id,
+    level: r.level,
+    moderationStatus: r.moderation_status,
+    reason: r.reason,
+    subteamId: r.subteam_id,
+    subteamName: r.subteam_name,
+    createdAt: iso(r.created_at),
+  }));
+}
+
+export interface NewPulse {
+  id: string;
+  level: number;
+  reason: string | null;
+  comment: string | null;
+  moderationStatus: 'CLEAN' | 'FLAGGED';
+  subteamId: string | null;
+  createdAt: string;
+}
+
+/**
+ * Inserts pulses and folds them into the rollups in one statement, so the statistics
+ * stay exact with every write. Callers run it inside their transaction.
+ */
+const insertWithRollups = sql(
+  'pulses.insert_with_rollups',
+  `WITH ins AS (
+     INSERT INTO pulses (org_id, id, level, reason, comment, moderation_status, subteam_id, created_at)
+     SELECT $1, * FROM unnest($2::text[], $3::smallint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[])
+     RETURNING subteam_id, level, (created_at AT TIME ZONE 'UTC')::date AS day
+   ), totals AS (
+     INSERT INTO pulse_totals AS t (org_id, pulse_count, level_sum)
+     SELECT $1, count(*), COALESCE(sum(level), 0) FROM ins
+     ON CONFLICT (org_id) DO UPDATE
+       SET pulse_count = t.pulse_count + EXCLUDED.pulse_count, level_sum = t.level_sum + EXCLUDED.level_sum
+   ), days AS (
+     INSERT INTO pulse_day_stats AS d (org_id, day, pulse_count, level_sum)
+     SELECT $1, day, count(*), sum(level) FROM ins GROUP BY day
+     ON CONFLICT (org_id, day) DO UPDATE
+       SET pulse_count = d.pulse_count + EXCLUDED.pulse_count, level_sum = d.level_sum + EXCLUDED.level_sum
+   ), team_days AS (
+     INSERT INTO pulse_team_day_stats AS d (org_id, subteam_id, day, pulse_count, level_sum)
+     SELECT $1, subteam_id, day, count(*), sum(level) FROM ins WHERE subteam_id IS NOT NULL GROUP BY subteam_id, day
+     ON CONFLICT (org_id, subteam_id, day) DO UPDATE
+       SET pulse_count = d.pulse_count + EXCLUDED.pulse_count, level_sum = d.level_sum + EXCLUDED.level_sum
+   )
+   SELECT count(*)::int AS n FROM ins`,
+);
+
+export async function insertPulses(db: Queryable, orgId: string, pulses: NewPulse[]): Promise<number> {
+  if (pulses.length === 0) return 0;
+  const [r] = await db.query<{ n: number }>(insertWithRollups, [
+    orgId,
+    pulses.map((p) => p.id),
+    pulses.map((p) => p.level),
+    pulses.map((p) => p.reason),
+    pulses.map((p) => p.comment),
+    pulses.map((p) => p.moderationStatus),
+    pulses.map((p) => p.subteamId),
+    pulses.map((p) => p.createdAt),
+  ]);
+  return r.n;
+}

@@ -1,0 +1,45 @@
+import { sql, type Queryable } from '../executor.js';
+import { iso } from './time.js';
+
+export interface TeamRow {
+  id: string;
+  name: string;
+  createdAt: string;
+}
+
+const listQuery = sql(
+  'teams.list',
+  `SELECT id, name, created_at FROM teams WHERE org_id = $1 ORDER BY lower(name), id`,
+);
+
+export async function listTeams(db: Queryable, orgId: string): Promise<TeamRow[]> {
+  const rows = await db.query<{ id: string; name: string; created_at: Date }>(listQuery, [orgId]);
+  return rows.map((r) => ({ id: r.id, name: r.name, createdAt: iso(r.created_at) }));
+}
+
+const existsQuery = sql('teams.exists', `SELECT 1 AS ok FROM teams WHERE org_id = $1 AND id = $2`);
+
+export async function teamExists(db: Queryable, orgId: string, teamId: string): Promise<boolean> {
+  return (await db.query(existsQuery, [orgId, teamId])).length > 0;
+}
+
+const insertQuery = sql(
+  'teams.insert',
+  `INSERT INTO teams (org_id, id, name, created_at)
+   SELECT $1, * FROM unnest($2::text[], $3::text[], $4::timestamptz[])`,
+);
+
+export async function insertTeams(db: Queryable, orgId: string, teams: { id: string; name: string; createdAt: string }[]): Promise<void> {
+  if (teams.length === 0) return;
+  await db.query(insertQuery, [orgId, teams.map((t) => t.id), teams.map((t) => t.name), teams.map((t) => t.createdAt)]);
+}
+
+const byNameQuery = sql(
+  'teams.by_name',
+  `SELECT id, name, created_at FROM teams WHERE org_id = $1 AND lower(btrim(name)) = lower(btrim($2))`,
+);
+
+export async function findTeamByName(db: Queryable, orgId: string, name: string): Promise<TeamRow | null> {
+  const [r] = await db.query<{ id: string; name: string; created_at: Date }>(byNameQuery, [orgId, name]);
+  return r ? { id: r.id, name: r.name, createdAt: iso(r.created_at) } : null;
+}

@@ -1,0 +1,47 @@
+import { invalid } from '../http/errors.js';
+
+export const DAY_MS = 86_400_000;
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/**
+ * Parses an RFC 3339 date-time with an offset or Z. Validation already checked the shape;
+ * this refuses what JavaScript cannot place on the time line (a leap second, year 0000).
+ */
+export function parseDateTime(value: string, field: string): Date {
+  const m = RFC3339.exec(value);
+  const t = m ? Date.parse(value.replace(' ', 'T')) : NaN;
+  if (!m || Number.isNaN(t)) {
+    throw invalid(`'${field}' must be an RFC 3339 date-time with an offset or Z, like 2026-11-20T08:15:00Z.`);
+  }
+  return new Date(t);
+}
+
+/** A calendar date (YYYY-MM-DD) as the start of that UTC day. */
+export function parseDate(value: string, field: string): Date {
+  const t = /^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(value + 'T00:00:00.000Z') : NaN;
+  if (Number.isNaN(t) || new Date(t).toISOString().slice(0, 10) !== value) {
+    throw invalid(`'${field}' must be a calendar date YYYY-MM-DD.`);
+  }
+  return new Date(t);
+}
+
+export const ymd = (d: Date) => d.toISOString().slice(0, 10);
+export const startOfUtcDay = (d: Date) => new Date(Math.floor(d.getTime() / DAY_MS) * DAY_MS);
+
+/** Averages are rounded half up to 2 decimals, from exact integer sums. */
+export function average(sum: number, count: number): number | null {
+  return count === 0 ? null : Math.round((sum * 100) / count) / 100;
+}
+
+/** Resolves an optional half-open range with a default span ending now. */
+export function resolveRange(
+  q: { from?: string; to?: string },
+  defaultSpanMs: number,
+  now: Date,
+): { from: Date; to: Date } {
+  const to = q.to !== undefined ? parseDateTime(q.to, 'to') : now;
+  const from = q.from !== undefined ? parseDateTime(q.from, 'from') : new Date(to.getTime() - defaultSpanMs);
+  if (from >= to) throw invalid(`'from' must be earlier than 'to'.`);
+  return { from, to };
+}

@@ -1,0 +1,38 @@
+/**
+ * The closed list of error codes (CONTRACT.md section 3). Every error body the service
+ * sends is built from an `ApiError` by the one error handler.
+ */
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  invalid_json: 400,
+  invalid_cursor: 400,
+  idempotency_key_required: 400,
+  invalid_idempotency_key: 400,
+  payload_too_large: 400,
+  unauthorized: 401,
+  plan_forbidden: 403,
+  org_not_found: 404,
+  not_found: 404,
+  idempotency_key_reused: 409,
+  team_name_taken: 409,
+  rate_limited: 429,
+  internal_error: 500,
+  service_unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export class ApiError extends Error {
+  readonly statusCode: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message.length > 500 ? message.slice(0, 497) + '...' : message);
+    this.statusCode = ERROR_STATUS[code];
+  }
+}
+
+export const invalid = (message: string) => new ApiError('invalid_request', message);
+export const notFound = (what = 'Resource') => new ApiError('not_found', `${what} not found.`);

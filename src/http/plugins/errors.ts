@@ -1,0 +1,95 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError, type ErrorCode } from '../errors.js';
+
+interface AjvError {
+  keyword: string;
+  instancePath: string;
+  message?: string;
+  params: Record<string, unknown>;
+}
+
+const CONTEXT_NAMES: Record<string, string> = {
+  querystring: 'query parameter',
+  body: 'body field',
+  params: 'path parameter',
+  headers: 'header',
+};
+
+/** Turns the first schema violation into one sentence that names the field. */
+export function describeValidation(context: string | undefined, errors: AjvError[]): string {
+  const what = CONTEXT_NAMES[context ?? ''] ?? 'value';
+  const e = errors[0];
+  if (!e) return 'The request is invalid.';
+  const field = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
+  const capital = what[0].toUpperCase() + what.slice(1);
+  switch (e.keyword) {
+    case 'additionalProperties':
+      return `Unknown ${what} '${String(e.params.additionalProperty)}'.`;
+    case 'required':
+      return `Missing required ${what} '${String(e.params.missingProperty)}'.`;
+    case 'minProperties':
+      return context === 'body' ? 'The body must contain at least one field.' : `At least one ${what} is required.`;
+    case 'format':
+      if (e.params.format === 'date-time') {
+        return `${capital} '${field}' must be an RFC 3339 date-time with an offset or Z, like 2026-11-20T08:15:00Z.`;
+      }
+      if (e.params.format === 'date') return `${capital} '${field}' must be a calendar date YYYY-MM-DD.`;
+      break;
+    case 'type':
+      if (field === '' && context === 'body') return 'The body must be a JSON object.';
+      break;
+  }
+  return field ? `${capital} '${field}' ${e.message ?? 'is invalid'}.` : `The ${what} ${e.message ?? 'is invalid'}.`;
+}
+
+function isDatabaseUnavailable(err: { code?: string; message?: string }): boolean {
+  const code = err.code ?? '';
+  return (
+    code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'ETIMEDOUT' || code === 'ENOTFOUND' ||
+    code === '57P01' || code === '57P03' || code === '53300' || code.startsWith('08') ||
+    /timeout exceeded when trying to connect|Connection terminated/i.test(err.message ?? '')
+  );
+}
+
+/** Every failure, ours or Fastify's, becomes an `ApiError`; nothing else builds an error body. */
+export function toApiError(err: FastifyError & { validation?: AjvError[]; validationContext?: string }): ApiError {
+  if (err instanceof ApiError) return err;
+  if (err.validation) return new ApiError('invalid_request', describeValidation(err.validationContext, err.validation));
+  switch (err.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ApiError('invalid_json', "Content-Type must be 'application/json'.");
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ApiError('payload_too_large', 'The request body is larger than the limit.');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ApiError('invalid_json', 'The body is empty; send a JSON object.');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new ApiError('invalid_json', 'The body is not valid JSON.');
+  }
+  if (err instanceof SyntaxError && err.statusCode === 400) return new ApiError('invalid_json', 'The body is not valid JSON.');
+  if (isDatabaseUnavailable(err)) {
+    return new ApiError('service_unavailable', 'The service is temporarily unavailable; retry shortly.', { 'retry-after': '5' });
+  }
+  const status = err.statusCode ?? 500;
+  if (status === 404) return new ApiError('not_found', 'No such endpoint.');
+  if (status === 503) return new ApiError('service_unavailable', 'The service is overloaded; retry shortly.', { 'retry-after': '5' });
+  if (status === 429) return new ApiError('rate_limited', 'Too many requests.');
+  if (status >= 400 && status < 500) return new ApiError('invalid_request', 'The request is invalid.');
+  return new ApiError('internal_error', 'An unexpected error occurred; it has been logged with the request id.');
+}
+
+export function sendError(reply: FastifyReply, e: ApiError) {
+  return reply
+    .code(e.statusCode)
+    .headers(e.headers)
+    .type('application/json; charset=utf-8')
+    .send({ error: { code: e.code satisfies ErrorCode, message: e.message } });
+}
+
+export function registerErrorHandling(app: FastifyInstance) {
+  app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    const e = toApiError(err);
+    if (e.statusCode >= 500) request.log.error({ err }, 'request failed');
+    return sendError(reply, e);
+  });
+  app.setNotFoundHandler((_request, reply) => sendError(reply, new ApiError('not_found', 'No such endpoint.')));
+}

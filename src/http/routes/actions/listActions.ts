@@ -1,0 +1,21 @@
+import { listActions } from '../../../db/repositories/actions.js';
+import { ActionListSchema } from '../../schemas/actions.js';
+import { responses } from '../../schemas/responses.js';
+import type { App, RouteDeps } from '../types.js';
+
+export function registerListActions(app: App, { db }: RouteDeps) {
+  app.get(
+    '/actions',
+    {
+      schema: {
+        operationId: 'listActions',
+        summary: 'All improvement actions, newest first',
+        tags: ['actions'],
+        response: responses(ActionListSchema, 'Every action; each carries its id under the key `$id`.'),
+      },
+    },
+    async (request) => ({
+      items: (await listActions(db, request.principal.orgId)).map(({ id, ...rest }) => ({ $id: id, ...rest })),
+    }),
+  );
+}

@@ -1,0 +1,20 @@
+import { recentAlerts } from '../../../db/repositories/alerts.js';
+import { AlertListQuerySchema, AlertListSchema } from '../../schemas/alerts.js';
+import { responses } from '../../schemas/responses.js';
+import type { App, RouteDeps } from '../types.js';
+
+export function registerListAlerts(app: App, { db }: RouteDeps) {
+  app.get(
+    '/alerts',
+    {
+      schema: {
+        operationId: 'listAlerts',
+        summary: 'Most recent alerts',
+        tags: ['alerts'],
+        querystring: AlertListQuerySchema,
+        response: responses(AlertListSchema, 'Alerts, newest first.'),
+      },
+    },
+    async (request) => ({ items: await recentAlerts(db, request.principal.orgId, request.query.limit ?? 10) }),
+  );
+}

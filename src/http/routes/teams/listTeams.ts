@@ -1,0 +1,19 @@
+import { listTeams } from '../../../db/repositories/teams.js';
+import { responses } from '../../schemas/responses.js';
+import { TeamListSchema } from '../../schemas/teams.js';
+import type { App, RouteDeps } from '../types.js';
+
+export function registerListTeams(app: App, { db }: RouteDeps) {
+  app.get(
+    '/teams',
+    {
+      schema: {
+        operationId: 'listTeams',
+        summary: 'All teams, by name',
+        tags: ['teams'],
+        response: responses(TeamListSchema, 'Every team of the organization, ordered by name (case-insensitive), then id.'),
+      },
+    },
+    async (request) => ({ items: await listTeams(db, request.principal.orgId) }),
+  );
+}

@@ -1,0 +1,55 @@
+import { Type, type Static } from 'typebox';
+import { DateTimeSchema, Nullable } from './common.js';
+
+export const ActionStatusSchema = Type.Union([Type.Literal('active'), Type.Literal('done'), Type.Literal('cancelled')]);
+
+export const ActionSchema = Type.Object(
+  {
+    $id: Type.String({ minLength: 1, maxLength: 128, description: 'The action id (the key is literally `$id`).' }),
+    title: Type.String({ minLength: 1, maxLength: 120 }),
+    description: Nullable(Type.String({ maxLength: 500 })),
+    startDate: DateTimeSchema('When the action started (its creation time when created through the API).'),
+    endDate: Nullable(DateTimeSchema('Planned end, if any.')),
+    status: ActionStatusSchema,
+    subteamId: Nullable(Type.String({ minLength: 1, maxLength: 128 })),
+    subteamName: Nullable(Type.String({ maxLength: 80 })),
+    createdAt: DateTimeSchema('When the action was created.'),
+  },
+  { additionalProperties: false },
+);
+export type Action = Static<typeof ActionSchema>;
+
+export const ActionListSchema = Type.Object(
+  { items: Type.Array(ActionSchema, { description: 'All actions of the organization, newest first.' }) },
+  { additionalProperties: false },
+);
+export type ActionList = Static<typeof ActionListSchema>;
+
+export const CreateActionBodySchema = Type.Object(
+  {
+    title: Type.String({ minLength: 2, maxLength: 120 }),
+    description: Type.Optional(Type.String({ maxLength: 500 })),
+    endDate: Type.Optional(Type.String({ format: 'date-time', description: 'Not before the start (the time of creation).' })),
+    subteamId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64, description: 'A team of the organization.' }))),
+  },
+  { additionalProperties: false, examples: [{ title: 'Retro on workload', description: 'Monthly', subteamId: 'team_web' }] },
+);
+export type CreateActionBody = Static<typeof CreateActionBodySchema>;
+
+export const UpdateActionBodySchema = Type.Object(
+  {
+    title: Type.Optional(Type.String({ minLength: 2, maxLength: 120 })),
+    description: Type.Optional(Type.String({ maxLength: 500 })),
+    endDate: Type.Optional(Type.String({ format: 'date-time', description: "Not before the action's startDate." })),
+    subteamId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64, description: 'A team of the organization, or null to clear.' }))),
+  },
+  { additionalProperties: false, minProperties: 1, examples: [{ title: 'Retro on workload, part 2' }] },
+);
+export type UpdateActionBody = Static<typeof UpdateActionBodySchema>;
+
+export const ActionIdParamsSchema = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
+
+export const ActionIdSchema = Type.Object(
+  { id: Type.String({ minLength: 1, maxLength: 128 }) },
+  { additionalProperties: false, examples: [{ id: 'act_7Qm2xV9b' }] },
+);

@@ -1,0 +1,34 @@
+import { Type, type TSchema } from 'typebox';
+
+export const DateTimeSchema = (description: string) =>
+  Type.String({ format: 'date-time', description, examples: ['2026-11-20T08:15:00.000Z'] });
+
+export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const ErrorSchema = Type.Object(
+  {
+    error: Type.Object(
+      {
+        code: Type.String({ minLength: 1, maxLength: 80, description: 'Stable machine-readable code.' }),
+        message: Type.String({ minLength: 1, maxLength: 500, description: 'Human-readable explanation naming the offending field.' }),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  {
+    $id: 'Error',
+    additionalProperties: false,
+    description: 'Every error has this shape.',
+    examples: [{ error: { code: 'invalid_request', message: "Query parameter 'limit' must be <= 200." } }],
+  },
+);
+
+export const IdempotencyHeadersSchema = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({
+      description:
+        'Required. 8-128 characters of A-Z a-z 0-9 . _ : -. A retry with the same key and body replays the first answer.',
+      examples: ['a1b2c3d4-retry-safe'],
+    }),
+  ),
+});

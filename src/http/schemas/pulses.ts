@@ -1,0 +1,56 @@
+import { Type, type Static } from 'typebox';
+import { DateTimeSchema, Nullable } from './common.js';
+
+export const PulseSchema = Type.Object(
+  {
+    id: Type.String({ minLength: 1, maxLength: 128 }),
+    level: Type.Integer({ minimum: 1, maximum: 5, description: 'Mood level, 1 (worst) to 5 (best).' }),
+    moderationStatus: Type.Union([Type.Literal('CLEAN'), Type.Literal('FLAGGED')]),
+    reason: Nullable(Type.String({ maxLength: 500 })),
+    subteamId: Nullable(Type.String({ minLength: 1, maxLength: 128 })),
+    subteamName: Nullable(Type.String({ maxLength: 80 })),
+    createdAt: DateTimeSchema('When the pulse was recorded (UTC, millisecond precision).'),
+  },
+  {
+    additionalProperties: false,
+    description: 'One mood record. The comment text is never part of a pulse.',
+    examples: [
+      {
+        id: 'p_1',
+        level: 4,
+        moderationStatus: 'CLEAN',
+        reason: 'workload',
+        subteamId: 'team_web',
+        subteamName: 'Web',
+        createdAt: '2026-11-20T08:15:00.000Z',
+      },
+    ],
+  },
+);
+export type Pulse = Static<typeof PulseSchema>;
+
+export const PulseListQuerySchema = Type.Object(
+  {
+    cursor: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 512, description: 'The `nextCursor` of the previous page (`createdAt|id` of its last item).' }),
+    ),
+    from: Type.Optional(DateTimeSchema('Inclusive lower bound on createdAt. Default: `to` minus 30 days.')),
+    to: Type.Optional(DateTimeSchema('Exclusive upper bound on createdAt. Default: now.')),
+    level: Type.Optional(Type.Integer({ minimum: 1, maximum: 5, description: 'Only pulses of this level.' })),
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Page size, 1-200.' })),
+    subteamId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only pulses of this team.' })),
+  },
+  { additionalProperties: false },
+);
+export type PulseListQuery = Static<typeof PulseListQuerySchema>;
+
+export const PulseListSchema = Type.Object(
+  {
+    items: Type.Array(PulseSchema),
+    nextCursor: Nullable(
+      Type.String({ maxLength: 512, description: 'Pass as `cursor` to get the next page; null when there are no more pages.' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type PulseList = Static<typeof PulseListSchema>;

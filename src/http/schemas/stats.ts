@@ -1,0 +1,45 @@
+import { Type, type Static } from 'typebox';
+import { DateTimeSchema, Nullable } from './common.js';
+
+export const StatsSchema = Type.Object(
+  {
+    avgLevel: Nullable(Type.Number({ description: 'Average level of all pulses, 2 decimals; null without pulses.' })),
+    minimumSample: Type.Number({ description: 'Minimum pulse sample for exposing text-derived data.', examples: [5] }),
+    pulseCount: Type.Integer({ minimum: 0 }),
+    weeklyAvgLevel: Nullable(Type.Number({ description: 'Average level over the rolling last 7 days.' })),
+    weeklyPulseCount: Type.Integer({ minimum: 0, description: 'Pulses over the rolling last 7 days.' }),
+  },
+  {
+    additionalProperties: false,
+    examples: [{ avgLevel: 3.62, minimumSample: 5, pulseCount: 1280, weeklyAvgLevel: 3.4, weeklyPulseCount: 75 }],
+  },
+);
+export type Stats = Static<typeof StatsSchema>;
+
+export const DailyStatsQuerySchema = Type.Object(
+  {
+    from: Type.Optional(DateTimeSchema('Inclusive start. Default: `to` minus 90 days; at most 365 days back.')),
+    to: Type.Optional(DateTimeSchema('Exclusive end. Default: now.')),
+  },
+  { additionalProperties: false },
+);
+export type DailyStatsQuery = Static<typeof DailyStatsQuerySchema>;
+
+export const DailyEntrySchema = Type.Object(
+  {
+    date: Type.String({ format: 'date', description: 'UTC calendar day.', examples: ['2026-11-20'] }),
+    count: Type.Integer({ minimum: 0 }),
+    avg: Type.Number({ description: 'Average pulse level of that day, 2 decimals.' }),
+  },
+  { additionalProperties: false },
+);
+
+export const DailyStatsSchema = Type.Object(
+  {
+    from: DateTimeSchema('The effective start of the range.'),
+    to: DateTimeSchema('The effective end of the range.'),
+    days: Type.Array(DailyEntrySchema, { description: 'Ascending by date; only days with at least one pulse.' }),
+  },
+  { additionalProperties: false },
+);
+export type DailyStats = Static<typeof DailyStatsSchema>;

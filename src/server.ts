@@ -1,0 +1,54 @@
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from './app.js';
+import type { Config } from './config.js';
+import type { DatabaseExecutor } from './db/executor.js';
+import { migrate } from './db/migrate.js';
+import { openDatabase } from './db/open.js';
+
+export interface RunningServer {
+  app: FastifyInstance;
+  db: DatabaseExecutor;
+  address: string;
+  close(): Promise<void>;
+}
+
+const SHUTDOWN_GRACE_MS = 10_000;
+
+/** config -> database -> migrations -> listen. Returns a handle that shuts down gracefully. */
+export async function startServer(config: Config, opts: { db?: DatabaseExecutor } = {}): Promise<RunningServer> {
+  const db = opts.db ?? (await openDatabase(config));
+  await migrate(db);
+  const app = await buildApp(config, {
+    db,
+    logger: {
+      level: config.logLevel,
+      redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
+    },
+  });
+  const address = await app.listen({ port: config.port, host: config.host });
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      const timer = setTimeout(() => {
+        app.log.error('shutdown took too long; exiting');
+        process.exit(1);
+      }, SHUTDOWN_GRACE_MS);
+      timer.unref();
+      await app.close(); // stops accepting, lets in-flight requests finish
+      await db.close();
+      clearTimeout(timer);
+    })());
+  return { app, db, address, close };
+}
+
+export function closeOnSignals(server: RunningServer) {
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    process.once(signal, () => {
+      server.app.log.info({ signal }, 'shutting down');
+      server.close().then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
+    });
+  }
+}

@@ -1,0 +1,41 @@
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { buildApp } from '../../src/app.js';
+import { loadConfig, type Config } from '../../src/config.js';
+import { loadDataset, type Dataset } from '../../src/domain/dataset.js';
+import { createTestDatabase, type TestDatabase } from './db.js';
+
+export interface TestApp extends TestDatabase {
+  app: FastifyInstance;
+  config: Config;
+}
+
+/**
+ * A database with `dataset` loaded through the same loader as `climate-pulse load`, and
+ * the app built on it with its clock pinned to `now`.
+ */
+export async function createTestApp(
+  opts: { dataset?: Dataset; now?: Date; env?: Record<string, string> } = {},
+): Promise<TestApp> {
+  const tdb = await createTestDatabase();
+  if (opts.dataset) await loadDataset(tdb.db, opts.dataset);
+  const config = loadConfig({ LOG_LEVEL: 'silent', ...opts.env });
+  const now = opts.now;
+  const app = await buildApp(config, { db: tdb.db, now: now ? () => new Date(now) : undefined });
+  return {
+    ...tdb,
+    app,
+    config,
+    async close() {
+      await app.close();
+      await tdb.close();
+    },
+  };
+}
+
+export function bearer(key: string) {
+  return { authorization: `Bearer ${key}` };
+}
+
+export async function get(app: FastifyInstance, url: string, key?: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
+  return app.inject({ method: 'GET', url, headers: { ...(key ? bearer(key) : {}), ...headers } } as InjectOptions);
+}
