@@ -1,0 +1,468 @@
+/**
+ * `npm run bench`: the service against the floor (bare node:http + pg, plainest SQL), on
+ * the same PostgreSQL, in one run, alternating rounds. Writes bench/results/latest.json and
+ * bench/results/latest.md. Not a test: it measures, it asserts nothing.
+ */
+import { spawn, spawnSync, execFileSync, type ChildProcess } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { migrate } from '../src/db/migrate.js';
+import { PgExecutor } from '../src/db/pg.js';
+import { PgliteExecutor } from '../src/db/pglite.js';
+import { generateOrg } from './dataset.js';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const { values: flags } = parseArgs({
+  options: {
+    'database-url': { type: 'string', default: process.env.BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test' },
+    pulses: { type: 'string', default: '1000000' },
+    teams: { type: 'string', default: '20' },
+    orgs: { type: 'string', default: '99' },
+    'org-pulses': { type: 'string', default: '10000' },
+    curve: { type: 'string', default: '10000,100000,1000000,10000000' },
+    rounds: { type: 'string', default: '3' },
+    duration: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '10' },
+    'pglite-pulses': { type: 'string', default: '100000' },
+    'import-rows': { type: 'string', default: '1000000' },
+    only: { type: 'string' },
+    rebuild: { type: 'boolean', default: false },
+    'skip-curve': { type: 'boolean', default: false },
+    'skip-pglite': { type: 'boolean', default: false },
+    'skip-import': { type: 'boolean', default: false },
+  },
+});
+const num = (k: keyof typeof flags) => Number(flags[k]);
+
+const MAIN_ORG = 'org_bench';
+const MAIN_KEY = 'cp_bench_main_0123456789abcdef';
+const DAY = 86_400_000;
+const log = (...a: unknown[]) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}]`, ...a);
+
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  srv.listen(0, '127.0.0.1');
+  await once(srv, 'listening');
+  const port = (srv.address() as { port: number }).port;
+  srv.close();
+  return port;
+}
+
+function dbUrl(admin: string, name: string) {
+  const u = new URL(admin);
+  u.pathname = '/' + name;
+  return u.toString();
+}
+
+/** A bench database built once per set of sizes and reused by later runs. */
+async function prepareDatabase(): Promise<string> {
+  const sizes = { pulses: num('pulses'), teams: num('teams'), orgs: num('orgs'), orgPulses: num('org-pulses'), curve: flags.curve };
+  const name = 'climate_pulse_bench';
+  const admin = new pg.Client({ connectionString: flags['database-url'] });
+  await admin.connect();
+  const exists = (await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name])).rowCount! > 0;
+  const url = dbUrl(flags['database-url']!, name);
+  if (exists && !flags.rebuild) {
+    const c = new pg.Client({ connectionString: url });
+    await c.connect();
+    const meta = await c.query(`SELECT value FROM bench_meta WHERE name = 'sizes'`).catch(() => ({ rows: [] as { value: string }[] }));
+    await c.end();
+    if (meta.rows[0]?.value === JSON.stringify(sizes)) {
+      log('reusing bench database', name, sizes);
+      await admin.end();
+      return url;
+    }
+  }
+  await admin.query(`DROP DATABASE IF EXISTS ${name}`);
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const db = new PgExecutor({ connectionString: url, max: 2 });
+  await migrate(db);
+  const t0 = Date.now();
+  const now = new Date();
+  log(`generating ${MAIN_ORG}: ${sizes.pulses} pulses in ${sizes.teams} teams`);
+  await generateOrg(db, { orgId: MAIN_ORG, pulses: sizes.pulses, teams: sizes.teams, key: MAIN_KEY, now });
+  log(`generating ${sizes.orgs} organizations of ${sizes.orgPulses} pulses`);
+  for (let i = 1; i <= sizes.orgs; i++) {
+    await generateOrg(db, { orgId: `org_other_${i}`, pulses: sizes.orgPulses, teams: 5, key: `cp_bench_other_${i}_0123456789`, now });
+  }
+  for (const size of curveSizes()) {
+    if (size === sizes.pulses) continue;
+    log(`generating curve organization of ${size} pulses`);
+    await generateOrg(db, { orgId: `org_curve_${size}`, pulses: size, teams: 20, key: `cp_bench_curve_${size}_0123456789`, now });
+  }
+  await db.exec(`CREATE TABLE bench_meta (name text PRIMARY KEY, value text NOT NULL)`);
+  await db.query({ name: '', text: `INSERT INTO bench_meta VALUES ('sizes', $1)` }, [JSON.stringify(sizes)]);
+  await db.exec('VACUUM ANALYZE');
+  await db.close();
+  log(`dataset built in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
+  return url;
+}
+
+const curveSizes = () => (flags['skip-curve'] ? [] : flags.curve!.split(',').map(Number).filter((n) => n > 0));
+const curveKey = (size: number) => (size === num('pulses') ? MAIN_KEY : `cp_bench_curve_${size}_0123456789`);
+
+interface Proc {
+  child: ChildProcess;
+  url: string;
+  peakRssMb(): number;
+  stop(): Promise<void>;
+}
+
+async function startProcess(label: string, args: string[], env: Record<string, string>): Promise<Proc> {
+  const port = await freePort();
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logFile = createWriteStream(join(tmpdir(), `bench-${label}.log`));
+  child.stdout!.pipe(logFile);
+  child.stderr!.pipe(logFile);
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 200; i++) {
+    if (child.exitCode !== null) throw new Error(`${label} exited early; see ${join(tmpdir(), `bench-${label}.log`)}`);
+    try {
+      const r = await fetch(url + (label.startsWith('floor') ? '/nope' : '/healthz'));
+      await r.arrayBuffer();
+      break;
+    } catch {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  return {
+    child,
+    url,
+    peakRssMb() {
+      try {
+        const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+        return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+      } catch {
+        return 0;
+      }
+    },
+    async stop() {
+      if (child.exitCode !== null) return;
+      child.kill('SIGTERM');
+      await Promise.race([once(child, 'exit'), new Promise((r) => setTimeout(r, 5000))]);
+      if (child.exitCode === null) child.kill('SIGKILL');
+    },
+  };
+}
+
+interface Scenario {
+  name: string;
+  path: string;
+  method?: 'GET' | 'POST';
+  body?: () => string;
+  /** Which targets apply. */
+  target: { throughput?: number; p99?: number };
+}
+
+interface Measure {
+  reqPerSec: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+async function drive(baseUrl: string, s: Scenario, key: string, seconds: number, connections: number): Promise<Measure> {
+  let n = 0;
+  const prefix = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
+  const result = await autocannon({
+    url: baseUrl,
+    connections,
+    duration: seconds,
+    requests: [
+      {
+        method: s.method ?? 'GET',
+        path: s.path,
+        headers: {
+          authorization: `Bearer ${key}`,
+          ...(s.method === 'POST' ? { 'content-type': 'application/json' } : {}),
+        },
+        setupRequest: (req: Record<string, unknown>) => {
+          if (s.method !== 'POST') return req;
+          n++;
+          return {
+            ...req,
+            body: s.body!(),
+            headers: { ...(req.headers as object), 'idempotency-key': `bench-${prefix}-${n}` },
+          };
+        },
+      },
+    ],
+  } as unknown as autocannon.Options);
+  return {
+    reqPerSec: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.non2xx + result.errors + result.timeouts,
+  };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const sumUp = (ms: Measure[]): Measure => ({
+  reqPerSec: median(ms.map((m) => m.reqPerSec)),
+  p50: median(ms.map((m) => m.p50)),
+  p99: median(ms.map((m) => m.p99)),
+  errors: ms.reduce((a, m) => a + m.errors, 0),
+});
+
+/** Sequential requests timed one by one: sub-millisecond resolution, no queueing. */
+async function probeLatency(url: string, key: string, n: number): Promise<{ p50: number; p99: number }> {
+  const times: number[] = [];
+  for (let i = 0; i < n + 50; i++) {
+    const t = performance.now();
+    const r = await fetch(url, { headers: { authorization: `Bearer ${key}` } });
+    await r.arrayBuffer();
+    if (r.status !== 200) throw new Error(`${url}: status ${r.status}`);
+    if (i >= 50) times.push(performance.now() - t); // the first 50 warm up
+  }
+  times.sort((a, b) => a - b);
+  return { p50: times[Math.floor(n * 0.5)], p99: times[Math.floor(n * 0.99)] };
+}
+
+async function deepCursor(url: string): Promise<string> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  const { rows } = await c.query(
+    `SELECT created_at, id FROM pulses WHERE org_id = $1 AND created_at < now() - interval '25 days'
+      ORDER BY created_at DESC, id DESC LIMIT 1`,
+    [MAIN_ORG],
+  );
+  await c.end();
+  return rows[0] ? `${(rows[0].created_at as Date).toISOString()}|${rows[0].id}` : '';
+}
+
+async function main() {
+  const results: Record<string, unknown> = { startedAt: new Date().toISOString(), flags, machine: { cpus: 2 } };
+  execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+  const url = await prepareDatabase();
+  const cursor = encodeURIComponent(await deepCursor(url));
+  const daily = encodeURIComponent(new Date(Date.now() - 364 * DAY).toISOString());
+  const scenarios: Scenario[] = [
+    { name: 'GET /v1/pulses first page', path: '/v1/pulses', target: { throughput: 0.9, p99: 1.5 } },
+    { name: 'GET /v1/pulses deep cursor page', path: `/v1/pulses?cursor=${cursor}`, target: { throughput: 0.9, p99: 1.5 } },
+    { name: 'GET /v1/stats', path: '/v1/stats', target: { throughput: 20 } },
+    { name: 'GET /v1/stats/daily (365 days)', path: `/v1/stats/daily?from=${daily}`, target: { throughput: 20 } },
+    { name: 'GET /v1/comments', path: '/v1/comments', target: {} },
+    {
+      name: 'POST /v1/actions',
+      path: '/v1/actions',
+      method: 'POST',
+      body: () => JSON.stringify({ title: 'Bench action', description: 'created by the benchmark' }),
+      target: { throughput: 0.7 },
+    },
+  ].filter((s) => !flags.only || s.name.includes(flags.only)) as Scenario[];
+
+  const env = { DATABASE_URL: url, DB_POOL_MAX: '10' };
+  const service = await startProcess('service', ['dist/cli/index.js', 'serve'], env);
+  const floor = await startProcess('floor', ['bench/floor/server.mjs'], { ...env, FLOOR_ORG: MAIN_ORG });
+  const rounds = num('rounds');
+  const seconds = num('duration');
+  const connections = num('connections');
+  const table: Record<string, unknown>[] = [];
+  try {
+    for (const s of scenarios) {
+      await drive(service.url, s, MAIN_KEY, 1, connections); // warm-up: JIT, prepared statements, caches
+      await drive(floor.url, s, MAIN_KEY, 1, connections);
+      const svc: Measure[] = [];
+      const flr: Measure[] = [];
+      for (let r = 0; r < rounds; r++) {
+        svc.push(await drive(service.url, s, MAIN_KEY, seconds, connections));
+        flr.push(await drive(floor.url, s, MAIN_KEY, seconds, connections));
+      }
+      const a = sumUp(svc);
+      const b = sumUp(flr);
+      const row = {
+        scenario: s.name,
+        service: a,
+        floor: b,
+        throughputRatio: a.reqPerSec / b.reqPerSec,
+        p99Ratio: a.p99 / Math.max(b.p99, 1),
+        targets: s.target,
+        met:
+          (s.target.throughput === undefined || a.reqPerSec / b.reqPerSec >= s.target.throughput) &&
+          (s.target.p99 === undefined || a.p99 / Math.max(b.p99, 1) <= s.target.p99),
+      };
+      table.push(row);
+      log(`${s.name}: service ${a.reqPerSec.toFixed(0)} req/s p50 ${a.p50} p99 ${a.p99} | floor ${b.reqPerSec.toFixed(0)} req/s p50 ${b.p50} p99 ${b.p99} | ratio ${row.throughputRatio.toFixed(2)}x errors ${a.errors}/${b.errors}`);
+    }
+    results.scenarios = table;
+    results.servicePeakRssMb = service.peakRssMb();
+    results.floorPeakRssMb = floor.peakRssMb();
+
+    const curve: { pulses: number; p50: number; p99: number }[] = [];
+    for (const size of curveSizes()) {
+      const m = await probeLatency(service.url + '/v1/stats', curveKey(size), 400);
+      curve.push({ pulses: size, ...m });
+      log(`stats at ${size} pulses: p50 ${m.p50.toFixed(2)} ms p99 ${m.p99.toFixed(2)} ms (sequential)`);
+    }
+    results.statsCurve = curve;
+  } finally {
+    await service.stop();
+    await floor.stop();
+  }
+
+  if (!flags['skip-pglite']) results.pglite = await benchPglite();
+  if (!flags['skip-import']) results.import = await benchImport(url);
+
+  results.finishedAt = new Date().toISOString();
+  mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
+  writeFileSync(join(ROOT, 'bench/results/latest.json'), JSON.stringify(results, null, 2) + '\n');
+  const md = renderMarkdown(results);
+  writeFileSync(join(ROOT, 'bench/results/latest.md'), md);
+  console.log('\n' + md);
+}
+
+async function benchPglite() {
+  const dir = join(ROOT, '.test-tmp', 'bench-pglite');
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const db = await PgliteExecutor.open(dir);
+  await migrate(db);
+  const n = num('pglite-pulses');
+  log(`PGlite: generating ${n} pulses`);
+  await generateOrg(db, { orgId: MAIN_ORG, pulses: n, teams: 20, key: MAIN_KEY, days: 365 });
+  await db.close();
+  const proc = await startProcess('pglite', ['dist/cli/index.js', 'serve'], { DATA_DIR: dir, DATABASE_URL: '' });
+  const out: Record<string, unknown>[] = [];
+  try {
+    for (const [name, path] of [
+      ['GET /v1/pulses first page', '/v1/pulses'],
+      ['GET /v1/stats', '/v1/stats'],
+      ['GET /v1/stats/daily (90 days)', '/v1/stats/daily'],
+      ['GET /v1/comments', '/v1/comments'],
+    ]) {
+      await drive(proc.url, { name, path, target: {} }, MAIN_KEY, 1, 4);
+      const m = await drive(proc.url, { name, path, target: {} }, MAIN_KEY, num('duration'), 4);
+      out.push({ scenario: name, ...m });
+      log(`PGlite ${name}: ${m.reqPerSec.toFixed(0)} req/s p50 ${m.p50} p99 ${m.p99} errors ${m.errors}`);
+    }
+    return { pulses: n, scenarios: out, peakRssMb: proc.peakRssMb() };
+  } finally {
+    await proc.stop();
+  }
+}
+
+async function benchImport(url: string) {
+  const rows = num('import-rows');
+  const dir = join(ROOT, '.test-tmp', 'bench-import');
+  mkdirSync(dir, { recursive: true });
+  const ndjson = join(dir, `pulses-${rows}.ndjson`);
+  const csv = join(dir, `pulses-${rows}.csv`);
+  if (!existsSync(ndjson) || !existsSync(csv)) {
+    log(`writing ${rows} rows as NDJSON and CSV`);
+    const a = createWriteStream(ndjson);
+    const b = createWriteStream(csv);
+    const t0 = Date.parse('2026-01-01T00:00:00.000Z');
+    for (let i = 1; i <= rows; i++) {
+      const id = `imp_${i}`;
+      const level = 1 + (i % 5);
+      const at = new Date(t0 + i * 1000).toISOString();
+      const team = `team_${1 + (i % 20)}`;
+      const ok1 = a.write(JSON.stringify({ id, level, reason: null, comment: i % 3 === 0 ? `note ${i}` : null, moderationStatus: 'CLEAN', subteamId: team, createdAt: at }) + '\n');
+      const ok2 = b.write(`ORG,${id},${level},,${i % 3 === 0 ? `note ${i}` : ''},CLEAN,${team},${at}\n`);
+      if (!ok1) await once(a, 'drain');
+      if (!ok2) await once(b, 'drain');
+    }
+    a.end();
+    b.end();
+    await Promise.all([once(a, 'finish'), once(b, 'finish')]);
+  }
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  for (const org of ['org_import_cli', 'org_import_copy']) {
+    await c.query(`DELETE FROM pulse_team_day_stats WHERE org_id = $1`, [org]);
+    await c.query(`DELETE FROM pulse_day_stats WHERE org_id = $1`, [org]);
+    await c.query(`DELETE FROM pulse_totals WHERE org_id = $1`, [org]);
+    await c.query(`DELETE FROM pulses WHERE org_id = $1`, [org]);
+    await c.query(`DELETE FROM teams WHERE org_id = $1`, [org]);
+    await c.query(`DELETE FROM api_keys WHERE org_id = $1`, [org]);
+    await c.query(`DELETE FROM organizations WHERE id = $1`, [org]);
+    await c.query(`INSERT INTO organizations (id, name, plan, created_at) VALUES ($1, $1, 'bench', now())`, [org]);
+    await c.query(
+      `INSERT INTO teams (org_id, id, name, created_at) SELECT $1, 'team_' || g, 'Team ' || g, now() FROM generate_series(1, 20) g`,
+      [org],
+    );
+  }
+  await c.end();
+  const out: Record<string, unknown> = { rows };
+  const t0 = Date.now();
+  // GNU time reports the importer's peak RSS on stderr.
+  const run = spawnSync('/usr/bin/time', ['-f', 'PEAK_RSS_KB=%M', process.execPath, 'dist/cli/index.js', 'import-pulses', '--org', 'org_import_cli', ndjson], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'warn' },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const seconds = (Date.now() - t0) / 1000;
+  const stderr = run.stderr?.toString() ?? '';
+  const peak = /PEAK_RSS_KB=(\d+)/.exec(stderr);
+  out.cli = {
+    ok: run.status === 0,
+    seconds,
+    rowsPerSec: run.status === 0 ? rows / seconds : undefined,
+    peakRssMb: peak ? Number(peak[1]) / 1024 : undefined,
+    output: (run.status === 0 ? run.stdout.toString() : stderr).trim().split('\n').slice(-3).join('\n'),
+  };
+  const sed = `sed 's/^ORG,/org_import_copy,/' ${csv}`;
+  const t1 = Date.now();
+  execFileSync('bash', ['-c', `${sed} | psql "${url}" -q -c "\\copy pulses (org_id, id, level, reason, comment, moderation_status, subteam_id, created_at) FROM STDIN WITH (FORMAT csv)"`], {
+    stdio: 'inherit',
+  });
+  const s2 = (Date.now() - t1) / 1000;
+  out.psqlCopy = { seconds: s2, rowsPerSec: rows / s2 };
+  const cliRate = (out.cli as { rowsPerSec?: number }).rowsPerSec;
+  if (cliRate) out.ratio = cliRate / (rows / s2);
+  log('import', JSON.stringify(out));
+  return out;
+}
+
+function renderMarkdown(r: Record<string, unknown>): string {
+  const lines = [
+    `# Benchmark results`,
+    ``,
+    `Run ${r.startedAt} on this 2-core machine; service and floor alternate, ${flags.rounds} rounds of ${flags.duration} s, ${flags.connections} connections, medians shown. Dataset: ${flags.pulses} pulses in ${flags.teams} teams for the measured organization, plus ${flags.orgs} organizations of ${flags['org-pulses']}.`,
+    ``,
+    `| scenario | service req/s | p50 ms | p99 ms | floor req/s | p50 ms | p99 ms | service/floor | target | met |`,
+    `|---|---|---|---|---|---|---|---|---|---|`,
+  ];
+  for (const row of (r.scenarios ?? []) as {
+    scenario: string; service: Measure; floor: Measure; throughputRatio: number; p99Ratio: number; targets: Scenario['target']; met: boolean;
+  }[]) {
+    const target = [
+      row.targets.throughput !== undefined ? `>= ${row.targets.throughput}x req/s` : '',
+      row.targets.p99 !== undefined ? `p99 <= ${row.targets.p99}x` : '',
+    ].filter(Boolean).join(', ') || '—';
+    lines.push(
+      `| ${row.scenario} | ${row.service.reqPerSec.toFixed(0)} | ${row.service.p50} | ${row.service.p99} | ${row.floor.reqPerSec.toFixed(0)} | ${row.floor.p50} | ${row.floor.p99} | ${row.throughputRatio.toFixed(2)}x (p99 ${row.p99Ratio.toFixed(2)}x) | ${target} | ${row.met ? 'yes' : '**no**'} |`,
+    );
+  }
+  lines.push('', `Peak RSS under load: service ${Number(r.servicePeakRssMb ?? 0).toFixed(0)} MB (target < 250 MB), floor ${Number(r.floorPeakRssMb ?? 0).toFixed(0)} MB.`);
+  const curve = (r.statsCurve ?? []) as { pulses: number; p50: number; p99: number }[];
+  if (curve.length) {
+    lines.push('', '## GET /v1/stats latency by organization size (sequential requests)', '', '| pulses | p50 ms | p99 ms |', '|---|---|---|');
+    for (const c of curve) lines.push(`| ${c.pulses.toLocaleString('en')} | ${c.p50.toFixed(2)} | ${c.p99.toFixed(2)} |`);
+    const first = curve[0];
+    const last = curve[curve.length - 1];
+    lines.push('', `Latency at ${last.pulses.toLocaleString('en')} / at ${first.pulses.toLocaleString('en')}: ${(last.p50 / first.p50).toFixed(2)}x (target <= 1.5x).`);
+  }
+  const pgl = r.pglite as { pulses: number; scenarios: (Measure & { scenario: string })[]; peakRssMb: number } | undefined;
+  if (pgl) {
+    lines.push('', `## Embedded PGlite mode (${pgl.pulses.toLocaleString('en')} pulses, 4 connections)`, '', '| scenario | req/s | p50 ms | p99 ms |', '|---|---|---|---|');
+    for (const s of pgl.scenarios) lines.push(`| ${s.scenario} | ${s.reqPerSec.toFixed(0)} | ${s.p50} | ${s.p99} |`);
+    lines.push('', `Peak RSS: ${pgl.peakRssMb.toFixed(0)} MB.`);
+  }
+  const imp = r.import as Record<string, unknown> | undefined;
+  if (imp) lines.push('', '## Import', '', '```json', JSON.stringify(imp, null, 2), '```');
+  return lines.join('\n') + '\n';
+}
+
+await main();
