@@ -48,22 +48,5 @@ export async function generateOrg(
        FROM generate_series(1, $2::int) g`,
     [o.orgId, o.pulses, o.teams, now, days],
   );
-  await run(
-    'bench.totals',
-    `INSERT INTO pulse_totals (org_id, pulse_count, level_sum) SELECT $1, count(*), coalesce(sum(level), 0) FROM pulses WHERE org_id = $1`,
-    [o.orgId],
-  );
-  await run(
-    'bench.days',
-    `INSERT INTO pulse_day_stats (org_id, day, pulse_count, level_sum)
-     SELECT $1, (created_at AT TIME ZONE 'UTC')::date, count(*), sum(level) FROM pulses WHERE org_id = $1 GROUP BY 2`,
-    [o.orgId],
-  );
-  await run(
-    'bench.team_days',
-    `INSERT INTO pulse_team_day_stats (org_id, subteam_id, day, pulse_count, level_sum)
-     SELECT $1, subteam_id, (created_at AT TIME ZONE 'UTC')::date, count(*), sum(level)
-       FROM pulses WHERE org_id = $1 AND subteam_id IS NOT NULL GROUP BY 2, 3`,
-    [o.orgId],
-  );
+  // The insert trigger of migration 0002 has filled every rollup.
 }

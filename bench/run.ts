@@ -33,6 +33,7 @@ const { values: flags } = parseArgs({
     'import-rows': { type: 'string', default: '1000000' },
     only: { type: 'string' },
     rebuild: { type: 'boolean', default: false },
+    'prepare-only': { type: 'boolean', default: false },
     'skip-curve': { type: 'boolean', default: false },
     'skip-pglite': { type: 'boolean', default: false },
     'skip-import': { type: 'boolean', default: false },
@@ -245,6 +246,7 @@ async function main() {
   const results: Record<string, unknown> = { startedAt: new Date().toISOString(), flags, machine: { cpus: 2 } };
   execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
   const url = await prepareDatabase();
+  if (flags['prepare-only']) return;
   const cursor = encodeURIComponent(await deepCursor(url));
   const daily = encodeURIComponent(new Date(Date.now() - 364 * DAY).toISOString());
   const scenarios: Scenario[] = [
@@ -377,16 +379,13 @@ async function benchImport(url: string) {
     b.end();
     await Promise.all([once(a, 'finish'), once(b, 'finish')]);
   }
+  // Pulses are append-only, so every run imports into two fresh organizations.
+  const suffix = Date.now().toString(36);
+  const cliOrg = `org_import_cli_${suffix}`;
+  const copyOrg = `org_import_copy_${suffix}`;
   const c = new pg.Client({ connectionString: url });
   await c.connect();
-  for (const org of ['org_import_cli', 'org_import_copy']) {
-    await c.query(`DELETE FROM pulse_team_day_stats WHERE org_id = $1`, [org]);
-    await c.query(`DELETE FROM pulse_day_stats WHERE org_id = $1`, [org]);
-    await c.query(`DELETE FROM pulse_totals WHERE org_id = $1`, [org]);
-    await c.query(`DELETE FROM pulses WHERE org_id = $1`, [org]);
-    await c.query(`DELETE FROM teams WHERE org_id = $1`, [org]);
-    await c.query(`DELETE FROM api_keys WHERE org_id = $1`, [org]);
-    await c.query(`DELETE FROM organizations WHERE id = $1`, [org]);
+  for (const org of [cliOrg, copyOrg]) {
     await c.query(`INSERT INTO organizations (id, name, plan, created_at) VALUES ($1, $1, 'bench', now())`, [org]);
     await c.query(
       `INSERT INTO teams (org_id, id, name, created_at) SELECT $1, 'team_' || g, 'Team ' || g, now() FROM generate_series(1, 20) g`,
@@ -397,7 +396,7 @@ async function benchImport(url: string) {
   const out: Record<string, unknown> = { rows };
   const t0 = Date.now();
   // GNU time reports the importer's peak RSS on stderr.
-  const run = spawnSync('/usr/bin/time', ['-f', 'PEAK_RSS_KB=%M', process.execPath, 'dist/cli/index.js', 'import-pulses', '--org', 'org_import_cli', ndjson], {
+  const run = spawnSync('/usr/bin/time', ['-f', 'PEAK_RSS_KB=%M', process.execPath, 'dist/cli/index.js', 'import-pulses', '--org', cliOrg, ndjson], {
     cwd: ROOT,
     env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'warn' },
     maxBuffer: 64 * 1024 * 1024,
@@ -412,7 +411,7 @@ async function benchImport(url: string) {
     peakRssMb: peak ? Number(peak[1]) / 1024 : undefined,
     output: (run.status === 0 ? run.stdout.toString() : stderr).trim().split('\n').slice(-3).join('\n'),
   };
-  const sed = `sed 's/^ORG,/org_import_copy,/' ${csv}`;
+  const sed = `sed 's/^ORG,/${copyOrg},/' ${csv}`;
   const t1 = Date.now();
   execFileSync('bash', ['-c', `${sed} | psql "${url}" -q -c "\\copy pulses (org_id, id, level, reason, comment, moderation_status, subteam_id, created_at) FROM STDIN WITH (FORMAT csv)"`], {
     stdio: 'inherit',

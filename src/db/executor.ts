@@ -12,10 +12,15 @@ export interface Queryable {
   query<T = Record<string, unknown>>(q: NamedQuery, params?: unknown[]): Promise<T[]>;
 }
 
+export interface Transaction extends Queryable {
+  /** Runs a multi-statement script without parameters (migrations). */
+  exec(sql: string): Promise<void>;
+}
+
 export interface DatabaseExecutor extends Queryable {
   readonly kind: 'pg' | 'pglite';
   /** Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. */
-  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T>;
   /** Runs a multi-statement script (migrations) without parameters. */
   exec(sql: string): Promise<void>;
   close(): Promise<void>;

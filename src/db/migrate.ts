@@ -62,23 +62,10 @@ export async function migrate(db: DatabaseExecutor, dir = MIGRATIONS_DIR): Promi
         }
         continue;
       }
-      for (const statement of splitStatements(m.sql)) {
-        await tx.query({ name: '', text: statement });
-      }
+      await tx.exec(m.sql);
       await tx.query(record, [m.version, m.name, m.checksum]);
       ran.push(m.name);
     }
     return ran;
   });
-}
-
-/** Our migrations hold no dollar-quoted bodies, so statements end at a `;` outside a comment. */
-function splitStatements(text: string): string[] {
-  return text
-    .split('\n')
-    .filter((line) => !line.trimStart().startsWith('--'))
-    .join('\n')
-    .split(';')
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0);
 }

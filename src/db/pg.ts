@@ -1,5 +1,5 @@
 import pg from 'pg';
-import type { DatabaseExecutor, NamedQuery, Queryable } from './executor.js';
+import type { DatabaseExecutor, NamedQuery, Transaction } from './executor.js';
 
 export interface PgOptions {
   connectionString: string;
@@ -30,12 +30,15 @@ export class PgExecutor implements DatabaseExecutor {
     return res.rows as T[];
   }
 
-  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
-    const tx: Queryable = {
+    const tx: Transaction = {
       async query<R>(q: NamedQuery, params: unknown[] = []) {
         const res = await client.query({ name: q.name, text: q.text, values: params });
         return res.rows as R[];
+      },
+      async exec(sqlText: string) {
+        await client.query(sqlText); // simple protocol: several statements in one call
       },
     };
     let broken: unknown;

@@ -1,5 +1,5 @@
 import { PGlite } from '@electric-sql/pglite';
-import type { DatabaseExecutor, NamedQuery, Queryable } from './executor.js';
+import type { DatabaseExecutor, NamedQuery, Transaction } from './executor.js';
 
 /**
  * The embedded database: the same PostgreSQL dialect compiled to WASM, in `dataDir`
@@ -21,12 +21,15 @@ export class PgliteExecutor implements DatabaseExecutor {
     return res.rows;
   }
 
-  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
     return this.db.transaction(async (t) => {
-      const tx: Queryable = {
+      const tx: Transaction = {
         async query<R>(q: NamedQuery, params: unknown[] = []) {
           const res = await t.query<R>(q.text, params);
           return res.rows;
+        },
+        async exec(sqlText: string) {
+          await t.exec(sqlText);
         },
       };
       return fn(tx);

@@ -86,38 +86,20 @@ export interface NewPulse {
   createdAt: string;
 }
 
-/**
- * Inserts pulses and folds them into the rollups in one statement, so the statistics
- * stay exact with every write. Callers run it inside their transaction.
- */
-const insertWithRollups = sql(
-  'pulses.insert_with_rollups',
+/** A plain insert: the trigger of migration 0002 folds the rows into every rollup in the same statement. */
+const insertQuery = sql(
+  'pulses.insert',
   `WITH ins AS (
      INSERT INTO pulses (org_id, id, level, reason, comment, moderation_status, subteam_id, created_at)
      SELECT $1, * FROM unnest($2::text[], $3::smallint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[])
-     RETURNING subteam_id, level, (created_at AT TIME ZONE 'UTC')::date AS day
-   ), totals AS (
-     INSERT INTO pulse_totals AS t (org_id, pulse_count, level_sum)
-     SELECT $1, count(*), COALESCE(sum(level), 0) FROM ins
-     ON CONFLICT (org_id) DO UPDATE
-       SET pulse_count = t.pulse_count + EXCLUDED.pulse_count, level_sum = t.level_sum + EXCLUDED.level_sum
-   ), days AS (
-     INSERT INTO pulse_day_stats AS d (org_id, day, pulse_count, level_sum)
-     SELECT $1, day, count(*), sum(level) FROM ins GROUP BY day
-     ON CONFLICT (org_id, day) DO UPDATE
-       SET pulse_count = d.pulse_count + EXCLUDED.pulse_count, level_sum = d.level_sum + EXCLUDED.level_sum
-   ), team_days AS (
-     INSERT INTO pulse_team_day_stats AS d (org_id, subteam_id, day, pulse_count, level_sum)
-     SELECT $1, subteam_id, day, count(*), sum(level) FROM ins WHERE subteam_id IS NOT NULL GROUP BY subteam_id, day
-     ON CONFLICT (org_id, subteam_id, day) DO UPDATE
-       SET pulse_count = d.pulse_count + EXCLUDED.pulse_count, level_sum = d.level_sum + EXCLUDED.level_sum
+     RETURNING 1
    )
    SELECT count(*)::int AS n FROM ins`,
 );
 
 export async function insertPulses(db: Queryable, orgId: string, pulses: NewPulse[]): Promise<number> {
   if (pulses.length === 0) return 0;
-  const [r] = await db.query<{ n: number }>(insertWithRollups, [
+  const [r] = await db.query<{ n: number }>(insertQuery, [
     orgId,
     pulses.map((p) => p.id),
     pulses.map((p) => p.level),

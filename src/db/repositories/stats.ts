@@ -16,17 +16,88 @@ export async function pulseTotals(db: Queryable, orgId: string): Promise<Aggrega
   return r ?? { count: 0, sum: 0 };
 }
 
-const dayRowsQuery = sql(
-  'stats.day_rows',
-  `SELECT day, pulse_count AS count, level_sum::float8 AS sum
-     FROM pulse_day_stats WHERE org_id = $1 AND day >= $2::date AND day < $3::date ORDER BY day`,
+const MINUTE_MS = 60_000;
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+
+type Span = [Date, Date];
+
+/**
+ * Splits [from, to) into one span of whole UTC days, up to two spans of whole hours and of
+ * whole minutes around it, and up to two partial minutes at the very edges. Only those
+ * partial minutes are read from pulses, so the cost does not grow with the organization.
+ */
+export function decompose(from: Date, to: Date) {
+  const out = { days: null as Span | null, hours: [] as Span[], minutes: [] as Span[], raw: [] as Span[] };
+  const levels = [
+    { ms: DAY_MS, put: (s: Span) => (out.days = s) },
+    { ms: HOUR_MS, put: (s: Span) => out.hours.push(s) },
+    { ms: MINUTE_MS, put: (s: Span) => out.minutes.push(s) },
+  ];
+  const split = (a: Date, b: Date, level: number) => {
+    if (a >= b) return;
+    if (level === levels.length) {
+      out.raw.push([a, b]);
+      return;
+    }
+    const { ms, put } = levels[level];
+    const start = new Date(Math.ceil(a.getTime() / ms) * ms);
+    const end = new Date(Math.floor(b.getTime() / ms) * ms);
+    if (start >= end) return split(a, b, level + 1);
+    split(a, start, level + 1);
+    put([start, end]);
+    split(end, b, level + 1);
+  };
+  split(from, to, 0);
+  return out;
+}
+
+/** Day, hour and minute rollups plus the partial-minute edges, grouped by UTC day, in one statement. */
+const byDayQuery = sql(
+  'stats.by_day',
+  `SELECT day, sum(c)::int AS count, sum(s)::float8 AS sum FROM (
+     SELECT day, pulse_count AS c, level_sum AS s
+       FROM pulse_day_stats WHERE org_id = $1 AND day >= $2::date AND day < $3::date
+     UNION ALL
+     SELECT (hour AT TIME ZONE 'UTC')::date, pulse_count, level_sum
+       FROM pulse_hour_stats WHERE org_id = $1 AND ((hour >= $4 AND hour < $5) OR (hour >= $6 AND hour < $7))
+     UNION ALL
+     SELECT (minute AT TIME ZONE 'UTC')::date, pulse_count, level_sum
+       FROM pulse_minute_stats WHERE org_id = $1 AND ((minute >= $8 AND minute < $9) OR (minute >= $10 AND minute < $11))
+     UNION ALL
+     SELECT (created_at AT TIME ZONE 'UTC')::date, 1, level
+       FROM pulses WHERE org_id = $1 AND ((created_at >= $12 AND created_at < $13) OR (created_at >= $14 AND created_at < $15))
+   ) parts
+   GROUP BY day`,
 );
 
-const teamDaySumQuery = sql(
-  'stats.team_day_sum',
-  `SELECT COALESCE(sum(pulse_count), 0)::float8 AS count, COALESCE(sum(level_sum), 0)::float8 AS sum
-     FROM pulse_team_day_stats WHERE org_id = $1 AND subteam_id = $2 AND day >= $3::date AND day < $4::date`,
-);
+const EMPTY: Span = [new Date(0), new Date(0)];
+const ymd = (t: Date) => t.toISOString().slice(0, 10);
+function pair(spans: Span[]): string[] {
+  if (spans.length > 2) throw new Error(`decompose produced ${spans.length} spans of one grain`);
+  return [spans[0] ?? EMPTY, spans[1] ?? EMPTY].flatMap(([a, b]) => [a.toISOString(), b.toISOString()]);
+}
+
+/** Per-day count and level sum of pulses in [from, to), exact. */
+export async function dailyAggregates(db: Queryable, orgId: string, from: Date, to: Date): Promise<Map<string, Aggregate>> {
+  const d = decompose(from, to);
+  const days = d.days ?? EMPTY;
+  const rows = await db.query<{ day: Date | string } & Aggregate>(byDayQuery, [
+    orgId, ymd(days[0]), ymd(days[1]), ...pair(d.hours), ...pair(d.minutes), ...pair(d.raw),
+  ]);
+  return new Map(rows.map((r) => [day(r.day), { count: r.count, sum: r.sum }]));
+}
+
+/** Count and level sum of pulses in [from, to), exact. */
+export async function rangeAggregate(db: Queryable, orgId: string, from: Date, to: Date): Promise<Aggregate> {
+  let count = 0;
+  let sum = 0;
+  for (const a of (await dailyAggregates(db, orgId, from, to)).values()) {
+    count += a.count;
+    sum += a.sum;
+  }
+  return { count, sum };
+}
 
 const daySumQuery = sql(
   'stats.day_sum',
@@ -34,69 +105,11 @@ const daySumQuery = sql(
      FROM pulse_day_stats WHERE org_id = $1 AND day >= $2::date AND day < $3::date`,
 );
 
-/** Partial days at the edges of a range are counted from pulses; each spans less than one day. */
-const edgeQuery = sql(
-  'stats.edge_days',
-  `SELECT (created_at AT TIME ZONE 'UTC')::date AS day, count(*)::int AS count, sum(level)::float8 AS sum
-     FROM pulses WHERE org_id = $1 AND created_at >= $2 AND created_at < $3
-    GROUP BY 1`,
+const teamDaySumQuery = sql(
+  'stats.team_day_sum',
+  `SELECT COALESCE(sum(pulse_count), 0)::float8 AS count, COALESCE(sum(level_sum), 0)::float8 AS sum
+     FROM pulse_team_day_stats WHERE org_id = $1 AND subteam_id = $2 AND day >= $3::date AND day < $4::date`,
 );
-
-const DAY_MS = 86_400_000;
-const startOfDay = (t: Date) => new Date(Math.floor(t.getTime() / DAY_MS) * DAY_MS);
-const startOfNextDay = (t: Date) => new Date(Math.ceil(t.getTime() / DAY_MS) * DAY_MS);
-const ymd = (t: Date) => t.toISOString().slice(0, 10);
-
-/**
- * Per-day count and level sum of pulses in [from, to): whole days come from the rollup,
- * the partial days at either edge from an indexed scan of at most a day of pulses each.
- */
-export async function dailyAggregates(db: Queryable, orgId: string, from: Date, to: Date): Promise<Map<string, Aggregate>> {
-  const out = new Map<string, Aggregate>();
-  const wholeFrom = startOfNextDay(from);
-  const wholeTo = startOfDay(to);
-  const edges: [Date, Date][] = [];
-  if (wholeFrom >= wholeTo) {
-    edges.push([from, to]);
-  } else {
-    if (from < wholeFrom) edges.push([from, wholeFrom]);
-    if (wholeTo < to) edges.push([wholeTo, to]);
-    for (const r of await db.query<{ day: Date | string } & Aggregate>(dayRowsQuery, [orgId, ymd(wholeFrom), ymd(wholeTo)])) {
-      out.set(day(r.day), { count: r.count, sum: r.sum });
-    }
-  }
-  for (const [a, b] of edges) {
-    for (const r of await db.query<{ day: Date | string } & Aggregate>(edgeQuery, [orgId, a.toISOString(), b.toISOString()])) {
-      out.set(day(r.day), { count: r.count, sum: r.sum });
-    }
-  }
-  return out;
-}
-
-/** Count and level sum of pulses in [from, to), exact, without scanning whole days. */
-export async function rangeAggregate(db: Queryable, orgId: string, from: Date, to: Date): Promise<Aggregate> {
-  let count = 0;
-  let sum = 0;
-  const wholeFrom = startOfNextDay(from);
-  const wholeTo = startOfDay(to);
-  const edges: [Date, Date][] = [];
-  if (wholeFrom >= wholeTo) {
-    edges.push([from, to]);
-  } else {
-    if (from < wholeFrom) edges.push([from, wholeFrom]);
-    if (wholeTo < to) edges.push([wholeTo, to]);
-    const [r] = await db.query<Aggregate>(daySumQuery, [orgId, ymd(wholeFrom), ymd(wholeTo)]);
-    count += r.count;
-    sum += r.sum;
-  }
-  for (const [a, b] of edges) {
-    for (const r of await db.query<Aggregate>(edgeQuery, [orgId, a.toISOString(), b.toISOString()])) {
-      count += r.count;
-      sum += r.sum;
-    }
-  }
-  return { count, sum };
-}
 
 /** Pulses of whole UTC days [fromDay, toDayExclusive), optionally of one team. */
 export async function wholeDaysCount(
