@@ -127,15 +127,20 @@ async function startProcess(label: string, args: string[], env: Record<string, s
   child.stdout!.pipe(logFile);
   child.stderr!.pipe(logFile);
   const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 200; i++) {
+  let up = false;
+  for (let i = 0; i < 600 && !up; i++) {
     if (child.exitCode !== null) throw new Error(`${label} exited early; see ${join(tmpdir(), `bench-${label}.log`)}`);
     try {
       const r = await fetch(url + (label.startsWith('floor') ? '/nope' : '/healthz'));
       await r.arrayBuffer();
-      break;
+      up = true;
     } catch {
       await new Promise((r) => setTimeout(r, 100));
     }
+  }
+  if (!up) {
+    child.kill('SIGKILL');
+    throw new Error(`${label} did not answer within 60 s; see ${join(tmpdir(), `bench-${label}.log`)}`);
   }
   return {
     child,

@@ -49,6 +49,8 @@ export async function migrate(db: DatabaseExecutor, dir = MIGRATIONS_DIR): Promi
   const migrations = await readMigrations(dir);
   return db.transaction(async (tx) => {
     await tx.query(lock, [LOCK_ID]);
+    // A migration may backfill a large table; the service's statement timeout is for requests.
+    await tx.exec('SET LOCAL statement_timeout = 0');
     await tx.query(createLedger);
     const done = new Map(
       (await tx.query<{ version: number; name: string; checksum: string }>(applied)).map((r) => [r.version, r]),
