@@ -296,6 +296,7 @@ async function main() {
         p99Ratio: a.p99 / Math.max(b.p99, 1),
         targets: s.target,
         met:
+          a.errors === 0 &&
           (s.target.throughput === undefined || a.reqPerSec / b.reqPerSec >= s.target.throughput) &&
           (s.target.p99 === undefined || a.p99 / Math.max(b.p99, 1) <= s.target.p99),
       };
@@ -435,8 +436,8 @@ function renderMarkdown(r: Record<string, unknown>): string {
     ``,
     `Run ${r.startedAt} on this 2-core machine; service and floor alternate, ${flags.rounds} rounds of ${flags.duration} s, ${flags.connections} connections, medians shown. Dataset: ${flags.pulses} pulses in ${flags.teams} teams for the measured organization, plus ${flags.orgs} organizations of ${flags['org-pulses']}.`,
     ``,
-    `| scenario | service req/s | p50 ms | p99 ms | floor req/s | p50 ms | p99 ms | service/floor | target | met |`,
-    `|---|---|---|---|---|---|---|---|---|---|`,
+    `| scenario | service req/s | p50 ms | p99 ms | non-2xx | floor req/s | p50 ms | p99 ms | service/floor | target | met |`,
+    `|---|---|---|---|---|---|---|---|---|---|---|`,
   ];
   for (const row of (r.scenarios ?? []) as {
     scenario: string; service: Measure; floor: Measure; throughputRatio: number; p99Ratio: number; targets: Scenario['target']; met: boolean;
@@ -446,7 +447,7 @@ function renderMarkdown(r: Record<string, unknown>): string {
       row.targets.p99 !== undefined ? `p99 <= ${row.targets.p99}x` : '',
     ].filter(Boolean).join(', ') || '—';
     lines.push(
-      `| ${row.scenario} | ${row.service.reqPerSec.toFixed(0)} | ${row.service.p50} | ${row.service.p99} | ${row.floor.reqPerSec.toFixed(0)} | ${row.floor.p50} | ${row.floor.p99} | ${row.throughputRatio.toFixed(2)}x (p99 ${row.p99Ratio.toFixed(2)}x) | ${target} | ${row.met ? 'yes' : '**no**'} |`,
+      `| ${row.scenario} | ${row.service.reqPerSec.toFixed(0)} | ${row.service.p50} | ${row.service.p99} | ${row.service.errors} | ${row.floor.reqPerSec.toFixed(0)} | ${row.floor.p50} | ${row.floor.p99} | ${row.throughputRatio.toFixed(2)}x (p99 ${row.p99Ratio.toFixed(2)}x) | ${target} | ${row.met ? 'yes' : '**no**'} |`,
     );
   }
   lines.push('', `Peak RSS under load: service ${Number(r.servicePeakRssMb ?? 0).toFixed(0)} MB (target < 250 MB), floor ${Number(r.floorPeakRssMb ?? 0).toFixed(0)} MB.`);
