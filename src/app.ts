@@ -52,6 +52,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const keys = new KeyResolver(db, config.keyCacheTtlMs);
 
   registerErrorHandling(app);
+  // Only JSON bodies: a text/plain body is refused as invalid_json, not parsed as a string.
+  app.removeContentTypeParser('text/plain');
   app.addSchema(ErrorSchema);
   await registerOpenApi(app);
 

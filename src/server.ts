@@ -4,6 +4,7 @@ import type { Config } from './config.js';
 import type { DatabaseExecutor } from './db/executor.js';
 import { migrate } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
+import { purgeIdempotencyRecords } from './db/repositories/idempotency.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -13,6 +14,7 @@ export interface RunningServer {
 }
 
 const SHUTDOWN_GRACE_MS = 10_000;
+const PURGE_EVERY_MS = 10 * 60_000;
 
 /** config -> database -> migrations -> listen. Returns a handle that shuts down gracefully. */
 export async function startServer(config: Config, opts: { db?: DatabaseExecutor } = {}): Promise<RunningServer> {
@@ -26,6 +28,15 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
     },
   });
   const address = await app.listen({ port: config.port, host: config.host });
+  // Every process purges; the DELETE is idempotent, so several doing it at once is harmless.
+  const purge = () =>
+    purgeIdempotencyRecords(db, config.idempotencyRetentionHours).then(
+      (n) => n > 0 && app.log.info({ purged: n }, 'purged expired idempotency records'),
+      (err) => app.log.warn({ err }, 'idempotency purge failed'),
+    );
+  const purgeTimer = setInterval(purge, PURGE_EVERY_MS);
+  purgeTimer.unref();
+  void purge();
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
@@ -34,6 +45,7 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
         process.exit(1);
       }, SHUTDOWN_GRACE_MS);
       timer.unref();
+      clearInterval(purgeTimer);
       await app.close(); // stops accepting, lets in-flight requests finish
       await db.close();
       clearTimeout(timer);

@@ -60,6 +60,16 @@ export async function getAction(db: Queryable, orgId: string, id: string): Promi
   return r ? toRow(r) : null;
 }
 
+const lockQuery = sql(
+  'actions.lock',
+  `SELECT id, start_date FROM actions WHERE org_id = $1 AND id = $2 FOR UPDATE`,
+);
+
+export async function getActionForUpdate(db: Queryable, orgId: string, id: string): Promise<{ id: string; startDate: string } | null> {
+  const [r] = await db.query<{ id: string; start_date: Date }>(lockQuery, [orgId, id]);
+  return r ? { id: r.id, startDate: iso(r.start_date) } : null;
+}
+
 export interface NewAction {
   id: string;
   title: string;

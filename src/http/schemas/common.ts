@@ -23,6 +23,10 @@ export const ErrorSchema = Type.Object(
   },
 );
 
+/**
+ * Declared optional so that a missing or malformed key is answered with its own codes
+ * (idempotency_key_required, invalid_idempotency_key) rather than a generic validation error.
+ */
 export const IdempotencyHeadersSchema = Type.Object({
   'idempotency-key': Type.Optional(
     Type.String({

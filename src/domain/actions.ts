@@ -1,0 +1,49 @@
+import type { Queryable } from '../db/executor.js';
+import { getActionForUpdate, insertActions, updateAction } from '../db/repositories/actions.js';
+import { teamExists } from '../db/repositories/teams.js';
+import { invalid, notFound } from '../http/errors.js';
+import type { CreateActionBody, UpdateActionBody } from '../http/schemas/actions.js';
+import { newId } from './keys.js';
+import { parseDateTime } from './time.js';
+
+async function checkTeam(tx: Queryable, orgId: string, subteamId: string | null | undefined) {
+  if (subteamId != null && !(await teamExists(tx, orgId, subteamId))) {
+    throw invalid(`Body field 'subteamId' names no team of this organization: ${JSON.stringify(subteamId)}.`);
+  }
+}
+
+export async function createAction(tx: Queryable, orgId: string, body: CreateActionBody, now: Date): Promise<{ id: string }> {
+  const start = now.toISOString();
+  const endDate = body.endDate !== undefined ? parseDateTime(body.endDate, 'endDate') : null;
+  if (endDate && endDate < now) throw invalid("Body field 'endDate' must not be before the action's start (now).");
+  await checkTeam(tx, orgId, body.subteamId);
+  const id = newId('act');
+  await insertActions(tx, orgId, [
+    {
+      id,
+      title: body.title,
+      description: body.description ?? null,
+      startDate: start,
+      endDate: endDate?.toISOString() ?? null,
+      status: 'active',
+      subteamId: body.subteamId ?? null,
+      createdAt: start,
+    },
+  ]);
+  return { id };
+}
+
+export async function editAction(tx: Queryable, orgId: string, id: string, body: UpdateActionBody): Promise<{ id: string }> {
+  // Locks the row: two edits of one action apply one after the other.
+  const action = await getActionForUpdate(tx, orgId, id);
+  if (!action) throw notFound('Action');
+  let endDate: string | undefined;
+  if (body.endDate !== undefined) {
+    const end = parseDateTime(body.endDate, 'endDate');
+    if (end < new Date(action.startDate)) throw invalid(`Body field 'endDate' must not be before the action's startDate (${action.startDate}).`);
+    endDate = end.toISOString();
+  }
+  await checkTeam(tx, orgId, body.subteamId);
+  await updateAction(tx, orgId, id, { title: body.title, description: body.description, endDate, subteamId: body.subteamId });
+  return { id };
+}

@@ -1,0 +1,22 @@
+import type { Queryable } from '../db/executor.js';
+import { findTeamByName, insertTeams } from '../db/repositories/teams.js';
+import { ApiError, invalid } from '../http/errors.js';
+import { newId } from './keys.js';
+
+const isUniqueViolation = (err: unknown) => (err as { code?: string })?.code === '23505';
+
+export async function createTeam(tx: Queryable, orgId: string, rawName: string, now: Date): Promise<{ id: string; name: string }> {
+  const name = rawName.trim();
+  if (name.length < 1 || name.length > 80) throw invalid("Body field 'name' must be 1-80 characters after trimming.");
+  const taken = () => new ApiError('team_name_taken', `A team named ${JSON.stringify(name)} already exists in this organization.`);
+  if (await findTeamByName(tx, orgId, name)) throw taken();
+  const id = newId('team');
+  try {
+    await insertTeams(tx, orgId, [{ id, name, createdAt: now.toISOString() }]);
+  } catch (err) {
+    // Two different keys creating the same name at once: the unique index decides.
+    if (isUniqueViolation(err)) throw taken();
+    throw err;
+  }
+  return { id, name };
+}

@@ -1,0 +1,24 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Outcome } from '../../domain/idempotency.js';
+import { ApiError } from '../errors.js';
+import { ALIAS_PREFIX, API_PREFIX } from '../openapi.js';
+
+/** Runs before schema validation on POST/PATCH: a body that is not a JSON object is invalid_json. */
+export async function requireJsonObject(request: FastifyRequest) {
+  const body = request.body;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw new ApiError('invalid_json', 'The body must be a JSON object.');
+  }
+}
+
+/** The request path as the idempotency fingerprint sees it: without the /api alias prefix or the query. */
+export function canonicalPath(request: FastifyRequest): string {
+  const path = request.url.split('?')[0];
+  return path.startsWith(ALIAS_PREFIX + '/') ? API_PREFIX + path.slice(ALIAS_PREFIX.length) : path;
+}
+
+export function sendOutcome<T>(reply: FastifyReply, outcome: Outcome<T>): T {
+  if (outcome.replayed) reply.header('idempotent-replayed', 'true');
+  reply.code(outcome.statusCode);
+  return outcome.body;
+}
