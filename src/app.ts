@@ -76,8 +76,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const versioned = async (scope: App) => {
     registerAuth(scope, keys);
     scope.addHook('preValidation', async (request) => {
+      const declared = (request.routeOptions.schema?.querystring as { properties?: Record<string, { type?: string }> } | undefined)
+        ?.properties;
       for (const [name, value] of Object.entries((request.query ?? {}) as Record<string, unknown>)) {
         if (Array.isArray(value)) throw new ApiError('invalid_request', `Query parameter '${name}' is given more than once.`);
+        // Ajv's type coercion turns "Infinity" into a number that passes its integer bounds.
+        if (declared?.[name]?.type === 'integer' && typeof value === 'string' && !/^[+-]?\d+$/.test(value.trim())) {
+          throw new ApiError('invalid_request', `Query parameter '${name}' must be an integer.`);
+        }
       }
     });
     registerApiRoutes(scope, routeDeps);

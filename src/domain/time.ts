@@ -11,7 +11,8 @@ const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Z
 export function parseDateTime(value: string, field: string): Date {
   const m = RFC3339.exec(value);
   const t = m ? Date.parse(value.replace(' ', 'T')) : NaN;
-  if (!m || Number.isNaN(t)) {
+  // Year 0000 is valid RFC 3339 but not a PostgreSQL year (there is no year zero).
+  if (!m || Number.isNaN(t) || m[1] === '0000' || new Date(t).getUTCFullYear() < 1) {
     throw invalid(`'${field}' must be an RFC 3339 date-time with an offset or Z, like 2026-11-20T08:15:00Z.`);
   }
   return new Date(t);
@@ -19,7 +20,7 @@ export function parseDateTime(value: string, field: string): Date {
 
 /** A calendar date (YYYY-MM-DD) as the start of that UTC day. */
 export function parseDate(value: string, field: string): Date {
-  const t = /^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(value + 'T00:00:00.000Z') : NaN;
+  const t = /^\d{4}-\d{2}-\d{2}$/.test(value) && !value.startsWith('0000') ? Date.parse(value + 'T00:00:00.000Z') : NaN;
   if (Number.isNaN(t) || new Date(t).toISOString().slice(0, 10) !== value) {
     throw invalid(`'${field}' must be a calendar date YYYY-MM-DD.`);
   }

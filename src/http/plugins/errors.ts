@@ -66,6 +66,11 @@ export function toApiError(err: FastifyError & { validation?: AjvError[]; valida
       return new ApiError('invalid_json', 'The body is not valid JSON.');
   }
   if (err instanceof SyntaxError && err.statusCode === 400) return new ApiError('invalid_json', 'The body is not valid JSON.');
+  const pgCode = (err as { code?: string }).code;
+  // PostgreSQL refuses NUL and unencodable characters in text: the value is the problem, not the server.
+  if (pgCode === '22021' || pgCode === '22P05') {
+    return new ApiError('invalid_request', 'A value contains a character that cannot be stored (such as NUL).');
+  }
   if (isDatabaseUnavailable(err)) {
     return new ApiError('service_unavailable', 'The service is temporarily unavailable; retry shortly.', { 'retry-after': '5' });
   }

@@ -1,0 +1,24 @@
+// Writes docs/openapi.json from the code: `npm run openapi`. A test fails when it drifts.
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { buildApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { migrate } from '../src/db/migrate.js';
+import { PgliteExecutor } from '../src/db/pglite.js';
+
+export async function generateOpenApi(): Promise<string> {
+  const db = await PgliteExecutor.open();
+  await migrate(db);
+  const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', COMMENT_CURSOR_SECRET: 'x'.repeat(32) }), { db });
+  const doc = JSON.stringify(app.swagger(), null, 2) + '\n';
+  await app.close();
+  await db.close();
+  return doc;
+}
+
+export const OPENAPI_PATH = fileURLToPath(new URL('../docs/openapi.json', import.meta.url));
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  writeFileSync(OPENAPI_PATH, await generateOpenApi());
+  console.log(`wrote ${OPENAPI_PATH}`);
+}

@@ -1,0 +1,63 @@
+import { readFileSync } from 'node:fs';
+import SwaggerParser from '@apidevtools/swagger-parser';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateOpenApi, OPENAPI_PATH } from '../../scripts/write-openapi.js';
+import { KEYS, NOW, readDataset } from '../fixtures/dataset.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { expectDocumented } from '../helpers/openapi.js';
+
+describe('OpenAPI document', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ dataset: readDataset(), now: NOW });
+  });
+  afterAll(() => t.close());
+
+  it('is served without a key, identical at its three addresses', async () => {
+    const bodies = await Promise.all(['/openapi.json', '/v1/openapi.json', '/api/v1/openapi.json'].map((url) => t.app.inject({ url })));
+    for (const r of bodies) {
+      expect(r.statusCode).toBe(200);
+      expect(r.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(r.body).toBe(bodies[0].body);
+    }
+    const doc = bodies[0].json();
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info.version).toBe('1.0.0');
+    expect(doc.servers.map((s: { url: string }) => s.url)).toEqual(['/v1', '/api/v1']);
+  });
+
+  it('validates as OpenAPI 3.1 with swagger-parser', async () => {
+    const doc = (await t.app.inject({ url: '/openapi.json' })).json();
+    await expect(SwaggerParser.validate(structuredClone(doc))).resolves.toBeTruthy();
+  });
+
+  it('documents every route the app serves under /v1, with every error status', async () => {
+    const doc = (await t.app.inject({ url: '/openapi.json' })).json();
+    const expected = {
+      '/pulses': ['get'], '/stats': ['get'], '/stats/daily': ['get'], '/comments': ['get'], '/alerts': ['get'],
+      '/org': ['get'], '/actions': ['get', 'post'], '/actions/{id}': ['patch'], '/teams': ['get', 'post'],
+    };
+    expect(Object.fromEntries(Object.entries(doc.paths).map(([p, ops]) => [p, Object.keys(ops as object).sort()]))).toEqual(expected);
+    for (const [path, ops] of Object.entries(expected)) {
+      for (const op of ops) {
+        const statuses = Object.keys(doc.paths[path][op].responses).sort();
+        const writes = op === 'post';
+        expect(statuses, `${op} ${path}`).toEqual(['200', '400', '401', '403', '404', ...(writes ? ['409'] : []), '429', '500', '503']);
+        if (writes) expect(doc.paths[path][op].parameters.map((p: { name: string }) => p.name)).toContain('idempotency-key');
+      }
+    }
+    expect(doc.components.securitySchemes.bearerAuth).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer' }));
+    expect(doc.paths['/actions'].get.responses['200'].content['application/json'].schema.properties.items.items.required).toContain('$id');
+  });
+
+  it('catches a response that breaks its schema (the checker itself can fail)', async () => {
+    const res = await t.app.inject({ url: '/v1/org', headers: { authorization: `Bearer ${KEYS.acme}` } });
+    const forged = { ...res, statusCode: 200, json: () => ({ ...res.json(), extra: true }), body: '{}' } as typeof res;
+    await expect(expectDocumented(t.app, 'GET', '/v1/org', forged)).rejects.toThrow(/does not match its schema/);
+  });
+
+  it('is committed as docs/openapi.json, as the code generates it', async () => {
+    const committed = readFileSync(OPENAPI_PATH, 'utf8');
+    expect(committed === (await generateOpenApi()), 'docs/openapi.json is stale: run `npm run openapi` and commit it').toBe(true);
+  });
+});
