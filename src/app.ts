@@ -10,6 +10,7 @@ import { KeyResolver } from './domain/keys.js';
 import { ApiError } from './http/errors.js';
 import { ALIAS_PREFIX, API_PREFIX, registerOpenApi } from './http/openapi.js';
 import { registerAuth } from './http/plugins/auth.js';
+import { AuthFailureLimiter, connectRedis, LimitCounters, registerKeyRateLimit } from './http/plugins/rate-limit.js';
 import { registerErrorHandling } from './http/plugins/errors.js';
 import { ErrorSchema } from './http/schemas/common.js';
 import { registerApiRoutes } from './http/routes/index.js';
@@ -20,6 +21,8 @@ export interface AppDeps {
   /** The clock; tests pin it. */
   now?: () => Date;
   logger?: FastifyServerOptions['logger'];
+  /** Prefix of the rate-limit keys in Redis; tests give each run its own. */
+  rateLimitNamespace?: string;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -50,6 +53,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     idempotencyRetentionHours: config.idempotencyRetentionHours,
   };
   const keys = new KeyResolver(db, config.keyCacheTtlMs);
+  const redis = config.redisUrl ? connectRedis(config.redisUrl) : undefined;
+  const counters = new LimitCounters(app.log, redis, deps.rateLimitNamespace);
+  const authFailures = new AuthFailureLimiter(counters, config.authFailuresPerMinute);
+  app.addHook('onClose', async () => {
+    redis?.disconnect();
+  });
 
   registerErrorHandling(app);
   // Only JSON bodies: a text/plain body is refused as invalid_json, not parsed as a string.
@@ -74,7 +83,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
 
   const versioned = async (scope: App) => {
-    registerAuth(scope, keys);
+    registerAuth(scope, keys, authFailures);
+    await registerKeyRateLimit(scope, counters);
     scope.addHook('preValidation', async (request) => {
       const declared = (request.routeOptions.schema?.querystring as { properties?: Record<string, { type?: string }> } | undefined)
         ?.properties;

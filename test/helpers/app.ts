@@ -2,7 +2,8 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { loadDataset, type Dataset } from '../../src/domain/dataset.js';
-import { createTestDatabase, type TestDatabase } from './db.js';
+import { randomBytes } from 'node:crypto';
+import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from './db.js';
 
 export interface TestApp extends TestDatabase {
   app: FastifyInstance;
@@ -18,9 +19,14 @@ export async function createTestApp(
 ): Promise<TestApp> {
   const tdb = await createTestDatabase();
   if (opts.dataset) await loadDataset(tdb.db, opts.dataset);
-  const config = loadConfig({ LOG_LEVEL: 'silent', ...opts.env });
+  // On the PostgreSQL + Redis pass, rate limits count in Redis, under a namespace of this app's own.
+  const config = loadConfig({ LOG_LEVEL: 'silent', ...(TEST_REDIS_URL ? { REDIS_URL: TEST_REDIS_URL } : {}), ...opts.env });
   const now = opts.now;
-  const app = await buildApp(config, { db: tdb.db, now: now ? () => new Date(now) : undefined });
+  const app = await buildApp(config, {
+    db: tdb.db,
+    now: now ? () => new Date(now) : undefined,
+    rateLimitNamespace: `climate-pulse-test:${randomBytes(6).toString('hex')}:`,
+  });
   return {
     ...tdb,
     app,

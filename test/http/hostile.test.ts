@@ -27,7 +27,11 @@ const VALUES = [
 describe('hostile query values', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await createTestApp({ dataset: readDataset(), now: NOW });
+    // Thousands of requests from one key: a plan whose limit the sweep cannot reach.
+    const dataset = readDataset();
+    dataset.plans!.push({ name: 'sweep', restApi: true, rateLimitPerMinute: 1_000_000 });
+    dataset.organizations![0].plan = 'sweep';
+    t = await createTestApp({ dataset, now: NOW });
   });
   afterAll(() => t.close());
 

@@ -1,0 +1,137 @@
+import { createRequire } from 'node:module';
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import { Redis } from 'ioredis';
+import { ApiError } from '../errors.js';
+
+const require = createRequire(import.meta.url);
+type Callback = (err: Error | null, res?: { current: number; ttl: number }) => void;
+interface Store {
+  incr(key: string, cb: Callback, timeWindow: number, max: number): void;
+  read(key: string, cb: Callback, timeWindow: number, max: number): void;
+}
+// The library's own stores: its Lua script on Redis, its LRU in memory.
+const RedisStore = require('@fastify/rate-limit/store/RedisStore.js') as new (ce: boolean, eb: boolean, redis: Redis, ns: string) => Store;
+const LocalStore = require('@fastify/rate-limit/store/LocalStore.js') as new (ce: boolean, eb: boolean, cache: number) => Store;
+
+export const WINDOW_MS = 60_000;
+const REDIS_RETRY_MS = 5_000;
+
+/**
+ * One counter space for the whole process: Redis when configured (shared by every server
+ * process), and an in-memory fallback used while Redis cannot be reached, so the service
+ * keeps answering with per-process limits (fail open to local limits). The outage and the
+ * recovery are each logged once.
+ */
+export class LimitCounters {
+  private readonly local: Store = new LocalStore(false, false, 50_000);
+  private readonly shared?: Store;
+  private downSince = 0;
+
+  constructor(
+    private readonly log: FastifyBaseLogger,
+    readonly redis?: Redis,
+    namespace = 'climate-pulse:rl:',
+  ) {
+    if (redis) this.shared = new RedisStore(false, false, redis, namespace);
+  }
+
+  private pick(): Store {
+    if (!this.shared) return this.local;
+    if (this.downSince && Date.now() - this.downSince < REDIS_RETRY_MS) return this.local;
+    return this.shared;
+  }
+
+  private run(method: 'incr' | 'read', key: string, timeWindow: number, max: number): Promise<{ current: number; ttl: number }> {
+    const store = this.pick();
+    return new Promise((resolve, reject) => {
+      store[method](
+        key,
+        (err, res) => {
+          if (!err) {
+            if (store === this.shared && this.downSince) {
+              this.downSince = 0;
+              this.log.warn('rate limits: Redis is reachable again; limits are shared again');
+            }
+            return resolve(res!);
+          }
+          if (store !== this.shared) return reject(err);
+          if (!this.downSince) this.log.error({ err: err.message }, 'rate limits: Redis unreachable; using per-process limits until it returns');
+          this.downSince = Date.now();
+          this.local[method](key, (e, r) => (e ? reject(e) : resolve(r!)), timeWindow, max);
+        },
+        timeWindow,
+        max,
+      );
+    });
+  }
+
+  incr = (key: string, timeWindow: number, max: number) => this.run('incr', key, timeWindow, max);
+  read = (key: string, timeWindow: number, max: number) => this.run('read', key, timeWindow, max);
+
+  /** The store contract of @fastify/rate-limit; `child` returns itself so one key has one limit across all routes. */
+  asStore() {
+    const store = {
+      incr: (key: string, cb: Callback, timeWindow: number, max: number) => this.incr(key, timeWindow, max).then((r) => cb(null, r), cb),
+      read: (key: string, cb: Callback, timeWindow: number, max: number) => this.read(key, timeWindow, max).then((r) => cb(null, r), cb),
+      child: () => store,
+    };
+    // The plugin instantiates `store` with `new`; a constructor returning an object yields that object.
+    return function SharedStore() {
+      return store;
+    } as unknown as new () => typeof store;
+  }
+}
+
+export function connectRedis(url: string): Redis {
+  return new Redis(url, {
+    enableOfflineQueue: false, // while disconnected a command fails at once instead of waiting
+    maxRetriesPerRequest: 0,
+    commandTimeout: 250,
+    connectTimeout: 1_000,
+    retryStrategy: (times) => Math.min(times * 200, 2_000),
+    lazyConnect: false,
+  }).on('error', () => {
+    /* reported once by LimitCounters when a command fails */
+  });
+}
+
+const retryAfter = (ttlMs: number) => String(Math.max(1, Math.ceil(ttlMs / 1000)));
+
+/** Per-key limit from the key's plan, after authentication and before validation (CONTRACT 2 and 7). */
+export async function registerKeyRateLimit(scope: FastifyInstance, counters: LimitCounters) {
+  await scope.register(rateLimit, {
+    global: true,
+    hook: 'onRequest',
+    timeWindow: WINDOW_MS,
+    max: (request) => request.principal.rateLimitPerMinute,
+    keyGenerator: (request) => `key:${request.principal.orgId}:${request.principal.keyId}`,
+    store: counters.asStore(),
+    enableDraftSpec: true, // RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset
+    errorResponseBuilder: (_request, ctx) =>
+      new ApiError('rate_limited', `Rate limit of ${ctx.max} requests a minute exceeded for this API key.`, {
+        'retry-after': retryAfter(ctx.ttl),
+      }),
+  });
+}
+
+/** Failed authentications counted per client address; past the limit the address gets 429. */
+export class AuthFailureLimiter {
+  constructor(
+    private readonly counters: LimitCounters,
+    private readonly perMinute: number,
+  ) {}
+
+  async check(ip: string) {
+    const { current, ttl } = await this.counters.read(`authfail:${ip}`, WINDOW_MS, this.perMinute);
+    if (current >= this.perMinute) {
+      throw new ApiError('rate_limited', 'Too many failed authentications from this address; wait before retrying.', {
+        'retry-after': retryAfter(ttl),
+      });
+    }
+  }
+
+  async failed(ip: string) {
+    await this.counters.incr(`authfail:${ip}`, WINDOW_MS, this.perMinute);
+  }
+}

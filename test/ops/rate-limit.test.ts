@@ -1,0 +1,153 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Dataset } from '../../src/domain/dataset.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { createTestDatabase, TEST_DATABASE_URL, TEST_REDIS_URL, type TestDatabase } from '../helpers/db.js';
+import { startServerProcess, type ServerProcess } from '../helpers/process.js';
+import { loadDataset } from '../../src/domain/dataset.js';
+
+const TINY = 'cp_test_tiny_0123456789abcdef';
+const TINY2 = 'cp_test_tiny2_0123456789abcdef';
+const BIG = 'cp_test_big_0123456789abcdef';
+
+const dataset = (): Dataset => ({
+  plans: [{ name: 'tiny', restApi: true, rateLimitPerMinute: 5 }],
+  organizations: [
+    { id: 'org_tiny', name: 'Tiny', plan: 'tiny', createdAt: '2026-01-01T00:00:00.000Z', apiKeys: [{ key: TINY }, { key: TINY2 }] },
+    { id: 'org_big', name: 'Big', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z', apiKeys: [{ key: BIG }] },
+  ],
+});
+
+const auth = (key: string) => ({ authorization: `Bearer ${key}` });
+
+describe('per-key rate limit', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ dataset: dataset(), env: { AUTH_FAILURES_PER_MINUTE: '3' } });
+  });
+  afterAll(() => t.close());
+
+  it("allows exactly the plan's limit across endpoints and prefixes, then answers 429 with Retry-After", async () => {
+    const urls = ['/v1/org', '/v1/teams', '/api/v1/org', '/v1/stats', '/v1/pulses'];
+    for (const [i, url] of urls.entries()) {
+      const res = await t.app.inject({ url, headers: auth(TINY) });
+      expect(res.statusCode, url).toBe(200);
+      expect(res.headers['ratelimit-limit']).toBe('5');
+      expect(res.headers['ratelimit-remaining']).toBe(String(4 - i));
+      expect(Number(res.headers['ratelimit-reset'])).toBeGreaterThanOrEqual(1);
+      expect(Number(res.headers['ratelimit-reset'])).toBeLessThanOrEqual(60);
+      expect(res.headers['retry-after']).toBeUndefined();
+    }
+    const over = await t.app.inject({ url: '/v1/alerts?limit=999', headers: auth(TINY) }); // 429 comes before validation
+    expect(over.statusCode).toBe(429);
+    expect(over.json()).toEqual({ error: { code: 'rate_limited', message: 'Rate limit of 5 requests a minute exceeded for this API key.' } });
+    expect(over.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(over.headers['retry-after']).toMatch(/^\d+$/);
+    expect(Number(over.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    expect(Number(over.headers['retry-after'])).toBeLessThanOrEqual(60);
+    expect(over.headers['ratelimit-limit']).toBe('5');
+    expect(over.headers['ratelimit-remaining']).toBe('0');
+  });
+
+  it('limits each key on its own', async () => {
+    const res = await t.app.inject({ url: '/v1/org', headers: auth(TINY2) });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['ratelimit-remaining']).toBe('4');
+  });
+
+  it('puts the RateLimit headers on 4xx answers after authentication too', async () => {
+    const res = await t.app.inject({ url: '/v1/pulses?limit=0', headers: auth(BIG) });
+    expect(res.statusCode).toBe(400);
+    expect(res.headers['ratelimit-limit']).toBe('600');
+    expect(res.headers['ratelimit-remaining']).toBe('599');
+    const post = await t.app.inject({ method: 'POST', url: '/v1/teams', headers: auth(BIG), payload: { name: 'x' } });
+    expect(post.statusCode).toBe(400);
+    expect(post.json().error.code).toBe('idempotency_key_required');
+    expect(post.headers['ratelimit-remaining']).toBe('598');
+  });
+
+  it('limits failed authentications per address, then refuses even a valid key with 429', async () => {
+    const from = { remoteAddress: '10.1.2.3' };
+    for (let i = 0; i < 3; i++) {
+      const res = await t.app.inject({ url: '/v1/org', headers: auth('cp_live_wrong_key_000000000000'), ...from });
+      expect(res.statusCode).toBe(401);
+    }
+    const blocked = await t.app.inject({ url: '/v1/org', headers: auth(BIG), ...from });
+    expect(blocked.statusCode).toBe(429);
+    expect(blocked.json().error.code).toBe('rate_limited');
+    expect(Number(blocked.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    const elsewhere = await t.app.inject({ url: '/v1/org', headers: auth(BIG), remoteAddress: '10.9.9.9' });
+    expect(elsewhere.statusCode).toBe(200);
+  });
+});
+
+async function freePort(): Promise<number> {
+  const srv = createServer().listen(0, '127.0.0.1');
+  await once(srv, 'listening');
+  const port = (srv.address() as { port: number }).port;
+  srv.close();
+  return port;
+}
+
+describe.skipIf(!TEST_REDIS_URL || !TEST_DATABASE_URL)('one limit across server processes sharing Redis', () => {
+  let db: TestDatabase;
+  const servers: ServerProcess[] = [];
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    await loadDataset(db.db, dataset());
+  });
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.stop('SIGKILL')));
+    await db.close();
+  });
+
+  it('two processes together allow exactly the limit', async () => {
+    const env = { DATABASE_URL: db.url!, REDIS_URL: TEST_REDIS_URL! };
+    servers.push(...(await Promise.all([startServerProcess(env), startServerProcess(env)])));
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => fetch(`${servers[i % 2].url}/v1/org`, { headers: auth(TINY) }).then((r) => r.status)),
+    );
+    expect(answers.filter((s) => s === 200).length).toBe(5);
+    expect(answers.filter((s) => s === 429).length).toBe(7);
+  });
+});
+
+describe.skipIf(!TEST_REDIS_URL)('Redis lost mid-flight', () => {
+  let redis: ChildProcess;
+  let t: TestApp;
+  const logs: string[] = [];
+  beforeAll(async () => {
+    const port = await freePort();
+    redis = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+    for (let i = 0; i < 50; i++) {
+      const ok = await new Promise<boolean>((resolve) => {
+        const s = createServer();
+        s.once('error', () => resolve(true)); // port taken: redis is up
+        s.listen(port, '127.0.0.1', () => s.close(() => resolve(false)));
+      });
+      if (ok) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    t = await createTestApp({ dataset: dataset(), env: { REDIS_URL: `redis://127.0.0.1:${port}` } });
+    t.app.log.error = ((obj: unknown, msg?: string) => logs.push(`${msg ?? ''} ${JSON.stringify(obj)}`)) as never;
+  });
+  afterAll(async () => {
+    redis.kill('SIGKILL');
+    await t.close();
+  });
+
+  it('keeps answering with local limits and logs the outage once', async () => {
+    const first = await t.app.inject({ url: '/v1/org', headers: auth(BIG) });
+    expect(first.statusCode).toBe(200);
+    redis.kill('SIGKILL');
+    await once(redis, 'exit');
+    for (let i = 0; i < 10; i++) {
+      const res = await t.app.inject({ url: '/v1/org', headers: auth(BIG) });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['ratelimit-limit']).toBe('600');
+    }
+    expect(logs.filter((l) => l.includes('Redis unreachable')).length).toBe(1);
+  });
+});
