@@ -6,6 +6,7 @@ import type { DatabaseExecutor } from './db/executor.js';
 import { sql } from './db/executor.js';
 import { serviceSecret } from './db/repositories/secrets.js';
 import { CommentCursorCodec } from './domain/comments.js';
+import { KeyUsageRecorder } from './domain/key-usage.js';
 import { KeyResolver } from './domain/keys.js';
 import { ApiError } from './http/errors.js';
 import { ALIAS_PREFIX, API_PREFIX, registerOpenApi } from './http/openapi.js';
@@ -56,8 +57,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const redis = config.redisUrl ? connectRedis(config.redisUrl) : undefined;
   const counters = new LimitCounters(app.log, redis, deps.rateLimitNamespace);
   const authFailures = new AuthFailureLimiter(counters, config.authFailuresPerMinute);
+  const usage = new KeyUsageRecorder(db, 5_000, (err) => app.log.warn({ err }, 'could not record key usage'));
   app.addHook('onClose', async () => {
     redis?.disconnect();
+    await usage.close();
   });
 
   registerErrorHandling(app);
@@ -83,7 +86,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
 
   const versioned = async (scope: App) => {
-    registerAuth(scope, keys, authFailures);
+    registerAuth(scope, keys, authFailures, usage);
     await registerKeyRateLimit(scope, counters);
     scope.addHook('preValidation', async (request) => {
       const declared = (request.routeOptions.schema?.querystring as { properties?: Record<string, { type?: string }> } | undefined)

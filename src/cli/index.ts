@@ -1,6 +1,10 @@
 import { Command } from 'commander';
 import { ConfigError } from '../config.js';
+import { DataDirLockedError } from '../db/data-dir-lock.js';
 import { DatasetError } from '../domain/dataset.js';
+import { registerDemo } from './commands/demo.js';
+import { registerImportPulses } from './commands/import-pulses.js';
+import { registerKeys } from './commands/keys.js';
 import { registerLoad } from './commands/load-dataset.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerServe } from './commands/serve.js';
@@ -14,11 +18,14 @@ const program = new Command()
 registerServe(program);
 registerMigrate(program);
 registerLoad(program);
+registerKeys(program);
+registerDemo(program);
+registerImportPulses(program);
 
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
-  if (err instanceof CliError || err instanceof ConfigError || err instanceof DatasetError) {
+  if (err instanceof CliError || err instanceof ConfigError || err instanceof DatasetError || err instanceof DataDirLockedError) {
     console.error(`climate-pulse: ${err.message}`);
   } else {
     console.error('climate-pulse: unexpected error:', err);

@@ -1,6 +1,7 @@
 import type { Config } from '../config.js';
 import type { DatabaseExecutor } from './executor.js';
 import { PgExecutor } from './pg.js';
+import { lockDataDir } from './data-dir-lock.js';
 import { PgliteExecutor } from './pglite.js';
 
 export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir' | 'dbPoolMax' | 'dbStatementTimeoutMs'>): Promise<DatabaseExecutor> {
@@ -11,5 +12,22 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
       statementTimeoutMs: config.dbStatementTimeoutMs,
     });
   }
-  return PgliteExecutor.open(config.dataDir);
+  // Taken before PGlite touches the directory: a second process stops here and changes nothing.
+  const release = lockDataDir(config.dataDir);
+  try {
+    const db = await PgliteExecutor.open(config.dataDir);
+    const close = db.close.bind(db);
+    db.close = async () => {
+      try {
+        await close();
+      } finally {
+        release();
+      }
+    };
+    process.once('exit', release);
+    return db;
+  } catch (err) {
+    release();
+    throw err;
+  }
 }

@@ -1,15 +1,31 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../../config.js';
+import { migrate } from '../../db/migrate.js';
+import { openDatabase } from '../../db/open.js';
+import { countOrgs } from '../../db/repositories/orgs.js';
+import { createDemo } from '../../domain/demo.js';
 import { closeOnSignals, startServer } from '../../server.js';
+import { demoInstructions } from './demo.js';
 
 export function registerServe(program: Command) {
   program
     .command('serve')
     .description('apply pending migrations, then serve the API')
-    .action(async () => {
+    .option('--demo-if-empty', 'first create a demo organization when the database holds none (what `npm start` does)')
+    .action(async (opts: { demoIfEmpty?: boolean }) => {
       const config = loadConfig();
-      const server = await startServer(config);
+      const db = await openDatabase(config);
+      let demo: Awaited<ReturnType<typeof createDemo>> | undefined;
+      try {
+        await migrate(db);
+        if (opts.demoIfEmpty && (await countOrgs(db)) === 0) demo = await createDemo(db);
+      } catch (err) {
+        await db.close();
+        throw err;
+      }
+      const server = await startServer(config, { db });
       closeOnSignals(server);
       console.log(`climate-pulse listening on ${server.address} (${server.db.kind === 'pg' ? 'PostgreSQL' : `embedded database in ${config.dataDir}`})`);
+      if (demo) console.log(demoInstructions(server.address.replace('0.0.0.0', '127.0.0.1'), demo));
     });
 }

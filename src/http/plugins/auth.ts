@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { KeyPrincipal } from '../../db/repositories/api-keys.js';
+import type { KeyUsageRecorder } from '../../domain/key-usage.js';
 import type { KeyResolver } from '../../domain/keys.js';
 import { ApiError } from '../errors.js';
 import type { AuthFailureLimiter } from './rate-limit.js';
@@ -16,7 +17,7 @@ const BEARER = /^bearer[ ]+([\x21-\x7e]{1,512})[ ]*$/i;
  * Authentication, organization and plan checks, in the contract's order (section 2).
  * Runs in onRequest, so it precedes body parsing and validation.
  */
-export function registerAuth(app: FastifyInstance, keys: KeyResolver, failures: AuthFailureLimiter) {
+export function registerAuth(app: FastifyInstance, keys: KeyResolver, failures: AuthFailureLimiter, usage: KeyUsageRecorder) {
   app.decorateRequest('principal', null as unknown as KeyPrincipal);
   app.addHook('onRequest', async (request: FastifyRequest) => {
     // An address that failed too often is refused before any key is looked at, so keys cannot be guessed at speed.
@@ -31,5 +32,6 @@ export function registerAuth(app: FastifyInstance, keys: KeyResolver, failures: 
     if (principal.orgDeleted) throw new ApiError('org_not_found', 'The organization of this API key no longer exists.');
     if (!principal.restApi) throw new ApiError('plan_forbidden', "The organization's plan does not include the REST API.");
     request.principal = principal;
+    usage.used(principal.orgId, principal.keyId);
   });
 }

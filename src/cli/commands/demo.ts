@@ -1,0 +1,26 @@
+import type { Command } from 'commander';
+import { loadConfig, type Config } from '../../config.js';
+import { createDemo } from '../../domain/demo.js';
+import { withDatabase } from '../db.js';
+
+export const baseUrlOf = (config: Pick<Config, 'host' | 'port'>) =>
+  `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${config.port}`;
+
+export function demoInstructions(baseUrl: string, demo: { orgId: string; key: string; pulses: number }): string {
+  return [
+    `Demo organization ${demo.orgId} created with ${demo.pulses} pulses.`,
+    `API key (shown once): ${demo.key}`,
+    `Try it:`,
+    `  curl -s -H "Authorization: Bearer ${demo.key}" ${baseUrl}/v1/stats`,
+  ].join('\n');
+}
+
+export function registerDemo(program: Command) {
+  program
+    .command('demo')
+    .description('create a demo organization with 120 days of realistic data and print its API key')
+    .action(async () => {
+      const config = loadConfig();
+      await withDatabase(async (db) => console.log(demoInstructions(baseUrlOf(config), await createDemo(db))));
+    });
+}

@@ -1,0 +1,70 @@
+import { Option, type Command } from 'commander';
+import cliProgress from 'cli-progress';
+import { ImportAborted, importPulses, type ImportSummary, type OnError } from '../../domain/import.js';
+import { withDatabase } from '../db.js';
+import { CliError } from '../errors.js';
+
+function printSummary(s: ImportSummary) {
+  for (const p of s.problems) console.error(p.line ? `line ${p.line}: ${p.message}` : p.message);
+  console.log(JSON.stringify({
+    imported: s.imported, skipped: s.skipped, rows: s.rows, aborted: s.aborted,
+    seconds: Number(s.seconds.toFixed(2)), rowsPerSecond: s.rowsPerSecond, peakRssMb: s.peakRssMb,
+  }));
+}
+
+export function registerImportPulses(program: Command) {
+  program
+    .command('import-pulses')
+    .description('stream pulses from NDJSON or CSV (header row) into an organization, in one transaction')
+    .requiredOption('--org <id>', 'organization id')
+    .addOption(new Option('--format <format>', 'file format (default: by extension, .csv or NDJSON)').choices(['ndjson', 'csv']))
+    .addOption(
+      new Option('--on-error <mode>', 'abort: any bad row -> nothing is written; skip: write the good rows, report the bad')
+        .choices(['abort', 'skip'])
+        .default('abort'),
+    )
+    .argument('<file>', 'NDJSON (one pulse object a line) or CSV with columns id,level,reason,comment,moderationStatus,subteamId,createdAt')
+    .action(async (file: string, opts: { org: string; format?: 'ndjson' | 'csv'; onError: OnError }) => {
+      const tty = Boolean(process.stderr.isTTY);
+      const bar = tty
+        ? new cliProgress.SingleBar(
+            { format: 'importing [{bar}] {percentage}% | {rows} rows | {rate} rows/s | ETA {eta_formatted}', stream: process.stderr },
+            cliProgress.Presets.shades_classic,
+          )
+        : undefined;
+      const started = Date.now();
+      let lastLine = 0;
+      bar?.start(100, 0, { rows: 0, rate: 0 });
+      try {
+        await withDatabase(async (db) => {
+          const summary = await importPulses(db, {
+            orgId: opts.org,
+            file,
+            format: opts.format,
+            onError: opts.onError,
+            progress: (bytes, total, rows) => {
+              const rate = Math.round(rows / Math.max((Date.now() - started) / 1000, 0.001));
+              if (bar) bar.update(total ? Math.floor((bytes / total) * 100) : 100, { rows, rate });
+              else if (rows - lastLine >= 100_000) {
+                lastLine = rows;
+                console.error(`imported ${rows} rows (${rate} rows/s)`);
+              }
+            },
+          });
+          bar?.stop();
+          printSummary(summary);
+        });
+      } catch (err) {
+        bar?.stop();
+        if (err instanceof ImportAborted) {
+          printSummary(err.summary);
+          throw new CliError(err.message);
+        }
+        const e = err as { code?: string; detail?: string; message: string };
+        if (e.code === '23505') throw new CliError(`import aborted, nothing was written: already in the database: ${e.detail ?? e.message}`);
+        if (e.code === 'ENOENT') throw new CliError(`${file}: no such file`);
+        if (/^no organization/.test(e.message)) throw new CliError(e.message);
+        throw err;
+      }
+    });
+}

@@ -1,0 +1,75 @@
+import { mkdirSync, openSync, readFileSync, unlinkSync, writeSync, closeSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { join, resolve } from 'node:path';
+
+/** Another live process holds the embedded data directory. */
+export class DataDirLockedError extends Error {}
+
+interface Holder {
+  pid: number;
+  host: string;
+  command: string;
+  startedAt: string;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * PGlite is a single-process database: two processes writing one directory would corrupt it.
+ * The lock file is created atomically; a lock whose process is gone is stale and taken over.
+ * Returns the release function.
+ */
+export function lockDataDir(dataDir: string, command = process.argv.slice(2).join(' ') || 'climate-pulse'): () => void {
+  const dir = resolve(dataDir);
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, 'climate-pulse.lock');
+  const me: Holder = { pid: process.pid, host: hostname(), command: `climate-pulse ${command}`.trim(), startedAt: new Date().toISOString() };
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      const fd = openSync(file, 'wx');
+      writeSync(fd, JSON.stringify(me) + '\n');
+      closeSync(fd);
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        try {
+          const holder = JSON.parse(readFileSync(file, 'utf8')) as Holder;
+          if (holder.pid === process.pid) unlinkSync(file);
+        } catch {
+          /* already gone */
+        }
+      };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    let holder: Holder | null = null;
+    try {
+      holder = JSON.parse(readFileSync(file, 'utf8')) as Holder;
+    } catch {
+      holder = null; // unreadable: written by a process that died mid-write
+    }
+    if (holder && holder.host === me.host && holder.pid !== process.pid && alive(holder.pid)) {
+      throw new DataDirLockedError(
+        `the embedded database in ${dir} is in use by process ${holder.pid} (${holder.command}, since ${holder.startedAt}); ` +
+          'stop it first, or set DATA_DIR to another directory (or DATABASE_URL for PostgreSQL)',
+      );
+    }
+    if (holder && holder.host !== me.host) {
+      throw new DataDirLockedError(`the embedded database in ${dir} is locked by process ${holder.pid} on host ${holder.host}; remove ${file} if that host is gone`);
+    }
+    try {
+      unlinkSync(file); // stale: its process is gone
+    } catch {
+      /* someone else took it over first; try again */
+    }
+  }
+  throw new DataDirLockedError(`could not lock ${file}`);
+}

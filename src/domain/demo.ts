@@ -1,0 +1,140 @@
+import type { DatabaseExecutor } from '../db/executor.js';
+import { loadDataset, type Dataset } from './dataset.js';
+import { randomBase62 } from './keys.js';
+
+const DAY = 86_400_000;
+const TEAMS = [
+  { id: 'team_engineering', name: 'Engineering' },
+  { id: 'team_support', name: 'Customer Support' },
+  { id: 'team_sales', name: 'Sales' },
+  { id: 'team_design', name: 'Design' },
+  { id: 'team_people', name: 'People & Ops' },
+];
+/** The team whose mood dips over the last two weeks, with alerts that match. */
+export const DIP_TEAM = 'team_support';
+const REASONS = ['workload', 'team', 'management', 'growth', 'balance'];
+const COMMENTS = [
+  'Great sprint, the team really pulled together.',
+  'Too many meetings this week.',
+  'Loving the new onboarding process.',
+  'Deadlines feel unrealistic lately.',
+  'Thanks for the flexible hours!',
+  'Ticket queue is overwhelming, we need more hands.',
+  'Good feedback from the customer demo.',
+  'Not enough time for deep work.',
+  'The offsite was really valuable.',
+  'Weekend on-call is wearing people down.',
+];
+
+/** Mulberry32: a small seeded generator, so a demo looks the same for one seed. */
+function prng(seed: number) {
+  return () => {
+    seed |= 0;
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function isoWeek(d: Date): string {
+  const t = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()));
+  const day = t.getUTCDay() || 7;
+  t.setUTCDate(t.getUTCDate() + 4 - day);
+  const yearStart = Date.UTC(t.getUTCFullYear(), 0, 1);
+  const week = Math.ceil(((t.getTime() - yearStart) / DAY + 1) / 7);
+  return `${t.getUTCFullYear()}-W${String(week).padStart(2, '0')}`;
+}
+
+/**
+ * A realistic organization: five teams, 120 days of pulses with a weekly rhythm (fewer on
+ * weekends, lower on Mondays), a visible dip in Customer Support over the last 14 days,
+ * comments (some FLAGGED), alerts that match the dip, and a few actions.
+ */
+export function demoDataset(now: Date, opts: { orgId: string; key: string; seed?: number }): Dataset {
+  const rnd = prng(opts.seed ?? 42);
+  const start = Math.floor(now.getTime() / DAY) * DAY - 119 * DAY;
+  const pulses: NonNullable<NonNullable<Dataset['organizations']>[number]['pulses']> = [];
+  let n = 0;
+  for (let d = 0; d < 120; d++) {
+    const dayStart = start + d * DAY;
+    const weekday = new Date(dayStart).getUTCDay();
+    const weekend = weekday === 0 || weekday === 6;
+    for (const team of TEAMS) {
+      const count = weekend ? Math.floor(rnd() * 3) : 6 + Math.floor(rnd() * 6);
+      const dip = team.id === DIP_TEAM && now.getTime() - dayStart <= 14 * DAY;
+      for (let i = 0; i < count; i++) {
+        const at = dayStart + (8 + rnd() * 10) * 3_600_000;
+        if (at >= now.getTime()) continue;
+        const mean = (dip ? 2.2 : 3.7) - (weekday === 1 ? 0.4 : 0) + (weekday === 5 ? 0.2 : 0);
+        const level = Math.min(5, Math.max(1, Math.round(mean + (rnd() - 0.5) * 2.2)));
+        const commented = rnd() < 0.3;
+        pulses.push({
+          id: `demo_p_${++n}`,
+          level,
+          reason: rnd() < 0.6 ? REASONS[Math.floor(rnd() * REASONS.length)] : null,
+          comment: commented ? COMMENTS[Math.floor(rnd() * COMMENTS.length)] : null,
+          moderationStatus: commented && rnd() < 0.1 ? 'FLAGGED' : 'CLEAN',
+          subteamId: team.id,
+          createdAt: new Date(at).toISOString(),
+        });
+      }
+    }
+  }
+  const created = new Date(start - 30 * DAY).toISOString();
+  const week1 = new Date(now.getTime() - 10 * DAY);
+  const week2 = new Date(now.getTime() - 3 * DAY);
+  return {
+    organizations: [
+      {
+        id: opts.orgId,
+        name: 'Demo Company',
+        plan: 'business',
+        memberCount: 86,
+        createdAt: created,
+        apiKeys: [{ key: opts.key, name: 'demo' }],
+        teams: TEAMS.map((t) => ({ ...t, createdAt: created })),
+        pulses,
+        alerts: [
+          {
+            id: `${opts.orgId}_al_1`, type: 'MOOD_DROP', message: 'Mood in Customer Support fell 25% week over week.',
+            weekISO: isoWeek(week1), subteamId: DIP_TEAM, readAt: new Date(week1.getTime() + DAY).toISOString(), createdAt: week1.toISOString(),
+          },
+          {
+            id: `${opts.orgId}_al_2`, type: 'MOOD_DROP', message: 'Mood in Customer Support is the lowest of all teams for a second week.',
+            weekISO: isoWeek(week2), subteamId: DIP_TEAM, readAt: null, createdAt: week2.toISOString(),
+          },
+          {
+            id: `${opts.orgId}_al_3`, type: 'LOW_PARTICIPATION', message: 'Participation in Design dropped below 50% last week.',
+            weekISO: isoWeek(new Date(now.getTime() - 40 * DAY)), subteamId: 'team_design', readAt: new Date(now.getTime() - 38 * DAY).toISOString(),
+            createdAt: new Date(now.getTime() - 40 * DAY).toISOString(),
+          },
+        ],
+        actions: [
+          {
+            id: `${opts.orgId}_ac_1`, title: 'Extra hands on the support queue', description: 'Two engineers rotate into support for two weeks.',
+            startDate: week2.toISOString(), endDate: new Date(week2.getTime() + 14 * DAY).toISOString(), status: 'active', subteamId: DIP_TEAM, createdAt: week2.toISOString(),
+          },
+          {
+            id: `${opts.orgId}_ac_2`, title: 'Meeting-free Wednesdays', description: null,
+            startDate: new Date(now.getTime() - 60 * DAY).toISOString(), endDate: null, status: 'done', subteamId: 'team_engineering',
+            createdAt: new Date(now.getTime() - 60 * DAY).toISOString(),
+          },
+          {
+            id: `${opts.orgId}_ac_3`, title: 'Quarterly offsite', description: 'Postponed to next quarter.',
+            startDate: new Date(now.getTime() - 20 * DAY).toISOString(), endDate: null, status: 'cancelled', subteamId: null,
+            createdAt: new Date(now.getTime() - 25 * DAY).toISOString(),
+          },
+        ],
+      },
+    ],
+  };
+}
+
+/** Creates a demo organization in one transaction; returns its id and API key. */
+export async function createDemo(db: DatabaseExecutor, now = new Date()): Promise<{ orgId: string; key: string; pulses: number }> {
+  const orgId = `org_demo_${randomBase62(6)}`;
+  const key = `cp_live_${randomBase62(40)}`;
+  const summary = await loadDataset(db, demoDataset(now, { orgId, key, seed: now.getTime() % 2 ** 31 }));
+  return { orgId, key, pulses: summary.pulses };
+}
