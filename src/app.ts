@@ -13,6 +13,7 @@ import { ALIAS_PREFIX, API_PREFIX, registerOpenApi } from './http/openapi.js';
 import { registerAuth } from './http/plugins/auth.js';
 import { AuthFailureLimiter, connectRedis, LimitCounters, registerKeyRateLimit } from './http/plugins/rate-limit.js';
 import { registerErrorHandling } from './http/plugins/errors.js';
+import { registerOperations } from './http/plugins/operations.js';
 import { ErrorSchema } from './http/schemas/common.js';
 import { registerApiRoutes } from './http/routes/index.js';
 import type { App, RouteDeps } from './http/routes/types.js';
@@ -32,6 +33,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: deps.logger ?? false,
+    disableRequestLogging: true, // one line per request, written by the operations plugin
     bodyLimit: config.bodyLimitBytes,
     requestTimeout: config.requestTimeoutMs,
     genReqId: (req) => {
@@ -67,6 +69,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   // Only JSON bodies: a text/plain body is refused as invalid_json, not parsed as a string.
   app.removeContentTypeParser('text/plain');
   app.addSchema(ErrorSchema);
+  // Embedded PGlite runs its queries on this event loop: there a delay is database work, not overload.
+  await registerOperations(app, db, { maxEventLoopDelayMs: db.kind === 'pglite' ? 0 : config.maxEventLoopDelayMs });
   await registerOpenApi(app);
 
   app.addHook('onRequest', async (request, reply) => {

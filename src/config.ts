@@ -24,6 +24,7 @@ export const EnvSchema = Type.Object({
   REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 30_000 }),
   METRICS_PORT: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
   WORKERS: Type.Integer({ minimum: 1, maximum: 64, default: 1 }),
+  MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 1000 }),
   COMMENT_CURSOR_SECRET: Type.Optional(Type.String({ minLength: 32 })),
 });
 
@@ -45,6 +46,7 @@ export interface Config {
   requestTimeoutMs: number;
   metricsPort?: number;
   workers: number;
+  maxEventLoopDelayMs: number;
   commentCursorSecret?: string;
 }
 
@@ -83,6 +85,7 @@ function fromEnv(e: Env): Config {
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
     metricsPort: e.METRICS_PORT,
     workers: e.WORKERS,
+    maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
     commentCursorSecret: e.COMMENT_CURSOR_SECRET,
   };
 }

@@ -1,3 +1,4 @@
+import { createServer, type Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
@@ -10,6 +11,7 @@ export interface RunningServer {
   app: FastifyInstance;
   db: DatabaseExecutor;
   address: string;
+  metricsAddress?: string;
   close(): Promise<void>;
 }
 
@@ -37,6 +39,7 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
   const purgeTimer = setInterval(purge, PURGE_EVERY_MS);
   purgeTimer.unref();
   void purge();
+  const metrics = config.metricsPort ? await serveMetrics(app, config.host, config.metricsPort) : undefined;
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
@@ -46,11 +49,12 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
       }, SHUTDOWN_GRACE_MS);
       timer.unref();
       clearInterval(purgeTimer);
+      await new Promise((r) => (metrics ? metrics.server.close(r) : r(undefined)));
       await app.close(); // stops accepting, lets in-flight requests finish
       await db.close();
       clearTimeout(timer);
     })());
-  return { app, db, address, close };
+  return { app, db, address, metricsAddress: metrics?.address, close };
 }
 
 export function closeOnSignals(server: RunningServer) {
@@ -63,4 +67,21 @@ export function closeOnSignals(server: RunningServer) {
       );
     });
   }
+}
+
+/** Prometheus metrics on their own port, never on the API port. */
+async function serveMetrics(app: FastifyInstance, host: string, port: number): Promise<{ server: Server; address: string }> {
+  const server = createServer((req, res) => {
+    if (req.url !== '/metrics') {
+      res.writeHead(404).end();
+      return;
+    }
+    app.metrics.metrics().then(
+      (text) => res.writeHead(200, { 'content-type': app.metrics.contentType }).end(text),
+      () => res.writeHead(500).end(),
+    );
+  });
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, host, resolve));
+  const a = server.address() as { port: number };
+  return { server, address: `http://${host}:${a.port}/metrics` };
 }

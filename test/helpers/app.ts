@@ -20,7 +20,13 @@ export async function createTestApp(
   const tdb = await createTestDatabase();
   if (opts.dataset) await loadDataset(tdb.db, opts.dataset);
   // On the PostgreSQL + Redis pass, rate limits count in Redis, under a namespace of this app's own.
-  const config = loadConfig({ LOG_LEVEL: 'silent', ...(TEST_REDIS_URL ? { REDIS_URL: TEST_REDIS_URL } : {}), ...opts.env });
+  // Load shedding is off unless a test turns it on: two test workers on two cores delay event loops.
+  const config = loadConfig({
+    LOG_LEVEL: 'silent',
+    MAX_EVENT_LOOP_DELAY_MS: '0',
+    ...(TEST_REDIS_URL ? { REDIS_URL: TEST_REDIS_URL } : {}),
+    ...opts.env,
+  });
   const now = opts.now;
   const app = await buildApp(config, {
     db: tdb.db,

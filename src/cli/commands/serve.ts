@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { runPrimary } from '../../cluster.js';
 import { loadConfig } from '../../config.js';
 import { migrate } from '../../db/migrate.js';
 import { openDatabase } from '../../db/open.js';
@@ -14,6 +15,7 @@ export function registerServe(program: Command) {
     .option('--demo-if-empty', 'first create a demo organization when the database holds none (what `npm start` does)')
     .action(async (opts: { demoIfEmpty?: boolean }) => {
       const config = loadConfig();
+      if (runPrimary(config, (line) => console.log(line))) return;
       const db = await openDatabase(config);
       let demo: Awaited<ReturnType<typeof createDemo>> | undefined;
       try {
@@ -26,6 +28,7 @@ export function registerServe(program: Command) {
       const server = await startServer(config, { db });
       closeOnSignals(server);
       console.log(`climate-pulse listening on ${server.address} (${server.db.kind === 'pg' ? 'PostgreSQL' : `embedded database in ${config.dataDir}`})`);
+      if (server.metricsAddress) console.log(`metrics on ${server.metricsAddress}`);
       if (demo) console.log(demoInstructions(server.address.replace('0.0.0.0', '127.0.0.1'), demo));
     });
 }

@@ -1,0 +1,71 @@
+import underPressure from '@fastify/under-pressure';
+import type { FastifyInstance } from 'fastify';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { DatabaseExecutor } from '../../db/executor.js';
+import { PgExecutor } from '../../db/pg.js';
+import { ApiError } from '../errors.js';
+import { sendError } from './errors.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    metrics: Registry;
+  }
+}
+
+/**
+ * One log line per request (request id, org id, route, status, duration; never a header), the
+ * Prometheus registry, and load shedding when the event loop falls behind.
+ */
+export async function registerOperations(app: FastifyInstance, db: DatabaseExecutor, opts: { maxEventLoopDelayMs: number }) {
+  const registry = new Registry();
+  const labelNames = ['method', 'route', 'status'] as const;
+  const requests = new Counter({ name: 'http_requests_total', help: 'Requests answered, by route and status.', labelNames, registers: [registry] });
+  const duration = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time to answer, by route and status.',
+    labelNames,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  if (db instanceof PgExecutor) {
+    const pool = db.pool;
+    new Gauge({ name: 'db_pool_connections', help: 'Connections of the PostgreSQL pool, by state.', labelNames: ['state'], registers: [registry],
+      collect() {
+        this.set({ state: 'total' }, pool.totalCount);
+        this.set({ state: 'idle' }, pool.idleCount);
+        this.set({ state: 'waiting' }, pool.waitingCount);
+      },
+    });
+  }
+  app.decorate('metrics', registry);
+
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.url ?? 'unknown';
+    const status = String(reply.statusCode);
+    const seconds = reply.elapsedTime / 1000;
+    requests.inc({ method: request.method, route, status });
+    duration.observe({ method: request.method, route, status }, seconds);
+    request.log.info(
+      {
+        orgId: (request as { principal?: { orgId: string } }).principal?.orgId,
+        method: request.method,
+        route,
+        status: reply.statusCode,
+        durationMs: Math.round(reply.elapsedTime * 100) / 100,
+      },
+      'request',
+    );
+  });
+
+  if (opts.maxEventLoopDelayMs > 0) {
+    await app.register(underPressure, {
+      maxEventLoopDelay: opts.maxEventLoopDelayMs,
+      sampleInterval: 200,
+      exposeStatusRoute: false,
+      pressureHandler: (_request, reply, type, value) => {
+        app.log.warn({ type, value }, 'shedding load');
+        sendError(reply, new ApiError('service_unavailable', 'The service is overloaded; retry shortly.', { 'retry-after': '5' }));
+      },
+    });
+  }
+}
