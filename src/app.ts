@@ -23,6 +23,8 @@ export interface AppDeps {
   /** The clock; tests pin it. */
   now?: () => Date;
   logger?: FastifyServerOptions['logger'];
+  /** How long after start-up event-loop delays are not treated as overload (default 5 s). */
+  sheddingWarmupMs?: number;
   /** Prefix of the rate-limit keys in Redis; tests give each run its own. */
   rateLimitNamespace?: string;
 }
@@ -70,7 +72,10 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   app.removeContentTypeParser('text/plain');
   app.addSchema(ErrorSchema);
   // Embedded PGlite runs its queries on this event loop: there a delay is database work, not overload.
-  await registerOperations(app, db, { maxEventLoopDelayMs: db.kind === 'pglite' ? 0 : config.maxEventLoopDelayMs });
+  await registerOperations(app, db, {
+    maxEventLoopDelayMs: db.kind === 'pglite' ? 0 : config.maxEventLoopDelayMs,
+    sheddingWarmupMs: deps.sheddingWarmupMs ?? 5_000,
+  });
   await registerOpenApi(app);
 
   app.addHook('onRequest', async (request, reply) => {

@@ -15,7 +15,7 @@ export interface TestApp extends TestDatabase {
  * the app built on it with its clock pinned to `now`.
  */
 export async function createTestApp(
-  opts: { dataset?: Dataset; now?: Date; env?: Record<string, string> } = {},
+  opts: { dataset?: Dataset; now?: Date; env?: Record<string, string>; sheddingWarmupMs?: number } = {},
 ): Promise<TestApp> {
   const tdb = await createTestDatabase();
   if (opts.dataset) await loadDataset(tdb.db, opts.dataset);
@@ -32,6 +32,7 @@ export async function createTestApp(
     db: tdb.db,
     now: now ? () => new Date(now) : undefined,
     rateLimitNamespace: `climate-pulse-test:${randomBytes(6).toString('hex')}:`,
+    sheddingWarmupMs: opts.sheddingWarmupMs,
   });
   return {
     ...tdb,

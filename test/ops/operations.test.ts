@@ -66,7 +66,7 @@ describe('security headers and metrics', () => {
   });
 
   it('sheds load with 503 and Retry-After when the event loop falls behind (PostgreSQL mode; embedded mode never sheds)', async () => {
-    const t = await createTestApp({ dataset: dataset(), env: { MAX_EVENT_LOOP_DELAY_MS: '50' } });
+    const t = await createTestApp({ dataset: dataset(), env: { MAX_EVENT_LOOP_DELAY_MS: '50' }, sheddingWarmupMs: 0 });
     try {
       const end = Date.now() + 600;
       while (Date.now() < end) {

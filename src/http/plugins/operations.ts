@@ -16,7 +16,11 @@ declare module 'fastify' {
  * One log line per request (request id, org id, route, status, duration; never a header), the
  * Prometheus registry, and load shedding when the event loop falls behind.
  */
-export async function registerOperations(app: FastifyInstance, db: DatabaseExecutor, opts: { maxEventLoopDelayMs: number }) {
+export async function registerOperations(
+  app: FastifyInstance,
+  db: DatabaseExecutor,
+  opts: { maxEventLoopDelayMs: number; sheddingWarmupMs: number },
+) {
   const registry = new Registry();
   const labelNames = ['method', 'route', 'status'] as const;
   const requests = new Counter({ name: 'http_requests_total', help: 'Requests answered, by route and status.', labelNames, registers: [registry] });
@@ -58,11 +62,17 @@ export async function registerOperations(app: FastifyInstance, db: DatabaseExecu
   });
 
   if (opts.maxEventLoopDelayMs > 0) {
+    let readyAt = Number.POSITIVE_INFINITY;
+    app.addHook('onReady', async () => {
+      readyAt = Date.now();
+    });
     await app.register(underPressure, {
       maxEventLoopDelay: opts.maxEventLoopDelayMs,
       sampleInterval: 200,
       exposeStatusRoute: false,
       pressureHandler: (_request, reply, type, value) => {
+        // Start-up (migrations, module loading, JIT) delays the loop without any load: serve normally.
+        if (Date.now() - readyAt < opts.sheddingWarmupMs) return;
         app.log.warn({ type, value }, 'shedding load');
         sendError(reply, new ApiError('service_unavailable', 'The service is overloaded; retry shortly.', { 'retry-after': '5' }));
       },

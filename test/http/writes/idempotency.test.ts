@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../../src/db/executor.js';
 import { purgeIdempotencyRecords } from '../../../src/db/repositories/idempotency.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
+import { expectDocumented } from '../../helpers/openapi.js';
 import { KEY_A, KEY_A2, KEY_B, NOW, post, writesDataset } from './fixture.js';
 
 describe('idempotent writes', () => {
@@ -11,8 +12,11 @@ describe('idempotent writes', () => {
   });
   afterAll(() => t.close());
 
-  const create = (key: string, idem: string, body: unknown, url = '/v1/actions') =>
-    t.app.inject({ method: 'POST', url, headers: post(key, idem), payload: body as object });
+  const create = async (key: string, idem: string, body: unknown, url = '/v1/actions') => {
+    const res = await t.app.inject({ method: 'POST', url, headers: post(key, idem), payload: body as object });
+    await expectDocumented(t.app, 'POST', url, res);
+    return res;
+  };
   const actions = async (key = KEY_A) =>
     (await t.app.inject({ method: 'GET', url: '/v1/actions', headers: post(key, undefined) })).json().items as Record<string, unknown>[];
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
+import { expectDocumented } from '../../helpers/openapi.js';
 import { KEY_A, KEY_B, NOW, post, writesDataset } from './fixture.js';
 
 describe('write validation', () => {
@@ -9,8 +10,11 @@ describe('write validation', () => {
   });
   afterAll(() => t.close());
 
-  const send = (method: 'POST' | 'PATCH', url: string, headers: Record<string, string>, payload?: unknown) =>
-    t.app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload: payload as string }) });
+  const send = async (method: 'POST' | 'PATCH', url: string, headers: Record<string, string>, payload?: unknown) => {
+    const res = await t.app.inject({ method, url, headers, ...(payload === undefined ? {} : { payload: payload as string }) });
+    await expectDocumented(t.app, method, url, res);
+    return res;
+  };
 
   let n = 0;
   const fresh = () => `validation-key-${++n}`;
