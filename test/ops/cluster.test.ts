@@ -1,19 +1,10 @@
-import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDataset } from '../../src/domain/dataset.js';
 import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from '../helpers/db.js';
-import { startServerProcess } from '../helpers/process.js';
+import { freePort, startServerProcess } from '../helpers/process.js';
 
 const KEY = 'cp_test_cluster_0123456789abcdef';
 
-async function freePort(): Promise<number> {
-  const srv = createServer().listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  const port = (srv.address() as { port: number }).port;
-  srv.close();
-  return port;
-}
 
 const waitFor = async (check: () => boolean, ms = 15_000) => {
   for (let t = 0; t < ms && !check(); t += 100) await new Promise((r) => setTimeout(r, 100));

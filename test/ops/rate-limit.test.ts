@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Dataset } from '../../src/domain/dataset.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDatabase, TEST_DATABASE_URL, TEST_REDIS_URL, type TestDatabase } from '../helpers/db.js';
-import { startServerProcess, type ServerProcess } from '../helpers/process.js';
+import { freePort, startServerProcess, type ServerProcess } from '../helpers/process.js';
 import { loadDataset } from '../../src/domain/dataset.js';
 
 const TINY = 'cp_test_tiny_0123456789abcdef';
@@ -83,13 +83,6 @@ describe('per-key rate limit', () => {
   });
 });
 
-async function freePort(): Promise<number> {
-  const srv = createServer().listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  const port = (srv.address() as { port: number }).port;
-  srv.close();
-  return port;
-}
 
 describe.skipIf(!TEST_REDIS_URL || !TEST_DATABASE_URL)('one limit across server processes sharing Redis', () => {
   let db: TestDatabase;

@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Outcome } from '../../domain/idempotency.js';
+import type { DatabaseExecutor, Queryable } from '../../db/executor.js';
+import { checkIdempotencyKey, once } from '../../domain/idempotency.js';
 import { ApiError } from '../errors.js';
 import { ALIAS_PREFIX, API_PREFIX } from '../openapi.js';
 
@@ -17,7 +18,19 @@ export function canonicalPath(request: FastifyRequest): string {
   return path.startsWith(ALIAS_PREFIX + '/') ? API_PREFIX + path.slice(ALIAS_PREFIX.length) : path;
 }
 
-export function sendOutcome<T>(reply: FastifyReply, outcome: Outcome<T>): T {
+/**
+ * The common shape of every POST: check the Idempotency-Key, run `create` at most once for
+ * it, and answer with the stored outcome (marked as a replay when it is one).
+ */
+export async function createOnce<T>(
+  db: DatabaseExecutor,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  create: (tx: Queryable) => Promise<T>,
+): Promise<T> {
+  const key = checkIdempotencyKey(request.headers['idempotency-key']);
+  const { orgId, keyId } = request.principal;
+  const outcome = await once(db, { orgId, apiKeyId: keyId, key }, { method: request.method, path: canonicalPath(request), body: request.body }, create);
   if (outcome.replayed) reply.header('idempotent-replayed', 'true');
   reply.code(outcome.statusCode);
   return outcome.body;

@@ -1,6 +1,5 @@
 import { createAction } from '../../../domain/actions.js';
-import { checkIdempotencyKey, once } from '../../../domain/idempotency.js';
-import { canonicalPath, requireJsonObject, sendOutcome } from '../../plugins/writes.js';
+import { createOnce, requireJsonObject } from '../../plugins/writes.js';
 import { ActionIdSchema, CreateActionBodySchema } from '../../schemas/actions.js';
 import { IdempotencyHeadersSchema } from '../../schemas/common.js';
 import { responses } from '../../schemas/responses.js';
@@ -25,16 +24,6 @@ export function registerCreateAction(app: App, { db, now }: RouteDeps) {
         }),
       },
     },
-    async (request, reply) => {
-      const key = checkIdempotencyKey(request.headers['idempotency-key']);
-      const { orgId, keyId } = request.principal;
-      const outcome = await once(
-        db,
-        { orgId, apiKeyId: keyId, key },
-        { method: 'POST', path: canonicalPath(request), body: request.body },
-        (tx) => createAction(tx, orgId, request.body, now()),
-      );
-      return sendOutcome(reply, outcome);
-    },
+    async (request, reply) => createOnce(db, request, reply, (tx) => createAction(tx, request.principal.orgId, request.body, now())),
   );
 }

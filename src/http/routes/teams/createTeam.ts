@@ -1,6 +1,5 @@
-import { checkIdempotencyKey, once } from '../../../domain/idempotency.js';
 import { createTeam } from '../../../domain/teams.js';
-import { canonicalPath, requireJsonObject, sendOutcome } from '../../plugins/writes.js';
+import { createOnce, requireJsonObject } from '../../plugins/writes.js';
 import { IdempotencyHeadersSchema } from '../../schemas/common.js';
 import { responses } from '../../schemas/responses.js';
 import { CreatedTeamSchema, CreateTeamBodySchema } from '../../schemas/teams.js';
@@ -25,16 +24,6 @@ export function registerCreateTeam(app: App, { db, now }: RouteDeps) {
         }),
       },
     },
-    async (request, reply) => {
-      const key = checkIdempotencyKey(request.headers['idempotency-key']);
-      const { orgId, keyId } = request.principal;
-      const outcome = await once(
-        db,
-        { orgId, apiKeyId: keyId, key },
-        { method: 'POST', path: canonicalPath(request), body: request.body },
-        (tx) => createTeam(tx, orgId, request.body.name, now()),
-      );
-      return sendOutcome(reply, outcome);
-    },
+    async (request, reply) => createOnce(db, request, reply, (tx) => createTeam(tx, request.principal.orgId, request.body.name, now())),
   );
 }
