@@ -50,6 +50,47 @@ describe('OpenAPI document', () => {
     expect(doc.paths['/actions'].get.responses['200'].content['application/json'].schema.properties.items.items.required).toContain('$id');
   });
 
+  it('documents every route the app registers under /v1 and /api/v1 (derived from the router)', async () => {
+    const doc = (await t.app.inject({ url: '/openapi.json' })).json();
+    const documented = new Set(
+      Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops as object).map((m) => `${m.toUpperCase()} ${p}`)),
+    );
+    const registered = new Map<string, Set<string>>([['/v1', new Set()], ['/api/v1', new Set()]]);
+    // printRoutes prints a tree: "├── /v1/stats (GET, HEAD)" then "│   └── /daily (GET, HEAD)" for a child.
+    const stack: string[] = [];
+    for (const line of t.app.printRoutes({ commonPrefix: false }).split('\n')) {
+      const m = /^([│ ]*)[├└]── (\S+)(?: \(([^)]+)\))?/.exec(line);
+      if (!m) continue;
+      const depth = m[1].length / 4;
+      stack.length = depth;
+      stack[depth] = m[2];
+      const full = stack.join('');
+      if (!m[3]) continue;
+      const prefix = full.startsWith('/api/v1/') ? '/api/v1' : full.startsWith('/v1/') ? '/v1' : null;
+      if (!prefix) continue;
+      const path = full.slice(prefix.length).replace(/:([A-Za-z_]+)/g, '{$1}');
+      if (path === '/openapi.json') continue;
+      for (const method of m[3].split(',').map((x) => x.trim())) {
+        if (method === 'HEAD' || method === 'OPTIONS') continue;
+        registered.get(prefix)!.add(`${method} ${path}`);
+      }
+    }
+    expect(registered.get('/v1')!.size).toBeGreaterThanOrEqual(8);
+    expect([...registered.get('/v1')!].sort()).toEqual([...documented].sort());
+    expect([...registered.get('/api/v1')!].sort()).toEqual([...documented].sort());
+  });
+
+  it('validates the literal $id property of actions (Ajv does not take it for a schema id)', async () => {
+    const res = await t.app.inject({ url: '/v1/actions', headers: { authorization: `Bearer ${KEYS.acme}` } });
+    await expectDocumented(t.app, 'GET', '/v1/actions', res);
+    const items = res.json().items as Array<Record<string, unknown>>;
+    const renamed = items.map(({ $id, ...a }) => ({ id: $id, ...a }));
+    const forged = { ...res, json: () => ({ ...res.json(), items: renamed }), body: '{}' } as typeof res;
+    await expect(expectDocumented(t.app, 'GET', '/v1/actions', forged)).rejects.toThrow(/does not match its schema/);
+    const wrongType = { ...res, json: () => ({ ...res.json(), items: items.map((a) => ({ ...a, $id: 42 })) }), body: '{}' } as typeof res;
+    await expect(expectDocumented(t.app, 'GET', '/v1/actions', wrongType)).rejects.toThrow(/does not match its schema/);
+  });
+
   it('catches a response that breaks its schema (the checker itself can fail)', async () => {
     const res = await t.app.inject({ url: '/v1/org', headers: { authorization: `Bearer ${KEYS.acme}` } });
     const forged = { ...res, statusCode: 200, json: () => ({ ...res.json(), extra: true }), body: '{}' } as typeof res;
