@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
 import type { DatabaseExecutor } from './db/executor.js';
@@ -35,7 +35,7 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     logger: deps.logger ?? false,
-    disableRequestLogging: true, // one line per request, written by the operations plugin
+    logController: new LogController({ disableRequestLogging: true }), // one line per request, written by the operations plugin
     bodyLimit: config.bodyLimitBytes,
     requestTimeout: config.requestTimeoutMs,
     genReqId: (req) => {
