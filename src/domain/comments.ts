@@ -19,7 +19,8 @@ interface CommentCursor {
 /**
  * Comment cursors are sealed with AES-256-GCM under a server secret: a client can neither
  * read the pulse id and time inside (and so link a comment to a pulse of GET /pulses) nor
- * forge one.
+ * forge one. The organization is authenticated data of the seal: a cursor issued to one
+ * organization is invalid_cursor for another.
  */
 export class CommentCursorCodec {
   private readonly key: Buffer;
@@ -28,22 +29,24 @@ export class CommentCursorCodec {
     this.key = createHash('sha256').update('comments-cursor:').update(secret).digest();
   }
 
-  seal(c: CommentCursor): string {
+  seal(orgId: string, c: CommentCursor): string {
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    cipher.setAAD(Buffer.from(orgId, 'utf8'));
     // Compact positional form keeps the token under 512 characters even for 128-character ids.
     const plain = JSON.stringify([Date.parse(c.k.createdAt), c.k.id, c.from, c.to, c.team]);
     const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
     return Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url');
   }
 
-  open(token: string): CommentCursor {
+  open(orgId: string, token: string): CommentCursor {
     const bad = () => new ApiError('invalid_cursor', "'cursor' is not a cursor of GET /comments; pass the nextCursor of the previous page.");
     const raw = /^[A-Za-z0-9_-]+$/.test(token) ? Buffer.from(token, 'base64url') : Buffer.alloc(0);
     if (raw.length < 29) throw bad();
     try {
       const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, 12));
       decipher.setAuthTag(raw.subarray(12, 28));
+      decipher.setAAD(Buffer.from(orgId, 'utf8'));
       const text = Buffer.concat([decipher.update(raw.subarray(28)), decipher.final()]).toString('utf8');
       const [t, id, from, to, team] = JSON.parse(text) as [number, string, string, string, string | null];
       return { k: { createdAt: new Date(t).toISOString(), id }, from, to, team };
@@ -61,7 +64,7 @@ export async function listCommentPage(
   now = new Date(),
 ): Promise<CommentList> {
   const limit = q.limit ?? 20;
-  const cursor = q.cursor !== undefined ? codec.open(q.cursor) : undefined;
+  const cursor = q.cursor !== undefined ? codec.open(orgId, q.cursor) : undefined;
   // A later page keeps the range of the first, even across midnight; filters given again must agree.
   if (cursor) {
     const given = { from: q.from ?? cursor.from, to: q.to ?? cursor.to, team: q.subteamId ?? cursor.team };
@@ -88,7 +91,7 @@ export async function listCommentPage(
     items: page.map((r) => ({ comment: r.comment })),
     minimumSample: MINIMUM_SAMPLE,
     nextCursor:
-      rows.length > limit ? codec.seal({ k: last.key, from: fromDay, to: toDay, team: team ?? null }) : null,
+      rows.length > limit ? codec.seal(orgId, { k: last.key, from: fromDay, to: toDay, team: team ?? null }) : null,
     suppressed: false,
   };
 }

@@ -106,6 +106,10 @@ describe('GET /comments', () => {
     const mismatch = await acme.get(`/v1/comments?cursor=${encodeURIComponent(c)}&subteamId=team_web`);
     expect(mismatch.json().error.code).toBe('invalid_cursor');
     expect(typeof betaCursor).toBe('string');
+    // Another organization's cursor, with the same filters, is not a cursor of this organization.
+    const foreign = await acme.get(`/v1/comments?cursor=${encodeURIComponent(betaCursor)}`);
+    expect(foreign.statusCode).toBe(400);
+    expect(foreign.json().error.code).toBe('invalid_cursor');
   });
 
   it('keeps the first page range on later pages without the filters repeated', async () => {
