@@ -186,6 +186,28 @@ describe('read endpoints', () => {
     });
   });
 
+  describe('/api/v1', () => {
+    it('gives the same answers as /v1 on every read endpoint', async () => {
+      const queries = [
+        '/org', '/teams', '/pulses', '/pulses?limit=3&level=2', `/pulses?${`from=${new Date(NOW.getTime() - 60 * DAY).toISOString()}`}&subteamId=team_ops`,
+        '/stats', '/stats/daily', '/stats/daily?from=2026-10-01T06:30:00Z&to=2026-11-01T18:00:00Z', '/comments?limit=5',
+        '/comments?subteamId=team_small', '/alerts', '/alerts?limit=50', '/actions',
+      ];
+      for (const q of queries) {
+        const [v1, alias] = [await acme.get(`/v1${q}`), await acme.get(`/api/v1${q}`)];
+        expect(alias.statusCode, q).toBe(200);
+        expect(v1.statusCode, q).toBe(200);
+        // A comments cursor is sealed with a fresh IV each time: the positions must agree, not the bytes.
+        const norm = (b: Record<string, unknown>) => ('nextCursor' in b && q.startsWith('/comments') ? { ...b, nextCursor: typeof b.nextCursor } : b);
+        expect(norm(alias.json()), q).toEqual(norm(v1.json()));
+      }
+      const c = (await acme.get('/v1/comments?limit=5')).json().nextCursor;
+      const [p2v1, p2alias] = [await acme.get(`/v1/comments?limit=5&cursor=${c}`), await acme.get(`/api/v1/comments?limit=5&cursor=${c}`)];
+      expect(p2alias.json().items).toEqual(p2v1.json().items);
+      expect(p2alias.json().items.length).toBe(5);
+    });
+  });
+
   describe('organization isolation', () => {
     it("never shows another organization's data", async () => {
       const beta = api(t.app, KEYS.beta);
@@ -205,6 +227,17 @@ describe('read endpoints', () => {
       const betaComments = (await beta.get('/v1/comments?limit=100')).json().items.map((c: { comment: string }) => c.comment);
       expect(betaComments.every((c: string) => c.startsWith('Beta secret'))).toBe(true);
       expect((await acme.get('/v1/pulses?limit=200')).json().items.some((p: { id: string }) => p.id.startsWith('beta'))).toBe(false);
+    });
+
+    it("keeps another organization's pulses out of its statistics", async () => {
+      const beta = api(t.app, KEYS.beta);
+      const stats = (await beta.get('/v1/stats')).json();
+      expect(stats.pulseCount).toBe(12);
+      expect(stats.weeklyPulseCount).toBe(12);
+      const days = (await beta.get('/v1/stats/daily')).json().days as Array<{ count: number }>;
+      expect(days.reduce((n, d) => n + d.count, 0)).toBe(12);
+      const acmeStats = (await acme.get('/v1/stats')).json();
+      expect(acmeStats.pulseCount).toBe(ACME_PULSES.length);
     });
 
     it("gives 404 for another organization's action, exactly as for a missing one", async () => {
