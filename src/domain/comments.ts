@@ -6,6 +6,7 @@ import { wholeDaysCount } from '../db/repositories/stats.js';
 import { ApiError, invalid } from '../http/errors.js';
 import type { CommentList, CommentListQuery } from '../http/schemas/comments.js';
 import { MINIMUM_SAMPLE } from './stats.js';
+import { pgYmd } from '../db/repositories/time.js';
 import { DAY_MS, parseDate, startOfUtcDay, ymd } from './time.js';
 
 /** What a comments cursor holds: the position and the range it was issued for. */
@@ -80,7 +81,7 @@ export async function listCommentPage(
   const end = new Date(toStart.getTime() + DAY_MS);
   const team = cursor ? cursor.team ?? undefined : q.subteamId;
 
-  const sample = await wholeDaysCount(db, orgId, fromDay, ymd(end), team);
+  const sample = await wholeDaysCount(db, orgId, fromDay, pgYmd(end), team);
   if (sample < MINIMUM_SAMPLE) {
     return { items: [], minimumSample: MINIMUM_SAMPLE, nextCursor: null, suppressed: true };
   }

@@ -112,6 +112,14 @@ describe('GET /comments', () => {
     expect(foreign.json().error.code).toBe('invalid_cursor');
   });
 
+  it('accepts the last calendar date 9999-12-31 as to (the day after it is year 10000)', async () => {
+    const res = await acme.get('/v1/comments?from=2026-11-01&to=9999-12-31&limit=100');
+    expect(res.statusCode).toBe(200);
+    const { comments } = expectedComments('2026-11-01', '9999-12-31');
+    expect(res.json().items.map((x: { comment: string }) => x.comment)).toEqual(comments.slice(0, 100));
+    expect(res.json().suppressed).toBe(false);
+  });
+
   it('keeps the first page range on later pages without the filters repeated', async () => {
     const first = (await acme.get('/v1/comments?from=2026-09-01&to=2026-09-30&limit=3')).json();
     const second = await acme.get(`/v1/comments?cursor=${encodeURIComponent(first.nextCursor)}&limit=3`);

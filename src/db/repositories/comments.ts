@@ -1,5 +1,5 @@
 import { sql, type Queryable } from '../executor.js';
-import { iso } from './time.js';
+import { iso, pgIso } from './time.js';
 import type { Keyset } from './pulses.js';
 
 export interface CommentRow {
@@ -43,7 +43,7 @@ export async function listComments(
   orgId: string,
   f: { from: Date; to: Date; subteamId?: string; after?: Keyset; limit: number },
 ): Promise<CommentRow[]> {
-  const base = [orgId, f.from.toISOString(), f.to.toISOString(), f.limit];
+  const base = [orgId, pgIso(f.from), pgIso(f.to), f.limit];
   const team = f.subteamId !== undefined ? [f.subteamId] : [];
   const after = f.after ? [f.after.createdAt, f.after.id] : [];
   const q = f.subteamId !== undefined ? (f.after ? variants.teamAfter : variants.team) : f.after ? variants.plainAfter : variants.plain;
