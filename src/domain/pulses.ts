@@ -13,7 +13,8 @@ export function encodePulseCursor(k: Keyset): string {
 
 export function decodePulseCursor(cursor: string): Keyset {
   const m = CURSOR.exec(cursor);
-  if (!m || Number.isNaN(Date.parse(m[1])) || new Date(m[1]).toISOString() !== m[1]) {
+  // Year 0000 round-trips in JavaScript but is no PostgreSQL year (there is no year zero).
+  if (!m || m[1].startsWith('0000') || Number.isNaN(Date.parse(m[1])) || new Date(m[1]).toISOString() !== m[1]) {
     throw new ApiError('invalid_cursor', "'cursor' is not a cursor of GET /pulses; pass the nextCursor of the previous page.");
   }
   return { createdAt: m[1], id: m[2] };

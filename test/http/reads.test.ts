@@ -140,7 +140,7 @@ describe('read endpoints', () => {
       expect(res.json().error.code).toBe('invalid_request');
     });
 
-    it.each([['garbage'], ['2026-11-10T00:00:00.000Z'], ['2026-11-10T00:00:00Z|p_1'], ['2026-13-10T00:00:00.000Z|p_1'], ['|p_1']])(
+    it.each([['garbage'], ['2026-11-10T00:00:00.000Z'], ['2026-11-10T00:00:00Z|p_1'], ['2026-13-10T00:00:00.000Z|p_1'], ['|p_1'], ['0000-01-01T00:00:00.000Z|p_1'], ['2026-11-20T23:59:60.000Z|p_1']])(
       'refuses cursor %s with invalid_cursor',
       async (cursor) => {
         const res = await acme.get(`/v1/pulses?cursor=${encodeURIComponent(cursor)}`);
