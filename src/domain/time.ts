@@ -1,6 +1,8 @@
 import { invalid } from '../http/errors.js';
 
 export const DAY_MS = 86_400_000;
+/** The first instant PostgreSQL and RFC 3339 share: there is no year 0 in PostgreSQL. */
+const FIRST_INSTANT = Date.parse('0001-01-01T00:00:00.000Z');
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
@@ -11,8 +13,10 @@ const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Z
 export function parseDateTime(value: string, field: string): Date {
   const m = RFC3339.exec(value);
   const t = m ? Date.parse(value.replace(' ', 'T')) : NaN;
-  // Year 0000 is valid RFC 3339 but not a PostgreSQL year (there is no year zero).
-  if (!m || Number.isNaN(t) || m[1] === '0000' || new Date(t).getUTCFullYear() < 1) {
+  // Year 0000 is valid RFC 3339 but not a PostgreSQL year (there is no year zero); an offset can
+  // also carry 9999-12-31 into UTC year 10000, which the API's 4-digit rendering cannot show.
+  const year = new Date(t).getUTCFullYear();
+  if (!m || Number.isNaN(t) || m[1] === '0000' || year < 1 || year > 9999) {
     throw invalid(`'${field}' must be an RFC 3339 date-time with an offset or Z, like 2026-11-20T08:15:00Z.`);
   }
   return new Date(t);
@@ -42,7 +46,8 @@ export function resolveRange(
   now: Date,
 ): { from: Date; to: Date } {
   const to = q.to !== undefined ? parseDateTime(q.to, 'to') : now;
-  const from = q.from !== undefined ? parseDateTime(q.from, 'from') : new Date(to.getTime() - defaultSpanMs);
+  // A default span back from a 'to' in year 1 would reach year 0, which PostgreSQL has not.
+  const from = q.from !== undefined ? parseDateTime(q.from, 'from') : new Date(Math.max(to.getTime() - defaultSpanMs, FIRST_INSTANT));
   if (from >= to) throw invalid(`'from' must be earlier than 'to'.`);
   return { from, to };
 }

@@ -116,6 +116,12 @@ describe('read endpoints', () => {
       expect((await acme.get('/v1/pulses?subteamId=team_nope')).json()).toEqual({ items: [], nextCursor: null });
     });
 
+    it('clamps the default from at year 1: a to in early year 1 is an empty page, not an error', async () => {
+      const res = await acme.get('/v1/pulses?to=0001-01-02T00:00:00Z');
+      expect(res.statusCode).toBe(200);
+      expect(res.json()).toEqual({ items: [], nextCursor: null });
+    });
+
     it('defaults from to 30 days before an explicit to', async () => {
       const to = new Date(NOW.getTime() - 40 * DAY);
       const res = await acme.get(`/v1/pulses?to=${to.toISOString()}&limit=200`);
@@ -133,7 +139,7 @@ describe('read endpoints', () => {
       ['limit=0'], ['limit=201'], ['limit=abc'], ['limit=1.5'], ['level=0'], ['level=6'], ['from=2026-11-01'],
       ['to=2026-11-01T00:00:00'], ['subteamId='], [`subteamId=${'x'.repeat(65)}`], ['cursor='], [`cursor=${'x'.repeat(513)}`],
       ['from=2026-11-10T00:00:00Z&to=2026-11-10T00:00:00Z'], ['from=2026-11-11T00:00:00Z&to=2026-11-10T00:00:00Z'],
-      ['unknown=1'], ['limit=5&limit=6'],
+      ['unknown=1'], ['limit=5&limit=6'], ['to=9999-12-31T23:59:59.999-23:59'], ['to=0001-01-01T00:00:00Z'],
     ])('refuses %s with invalid_request', async (q) => {
       const res = await acme.get(`/v1/pulses?${q}`);
       expect(res.statusCode).toBe(400);
