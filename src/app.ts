@@ -12,7 +12,7 @@ import { ApiError } from './http/errors.js';
 import { ALIAS_PREFIX, API_PREFIX, registerOpenApi } from './http/openapi.js';
 import { registerAuth } from './http/plugins/auth.js';
 import { AuthFailureLimiter, connectRedis, LimitCounters, registerKeyRateLimit } from './http/plugins/rate-limit.js';
-import { registerErrorHandling } from './http/plugins/errors.js';
+import { registerErrorHandling, sendError } from './http/plugins/errors.js';
 import { registerOperations } from './http/plugins/operations.js';
 import { ErrorSchema } from './http/schemas/common.js';
 import { registerApiRoutes } from './http/routes/index.js';
@@ -47,6 +47,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       customOptions: { removeAdditional: false, coerceTypes: true, useDefaults: false, allErrors: false },
     },
     routerOptions: { ignoreDuplicateSlashes: false, ignoreTrailingSlash: false },
+    // Errors the router raises before any hook runs: same shape and headers as every other answer.
+    frameworkErrors: (err, request, reply) => {
+      reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff').header('cache-control', 'no-store');
+      const message =
+        err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path parameter is too long.' : 'The URL is not valid (malformed percent-encoding?).';
+      sendError(reply, new ApiError('invalid_request', message));
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const db = deps.db;

@@ -4,6 +4,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { loadDataset, type Dataset } from '../../src/domain/dataset.js';
 import { randomBytes } from 'node:crypto';
 import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from './db.js';
+import { expectDocumented, isDocumentedPath } from './openapi.js';
 
 export interface TestApp extends TestDatabase {
   app: FastifyInstance;
@@ -34,6 +35,7 @@ export async function createTestApp(
     rateLimitNamespace: `climate-pulse-test:${randomBytes(6).toString('hex')}:`,
     sheddingWarmupMs: opts.sheddingWarmupMs,
   });
+  checkEveryAnswer(app);
   return {
     ...tdb,
     app,
@@ -51,4 +53,22 @@ export function bearer(key: string) {
 
 export async function get(app: FastifyInstance, url: string, key?: string, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
   return app.inject({ method: 'GET', url, headers: { ...(key ? bearer(key) : {}), ...headers } } as InjectOptions);
+}
+
+/**
+ * Every answer of the versioned API that a test receives is checked against the OpenAPI
+ * document: its status must be documented for the operation and its body must match.
+ */
+function checkEveryAnswer(app: FastifyInstance) {
+  const inject = app.inject.bind(app) as (opts: InjectOptions | string) => Promise<LightMyRequestResponse>;
+  (app as { inject: unknown }).inject = async (opts: InjectOptions | string) => {
+    const res = await inject(opts);
+    const o = typeof opts === 'string' ? { url: opts, method: 'GET' } : opts;
+    const url = typeof o.url === 'string' ? o.url : String(o.url ?? '');
+    const unknownRoute = res.statusCode === 404 && /No such endpoint/.test(res.body);
+    if (/^\/(api\/)?v1\//.test(url) && !url.includes('/openapi.json') && !unknownRoute && (await isDocumentedPath(app, url))) {
+      await expectDocumented(app, String(o.method ?? 'GET'), url, res);
+    }
+    return res;
+  };
 }

@@ -30,6 +30,12 @@ function template(doc: Doc, path: string): string | undefined {
   return Object.keys(doc.paths).find((t) => new RegExp(`^${t.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(path));
 }
 
+/** Whether a concrete URL falls under a documented path (a malformed URL reaches no operation). */
+export async function isDocumentedPath(app: FastifyInstance, url: string): Promise<boolean> {
+  const { doc } = await load(app);
+  return template(doc, url.split('?')[0].replace(/^\/(api\/)?v1/, '')) !== undefined;
+}
+
 /** Asserts that a response is documented for its operation and status, and matches that schema. */
 export async function expectDocumented(app: FastifyInstance, method: string, url: string, res: LightMyRequestResponse) {
   const { doc, ajv } = await load(app);

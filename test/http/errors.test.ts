@@ -87,6 +87,16 @@ describe('authentication and the error shape', () => {
     expect(health.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
   });
 
+  it('answers what the router refuses (over-long path parameter, malformed URL) in the same shape', async () => {
+    for (const [method, url] of [['PATCH', `/v1/actions/${'x'.repeat(200)}`], ['GET', '/v1/%E0%A4%A'], ['PATCH', '/v1/actions/%FF%']] as const) {
+      const res = await t.app.inject({ method, url, headers: { authorization: `Bearer ${KEYS.acme}`, 'x-request-id': 'router-1' }, payload: { title: 'Fine' } });
+      expect(res.statusCode, url).toBe(400);
+      expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(res.headers['x-request-id']).toBe('router-1');
+      expect(res.json().error.code).toBe('invalid_request');
+    }
+  });
+
   it('serves /healthz and /readyz without a key', async () => {
     expect((await t.app.inject({ url: '/healthz' })).json()).toEqual({ status: 'ok' });
     expect((await t.app.inject({ url: '/readyz' })).json()).toEqual({ status: 'ready' });
