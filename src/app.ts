@@ -46,7 +46,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
       // Unknown fields are refused, not silently dropped; query strings are coerced, never split.
       customOptions: { removeAdditional: false, coerceTypes: true, useDefaults: false, allErrors: false },
     },
-    routerOptions: { ignoreDuplicateSlashes: false, ignoreTrailingSlash: false },
+    // Ids are up to 128 characters; Fastify's default path-parameter limit is 100.
+    routerOptions: { ignoreDuplicateSlashes: false, ignoreTrailingSlash: false, maxParamLength: 128 },
     // Errors the router raises before any hook runs: same shape and headers as every other answer.
     frameworkErrors: (err, request, reply) => {
       reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff').header('cache-control', 'no-store');

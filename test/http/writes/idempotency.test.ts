@@ -116,6 +116,15 @@ describe('idempotent writes', () => {
     expect((await actions()).find((a) => a.$id === 'act_a1')?.subteamName).toBe('Web');
   });
 
+  it('finds an action whose id has the full 128 characters', async () => {
+    const res = await t.app.inject({ method: 'PATCH', url: `/v1/actions/${'a'.repeat(128)}`, headers: post(KEY_A, undefined), payload: { title: 'Long id' } });
+    expect(res.statusCode).toBe(404); // routed and looked up: no such action, not a refused path
+    expect(res.json()).toEqual({ error: { code: 'not_found', message: 'Action not found.' } });
+    const tooLong = await t.app.inject({ method: 'PATCH', url: `/v1/actions/${'a'.repeat(129)}`, headers: post(KEY_A, undefined), payload: { title: 'Long id' } });
+    expect(tooLong.statusCode).toBe(400);
+    expect(tooLong.json().error.code).toBe('invalid_request');
+  });
+
   it("returns 404 for org A's key on org B's action and leaves it unchanged", async () => {
     const res = await t.app.inject({ method: 'PATCH', url: '/v1/actions/act_b1', headers: post(KEY_A, undefined), payload: { title: 'Hijacked' } });
     expect(res.statusCode).toBe(404);
