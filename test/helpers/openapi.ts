@@ -13,7 +13,8 @@ const validators = new WeakMap<FastifyInstance, { doc: Doc; ajv: InstanceType<ty
 async function load(app: FastifyInstance) {
   let v = validators.get(app);
   if (!v) {
-    const doc = (await app.inject({ url: '/openapi.json' })).json() as Doc;
+    // Straight from the app, not over HTTP: the document must be at hand even while the app sheds load.
+    const doc = JSON.parse(JSON.stringify((app as unknown as { swagger(): unknown }).swagger())) as Doc;
     const ajv = new Ajv2020({ strict: false, allErrors: true });
     (addFormats as unknown as (a: unknown) => void)(ajv);
     ajv.addSchema(doc as object, 'doc');
