@@ -112,24 +112,29 @@ describe('climate-pulse demo and npm start', () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve', '--demo-if-empty'], {
       cwd: new URL('../../', import.meta.url).pathname, env: { ...process.env, ...cdb.env, PORT: '0', LOG_LEVEL: 'warn' },
     });
-    let out = '';
-    child.stdout.on('data', (d) => (out += d));
-    child.stderr.on('data', (d) => (out += d));
-    for (let i = 0; i < 300 && !/curl -s -H "Authorization: Bearer (cp_live_\w+)" (http:\S+)/.test(out); i++) await new Promise((r) => setTimeout(r, 100));
-    const m = /curl -s -H "Authorization: Bearer (cp_live_\w+)" (http:\S+)/.exec(out);
-    expect(m, out).not.toBeNull();
-    expect(out).toMatch(/Demo organization org_demo_\w{6} created with \d+ pulses\./);
-    const res = await fetch(m![2], { headers: { authorization: `Bearer ${m![1]}` } });
-    expect(res.status).toBe(200);
-    const stats = await res.json();
-    expect(stats.pulseCount).toBeGreaterThan(2000);
-    expect(stats.minimumSample).toBe(5);
-    const teams = await (await fetch(m![2].replace('/v1/stats', '/v1/teams'), { headers: { authorization: `Bearer ${m![1]}` } })).json();
-    expect(teams.items.map((t: { name: string }) => t.name)).toEqual(['Customer Support', 'Design', 'Engineering', 'People & Ops', 'Sales']);
-    const alerts = await (await fetch(m![2].replace('/v1/stats', '/v1/alerts'), { headers: { authorization: `Bearer ${m![1]}` } })).json();
-    expect(alerts.items.filter((a: { type: string; subteamName: string }) => a.type === 'MOOD_DROP' && a.subteamName === 'Customer Support').length).toBe(2);
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
+    try {
+      let out = '';
+      child.stdout.on('data', (d) => (out += d));
+      child.stderr.on('data', (d) => (out += d));
+      for (let i = 0; i < 300 && !/curl -s -H "Authorization: Bearer (cp_live_\w+)" (http:\S+)/.test(out); i++) await new Promise((r) => setTimeout(r, 100));
+      const m = /curl -s -H "Authorization: Bearer (cp_live_\w+)" (http:\S+)/.exec(out);
+      expect(m, out).not.toBeNull();
+      expect(out).toMatch(/Demo organization org_demo_\w{6} created with \d+ pulses\./);
+      const res = await fetch(m![2], { headers: { authorization: `Bearer ${m![1]}` } });
+      expect(res.status).toBe(200);
+      const stats = await res.json();
+      expect(stats.pulseCount).toBeGreaterThan(2000);
+      expect(stats.minimumSample).toBe(5);
+      const teams = await (await fetch(m![2].replace('/v1/stats', '/v1/teams'), { headers: { authorization: `Bearer ${m![1]}` } })).json();
+      expect(teams.items.map((t: { name: string }) => t.name)).toEqual(['Customer Support', 'Design', 'Engineering', 'People & Ops', 'Sales']);
+      const alerts = await (await fetch(m![2].replace('/v1/stats', '/v1/alerts'), { headers: { authorization: `Bearer ${m![1]}` } })).json();
+      expect(alerts.items.filter((a: { type: string; subteamName: string }) => a.type === 'MOOD_DROP' && a.subteamName === 'Customer Support').length).toBe(2);
+    } finally {
+      if (child.exitCode === null) {
+        child.kill('SIGTERM');
+        await new Promise((r) => child.once('exit', r));
+      }
+    }
 
     // A second start finds an organization and creates no other demo.
     const again = await startServerProcess({ ...cdb.env });
