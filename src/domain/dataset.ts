@@ -5,7 +5,7 @@ import { sql } from '../db/executor.js';
 import { insertActions } from '../db/repositories/actions.js';
 import { insertAlerts } from '../db/repositories/alerts.js';
 import { insertPulses } from '../db/repositories/pulses.js';
-import { insertTeams } from '../db/repositories/teams.js';
+import { insertTeams, listTeamIds } from '../db/repositories/teams.js';
 import { createApiKey } from './keys.js';
 
 const DateTime = Type.String({ format: 'date-time' });
@@ -186,10 +186,7 @@ export async function validateDataset(db: Queryable, data: unknown): Promise<str
       if (seenKeys.has(k.key)) return `${at}.apiKeys[${j}].key: duplicate key`;
       seenKeys.add(k.key);
     }
-    const existingTeams = new Set(
-      (await db.query<{ id: string }>(sql('teams.ids', 'SELECT id FROM teams WHERE org_id = $1'), [o.id])).map((r) => r.id),
-    );
-    const teams = new Set(existingTeams);
+    const teams = await listTeamIds(db, o.id);
     const teamNames = new Set<string>();
     for (const [j, t] of (o.teams ?? []).entries()) {
       if (teams.has(t.id)) return `${at}.teams[${j}].id: duplicate team id ${JSON.stringify(t.id)}`;

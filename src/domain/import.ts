@@ -4,10 +4,12 @@ import { parse as parseCsv } from 'csv-parse';
 import { Type } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { from as copyFrom } from 'pg-copy-streams';
-import type { DatabaseExecutor, Queryable } from '../db/executor.js';
+import type { DatabaseExecutor } from '../db/executor.js';
 import { sql } from '../db/executor.js';
 import { PgExecutor } from '../db/pg.js';
 import { insertPulses, type NewPulse } from '../db/repositories/pulses.js';
+import { getOrg } from '../db/repositories/orgs.js';
+import { listTeamIds } from '../db/repositories/teams.js';
 
 const RowSchema = Type.Object(
   {
@@ -222,9 +224,8 @@ export async function importPulses(db: DatabaseExecutor, opts: ImportOptions): P
   const total = statSync(opts.file).size;
   const batchSize = opts.batchSize ?? 5_000;
   const maxProblems = opts.maxReportedProblems ?? 100;
-  const [org] = await db.query(sql('import.org', 'SELECT 1 AS ok FROM organizations WHERE id = $1 AND deleted_at IS NULL'), [opts.orgId]);
-  if (!org) throw new Error(`no organization ${JSON.stringify(opts.orgId)} (or it is deleted)`);
-  const teams = new Set((await db.query<{ id: string }>(sql('teams.ids', 'SELECT id FROM teams WHERE org_id = $1'), [opts.orgId])).map((r) => r.id));
+  if (!(await getOrg(db, opts.orgId))) throw new Error(`no organization ${JSON.stringify(opts.orgId)} (or it is deleted)`);
+  const teams = await listTeamIds(db, opts.orgId);
 
   const problems: ImportProblem[] = [];
   let badRows = 0;

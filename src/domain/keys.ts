@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomInt } from 'node:crypto';
+import { createHash, randomInt } from 'node:crypto';
 import type { Queryable } from '../db/executor.js';
 import { findKeyByHash, insertApiKey, type KeyPrincipal } from '../db/repositories/api-keys.js';
 

@@ -17,6 +17,12 @@ export async function listTeams(db: Queryable, orgId: string): Promise<TeamRow[]
   return rows.map((r) => ({ id: r.id, name: r.name, createdAt: iso(r.created_at) }));
 }
 
+const idsQuery = sql('teams.ids', `SELECT id FROM teams WHERE org_id = $1`);
+
+export async function listTeamIds(db: Queryable, orgId: string): Promise<Set<string>> {
+  return new Set((await db.query<{ id: string }>(idsQuery, [orgId])).map((r) => r.id));
+}
+
 const existsQuery = sql('teams.exists', `SELECT 1 AS ok FROM teams WHERE org_id = $1 AND id = $2`);
 
 export async function teamExists(db: Queryable, orgId: string, teamId: string): Promise<boolean> {
