@@ -8,13 +8,13 @@ import { serviceSecret } from './db/repositories/secrets.js';
 import { CommentCursorCodec } from './domain/comments.js';
 import { KeyUsageRecorder } from './domain/key-usage.js';
 import { KeyResolver } from './domain/keys.js';
-import { ApiError } from './http/errors.js';
+import { ApiError } from './contract/errors.js';
 import { ALIAS_PREFIX, API_PREFIX, registerOpenApi } from './http/openapi.js';
 import { registerAuth } from './http/plugins/auth.js';
 import { AuthFailureLimiter, connectRedis, LimitCounters, registerKeyRateLimit } from './http/plugins/rate-limit.js';
 import { registerErrorHandling, sendError } from './http/plugins/errors.js';
 import { registerOperations } from './http/plugins/operations.js';
-import { ErrorSchema } from './http/schemas/common.js';
+import { ErrorSchema } from './contract/schemas/common.js';
 import { registerApiRoutes } from './http/routes/index.js';
 import type { App, RouteDeps } from './http/routes/types.js';
 

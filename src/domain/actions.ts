@@ -1,8 +1,8 @@
 import type { Queryable } from '../db/executor.js';
 import { getActionForUpdate, insertActions, updateAction } from '../db/repositories/actions.js';
 import { teamExists } from '../db/repositories/teams.js';
-import { invalid, notFound } from '../http/errors.js';
-import type { CreateActionBody, UpdateActionBody } from '../http/schemas/actions.js';
+import { invalid, notFound } from '../contract/errors.js';
+import type { CreateActionBody, UpdateActionBody } from '../contract/schemas/actions.js';
 import { newId } from './keys.js';
 import { parseDateTime } from './time.js';
 

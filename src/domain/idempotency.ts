@@ -6,7 +6,7 @@ import {
   readIdempotencyKey,
   type IdempotencyScope,
 } from '../db/repositories/idempotency.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../contract/errors.js';
 
 const KEY = /^[A-Za-z0-9._:-]{8,128}$/;
 

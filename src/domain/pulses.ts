@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/executor.js';
 import { listPulses, type Keyset } from '../db/repositories/pulses.js';
-import { ApiError } from '../http/errors.js';
-import type { PulseList, PulseListQuery } from '../http/schemas/pulses.js';
+import { ApiError } from '../contract/errors.js';
+import type { PulseList, PulseListQuery } from '../contract/schemas/pulses.js';
 import { DAY_MS, resolveRange } from './time.js';
 
 const CURSOR = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)\|(.{1,128})$/s;

@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/executor.js';
 import { dailyAggregates, pulseTotals, rangeAggregate } from '../db/repositories/stats.js';
-import { invalid } from '../http/errors.js';
-import type { DailyStats, DailyStatsQuery, Stats } from '../http/schemas/stats.js';
+import { invalid } from '../contract/errors.js';
+import type { DailyStats, DailyStatsQuery, Stats } from '../contract/schemas/stats.js';
 import { average, DAY_MS, resolveRange } from './time.js';
 
 export const MINIMUM_SAMPLE = 5;

@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/executor.js';
 import { findTeamByName, insertTeams } from '../db/repositories/teams.js';
-import { ApiError, invalid } from '../http/errors.js';
+import { ApiError, invalid } from '../contract/errors.js';
 import { newId } from './keys.js';
 
 const isUniqueViolation = (err: unknown) => (err as { code?: string })?.code === '23505';

@@ -1,4 +1,4 @@
-import { invalid } from '../http/errors.js';
+import { invalid } from '../contract/errors.js';
 
 export const DAY_MS = 86_400_000;
 /** The first instant PostgreSQL and RFC 3339 share: there is no year 0 in PostgreSQL. */

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { KeyPrincipal } from '../../db/repositories/api-keys.js';
 import type { KeyUsageRecorder } from '../../domain/key-usage.js';
 import type { KeyResolver } from '../../domain/keys.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../contract/errors.js';
 import type { AuthFailureLimiter } from './rate-limit.js';
 
 declare module 'fastify' {

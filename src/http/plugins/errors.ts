@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, type ErrorCode } from '../errors.js';
+import { ApiError, type ErrorCode } from '../../contract/errors.js';
 
 interface AjvError {
   keyword: string;

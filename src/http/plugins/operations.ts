@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DatabaseExecutor } from '../../db/executor.js';
 import { PgExecutor } from '../../db/pg.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../contract/errors.js';
 import { sendError } from './errors.js';
 
 declare module 'fastify' {

@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../contract/errors.js';
 
 const require = createRequire(import.meta.url);
 type Callback = (err: Error | null, res?: { current: number; ttl: number }) => void;

@@ -1,7 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { DatabaseExecutor, Queryable } from '../../db/executor.js';
 import { checkIdempotencyKey, once } from '../../domain/idempotency.js';
-import { ApiError } from '../errors.js';
+import { ApiError } from '../../contract/errors.js';
 import { ALIAS_PREFIX, API_PREFIX } from '../openapi.js';
 
 /** Runs before schema validation on POST/PATCH: a body that is not a JSON object is invalid_json. */

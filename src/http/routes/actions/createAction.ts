@@ -1,8 +1,8 @@
 import { createAction } from '../../../domain/actions.js';
 import { createOnce, requireJsonObject } from '../../plugins/writes.js';
-import { ActionIdSchema, CreateActionBodySchema } from '../../schemas/actions.js';
-import { IdempotencyHeadersSchema } from '../../schemas/common.js';
-import { responses } from '../../schemas/responses.js';
+import { ActionIdSchema, CreateActionBodySchema } from '../../../contract/schemas/actions.js';
+import { IdempotencyHeadersSchema } from '../../../contract/schemas/common.js';
+import { responses } from '../../../contract/schemas/responses.js';
 import type { App, RouteDeps } from '../types.js';
 
 export function registerCreateAction(app: App, { db, now }: RouteDeps) {

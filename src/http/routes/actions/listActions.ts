@@ -1,6 +1,6 @@
 import { listActions } from '../../../db/repositories/actions.js';
-import { ActionListSchema } from '../../schemas/actions.js';
-import { responses } from '../../schemas/responses.js';
+import { ActionListSchema } from '../../../contract/schemas/actions.js';
+import { responses } from '../../../contract/schemas/responses.js';
 import type { App, RouteDeps } from '../types.js';
 
 export function registerListActions(app: App, { db }: RouteDeps) {

@@ -1,7 +1,7 @@
 import { editAction } from '../../../domain/actions.js';
 import { requireJsonObject } from '../../plugins/writes.js';
-import { ActionIdParamsSchema, ActionIdSchema, UpdateActionBodySchema } from '../../schemas/actions.js';
-import { responses } from '../../schemas/responses.js';
+import { ActionIdParamsSchema, ActionIdSchema, UpdateActionBodySchema } from '../../../contract/schemas/actions.js';
+import { responses } from '../../../contract/schemas/responses.js';
 import type { App, RouteDeps } from '../types.js';
 
 export function registerUpdateAction(app: App, { db }: RouteDeps) {

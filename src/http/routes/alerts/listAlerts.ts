@@ -1,6 +1,6 @@
 import { recentAlerts } from '../../../db/repositories/alerts.js';
-import { AlertListQuerySchema, AlertListSchema } from '../../schemas/alerts.js';
-import { responses } from '../../schemas/responses.js';
+import { AlertListQuerySchema, AlertListSchema } from '../../../contract/schemas/alerts.js';
+import { responses } from '../../../contract/schemas/responses.js';
 import type { App, RouteDeps } from '../types.js';
 
 export function registerListAlerts(app: App, { db }: RouteDeps) {

@@ -1,6 +1,6 @@
 import { listCommentPage } from '../../../domain/comments.js';
-import { CommentListQuerySchema, CommentListSchema } from '../../schemas/comments.js';
-import { responses } from '../../schemas/responses.js';
+import { CommentListQuerySchema, CommentListSchema } from '../../../contract/schemas/comments.js';
+import { responses } from '../../../contract/schemas/responses.js';
 import type { App, RouteDeps } from '../types.js';
 
 export function registerListComments(app: App, { db, commentCursors, now }: RouteDeps) {

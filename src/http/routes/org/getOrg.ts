@@ -1,7 +1,7 @@
 import { getOrg } from '../../../db/repositories/orgs.js';
-import { ApiError } from '../../errors.js';
-import { OrgSchema } from '../../schemas/org.js';
-import { responses } from '../../schemas/responses.js';
+import { ApiError } from '../../../contract/errors.js';
+import { OrgSchema } from '../../../contract/schemas/org.js';
+import { responses } from '../../../contract/schemas/responses.js';
 import type { App, RouteDeps } from '../types.js';
 
 export function registerGetOrg(app: App, { db }: RouteDeps) {

@@ -1,6 +1,6 @@
 import { listPulsePage } from '../../../domain/pulses.js';
-import { PulseListQuerySchema, PulseListSchema } from '../../schemas/pulses.js';
-import { responses } from '../../schemas/responses.js';
+import { PulseListQuerySchema, PulseListSchema } from '../../../contract/schemas/pulses.js';
+import { responses } from '../../../contract/schemas/responses.js';
 import type { App, RouteDeps } from '../types.js';
 
 export function registerListPulses(app: App, { db, now }: RouteDeps) {

@@ -1,6 +1,6 @@
 import { dailyStats } from '../../../domain/stats.js';
-import { responses } from '../../schemas/responses.js';
-import { DailyStatsQuerySchema, DailyStatsSchema } from '../../schemas/stats.js';
+import { responses } from '../../../contract/schemas/responses.js';
+import { DailyStatsQuerySchema, DailyStatsSchema } from '../../../contract/schemas/stats.js';
 import type { App, RouteDeps } from '../types.js';
 
 export function registerGetDailyStats(app: App, { db, now }: RouteDeps) {

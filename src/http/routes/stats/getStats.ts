@@ -1,6 +1,6 @@
 import { overallStats } from '../../../domain/stats.js';
-import { responses } from '../../schemas/responses.js';
-import { StatsSchema } from '../../schemas/stats.js';
+import { responses } from '../../../contract/schemas/responses.js';
+import { StatsSchema } from '../../../contract/schemas/stats.js';
 import type { App, RouteDeps } from '../types.js';
 
 export function registerGetStats(app: App, { db, now }: RouteDeps) {

@@ -1,8 +1,8 @@
 import { createTeam } from '../../../domain/teams.js';
 import { createOnce, requireJsonObject } from '../../plugins/writes.js';
-import { IdempotencyHeadersSchema } from '../../schemas/common.js';
-import { responses } from '../../schemas/responses.js';
-import { CreatedTeamSchema, CreateTeamBodySchema } from '../../schemas/teams.js';
+import { IdempotencyHeadersSchema } from '../../../contract/schemas/common.js';
+import { responses } from '../../../contract/schemas/responses.js';
+import { CreatedTeamSchema, CreateTeamBodySchema } from '../../../contract/schemas/teams.js';
 import type { App, RouteDeps } from '../types.js';
 
 export function registerCreateTeam(app: App, { db, now }: RouteDeps) {

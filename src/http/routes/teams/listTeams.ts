@@ -1,6 +1,6 @@
 import { listTeams } from '../../../db/repositories/teams.js';
-import { responses } from '../../schemas/responses.js';
-import { TeamListSchema } from '../../schemas/teams.js';
+import { responses } from '../../../contract/schemas/responses.js';
+import { TeamListSchema } from '../../../contract/schemas/teams.js';
 import type { App, RouteDeps } from '../types.js';
 
 export function registerListTeams(app: App, { db }: RouteDeps) {
