@@ -5,7 +5,7 @@ import type { Config } from './config.js';
 import type { DatabaseExecutor } from './db/executor.js';
 import { sql } from './db/executor.js';
 import { serviceSecret } from './db/repositories/secrets.js';
-import { CommentCursorCodec } from './domain/comments.js';
+import { CommentReleases } from './domain/comments.js';
 import { KeyUsageRecorder } from './domain/key-usage.js';
 import { KeyResolver } from './domain/keys.js';
 import { ApiError } from './contract/errors.js';
@@ -61,7 +61,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const secret = config.commentCursorSecret ?? (await serviceSecret(db, 'comment_cursor_key'));
   const routeDeps: RouteDeps = {
     db,
-    commentCursors: new CommentCursorCodec(secret),
+    comments: new CommentReleases(secret, config.commentsReleaseDelayHours * 3_600_000),
     now: deps.now ?? (() => new Date()),
     idempotencyRetentionHours: config.idempotencyRetentionHours,
   };

@@ -26,6 +26,7 @@ export const EnvSchema = Type.Object({
   WORKERS: Type.Integer({ minimum: 1, maximum: 64, default: 1 }),
   MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 1000 }),
   COMMENT_CURSOR_SECRET: Type.Optional(Type.String({ minLength: 32 })),
+  COMMENTS_RELEASE_DELAY_HOURS: Type.Number({ minimum: 0, maximum: 720, default: 24 }),
 });
 
 type Env = Static<typeof EnvSchema>;
@@ -48,6 +49,8 @@ export interface Config {
   workers: number;
   maxEventLoopDelayMs: number;
   commentCursorSecret?: string;
+  /** Hours after a week ends before its comments are released (late syncs still join it). */
+  commentsReleaseDelayHours: number;
 }
 
 export class ConfigError extends Error {}
@@ -87,5 +90,6 @@ function fromEnv(e: Env): Config {
     workers: e.WORKERS,
     maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
     commentCursorSecret: e.COMMENT_CURSOR_SECRET,
+    commentsReleaseDelayHours: e.COMMENTS_RELEASE_DELAY_HOURS,
   };
 }

@@ -51,3 +51,11 @@ export function resolveRange(
   if (from >= to) throw invalid(`'from' must be earlier than 'to'.`);
   return { from, to };
 }
+
+export const WEEK_MS = 7 * DAY_MS;
+
+/** The Monday 00:00 UTC that starts the ISO week of `d`. */
+export function mondayOf(d: Date): Date {
+  const day = startOfUtcDay(d);
+  return new Date(day.getTime() - ((day.getUTCDay() + 6) % 7) * DAY_MS);
+}

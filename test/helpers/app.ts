@@ -16,7 +16,7 @@ export interface TestApp extends TestDatabase {
  * the app built on it with its clock pinned to `now`.
  */
 export async function createTestApp(
-  opts: { dataset?: Dataset; now?: Date; env?: Record<string, string>; sheddingWarmupMs?: number } = {},
+  opts: { dataset?: Dataset; now?: Date; clock?: () => Date; env?: Record<string, string>; sheddingWarmupMs?: number } = {},
 ): Promise<TestApp> {
   const tdb = await createTestDatabase();
   if (opts.dataset) await loadDataset(tdb.db, opts.dataset);
@@ -31,7 +31,7 @@ export async function createTestApp(
   const now = opts.now;
   const app = await buildApp(config, {
     db: tdb.db,
-    now: now ? () => new Date(now) : undefined,
+    now: opts.clock ?? (now ? () => new Date(now) : undefined),
     rateLimitNamespace: `climate-pulse-test:${randomBytes(6).toString('hex')}:`,
     sheddingWarmupMs: opts.sheddingWarmupMs,
   });

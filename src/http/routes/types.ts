@@ -1,14 +1,14 @@
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { DatabaseExecutor } from '../../db/executor.js';
-import type { CommentCursorCodec } from '../../domain/comments.js';
+import type { CommentReleases } from '../../domain/comments.js';
 
 export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
 
 /** What route handlers may use; built once in buildApp. */
 export interface RouteDeps {
   db: DatabaseExecutor;
-  commentCursors: CommentCursorCodec;
+  comments: CommentReleases;
   now: () => Date;
   idempotencyRetentionHours: number;
 }
