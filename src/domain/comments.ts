@@ -129,6 +129,16 @@ export class CommentReleases {
   }
 }
 
+/** Counts instants per ISO week (by Monday): what an import reports about frozen weeks. */
+export function countByWeek(instants: Iterable<string>): Map<WeekDate, number> {
+  const out = new Map<WeekDate, number>();
+  for (const at of instants) {
+    const week = ymd(mondayOf(new Date(at)));
+    out.set(week, (out.get(week) ?? 0) + 1);
+  }
+  return out;
+}
+
 /** Does the union of `spans` (sorted, merged or not) cover every week of [first, last]? */
 function covers(spans: Span[], first: WeekDate, last: WeekDate): boolean {
   return gaps(spans, first, last).length === 0;

@@ -5,6 +5,8 @@ import { sql } from '../db/executor.js';
 import { insertActions } from '../db/repositories/actions.js';
 import { insertAlerts } from '../db/repositories/alerts.js';
 import { insertPulses } from '../db/repositories/pulses.js';
+import { countInFrozenWeeks } from '../db/repositories/comments.js';
+import { countByWeek } from './comments.js';
 import { insertTeams, listTeamIds } from '../db/repositories/teams.js';
 import { createApiKey } from './keys.js';
 
@@ -121,6 +123,8 @@ export interface LoadSummary {
   apiKeys: number;
   teams: number;
   pulses: number;
+  /** Pulses that fell into weeks whose comments were already released: they are never released (docs/privacy.md). */
+  pulsesInFrozenWeeks: number;
   alerts: number;
   actions: number;
 }
@@ -250,7 +254,7 @@ export async function loadDataset(db: DatabaseExecutor, data: unknown): Promise<
   const problem = await validateDataset(db, data);
   if (problem) throw new DatasetError(problem);
   const d = data as Dataset;
-  const summary: LoadSummary = { plans: 0, organizations: 0, apiKeys: 0, teams: 0, pulses: 0, alerts: 0, actions: 0 };
+  const summary: LoadSummary = { plans: 0, organizations: 0, apiKeys: 0, teams: 0, pulses: 0, pulsesInFrozenWeeks: 0, alerts: 0, actions: 0 };
   try {
     await db.transaction(async (tx) => {
       for (const p of d.plans ?? []) {
@@ -283,6 +287,7 @@ export async function loadDataset(db: DatabaseExecutor, data: unknown): Promise<
             })),
           );
         }
+        summary.pulsesInFrozenWeeks += await countInFrozenWeeks(tx, o.id, countByWeek(pulses.map((p) => p.createdAt)));
         const alerts = (o.alerts ?? []).map((a) => ({
           id: a.id, type: a.type, message: a.message, weekISO: a.weekISO ?? null, subteamId: a.subteamId ?? null,
           readAt: msOrNull(a.readAt), createdAt: ms(a.createdAt),

@@ -19,7 +19,7 @@ describe('climate-pulse keys', () => {
     const file = join(tmpdir(), `keys-ds-${process.pid}.json`);
     writeFileSync(file, JSON.stringify(dataset));
     const load = await runCli(['load', file], cdb.env);
-    expect(load.stdout.trim()).toBe(JSON.stringify({ loaded: { plans: 0, organizations: 2, apiKeys: 0, teams: 0, pulses: 0, alerts: 0, actions: 0 } }));
+    expect(load.stdout.trim()).toBe(JSON.stringify({ loaded: { plans: 0, organizations: 2, apiKeys: 0, teams: 0, pulses: 0, pulsesInFrozenWeeks: 0, alerts: 0, actions: 0 } }));
   });
   afterAll(() => cdb.close());
 

@@ -219,8 +219,9 @@ describe('GET /comments: cells, weeks and the envelope', () => {
 
   it('freezes a released week: pulses imported into it later are never released, and say suppressed', async () => {
     const before = await walk('from=2026-11-09&to=2026-11-15&subteamId=t_five');
-    const late = pulses(5, 't_five', '2026-11-10T12:00:00.000Z');
-    await loadDataset(t.db, dataset(late, false));
+    const late = [...pulses(5, 't_five', '2026-11-10T12:00:00.000Z'), ...pulses(2, 't_five', W47)];
+    // The loader says how many of its pulses fall into weeks already frozen: W46's five, not W47's two.
+    expect((await loadDataset(t.db, dataset(late, false))).pulsesInFrozenWeeks).toBe(5);
     model.add(late);
     const after = await walk('from=2026-11-09&to=2026-11-15&subteamId=t_five');
     expect(after.ids).toEqual(before.ids);
