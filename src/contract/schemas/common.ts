@@ -36,3 +36,6 @@ export const IdempotencyHeadersSchema = Type.Object({
     }),
   ),
 });
+
+/** The query of an operation that takes no query parameter: any parameter is 400 invalid_request. */
+export const NoQuerySchema = Type.Object({}, { additionalProperties: false });
