@@ -13,16 +13,22 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   503: 'service_unavailable: the database is unreachable or the process is overloaded; retry after Retry-After seconds.',
 };
 
-const intHeader = (description: string) => ({ type: 'integer', description });
+const intHeader = (description: string, minimum: number, maximum: number) => ({ type: 'integer', format: 'int32', minimum, maximum, description });
 
 export const COMMON_HEADERS = {
-  'X-Request-Id': { type: 'string', description: 'Echoes a valid incoming X-Request-Id, else a generated one.' },
-  'RateLimit-Limit': intHeader("Requests per minute allowed for this key's plan."),
-  'RateLimit-Remaining': intHeader('Requests left in the current window, after this one.'),
-  'RateLimit-Reset': intHeader('Seconds until the window resets.'),
+  'X-Request-Id': {
+    type: 'string',
+    minLength: 1,
+    maxLength: 128,
+    pattern: '^[A-Za-z0-9._:-]{1,128}$',
+    description: 'Echoes a valid incoming X-Request-Id (1-128 characters of A-Z a-z 0-9 . _ : -), else a generated UUID.',
+  },
+  'RateLimit-Limit': intHeader("Requests per minute allowed for this key's plan.", 1, 2_147_483_647),
+  'RateLimit-Remaining': intHeader('Requests left in the current window, after this one.', 0, 2_147_483_647),
+  'RateLimit-Reset': intHeader('Seconds until the window resets.', 0, 3600),
 };
 
-const RETRY_AFTER = { 'Retry-After': intHeader('Whole seconds to wait before retrying (>= 1).') };
+const RETRY_AFTER = { 'Retry-After': intHeader('Whole seconds to wait before retrying (>= 1).', 1, 3600) };
 
 /**
  * The documented answers of an endpoint: its success body, then every status the seed says any

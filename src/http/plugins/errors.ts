@@ -54,7 +54,13 @@ function isDatabaseUnavailable(err: { code?: string; message?: string }): boolea
 /** Every failure, ours or Fastify's, becomes an `ApiError`; nothing else builds an error body. */
 export function toApiError(err: FastifyError & { validation?: AjvError[]; validationContext?: string }): ApiError {
   if (err instanceof ApiError) return err;
-  if (err.validation) return new ApiError('invalid_request', describeValidation(err.validationContext, err.validation));
+  if (err.validation) {
+    // The header schema bounds the key's length (documented); a violation keeps the key's own code.
+    if (err.validationContext === 'headers' && err.validation[0]?.instancePath === '/idempotency-key') {
+      return new ApiError('invalid_idempotency_key', "'Idempotency-Key' must be 8-128 characters of A-Z a-z 0-9 . _ : -.");
+    }
+    return new ApiError('invalid_request', describeValidation(err.validationContext, err.validation));
+  }
   switch (err.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new ApiError('invalid_json', "Content-Type must be 'application/json'.");
