@@ -42,6 +42,7 @@ export const IdempotencyHeadersSchema = Type.Object({
   'idempotency-key': Type.Optional(
     Type.String({
       maxLength: 128,
+      pattern: '^[A-Za-z0-9._:-]{8,128}$',
       description:
         'Required. 8-128 characters of A-Z a-z 0-9 . _ : -. A retry with the same key and body replays the first answer.',
       examples: ['a1b2c3d4-retry-safe'],
