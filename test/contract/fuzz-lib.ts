@@ -299,7 +299,7 @@ export function draftValid(op: Operation, state: FuzzState, rng: Rng): Draft {
   return d;
 }
 
-function toRequest(d: Draft, kind: string, expect: FuzzRequest['expect'], extra: { payload?: string; contentType?: string | null; auth?: string | null } = {}): FuzzRequest {
+export function toRequest(d: Draft, kind: string, expect: FuzzRequest['expect'], extra: { payload?: string; contentType?: string | null; auth?: string | null } = {}): FuzzRequest {
   const qs = d.query.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
   const headers: Record<string, string> = { ...d.headers };
   const auth = extra.auth === undefined ? `Bearer ${KEYS.acme}` : extra.auth;
