@@ -14,6 +14,7 @@ import { registerAuth } from './http/plugins/auth.js';
 import { AuthFailureLimiter, connectRedis, LimitCounters, registerKeyRateLimit } from './http/plugins/rate-limit.js';
 import { registerErrorHandling, sendError } from './http/plugins/errors.js';
 import { registerOperations } from './http/plugins/operations.js';
+import { compileValidator } from './http/validation.js';
 import { ErrorSchema } from './contract/schemas/common.js';
 import { registerApiRoutes } from './http/routes/index.js';
 import type { App, RouteDeps } from './http/routes/types.js';
@@ -41,10 +42,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-    },
-    ajv: {
-      // Unknown fields are refused, not silently dropped; query strings are coerced, never split.
-      customOptions: { removeAdditional: false, coerceTypes: true, useDefaults: false, allErrors: false },
     },
     // Ids are up to 128 characters; Fastify's default path-parameter limit is 100.
     routerOptions: { ignoreDuplicateSlashes: false, ignoreTrailingSlash: false, maxParamLength: 128 },
@@ -76,6 +73,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
 
   registerErrorHandling(app);
+  // Bodies are validated without type conversion; query strings, params and headers are coerced.
+  app.setValidatorCompiler(compileValidator);
   // Only JSON bodies: a text/plain body is refused as invalid_json, not parsed as a string.
   app.removeContentTypeParser('text/plain');
   app.addSchema(ErrorSchema);

@@ -4,6 +4,9 @@ import type { FastifyInstance } from 'fastify';
 export const API_PREFIX = '/v1';
 export const ALIAS_PREFIX = '/api/v1';
 
+/** A server entry; `x-internal: false` declares it public (OWASP API9, inventory). */
+const server = (url: string, description: string) => ({ url, description, 'x-internal': false });
+
 /**
  * The OpenAPI 3.1 document is generated from the route schemas themselves. Paths are
  * written relative to the `/v1` server; the `/api/v1` alias is a second server entry.
@@ -18,7 +21,10 @@ export async function registerOpenApi(app: FastifyInstance) {
         description:
           'Per-organization access to workplace mood records ("pulses"), statistics, anonymous comments, alerts, teams and improvement actions. Every response holds only data of the organization that owns the API key.',
       },
-      servers: [{ url: API_PREFIX, description: 'Versioned base path' }, { url: ALIAS_PREFIX, description: 'Alias of /v1' }],
+      servers: [
+        server(API_PREFIX, 'Production API, versioned base path (relative to the host serving this document).'),
+        server(ALIAS_PREFIX, 'Production API, alias of /v1.'),
+      ],
       components: {
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key of the organization: `Authorization: Bearer cp_live_...`.' },

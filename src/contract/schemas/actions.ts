@@ -12,7 +12,7 @@ export const ActionSchema = Type.Object(
     endDate: Nullable(DateTimeSchema('Planned end, if any.')),
     status: ActionStatusSchema,
     subteamId: Nullable(Type.String({ minLength: 1, maxLength: 128 })),
-    subteamName: Nullable(Type.String({ maxLength: 80 })),
+    subteamName: Nullable(Type.String({ minLength: 1, maxLength: 80 })),
     createdAt: DateTimeSchema('When the action was created.'),
   },
   { additionalProperties: false },
@@ -29,7 +29,7 @@ export const CreateActionBodySchema = Type.Object(
   {
     title: Type.String({ minLength: 2, maxLength: 120 }),
     description: Type.Optional(Type.String({ maxLength: 500 })),
-    endDate: Type.Optional(Type.String({ format: 'date-time', description: 'Not before the start (the time of creation).' })),
+    endDate: Type.Optional(Type.String({ format: 'date-time', maxLength: 35, description: 'Not before the start (the time of creation).' })),
     subteamId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64, description: 'A team of the organization.' }))),
   },
   { additionalProperties: false, examples: [{ title: 'Retro on workload', description: 'Monthly', subteamId: 'team_web' }] },
@@ -40,7 +40,7 @@ export const UpdateActionBodySchema = Type.Object(
   {
     title: Type.Optional(Type.String({ minLength: 2, maxLength: 120 })),
     description: Type.Optional(Type.String({ maxLength: 500 })),
-    endDate: Type.Optional(Type.String({ format: 'date-time', description: "Not before the action's startDate." })),
+    endDate: Type.Optional(Type.String({ format: 'date-time', maxLength: 35, description: "Not before the action's startDate." })),
     subteamId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64, description: 'A team of the organization, or null to clear.' }))),
   },
   { additionalProperties: false, minProperties: 1, examples: [{ title: 'Retro on workload, part 2' }] },

@@ -7,7 +7,7 @@ export const AlertSchema = Type.Object(
     type: Type.String({ minLength: 1, maxLength: 100, examples: ['MOOD_DROP'] }),
     message: Type.String({ maxLength: 4000 }),
     weekISO: Nullable(Type.String({ maxLength: 20, description: 'ISO week label.', examples: ['2026-W47'] })),
-    subteamName: Nullable(Type.String({ maxLength: 80 })),
+    subteamName: Nullable(Type.String({ minLength: 1, maxLength: 80 })),
     readAt: Nullable(DateTimeSchema('When the alert was read; null while unread.')),
     createdAt: DateTimeSchema('When the alert was raised.'),
   },
@@ -16,9 +16,9 @@ export const AlertSchema = Type.Object(
 export type Alert = Static<typeof AlertSchema>;
 
 export const AlertListQuerySchema = Type.Object(
-  { limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 50, default: 10, description: 'How many, 1-50.' })) },
+  { limit: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 50, default: 10, description: 'How many, 1-50.' })) },
   { additionalProperties: false },
 );
 
-export const AlertListSchema = Type.Object({ items: Type.Array(AlertSchema) }, { additionalProperties: false });
+export const AlertListSchema = Type.Object({ items: Type.Array(AlertSchema, { maxItems: 50 }) }, { additionalProperties: false });
 export type AlertList = Static<typeof AlertListSchema>;

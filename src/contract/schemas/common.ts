@@ -1,7 +1,18 @@
 import { Type, type TSchema } from 'typebox';
 
+/** RFC 3339 with an offset or Z; rendered by the API as YYYY-MM-DDTHH:mm:ss.sssZ (24 characters, 27 for years past 9999). */
 export const DateTimeSchema = (description: string) =>
-  Type.String({ format: 'date-time', description, examples: ['2026-11-20T08:15:00.000Z'] });
+  Type.String({ format: 'date-time', maxLength: 35, description, examples: ['2026-11-20T08:15:00.000Z'] });
+
+/** An id of the seed: 1-128 characters. */
+export const IdSchema = (opts: { description?: string } = {}) => Type.String({ minLength: 1, maxLength: 128, ...opts });
+
+/** The largest integer a JSON client can hold exactly (2^53 - 1), the bound of every count. */
+export const MAX_COUNT = Number.MAX_SAFE_INTEGER;
+
+/** A count: an int64 from 0 to 2^53 - 1. */
+export const CountSchema = (opts: { description?: string } = {}) =>
+  Type.Integer({ format: 'int64', minimum: 0, maximum: MAX_COUNT, ...opts });
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
@@ -30,9 +41,14 @@ export const ErrorSchema = Type.Object(
 export const IdempotencyHeadersSchema = Type.Object({
   'idempotency-key': Type.Optional(
     Type.String({
+      maxLength: 128,
+      pattern: '^[A-Za-z0-9._:-]{8,128}$',
       description:
         'Required. 8-128 characters of A-Z a-z 0-9 . _ : -. A retry with the same key and body replays the first answer.',
       examples: ['a1b2c3d4-retry-safe'],
     }),
   ),
 });
+
+/** The query of an operation that takes no query parameter: any parameter is 400 invalid_request. */
+export const NoQuerySchema = Type.Object({}, { additionalProperties: false });

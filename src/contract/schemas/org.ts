@@ -5,7 +5,7 @@ export const OrgSchema = Type.Object(
   {
     id: Type.String({ minLength: 1, maxLength: 128 }),
     name: Type.String({ minLength: 1, maxLength: 256 }),
-    memberCount: Type.Integer({ minimum: 0 }),
+    memberCount: Type.Integer({ format: 'int32', minimum: 0, maximum: 2_147_483_647 }),
     createdAt: DateTimeSchema('When the organization was created.'),
   },
   {

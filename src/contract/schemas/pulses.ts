@@ -4,11 +4,11 @@ import { DateTimeSchema, Nullable } from './common.js';
 export const PulseSchema = Type.Object(
   {
     id: Type.String({ minLength: 1, maxLength: 128 }),
-    level: Type.Integer({ minimum: 1, maximum: 5, description: 'Mood level, 1 (worst) to 5 (best).' }),
+    level: Type.Integer({ format: 'int32', minimum: 1, maximum: 5, description: 'Mood level, 1 (worst) to 5 (best).' }),
     moderationStatus: Type.Union([Type.Literal('CLEAN'), Type.Literal('FLAGGED')]),
     reason: Nullable(Type.String({ maxLength: 500 })),
     subteamId: Nullable(Type.String({ minLength: 1, maxLength: 128 })),
-    subteamName: Nullable(Type.String({ maxLength: 80 })),
+    subteamName: Nullable(Type.String({ minLength: 1, maxLength: 80 })),
     createdAt: DateTimeSchema('When the pulse was recorded (UTC, millisecond precision).'),
   },
   {
@@ -36,8 +36,8 @@ export const PulseListQuerySchema = Type.Object(
     ),
     from: Type.Optional(DateTimeSchema('Inclusive lower bound on createdAt. Default: `to` minus 30 days.')),
     to: Type.Optional(DateTimeSchema('Exclusive upper bound on createdAt. Default: now.')),
-    level: Type.Optional(Type.Integer({ minimum: 1, maximum: 5, description: 'Only pulses of this level.' })),
-    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50, description: 'Page size, 1-200.' })),
+    level: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 5, description: 'Only pulses of this level.' })),
+    limit: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 200, default: 50, description: 'Page size, 1-200.' })),
     subteamId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only pulses of this team.' })),
   },
   { additionalProperties: false },
@@ -46,7 +46,7 @@ export type PulseListQuery = Static<typeof PulseListQuerySchema>;
 
 export const PulseListSchema = Type.Object(
   {
-    items: Type.Array(PulseSchema),
+    items: Type.Array(PulseSchema, { maxItems: 200 }),
     nextCursor: Nullable(
       Type.String({ maxLength: 512, description: 'Pass as `cursor` to get the next page; null when there are no more pages.' }),
     ),

@@ -1,13 +1,13 @@
 import { Type, type Static } from 'typebox';
-import { DateTimeSchema, Nullable } from './common.js';
+import { CountSchema, DateTimeSchema, Nullable } from './common.js';
 
 export const StatsSchema = Type.Object(
   {
     avgLevel: Nullable(Type.Number({ description: 'Average level of all pulses, 2 decimals; null without pulses.' })),
     minimumSample: Type.Number({ description: 'Minimum pulse sample for exposing text-derived data.', examples: [5] }),
-    pulseCount: Type.Integer({ minimum: 0 }),
+    pulseCount: CountSchema(),
     weeklyAvgLevel: Nullable(Type.Number({ description: 'Average level over the rolling last 7 days.' })),
-    weeklyPulseCount: Type.Integer({ minimum: 0, description: 'Pulses over the rolling last 7 days.' }),
+    weeklyPulseCount: CountSchema({ description: 'Pulses over the rolling last 7 days.' }),
   },
   {
     additionalProperties: false,
@@ -27,8 +27,8 @@ export type DailyStatsQuery = Static<typeof DailyStatsQuerySchema>;
 
 export const DailyEntrySchema = Type.Object(
   {
-    date: Type.String({ format: 'date', description: 'UTC calendar day.', examples: ['2026-11-20'] }),
-    count: Type.Integer({ minimum: 0 }),
+    date: Type.String({ format: 'date', maxLength: 10, description: 'UTC calendar day.', examples: ['2026-11-20'] }),
+    count: CountSchema(),
     avg: Type.Number({ description: 'Average pulse level of that day, 2 decimals.' }),
   },
   { additionalProperties: false },

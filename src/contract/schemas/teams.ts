@@ -18,7 +18,14 @@ export const TeamListSchema = Type.Object(
 export type TeamList = Static<typeof TeamListSchema>;
 
 export const CreateTeamBodySchema = Type.Object(
-  { name: Type.String({ description: 'Trimmed; 1-80 characters; unique in the organization regardless of case.' }) },
+  {
+    name: Type.String({
+      minLength: 1,
+      maxLength: 80,
+      pattern: '\\S',
+      description: 'Trimmed; 1-80 characters, not only whitespace; unique in the organization regardless of case.',
+    }),
+  },
   { additionalProperties: false, examples: [{ name: 'Platform' }] },
 );
 export type CreateTeamBody = Static<typeof CreateTeamBodySchema>;

@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type ErrorCode } from '../../contract/errors.js';
+import { checkIdempotencyKey } from '../../domain/idempotency.js';
 
 interface AjvError {
   keyword: string;
@@ -52,9 +53,22 @@ function isDatabaseUnavailable(err: { code?: string; message?: string }): boolea
 }
 
 /** Every failure, ours or Fastify's, becomes an `ApiError`; nothing else builds an error body. */
-export function toApiError(err: FastifyError & { validation?: AjvError[]; validationContext?: string }): ApiError {
+export function toApiError(
+  err: FastifyError & { validation?: AjvError[]; validationContext?: string },
+  headers: Record<string, string | string[] | undefined> = {},
+): ApiError {
   if (err instanceof ApiError) return err;
-  if (err.validation) return new ApiError('invalid_request', describeValidation(err.validationContext, err.validation));
+  if (err.validation) {
+    // The header schema documents the key's rule; a violation keeps the key's own codes.
+    if (err.validationContext === 'headers' && err.validation[0]?.instancePath === '/idempotency-key') {
+      try {
+        checkIdempotencyKey(headers['idempotency-key']);
+      } catch (e) {
+        if (e instanceof ApiError) return e;
+      }
+    }
+    return new ApiError('invalid_request', describeValidation(err.validationContext, err.validation));
+  }
   switch (err.code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new ApiError('invalid_json', "Content-Type must be 'application/json'.");
@@ -92,7 +106,7 @@ export function sendError(reply: FastifyReply, e: ApiError) {
 
 export function registerErrorHandling(app: FastifyInstance) {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    const e = toApiError(err);
+    const e = toApiError(err, request.headers);
     if (e.statusCode >= 500) request.log.error({ err }, 'request failed');
     return sendError(reply, e);
   });

@@ -1,7 +1,7 @@
 import { createAction } from '../../../domain/actions.js';
 import { createOnce, requireJsonObject } from '../../plugins/writes.js';
 import { ActionIdSchema, CreateActionBodySchema } from '../../../contract/schemas/actions.js';
-import { IdempotencyHeadersSchema } from '../../../contract/schemas/common.js';
+import { IdempotencyHeadersSchema, NoQuerySchema } from '../../../contract/schemas/common.js';
 import { responses } from '../../../contract/schemas/responses.js';
 import type { App, RouteDeps } from '../types.js';
 
@@ -16,10 +16,11 @@ export function registerCreateAction(app: App, { db, now }: RouteDeps) {
         description:
           'startDate and createdAt are the time of creation; status starts active. subteamId must name a team of the organization. Requires Idempotency-Key.',
         tags: ['actions'],
+        querystring: NoQuerySchema,
         headers: IdempotencyHeadersSchema,
         body: CreateActionBodySchema,
         response: responses(ActionIdSchema, 'The id of the action created (or, on a replay, of the one created the first time).', {
-          conflict: true,
+          conflict: 'idempotency_key_reused: the Idempotency-Key was used for a different request.',
           replayHeader: true,
         }),
       },

@@ -1,5 +1,6 @@
 import { listActions } from '../../../db/repositories/actions.js';
 import { ActionListSchema } from '../../../contract/schemas/actions.js';
+import { NoQuerySchema } from '../../../contract/schemas/common.js';
 import { responses } from '../../../contract/schemas/responses.js';
 import type { App, RouteDeps } from '../types.js';
 
@@ -11,6 +12,7 @@ export function registerListActions(app: App, { db }: RouteDeps) {
         operationId: 'listActions',
         summary: 'All improvement actions, newest first',
         tags: ['actions'],
+        querystring: NoQuerySchema,
         response: responses(ActionListSchema, 'Every action; each carries its id under the key `$id`.'),
       },
     },

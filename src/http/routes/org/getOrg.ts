@@ -1,6 +1,7 @@
 import { getOrg } from '../../../db/repositories/orgs.js';
 import { ApiError } from '../../../contract/errors.js';
 import { OrgSchema } from '../../../contract/schemas/org.js';
+import { NoQuerySchema } from '../../../contract/schemas/common.js';
 import { responses } from '../../../contract/schemas/responses.js';
 import type { App, RouteDeps } from '../types.js';
 
@@ -12,6 +13,7 @@ export function registerGetOrg(app: App, { db }: RouteDeps) {
         operationId: 'getOrg',
         summary: 'The organization of the API key',
         tags: ['organization'],
+        querystring: NoQuerySchema,
         response: responses(OrgSchema, 'The organization record.'),
       },
     },

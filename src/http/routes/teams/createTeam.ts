@@ -1,6 +1,6 @@
 import { createTeam } from '../../../domain/teams.js';
 import { createOnce, requireJsonObject } from '../../plugins/writes.js';
-import { IdempotencyHeadersSchema } from '../../../contract/schemas/common.js';
+import { IdempotencyHeadersSchema, NoQuerySchema } from '../../../contract/schemas/common.js';
 import { responses } from '../../../contract/schemas/responses.js';
 import { CreatedTeamSchema, CreateTeamBodySchema } from '../../../contract/schemas/teams.js';
 import type { App, RouteDeps } from '../types.js';
@@ -16,10 +16,11 @@ export function registerCreateTeam(app: App, { db, now }: RouteDeps) {
         description:
           'The name is trimmed and must be 1-80 characters; names are unique in the organization regardless of case (409 team_name_taken). Requires Idempotency-Key.',
         tags: ['teams'],
+        querystring: NoQuerySchema,
         headers: IdempotencyHeadersSchema,
         body: CreateTeamBodySchema,
         response: responses(CreatedTeamSchema, 'The team created (or, on a replay, the one created the first time).', {
-          conflict: true,
+          conflict: 'team_name_taken: the name is already used in the organization (case-insensitive, trimmed); idempotency_key_reused: the Idempotency-Key was used for a different request.',
           replayHeader: true,
         }),
       },

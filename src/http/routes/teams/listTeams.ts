@@ -1,4 +1,5 @@
 import { listTeams } from '../../../db/repositories/teams.js';
+import { NoQuerySchema } from '../../../contract/schemas/common.js';
 import { responses } from '../../../contract/schemas/responses.js';
 import { TeamListSchema } from '../../../contract/schemas/teams.js';
 import type { App, RouteDeps } from '../types.js';
@@ -11,6 +12,7 @@ export function registerListTeams(app: App, { db }: RouteDeps) {
         operationId: 'listTeams',
         summary: 'All teams, by name',
         tags: ['teams'],
+        querystring: NoQuerySchema,
         response: responses(TeamListSchema, 'Every team of the organization, ordered by name (case-insensitive), then id.'),
       },
     },
