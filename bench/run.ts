@@ -16,6 +16,7 @@ import { migrate } from '../src/db/migrate.js';
 import { PgExecutor } from '../src/db/pg.js';
 import { PgliteExecutor } from '../src/db/pglite.js';
 import { generateOrg } from './dataset.js';
+import { benchCommentRelease } from './comments.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const { values: flags } = parseArgs({
@@ -319,6 +320,10 @@ async function main() {
     await floor.stop();
   }
 
+  if (!flags.only || flags.only.includes('release')) {
+    results.commentRelease = await benchCommentRelease(url);
+    log('first release of a 1,000-pulse week', JSON.stringify(results.commentRelease));
+  }
   if (!flags['skip-pglite']) results.pglite = await benchPglite();
   if (!flags['skip-import']) results.import = await benchImport(url);
 
@@ -430,6 +435,9 @@ async function benchImport(url: string) {
   return out;
 }
 
+/** GET /v1/comments req/s in the run before comments were released by cells (bench/results of 2026-11-22). */
+const COMMENTS_BEFORE_CELLS = 3439;
+
 function renderMarkdown(r: Record<string, unknown>): string {
   const lines = [
     `# Benchmark results`,
@@ -451,6 +459,14 @@ function renderMarkdown(r: Record<string, unknown>): string {
     );
   }
   lines.push('', `Peak RSS under load: service ${Number(r.servicePeakRssMb ?? 0).toFixed(0)} MB (target < 250 MB), floor ${Number(r.floorPeakRssMb ?? 0).toFixed(0)} MB.`);
+  const comments = ((r.scenarios ?? []) as { scenario: string; service: Measure }[]).find((x) => x.scenario === 'GET /v1/comments');
+  if (comments) {
+    lines.push('', `GET /v1/comments (default range, released cells): ${comments.service.reqPerSec.toFixed(0)} req/s, ${(comments.service.reqPerSec / COMMENTS_BEFORE_CELLS).toFixed(2)}x the ${COMMENTS_BEFORE_CELLS} req/s measured before the cell rule (target >= 0.9x).`);
+  }
+  const release = r.commentRelease as { pulsesPerWeek: number; runs: number[]; medianMs: number } | undefined;
+  if (release) {
+    lines.push('', `First release of a ${release.pulsesPerWeek.toLocaleString('en')}-pulse week (20 teams, one transaction, PostgreSQL): median ${release.medianMs} ms over ${release.runs.length} weeks (${release.runs.join(', ')} ms); target < 50 ms.`);
+  }
   const curve = (r.statsCurve ?? []) as { pulses: number; p50: number; p99: number }[];
   if (curve.length) {
     lines.push('', '## GET /v1/stats latency by organization size (sequential requests)', '', '| pulses | p50 ms | p99 ms |', '|---|---|---|');
