@@ -17,20 +17,6 @@ interface Finding {
   message: string;
 }
 
-/**
- * Findings of the GET /comments schemas (src/contract/schemas/comments.ts), which are being
- * rewritten on another branch: the bounds they need are applied there. Each entry is allowed
- * only while it is still reported; once comments.ts carries its bounds this list must be emptied
- * (the test fails on a stale entry).
- */
-const PENDING_COMMENTS: string[] = [
-  'owasp:api4:2023-string-limit paths./comments.get.parameters.1.schema',
-  'owasp:api4:2023-string-limit paths./comments.get.parameters.2.schema',
-  'owasp:api4:2023-integer-format paths./comments.get.parameters.3.schema',
-  'owasp:api4:2023-array-limit paths./comments.get.responses.200.content.application/json.schema.properties.items',
-  'owasp:api4:2023-string-limit paths./comments.get.responses.200.content.application/json.schema.properties.items.items.properties.comment',
-];
-
 /** Lints the served OpenAPI document with the project's ruleset (.spectral.yaml: the OWASP API Security ruleset). */
 describe('OWASP API Security ruleset (Spectral)', () => {
   let t: TestApp;
@@ -62,9 +48,7 @@ describe('OWASP API Security ruleset (Spectral)', () => {
 
   it('reports zero errors', () => {
     const errors = findings.filter((f) => f.severity === 0).map(label);
-    expect(errors.filter((e) => !PENDING_COMMENTS.includes(e))).toEqual([]);
-    // Every pending entry must still be real: a stale one means comments.ts got its bounds; empty the list.
-    expect(PENDING_COMMENTS.filter((p) => !errors.includes(p))).toEqual([]);
+    expect(errors).toEqual([]);
   });
 
   it('runs the OWASP rules for real (the ruleset is loaded, and an unbounded schema is caught)', async () => {
