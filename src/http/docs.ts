@@ -31,7 +31,7 @@ export async function registerDocs(app: FastifyInstance) {
   await app.register(swaggerUi, {
     routePrefix: DOCS_PREFIX,
     staticCSP: DOCS_CSP,
-    validatorUrl: null,
+    validatorUrl: false,
     theme: { title: 'Climate Pulse API reference' },
     uiConfig: {
       deepLinking: true,
