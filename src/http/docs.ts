@@ -23,6 +23,26 @@ export const DOCS_CSP = [
 ].join('; ');
 
 /**
+ * What the page runs: Swagger UI on the served `/openapi.json`, without the plugin's top bar
+ * (its "Explore" box loads any URL into the page).
+ */
+const INITIALIZER = `window.onload = function () {
+  window.ui = SwaggerUIBundle({
+    url: '/openapi.json',
+    dom_id: '#swagger-ui',
+    presets: [SwaggerUIBundle.presets.apis],
+    layout: 'BaseLayout',
+    deepLinking: true,
+    docExpansion: 'list',
+    defaultModelsExpandDepth: 0,
+    displayRequestDuration: true,
+    persistAuthorization: false,
+    validatorUrl: null,
+  });
+};
+`;
+
+/**
  * `/docs`: the interactive reference (Swagger UI) rendered from the served `/openapi.json`,
  * without authentication and outside the versioned API. "Try it" calls the document's first
  * server, `/v1`, on this host, with the key entered under "Authorize".
@@ -31,20 +51,15 @@ export async function registerDocs(app: FastifyInstance) {
   await app.register(swaggerUi, {
     routePrefix: DOCS_PREFIX,
     staticCSP: DOCS_CSP,
-    validatorUrl: false,
     theme: { title: 'Climate Pulse API reference' },
-    uiConfig: {
-      deepLinking: true,
-      docExpansion: 'list',
-      defaultModelsExpandDepth: 0,
-      displayRequestDuration: true,
-      tryItOutEnabled: false,
-      persistAuthorization: false,
-    },
     uiHooks: {
-      // The plugin's own copy of the document sits at /docs/json; the UI reads the served one.
       onRequest: async (request, reply) => {
-        if (request.url.split('?')[0] === `${DOCS_PREFIX}/json`) return reply.redirect('/openapi.json');
+        const path = request.url.split('?')[0];
+        if (path === `${DOCS_PREFIX}/static/swagger-initializer.js`) {
+          return reply.type('application/javascript; charset=utf-8').send(INITIALIZER);
+        }
+        // The plugin's own copy of the document: there is one, at /openapi.json.
+        if (path === `${DOCS_PREFIX}/json` || path === `${DOCS_PREFIX}/yaml`) return reply.redirect('/openapi.json');
       },
     },
   });
