@@ -12,7 +12,7 @@ export const DOCS_PREFIX = '/docs';
 export const DOCS_CSP = [
   "default-src 'self'",
   "script-src 'self'",
-  "style-src 'self' 'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='",
+  "style-src 'self'",
   "connect-src 'self'",
   "img-src 'self' data:",
   "font-src 'self'",
