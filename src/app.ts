@@ -10,6 +10,7 @@ import { KeyUsageRecorder } from './domain/key-usage.js';
 import { KeyResolver } from './domain/keys.js';
 import { ApiError } from './contract/errors.js';
 import { ALIAS_PREFIX, API_PREFIX, registerOpenApi } from './http/openapi.js';
+import { registerDocs } from './http/docs.js';
 import { registerAuth } from './http/plugins/auth.js';
 import { AuthFailureLimiter, connectRedis, LimitCounters, registerKeyRateLimit } from './http/plugins/rate-limit.js';
 import { registerErrorHandling, sendError } from './http/plugins/errors.js';
@@ -84,6 +85,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     sheddingWarmupMs: deps.sheddingWarmupMs ?? 5_000,
   });
   await registerOpenApi(app);
+  await registerDocs(app);
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

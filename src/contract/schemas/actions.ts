@@ -47,7 +47,7 @@ export const UpdateActionBodySchema = Type.Object(
 );
 export type UpdateActionBody = Static<typeof UpdateActionBodySchema>;
 
-export const ActionIdParamsSchema = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
+export const ActionIdParamsSchema = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128, examples: ['act_7Qm2xV9b'] }) });
 
 export const ActionIdSchema = Type.Object(
   { id: Type.String({ minLength: 1, maxLength: 128 }) },

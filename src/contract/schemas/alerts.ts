@@ -16,7 +16,7 @@ export const AlertSchema = Type.Object(
 export type Alert = Static<typeof AlertSchema>;
 
 export const AlertListQuerySchema = Type.Object(
-  { limit: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 50, default: 10, description: 'How many, 1-50.' })) },
+  { limit: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 50, default: 10, description: 'How many, 1-50.', examples: [10] })) },
   { additionalProperties: false },
 );
 

@@ -37,7 +37,7 @@ export const PulseListQuerySchema = Type.Object(
     from: Type.Optional(DateTimeSchema('Inclusive lower bound on createdAt. Default: `to` minus 30 days.')),
     to: Type.Optional(DateTimeSchema('Exclusive upper bound on createdAt. Default: now.')),
     level: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 5, description: 'Only pulses of this level.' })),
-    limit: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 200, default: 50, description: 'Page size, 1-200.' })),
+    limit: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 200, default: 50, description: 'Page size, 1-200.', examples: [50] })),
     subteamId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only pulses of this team.' })),
   },
   { additionalProperties: false },

@@ -1,0 +1,5 @@
+export * from './client.js';
+export { ClimatePulseError, type ErrorCode } from './errors.js';
+export { PagedList, type Page } from './paginate.js';
+export { parseRetryAfter, type RetryOptions } from './retry.js';
+export type { components, operations, paths } from './schema.js';
