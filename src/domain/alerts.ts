@@ -161,8 +161,8 @@ function groupOf(r: GroupWeekRow): AlertGroup {
 /**
  * Evaluates the given weeks for each organization: one rollup query per organization, then
  * one transaction per (organization, week) that has findings. Weeks run oldest first and
- * each week's alerts get a later createdAt than the previous week's, so a backfill lists the
- * newest week first. Raising is exactly-once by the unique index, not by timing: any number
+ * each week's alerts get a later createdAt than the previous week's (by a millisecond), so
+ * GET /alerts lists a backfill's newest week first. Raising is exactly-once by the unique index, not by timing: any number
  * of runs, in any number of processes, may overlap.
  */
 export async function runAlertEngine(db: DatabaseExecutor, opts: AlertEngineOptions): Promise<AlertRunReport> {
@@ -172,12 +172,8 @@ export async function runAlertEngine(db: DatabaseExecutor, opts: AlertEngineOpti
   const from = ymd(new Date(weeks[0].getTime() - BASELINE_WEEKS * WEEK_MS));
   const to = ymd(new Date(weeks[weeks.length - 1].getTime() + WEEK_MS));
   const orgIds = opts.orgIds ?? (await orgIdsWithPulsesBetween(db, from, to));
-  const clock = opts.clock ?? (() => new Date());
-  let lastStamp = 0;
-  const stamp = () => {
-    lastStamp = Math.max(clock().getTime(), lastStamp + 1);
-    return new Date(lastStamp).toISOString();
-  };
+  // createdAt: the run's start, plus one millisecond per week after the first of a backfill.
+  const startedAt = (opts.clock ?? (() => new Date()))().getTime();
   for (const orgId of orgIds) {
     report.organizations++;
     const rows = await groupWeekAggregates(db, orgId, from, to);
@@ -187,7 +183,7 @@ export async function runAlertEngine(db: DatabaseExecutor, opts: AlertEngineOpti
       if (!g) groups.set(r.groupKey, (g = { group: groupOf(r), weeks: new Map() }));
       g.weeks.set(r.week, { count: r.count, sum: r.sum });
     }
-    for (const monday of weeks) {
+    for (const [k, monday] of weeks.entries()) {
       const weekISO = isoWeekLabel(monday);
       const candidates: Omit<RaisedAlert, 'createdAt'>[] = [];
       for (const [groupKey, g] of groups) {
@@ -208,7 +204,7 @@ export async function runAlertEngine(db: DatabaseExecutor, opts: AlertEngineOpti
       if (candidates.length === 0) continue;
       // One order for every process: two runs inserting the same keys then never deadlock.
       candidates.sort((a, b) => (a.groupKey < b.groupKey ? -1 : a.groupKey > b.groupKey ? 1 : a.type < b.type ? -1 : a.type > b.type ? 1 : 0));
-      const createdAt = stamp();
+      const createdAt = new Date(startedAt + k).toISOString();
       const inserted = await db.transaction(async (tx) => {
         const rowsIn = await insertRaisedAlerts(tx, orgId, candidates.map((c) => ({ ...c, createdAt })));
         if (rowsIn.length > 0 && opts.onInserted) await opts.onInserted(tx, orgId, rowsIn);

@@ -46,7 +46,9 @@ export function startOfIsoWeek(t: Date): Date {
 export function isoWeekLabel(t: Date): string {
   const thursday = new Date(startOfIsoWeek(t).getTime() + 3 * DAY_MS);
   const year = thursday.getUTCFullYear();
-  const week = Math.floor((thursday.getTime() - Date.UTC(year, 0, 1)) / WEEK_MS) + 1;
+  const jan1 = new Date(0);
+  jan1.setUTCFullYear(year, 0, 1); // Date.UTC would read years 0-99 as 1900-1999
+  const week = Math.floor((thursday.getTime() - jan1.getTime()) / WEEK_MS) + 1;
   return `${String(year).padStart(4, '0')}-W${String(week).padStart(2, '0')}`;
 }
 
@@ -55,8 +57,8 @@ export function parseIsoWeek(label: string): Date | null {
   const m = /^(\d{4})-W(\d{2})$/.exec(label);
   if (!m || Number(m[1]) < 1) return null;
   // 4 January is always in week 1.
-  const jan4 = new Date(Date.UTC(2000, 0, 4));
-  jan4.setUTCFullYear(Number(m[1]));
+  const jan4 = new Date(0);
+  jan4.setUTCFullYear(Number(m[1]), 0, 4);
   const monday = new Date(startOfIsoWeek(jan4).getTime() + (Number(m[2]) - 1) * WEEK_MS);
   return isoWeekLabel(monday) === label ? monday : null;
 }
