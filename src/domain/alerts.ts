@@ -21,6 +21,8 @@ export const MIN_PULSES = 5;
 export const BASELINE_WEEKS = 4;
 /** ...of which at least this many must have MIN_PULSES, else no comparison is made. */
 export const MIN_BASELINE_WEEKS = 2;
+/** Organizations evaluated at once on PostgreSQL. */
+const ORG_CONCURRENCY = 4;
 
 /** Thresholds in hundredths: moodDrop 50 = 0.50 points, lowMood 250 = 2.50, participationDrop 50 = 50%. */
 export interface AlertThresholds {
@@ -174,8 +176,8 @@ export async function runAlertEngine(db: DatabaseExecutor, opts: AlertEngineOpti
   const orgIds = opts.orgIds ?? (await orgIdsWithPulsesBetween(db, from, to));
   // createdAt: the run's start, plus one millisecond per week after the first of a backfill.
   const startedAt = (opts.clock ?? (() => new Date()))().getTime();
-  for (const orgId of orgIds) {
-    report.organizations++;
+  const evaluateOrg = async (orgId: string): Promise<RaisedByEngine[]> => {
+    const raised: RaisedByEngine[] = [];
     const rows = await groupWeekAggregates(db, orgId, from, to);
     const groups = new Map<string, { group: AlertGroup; weeks: Map<string, WeekAggregate> }>();
     for (const r of rows) {
@@ -187,7 +189,7 @@ export async function runAlertEngine(db: DatabaseExecutor, opts: AlertEngineOpti
       const weekISO = isoWeekLabel(monday);
       const candidates: Omit<RaisedAlert, 'createdAt'>[] = [];
       for (const [groupKey, g] of groups) {
-        const at = (k: number) => g.weeks.get(ymd(new Date(monday.getTime() - k * WEEK_MS))) ?? { count: 0, sum: 0 };
+        const at = (back: number) => g.weeks.get(ymd(new Date(monday.getTime() - back * WEEK_MS))) ?? { count: 0, sum: 0 };
         const trailing = Array.from({ length: BASELINE_WEEKS }, (_, i) => at(i + 1));
         for (const f of evaluateGroupWeek(g.group, weekISO, at(0), trailing, opts.thresholds)) {
           candidates.push({
@@ -210,8 +212,26 @@ export async function runAlertEngine(db: DatabaseExecutor, opts: AlertEngineOpti
         if (rowsIn.length > 0 && opts.onInserted) await opts.onInserted(tx, orgId, rowsIn);
         return rowsIn;
       });
-      report.raised.push(...inserted.map((a) => ({ orgId, ...a })));
+      raised.push(...inserted.map((a) => ({ orgId, ...a })));
     }
-  }
+    return raised;
+  };
+  // A few organizations at a time on PostgreSQL (each in its own connection); PGlite is one connection.
+  const perOrg: RaisedByEngine[][] = new Array(orgIds.length);
+  let next = 0;
+  let failed = false;
+  const worker = async () => {
+    while (next < orgIds.length && !failed) {
+      const i = next++;
+      perOrg[i] = await evaluateOrg(orgIds[i]).catch((err) => {
+        failed = true;
+        throw err;
+      });
+    }
+  };
+  const concurrency = db.kind === 'pg' ? ORG_CONCURRENCY : 1;
+  await Promise.all(Array.from({ length: Math.min(concurrency, orgIds.length) }, worker));
+  report.organizations = orgIds.length;
+  report.raised = perOrg.flat();
   return report;
 }
