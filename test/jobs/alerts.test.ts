@@ -310,3 +310,86 @@ describe('the alert engine on the database', () => {
     expect(startAlertSchedule({ db: t.db, config: loadConfig({ ALERTS_INTERVAL_MINUTES: '0' }), log })).toBeNull();
   });
 });
+
+/** A fixed pseudo-random sequence, so a failure reproduces. */
+function sequence(seed: number) {
+  return () => (seed = (seed * 16807) % 2147483647) / 2147483647;
+}
+
+describe('the engine against a scan of the pulses (seeded adversary)', () => {
+  const rnd = sequence(2026);
+  const WEEKS = Array.from({ length: 12 }, (_, i) => `2026-W${String(20 + i).padStart(2, '0')}`);
+  const EDGES = [0, 1, DAY - 1, 3 * DAY + 12 * 3_600_000, WEEK - 1]; // Monday 00:00:00.000, +1 ms, ..., Sunday 23:59:59.999
+  const orgs = Array.from({ length: 4 }, (_, o) => {
+    const teams = Array.from({ length: 3 + o }, (_, t) => ({ id: `team_${t}`, name: `Team ${o}.${t}`, createdAt: T0 }));
+    const pulses: P[] = [];
+    for (const label of WEEKS) {
+      const monday = w(label).getTime();
+      for (const team of [...teams.map((t) => t.id), null]) {
+        // Small weeks (0-6 pulses) are common, so the 5-pulse floor and baseline skipping are crossed often.
+        const n = rnd() < 0.4 ? Math.floor(rnd() * 7) : 5 + Math.floor(rnd() * 12);
+        const mean = 1.5 + rnd() * 3;
+        for (let i = 0; i < n; i++) {
+          const at = rnd() < 0.3 ? EDGES[Math.floor(rnd() * EDGES.length)] : Math.floor(rnd() * WEEK);
+          pulses.push({
+            id: `r${pulses.length}`, level: Math.max(1, Math.min(5, Math.round(mean + (rnd() - 0.5) * 2))),
+            moderationStatus: 'CLEAN', subteamId: team, createdAt: new Date(monday + at).toISOString(),
+          });
+        }
+      }
+    }
+    return { id: `org_r${o}`, name: `R${o}`, plan: 'business', createdAt: T0, teams, pulses };
+  });
+
+  /** What the rules give, from the raw pulses: group-weeks by the JavaScript ISO week of each createdAt. */
+  function expected(weeks: string[]) {
+    const out: string[] = [];
+    for (const org of orgs) {
+      const names = new Map(org.teams.map((t) => [t.id, t.name]));
+      const agg = new Map<string, WeekAggregate>();
+      const add = (key: string, label: string, level: number) => {
+        const a = agg.get(`${key}|${label}`) ?? { count: 0, sum: 0 };
+        agg.set(`${key}|${label}`, { count: a.count + 1, sum: a.sum + level });
+      };
+      for (const p of org.pulses) {
+        const label = isoWeekLabel(new Date(p.createdAt));
+        add(p.subteamId ? `team:${p.subteamId}` : 'no_team', label, p.level);
+        add('org', label, p.level);
+      }
+      const keys = ['org', 'no_team', ...org.teams.map((t) => `team:${t.id}`)];
+      for (const label of weeks) {
+        for (const key of keys) {
+          const group: AlertGroup = key === 'org' ? { kind: 'org' } : key === 'no_team' ? { kind: 'no_team' } : { kind: 'team', subteamId: key.slice(5), name: names.get(key.slice(5))! };
+          const at = (back: number) => agg.get(`${key}|${isoWeekLabel(new Date(w(label).getTime() - back * WEEK))}`) ?? { count: 0, sum: 0 };
+          for (const f of evaluateGroupWeek(group, label, at(0), [at(1), at(2), at(3), at(4)])) out.push(`${org.id}|${label}|${key}|${f.type}|${f.message}`);
+        }
+      }
+    }
+    return out.sort();
+  }
+
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ dataset: { organizations: orgs } });
+  });
+  afterAll(() => t.close());
+
+  it('raises exactly what the rules give for the weeks evaluated, each once, across overlapping and repeated runs', async () => {
+    const evaluated = new Set<string>();
+    for (let round = 0; round < 4; round++) {
+      // Random sets of weeks in random order, two runs at once (interleaved on PostgreSQL).
+      const pick = () => WEEKS.filter(() => rnd() < 0.4).sort(() => rnd() - 0.5);
+      const a = pick();
+      const b = pick();
+      for (const l of [...a, ...b]) evaluated.add(l);
+      await Promise.all([a, b].map((ws) => runAlertEngine(t.db, { thresholds: DEFAULT_THRESHOLDS, weeks: ws.map(w) })));
+      const rows = await t.db.query<{ line: string }>(
+        sql('t.lines', `SELECT org_id || '|' || week_iso || '|' || group_key || '|' || type || '|' || message AS line FROM alerts`),
+      );
+      expect(rows.map((r) => r.line).sort()).toEqual(expected([...evaluated].sort()));
+    }
+    const all = expected(WEEKS);
+    expect(all.length).toBeGreaterThan(20);
+    expect(new Set(all.map((l) => l.split('|')[3]))).toEqual(new Set(['MOOD_DROP', 'LOW_MOOD', 'PARTICIPATION_DROP']));
+  });
+});
