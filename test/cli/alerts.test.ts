@@ -8,6 +8,8 @@ import { createCliDatabase, openApp, runCli } from '../helpers/cli.js';
 import { TEST_DATABASE_URL } from '../helpers/db.js';
 
 const DAY = 86_400_000;
+/** Several CLI processes in one test: each starts tsx and opens the database. */
+const CLI_TIMEOUT = 240_000;
 const T0 = '2026-01-01T00:00:00.000Z';
 type P = NonNullable<NonNullable<Dataset['organizations']>[number]['pulses']>[number];
 
@@ -78,7 +80,7 @@ describe('climate-pulse alerts run', () => {
     });
     const again = await runCli(['alerts', 'run', '--week', '2026-W34'], cdb.env);
     expect(again.stdout).toBe('raised 0 alerts for 2026-W34 in 2 organizations\n');
-  });
+  }, CLI_TIMEOUT);
 
   it('--since backfills every closed week from that one on, and only those; --org keeps to one organization', async () => {
     const last = isoWeekLabel(lastClosedWeek(new Date(), 60));
@@ -108,7 +110,7 @@ describe('climate-pulse alerts run', () => {
       { org_id: 'org_f', week_iso: '2026-W30', n: 2 },
       { org_id: 'org_f', week_iso: '2026-W32', n: 2 },
     ]);
-  });
+  }, CLI_TIMEOUT);
 
   it.each([
     [['--week', '2026-W99'], 'climate-pulse: --week "2026-W99" is not an ISO week like 2026-W47'],
@@ -185,5 +187,5 @@ describe.skipIf(!TEST_DATABASE_URL)('two engine runs at once on PostgreSQL', () 
     expect(printed.map(key).sort()).toEqual(rows.map((r) => key([r.week_iso, r.org_id, r.type, r.message])).sort());
     const third = await runCli(['alerts', 'run', '--since', '2026-W01'], cdb.env);
     expect(third.stdout).toMatch(/^raised 0 alerts for 2026-W01\.\.2026-W\d\d in 12 organizations\n$/);
-  });
+  }, CLI_TIMEOUT);
 });
