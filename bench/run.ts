@@ -15,6 +15,7 @@ import pg from 'pg';
 import { migrate } from '../src/db/migrate.js';
 import { PgExecutor } from '../src/db/pg.js';
 import { PgliteExecutor } from '../src/db/pglite.js';
+import { alertsMarkdown, benchAlerts, type AlertsBenchResult } from './alerts.js';
 import { generateOrg } from './dataset.js';
 import { benchCommentRelease } from './comments.js';
 
@@ -38,6 +39,7 @@ const { values: flags } = parseArgs({
     'skip-curve': { type: 'boolean', default: false },
     'skip-pglite': { type: 'boolean', default: false },
     'skip-import': { type: 'boolean', default: false },
+    'skip-alerts': { type: 'boolean', default: false },
   },
 });
 const num = (k: keyof typeof flags) => Number(flags[k]);
@@ -249,6 +251,7 @@ async function deepCursor(url: string): Promise<string> {
 }
 
 async function main() {
+  if (flags.only === 'alerts') return onlyAlerts();
   const results: Record<string, unknown> = { startedAt: new Date().toISOString(), flags, machine: { cpus: 2 } };
   execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
   const url = await prepareDatabase();
@@ -326,6 +329,7 @@ async function main() {
   }
   if (!flags['skip-pglite']) results.pglite = await benchPglite();
   if (!flags['skip-import']) results.import = await benchImport(url);
+  if (!flags['skip-alerts']) results.alerts = await benchAlerts(flags['database-url']!, log);
 
   results.finishedAt = new Date().toISOString();
   mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
@@ -483,7 +487,21 @@ function renderMarkdown(r: Record<string, unknown>): string {
   }
   const imp = r.import as Record<string, unknown> | undefined;
   if (imp) lines.push('', '## Import', '', '```json', JSON.stringify(imp, null, 2), '```');
+  if (r.alerts) lines.push('', alertsMarkdown(r.alerts as AlertsBenchResult).trimEnd());
   return lines.join('\n') + '\n';
+}
+
+/** `--only alerts`: runs the alert engine bench alone and updates its part of the results. */
+async function onlyAlerts() {
+  const r = await benchAlerts(flags['database-url']!, log);
+  mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
+  const jsonFile = join(ROOT, 'bench/results/latest.json');
+  const json = existsSync(jsonFile) ? JSON.parse(readFileSync(jsonFile, 'utf8')) : {};
+  writeFileSync(jsonFile, JSON.stringify({ ...json, alerts: r }, null, 2) + '\n');
+  const mdFile = join(ROOT, 'bench/results/latest.md');
+  const md = existsSync(mdFile) ? readFileSync(mdFile, 'utf8').replace(/\n## Alert engine\n[\s\S]*?(?=\n## |$)/, '').trimEnd() + '\n' : '';
+  writeFileSync(mdFile, `${md}\n${alertsMarkdown(r)}`);
+  console.log('\n' + alertsMarkdown(r));
 }
 
 await main();

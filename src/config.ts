@@ -5,6 +5,9 @@ import { Value } from 'typebox/value';
  * The environment, described once. `loadConfig` is the only place that reads
  * `process.env`; everything else receives a `Config`.
  */
+/** A decimal with at most two decimals, so alert thresholds compare exactly in integer hundredths. */
+const HUNDREDTHS = '^\\d{1,2}(\\.\\d{1,2})?$';
+
 export const EnvSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
@@ -27,6 +30,11 @@ export const EnvSchema = Type.Object({
   MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 1000 }),
   COMMENT_CURSOR_SECRET: Type.Optional(Type.String({ minLength: 32 })),
   COMMENTS_RELEASE_DELAY_HOURS: Type.Number({ minimum: 0, maximum: 720, default: 24 }),
+  ALERTS_INTERVAL_MINUTES: Type.Integer({ minimum: 0, maximum: 10_080, default: 60 }),
+  ALERTS_CLOSE_DELAY_MINUTES: Type.Integer({ minimum: 0, maximum: 10_080, default: 60 }),
+  ALERTS_MOOD_DROP: Type.String({ pattern: HUNDREDTHS, default: '0.5' }),
+  ALERTS_LOW_MOOD: Type.String({ pattern: HUNDREDTHS, default: '2.5' }),
+  ALERTS_PARTICIPATION_DROP: Type.String({ pattern: HUNDREDTHS, default: '0.5' }),
 });
 
 type Env = Static<typeof EnvSchema>;
@@ -51,6 +59,12 @@ export interface Config {
   commentCursorSecret?: string;
   /** Hours after a week ends before its comments are released (late syncs still join it). */
   commentsReleaseDelayHours: number;
+  /** Minutes between alert engine runs in each server process; 0 turns the schedule off. */
+  alertsIntervalMinutes: number;
+  /** A week is closed (evaluated) this many minutes after the next Monday 00:00 UTC. */
+  alertsCloseDelayMinutes: number;
+  /** Alert thresholds in hundredths (0.5 -> 50), compared exactly. */
+  alertThresholds: { moodDrop: number; lowMood: number; participationDrop: number };
 }
 
 export class ConfigError extends Error {}
@@ -91,5 +105,19 @@ function fromEnv(e: Env): Config {
     maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
     commentCursorSecret: e.COMMENT_CURSOR_SECRET,
     commentsReleaseDelayHours: e.COMMENTS_RELEASE_DELAY_HOURS,
+    alertsIntervalMinutes: e.ALERTS_INTERVAL_MINUTES,
+    alertsCloseDelayMinutes: e.ALERTS_CLOSE_DELAY_MINUTES,
+    alertThresholds: {
+      moodDrop: hundredths('ALERTS_MOOD_DROP', e.ALERTS_MOOD_DROP, 1, 400),
+      lowMood: hundredths('ALERTS_LOW_MOOD', e.ALERTS_LOW_MOOD, 100, 500),
+      participationDrop: hundredths('ALERTS_PARTICIPATION_DROP', e.ALERTS_PARTICIPATION_DROP, 1, 100),
+    },
   };
+}
+
+function hundredths(name: string, value: string, min: number, max: number): number {
+  const [whole, frac = ''] = value.split('.');
+  const n = Number(whole) * 100 + Number(frac.padEnd(2, '0'));
+  if (n < min || n > max) throw new ConfigError(`invalid configuration: ${name}=${JSON.stringify(value)} must be between ${min / 100} and ${max / 100}`);
+  return n;
 }

@@ -6,6 +6,7 @@ import type { DatabaseExecutor } from './db/executor.js';
 import { migrate } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
 import { purgeIdempotencyRecords } from './db/repositories/idempotency.js';
+import { startAlertSchedule } from './jobs/alerts.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -39,6 +40,8 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
   const purgeTimer = setInterval(purge, PURGE_EVERY_MS);
   purgeTimer.unref();
   void purge();
+  // Every process runs the alert engine on its own timer; the unique index keeps each alert single.
+  const alerts = startAlertSchedule({ db, config, log: app.log });
   const metrics = config.metricsPort ? await serveMetrics(app, config.host, config.metricsPort) : undefined;
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -49,8 +52,10 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
       }, SHUTDOWN_GRACE_MS);
       timer.unref();
       clearInterval(purgeTimer);
+      const alertsStopped = alerts?.stop(); // no new run; one in progress finishes before the pool closes
       await new Promise((r) => (metrics ? metrics.server.close(r) : r(undefined)));
       await app.close(); // stops accepting, lets in-flight requests finish
+      await alertsStopped;
       await db.close();
       clearTimeout(timer);
     })());

@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { ConfigError } from '../config.js';
 import { DataDirLockedError } from '../db/data-dir-lock.js';
 import { DatasetError } from '../domain/dataset.js';
+import { registerAlerts } from './commands/alerts.js';
 import { registerDemo } from './commands/demo.js';
 import { registerImportPulses } from './commands/import-pulses.js';
 import { registerKeys } from './commands/keys.js';
@@ -21,6 +22,7 @@ registerLoad(program);
 registerKeys(program);
 registerDemo(program);
 registerImportPulses(program);
+registerAlerts(program);
 
 try {
   await program.parseAsync(process.argv);

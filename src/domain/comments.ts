@@ -15,7 +15,7 @@ import { pgIso } from '../db/repositories/time.js';
 import { ApiError, invalid } from '../contract/errors.js';
 import type { CommentList, CommentListQuery } from '../contract/schemas/comments.js';
 import { MINIMUM_SAMPLE } from './stats.js';
-import { DAY_MS, mondayOf, parseDate, startOfUtcDay, WEEK_MS, ymd } from './time.js';
+import { DAY_MS, parseDate, startOfIsoWeek as mondayOf, startOfUtcDay, WEEK_MS, ymd } from './time.js';
 
 /** What a comments cursor holds: the position, and the range and team it was issued for. */
 interface CommentCursor {

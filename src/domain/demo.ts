@@ -1,8 +1,10 @@
 import type { DatabaseExecutor } from '../db/executor.js';
+import { DEFAULT_THRESHOLDS, lastClosedWeek, runAlertEngine, type AlertThresholds } from './alerts.js';
 import { loadDataset, type Dataset } from './dataset.js';
 import { randomBase62 } from './keys.js';
 
 const DAY = 86_400_000;
+const DEMO_DAYS = 120;
 const TEAMS = [
   { id: 'team_engineering', name: 'Engineering' },
   { id: 'team_support', name: 'Customer Support' },
@@ -10,7 +12,7 @@ const TEAMS = [
   { id: 'team_design', name: 'Design' },
   { id: 'team_people', name: 'People & Ops' },
 ];
-/** The team whose mood dips over the last two weeks, with alerts that match. */
+/** The team whose mood dips over the last two weeks: the alert engine flags it (MOOD_DROP). */
 export const DIP_TEAM = 'team_support';
 const REASONS = ['workload', 'team', 'management', 'growth', 'balance'];
 const COMMENTS = [
@@ -37,26 +39,17 @@ function prng(seed: number) {
   };
 }
 
-function isoWeek(d: Date): string {
-  const t = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()));
-  const day = t.getUTCDay() || 7;
-  t.setUTCDate(t.getUTCDate() + 4 - day);
-  const yearStart = Date.UTC(t.getUTCFullYear(), 0, 1);
-  const week = Math.ceil(((t.getTime() - yearStart) / DAY + 1) / 7);
-  return `${t.getUTCFullYear()}-W${String(week).padStart(2, '0')}`;
-}
-
 /**
  * A realistic organization: five teams, 120 days of pulses with a weekly rhythm (fewer on
  * weekends, lower on Mondays), a visible dip in Customer Support over the last 14 days,
- * comments (some FLAGGED), alerts that match the dip, and a few actions.
+ * comments (some FLAGGED) and a few actions. Its alerts come from the alert engine.
  */
 export function demoDataset(now: Date, opts: { orgId: string; key: string; seed?: number }): Dataset {
   const rnd = prng(opts.seed ?? 42);
-  const start = Math.floor(now.getTime() / DAY) * DAY - 119 * DAY;
+  const start = Math.floor(now.getTime() / DAY) * DAY - (DEMO_DAYS - 1) * DAY;
   const pulses: NonNullable<NonNullable<Dataset['organizations']>[number]['pulses']> = [];
   let n = 0;
-  for (let d = 0; d < 120; d++) {
+  for (let d = 0; d < DEMO_DAYS; d++) {
     const dayStart = start + d * DAY;
     const weekday = new Date(dayStart).getUTCDay();
     const weekend = weekday === 0 || weekday === 6;
@@ -82,7 +75,6 @@ export function demoDataset(now: Date, opts: { orgId: string; key: string; seed?
     }
   }
   const created = new Date(start - 30 * DAY).toISOString();
-  const week1 = new Date(now.getTime() - 10 * DAY);
   const week2 = new Date(now.getTime() - 3 * DAY);
   return {
     organizations: [
@@ -95,21 +87,6 @@ export function demoDataset(now: Date, opts: { orgId: string; key: string; seed?
         apiKeys: [{ key: opts.key, name: 'demo' }],
         teams: TEAMS.map((t) => ({ ...t, createdAt: created })),
         pulses,
-        alerts: [
-          {
-            id: `${opts.orgId}_al_1`, type: 'MOOD_DROP', message: 'Mood in Customer Support fell 25% week over week.',
-            weekISO: isoWeek(week1), subteamId: DIP_TEAM, readAt: new Date(week1.getTime() + DAY).toISOString(), createdAt: week1.toISOString(),
-          },
-          {
-            id: `${opts.orgId}_al_2`, type: 'MOOD_DROP', message: 'Mood in Customer Support is the lowest of all teams for a second week.',
-            weekISO: isoWeek(week2), subteamId: DIP_TEAM, readAt: null, createdAt: week2.toISOString(),
-          },
-          {
-            id: `${opts.orgId}_al_3`, type: 'LOW_PARTICIPATION', message: 'Participation in Design dropped below 50% last week.',
-            weekISO: isoWeek(new Date(now.getTime() - 40 * DAY)), subteamId: 'team_design', readAt: new Date(now.getTime() - 38 * DAY).toISOString(),
-            createdAt: new Date(now.getTime() - 40 * DAY).toISOString(),
-          },
-        ],
         actions: [
           {
             id: `${opts.orgId}_ac_1`, title: 'Extra hands on the support queue', description: 'Two engineers rotate into support for two weeks.',
@@ -131,10 +108,27 @@ export function demoDataset(now: Date, opts: { orgId: string; key: string; seed?
   };
 }
 
-/** Creates a demo organization in one transaction; returns its id and API key. */
-export async function createDemo(db: DatabaseExecutor, now = new Date()): Promise<{ orgId: string; key: string; pulses: number }> {
+export interface DemoAlertSettings {
+  thresholds: AlertThresholds;
+  closeDelayMinutes: number;
+}
+
+/**
+ * Creates a demo organization in one transaction, then runs the alert engine over every
+ * closed week of its data, as `alerts run --since` would; returns its id and API key.
+ */
+export async function createDemo(
+  db: DatabaseExecutor,
+  now = new Date(),
+  alerts: DemoAlertSettings = { thresholds: DEFAULT_THRESHOLDS, closeDelayMinutes: 60 },
+): Promise<{ orgId: string; key: string; pulses: number; alerts: number }> {
   const orgId = `org_demo_${randomBase62(6)}`;
   const key = `cp_live_${randomBase62(40)}`;
   const summary = await loadDataset(db, demoDataset(now, { orgId, key, seed: now.getTime() % 2 ** 31 }));
-  return { orgId, key, pulses: summary.pulses };
+  const weeks: Date[] = [];
+  for (let w = lastClosedWeek(now, alerts.closeDelayMinutes); w.getTime() > now.getTime() - DEMO_DAYS * DAY; w = new Date(w.getTime() - 7 * DAY)) {
+    weeks.unshift(w);
+  }
+  const report = await runAlertEngine(db, { thresholds: alerts.thresholds, weeks, orgIds: [orgId], clock: () => new Date() });
+  return { orgId, key, pulses: summary.pulses, alerts: report.raised.length };
 }

@@ -119,7 +119,7 @@ describe('climate-pulse demo and npm start', () => {
       for (let i = 0; i < 300 && !/curl -s -H "Authorization: Bearer (cp_live_\w+)" (http:\S+)/.test(out); i++) await new Promise((r) => setTimeout(r, 100));
       const m = /curl -s -H "Authorization: Bearer (cp_live_\w+)" (http:\S+)/.exec(out);
       expect(m, out).not.toBeNull();
-      expect(out).toMatch(/Demo organization org_demo_\w{6} created with \d+ pulses\./);
+      expect(out).toMatch(/Demo organization org_demo_\w{6} created with \d+ pulses and \d+ alerts? from the alert engine\./);
       const res = await fetch(m![2], { headers: { authorization: `Bearer ${m![1]}` } });
       expect(res.status).toBe(200);
       const stats = await res.json();
@@ -128,7 +128,16 @@ describe('climate-pulse demo and npm start', () => {
       const teams = await (await fetch(m![2].replace('/v1/stats', '/v1/teams'), { headers: { authorization: `Bearer ${m![1]}` } })).json();
       expect(teams.items.map((t: { name: string }) => t.name)).toEqual(['Customer Support', 'Design', 'Engineering', 'People & Ops', 'Sales']);
       const alerts = await (await fetch(m![2].replace('/v1/stats', '/v1/alerts'), { headers: { authorization: `Bearer ${m![1]}` } })).json();
-      expect(alerts.items.filter((a: { type: string; subteamName: string }) => a.type === 'MOOD_DROP' && a.subteamName === 'Customer Support').length).toBe(2);
+      // The engine flags the dip: a MOOD_DROP of Customer Support in a closed week, unread, nothing from other teams.
+      const dips = alerts.items.filter((a: { type: string; subteamName: string }) => a.type === 'MOOD_DROP' && a.subteamName === 'Customer Support');
+      expect(dips.length).toBeGreaterThanOrEqual(1);
+      for (const a of dips) {
+        expect(a.id).toMatch(/^al_\w{16}$/);
+        expect(a.weekISO).toMatch(/^\d{4}-W\d{2}$/);
+        expect(a.readAt).toBeNull();
+        expect(a.message).toMatch(/^Mood in Customer Support averaged \d\.\d\d in \d{4}-W\d{2}, \d\.\d\d below its /);
+      }
+      expect(alerts.items.every((a: { subteamName: string | null }) => a.subteamName === 'Customer Support')).toBe(true);
     } finally {
       if (child.exitCode === null) {
         child.kill('SIGTERM');

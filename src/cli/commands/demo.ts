@@ -1,14 +1,20 @@
 import type { Command } from 'commander';
 import { loadConfig, type Config } from '../../config.js';
-import { createDemo } from '../../domain/demo.js';
+import { thresholdsFrom } from '../../domain/alerts.js';
+import { createDemo, type DemoAlertSettings } from '../../domain/demo.js';
 import { withDatabase } from '../db.js';
 
 export const baseUrlOf = (config: Pick<Config, 'host' | 'port'>) =>
   `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${config.port}`;
 
-export function demoInstructions(baseUrl: string, demo: { orgId: string; key: string; pulses: number }): string {
+export const demoAlertSettings = (config: Config): DemoAlertSettings => ({
+  thresholds: thresholdsFrom(config),
+  closeDelayMinutes: config.alertsCloseDelayMinutes,
+});
+
+export function demoInstructions(baseUrl: string, demo: { orgId: string; key: string; pulses: number; alerts: number }): string {
   return [
-    `Demo organization ${demo.orgId} created with ${demo.pulses} pulses.`,
+    `Demo organization ${demo.orgId} created with ${demo.pulses} pulses and ${demo.alerts} alert${demo.alerts === 1 ? '' : 's'} from the alert engine.`,
     `API key (shown once): ${demo.key}`,
     `Try it:`,
     `  curl -s -H "Authorization: Bearer ${demo.key}" ${baseUrl}/v1/stats`,
@@ -21,6 +27,6 @@ export function registerDemo(program: Command) {
     .description('create a demo organization with 120 days of realistic data and print its API key')
     .action(async () => {
       const config = loadConfig();
-      await withDatabase(async (db) => console.log(demoInstructions(baseUrlOf(config), await createDemo(db))));
+      await withDatabase(async (db) => console.log(demoInstructions(baseUrlOf(config), await createDemo(db, new Date(), demoAlertSettings(config)))));
     });
 }

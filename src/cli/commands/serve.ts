@@ -6,7 +6,7 @@ import { openDatabase } from '../../db/open.js';
 import { countOrgs } from '../../db/repositories/orgs.js';
 import { createDemo } from '../../domain/demo.js';
 import { closeOnSignals, startServer } from '../../server.js';
-import { demoInstructions } from './demo.js';
+import { demoAlertSettings, demoInstructions } from './demo.js';
 
 export function registerServe(program: Command) {
   program
@@ -20,7 +20,7 @@ export function registerServe(program: Command) {
       let demo: Awaited<ReturnType<typeof createDemo>> | undefined;
       try {
         await migrate(db);
-        if (opts.demoIfEmpty && (await countOrgs(db)) === 0) demo = await createDemo(db);
+        if (opts.demoIfEmpty && (await countOrgs(db)) === 0) demo = await createDemo(db, new Date(), demoAlertSettings(config));
       } catch (err) {
         await db.close();
         throw err;

@@ -4,7 +4,7 @@ import { DateTimeSchema, Nullable } from './common.js';
 export const AlertSchema = Type.Object(
   {
     id: Type.String({ minLength: 1, maxLength: 128 }),
-    type: Type.String({ minLength: 1, maxLength: 100, examples: ['MOOD_DROP'] }),
+    type: Type.String({ minLength: 1, maxLength: 100, examples: ['MOOD_DROP'], description: 'MOOD_DROP, LOW_MOOD or PARTICIPATION_DROP from the engine; a free string.' }),
     message: Type.String({ maxLength: 4000 }),
     weekISO: Nullable(Type.String({ maxLength: 20, description: 'ISO week label.', examples: ['2026-W47'] })),
     subteamName: Nullable(Type.String({ minLength: 1, maxLength: 80 })),

@@ -1,0 +1,63 @@
+import type { Command } from 'commander';
+import { loadConfig } from '../../config.js';
+import { getOrg } from '../../db/repositories/orgs.js';
+import { lastClosedWeek, runAlertEngine, thresholdsFrom } from '../../domain/alerts.js';
+import { isoWeekLabel, parseIsoWeek, WEEK_MS } from '../../domain/time.js';
+import { withDatabase } from '../db.js';
+import { CliError } from '../errors.js';
+
+function week(label: string, option: string): Date {
+  const monday = parseIsoWeek(label);
+  if (!monday) throw new CliError(`${option} ${JSON.stringify(label)} is not an ISO week like 2026-W47`);
+  return monday;
+}
+
+/** The weeks a run evaluates: --week W, --since W (through the latest closed week), or the latest closed week. */
+export function weeksToRun(opts: { week?: string; since?: string }, now: Date, closeDelayMinutes: number): Date[] {
+  if (opts.week !== undefined && opts.since !== undefined) throw new CliError('give --week or --since, not both');
+  const last = lastClosedWeek(now, closeDelayMinutes);
+  const notClosed = (w: Date, option: string) =>
+    new CliError(`${option} ${isoWeekLabel(w)} is not closed yet: the latest closed week is ${isoWeekLabel(last)} (weeks close at Monday 00:00 UTC plus ALERTS_CLOSE_DELAY_MINUTES=${closeDelayMinutes})`);
+  if (opts.week !== undefined) {
+    const w = week(opts.week, '--week');
+    if (w > last) throw notClosed(w, '--week');
+    return [w];
+  }
+  if (opts.since !== undefined) {
+    const first = week(opts.since, '--since');
+    if (first > last) throw notClosed(first, '--since');
+    const out: Date[] = [];
+    for (let t = first.getTime(); t <= last.getTime(); t += WEEK_MS) out.push(new Date(t));
+    return out;
+  }
+  return [last];
+}
+
+export function registerAlerts(program: Command) {
+  const alerts = program.command('alerts').description('the alert engine');
+  alerts
+    .command('run')
+    .description('evaluate closed ISO weeks and raise their alerts (each at most once); prints what it raised')
+    .option('--week <week>', 'one closed ISO week, like 2026-W47 (default: the latest closed week)')
+    .option('--since <week>', 'every closed week from this one through the latest (backfill after an import)')
+    .option('--org <id>', 'only this organization (default: every organization with pulses)')
+    .action(async (opts: { week?: string; since?: string; org?: string }) => {
+      const config = loadConfig();
+      const weeks = weeksToRun(opts, new Date(), config.alertsCloseDelayMinutes);
+      await withDatabase(async (db) => {
+        if (opts.org !== undefined && !(await getOrg(db, opts.org))) {
+          throw new CliError(`no organization ${JSON.stringify(opts.org)} (or it is deleted)`);
+        }
+        const report = await runAlertEngine(db, {
+          thresholds: thresholdsFrom(config),
+          weeks,
+          orgIds: opts.org !== undefined ? [opts.org] : undefined,
+        });
+        for (const a of report.raised) {
+          console.log(`${a.weekISO}\t${a.orgId}\t${a.type}\t${a.id}\t${a.message}`);
+        }
+        const span = weeks.length === 1 ? report.weeks[0] : `${report.weeks[0]}..${report.weeks[report.weeks.length - 1]}`;
+        console.log(`raised ${report.raised.length} alert${report.raised.length === 1 ? '' : 's'} for ${span} in ${report.organizations} organization${report.organizations === 1 ? '' : 's'}`);
+      });
+    });
+}
