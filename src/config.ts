@@ -26,6 +26,10 @@ export const EnvSchema = Type.Object({
   WORKERS: Type.Integer({ minimum: 1, maximum: 64, default: 1 }),
   MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 1000 }),
   COMMENT_CURSOR_SECRET: Type.Optional(Type.String({ minLength: 32 })),
+  WEBHOOK_POLL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1000 }),
+  WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 15_000 }),
+  // The waits before each retry (the first attempt is immediate): durations like 500ms, 5s, 5m, 2h.
+  WEBHOOK_RETRY_SCHEDULE: Type.String({ pattern: '^\\s*\\d+(ms|s|m|h)\\s*(,\\s*\\d+(ms|s|m|h)\\s*)*$', default: '5s,5m,30m,2h,5h,10h,10h' }),
 });
 
 type Env = Static<typeof EnvSchema>;
@@ -48,6 +52,10 @@ export interface Config {
   workers: number;
   maxEventLoopDelayMs: number;
   commentCursorSecret?: string;
+  webhookPollMs: number;
+  webhookTimeoutMs: number;
+  /** Milliseconds to wait before each retry; its length is the number of retries. */
+  webhookRetryScheduleMs: number[];
 }
 
 export class ConfigError extends Error {}
@@ -87,5 +95,18 @@ function fromEnv(e: Env): Config {
     workers: e.WORKERS,
     maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
     commentCursorSecret: e.COMMENT_CURSOR_SECRET,
+    webhookPollMs: e.WEBHOOK_POLL_MS,
+    webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
+    webhookRetryScheduleMs: parseDurations(e.WEBHOOK_RETRY_SCHEDULE),
   };
+}
+
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+
+/** '5s,5m,2h' -> [5000, 300000, 7200000] (the pattern in EnvSchema has already checked the form). */
+export function parseDurations(text: string): number[] {
+  return text.split(',').map((part) => {
+    const [, n, unit] = /^\s*(\d+)(ms|s|m|h)\s*$/.exec(part)!;
+    return Number(n) * UNIT_MS[unit as keyof typeof UNIT_MS];
+  });
 }

@@ -6,6 +6,7 @@ import type { DatabaseExecutor } from './db/executor.js';
 import { migrate } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
 import { purgeIdempotencyRecords } from './db/repositories/idempotency.js';
+import { WebhookWorker } from './jobs/webhooks.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -39,6 +40,15 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
   const purgeTimer = setInterval(purge, PURGE_EVERY_MS);
   purgeTimer.unref();
   void purge();
+  // Every process delivers webhooks; claims with SKIP LOCKED keep them from sending one delivery twice.
+  const webhooks = new WebhookWorker(db, {
+    pollMs: config.webhookPollMs,
+    timeoutMs: config.webhookTimeoutMs,
+    retryScheduleMs: config.webhookRetryScheduleMs,
+    registry: app.metrics,
+    log: app.log,
+  });
+  webhooks.start();
   const metrics = config.metricsPort ? await serveMetrics(app, config.host, config.metricsPort) : undefined;
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -51,6 +61,7 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
       clearInterval(purgeTimer);
       await new Promise((r) => (metrics ? metrics.server.close(r) : r(undefined)));
       await app.close(); // stops accepting, lets in-flight requests finish
+      await webhooks.close();
       await db.close();
       clearTimeout(timer);
     })());

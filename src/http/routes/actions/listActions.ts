@@ -1,4 +1,5 @@
 import { listActions } from '../../../db/repositories/actions.js';
+import { toActionItem } from '../../../domain/actions.js';
 import { ActionListSchema } from '../../../contract/schemas/actions.js';
 import { responses } from '../../../contract/schemas/responses.js';
 import type { App, RouteDeps } from '../types.js';
@@ -15,7 +16,7 @@ export function registerListActions(app: App, { db }: RouteDeps) {
       },
     },
     async (request) => ({
-      items: (await listActions(db, request.principal.orgId)).map(({ id, ...rest }) => ({ $id: id, ...rest })),
+      items: (await listActions(db, request.principal.orgId)).map(toActionItem),
     }),
   );
 }
