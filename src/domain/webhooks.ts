@@ -230,7 +230,7 @@ export async function sendPing(db: Queryable, endpointId: string, opts: { timeou
     endpoint.orgId,
     { id: eventId, type: 'ping', payload: body('ping', at, { endpointId }), createdAt: at },
     endpointId,
-    opts.timeoutMs + 5_000,
+    2 * opts.timeoutMs,
   );
   const claimed = await getClaimedDelivery(db, endpoint.orgId, deliveryId);
   const { outcome, result } = await deliver(db, { ...claimed!, enabled: true }, { ...opts, scheduleMs: [], final: true });

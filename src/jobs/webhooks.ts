@@ -1,38 +1,39 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { DatabaseExecutor } from '../db/executor.js';
-import { claimDueDeliveries, oldestPendingSeconds } from '../db/repositories/webhooks.js';
+import { claimDueDeliveries, oldestPendingSeconds, type ClaimedDelivery } from '../db/repositories/webhooks.js';
 import { deliver, type DeliveryOutcome } from '../domain/webhooks.js';
 
 export interface WebhookWorkerOptions {
   pollMs: number;
   timeoutMs: number;
   retryScheduleMs: number[];
-  /** Deliveries claimed per round (sent concurrently). */
-  batchSize?: number;
+  /** Deliveries in flight at once in this process (default 32). */
+  maxInFlight?: number;
   registry?: Registry;
   log?: { warn(obj: object, msg: string): void };
 }
 
 /**
  * Delivers the webhook outbox. Every server process runs one: each round claims due deliveries
- * in a short transaction (FOR UPDATE SKIP LOCKED, leased past the timeout), sends them outside
- * any transaction, and records each outcome. A full batch starts the next round at once.
+ * in a short transaction (FOR UPDATE SKIP LOCKED, leased for twice the timeout), sends them
+ * outside any transaction, and records each outcome. A full round starts the next one at once.
  */
 export class WebhookWorker {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private readonly stop = new AbortController();
   private readonly outcomes?: Counter<'outcome'>;
-  private readonly batchSize: number;
+  private readonly maxInFlight: number;
+  private readonly inFlight = new Set<Promise<void>>();
   private readonly leaseMs: number;
 
   constructor(
     private readonly db: DatabaseExecutor,
     private readonly opts: WebhookWorkerOptions,
   ) {
-    this.batchSize = opts.batchSize ?? 20;
+    this.maxInFlight = opts.maxInFlight ?? 32;
     // A claim outlives the attempt's timeout; after that, another process may take the delivery over.
-    this.leaseMs = opts.timeoutMs + 10_000;
+    this.leaseMs = 2 * opts.timeoutMs;
     if (opts.registry) {
       this.outcomes = new Counter({
         name: 'webhook_deliveries_total',
@@ -63,31 +64,39 @@ export class WebhookWorker {
     }, ms);
   }
 
-  /** One round; true when it claimed a full batch (more may be due). */
+  /**
+   * One round: claims as many due deliveries as there is room for in flight and starts them
+   * without waiting, so one slow receiver does not hold up the others. True when it filled the room.
+   */
   async round(): Promise<boolean> {
+    const room = this.maxInFlight - this.inFlight.size;
+    if (room <= 0) return false;
     let claimed;
     try {
-      claimed = await this.db.transaction((tx) => claimDueDeliveries(tx, this.batchSize, this.leaseMs));
+      claimed = await this.db.transaction((tx) => claimDueDeliveries(tx, room, this.leaseMs));
     } catch (err) {
       this.opts.log?.warn({ err }, 'webhook claim failed');
       return false;
     }
-    await Promise.all(
-      claimed.map(async (d) => {
-        try {
-          const { outcome } = await deliver(this.db, d, {
-            timeoutMs: this.opts.timeoutMs,
-            scheduleMs: this.opts.retryScheduleMs,
-            stop: this.stop.signal,
-          });
-          this.count(outcome);
-        } catch (err) {
-          // The outcome could not be recorded: the lease expires and the delivery is tried again.
-          this.opts.log?.warn({ err, deliveryId: d.id }, 'webhook delivery outcome not recorded');
-        }
-      }),
-    );
-    return claimed.length === this.batchSize;
+    for (const d of claimed) {
+      const sending: Promise<void> = this.send(d).finally(() => this.inFlight.delete(sending));
+      this.inFlight.add(sending);
+    }
+    return claimed.length === room;
+  }
+
+  private async send(d: ClaimedDelivery) {
+    try {
+      const { outcome } = await deliver(this.db, d, {
+        timeoutMs: this.opts.timeoutMs,
+        scheduleMs: this.opts.retryScheduleMs,
+        stop: this.stop.signal,
+      });
+      this.count(outcome);
+    } catch (err) {
+      // The outcome could not be recorded: the lease expires and the delivery is tried again.
+      this.opts.log?.warn({ err, deliveryId: d.id }, 'webhook delivery outcome not recorded');
+    }
   }
 
   private count(outcome: DeliveryOutcome) {
@@ -99,5 +108,6 @@ export class WebhookWorker {
     this.stop.abort();
     clearTimeout(this.timer);
     await this.running;
+    await Promise.all(this.inFlight);
   }
 }

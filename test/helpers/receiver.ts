@@ -12,10 +12,10 @@ export interface Received {
 export type Answer = number | { status: number; headers?: Record<string, string> } | 'hang';
 
 /**
- * A real HTTP receiver on 127.0.0.1 that records every request. `script(path, n)` chooses the
- * answer to the n-th request (0-based) on that path; the default is 200.
+ * A real HTTP receiver on 127.0.0.1 that records every request. `script(path, n, body)` chooses
+ * the answer to the n-th request (0-based) on that path; the default is 200.
  */
-export async function startReceiver(script: (path: string, n: number) => Answer = () => 200, port = 0) {
+export async function startReceiver(script: (path: string, n: number, body: string) => Answer = () => 200, port = 0) {
   const received: Received[] = [];
   const hanging = new Set<ServerResponse>();
   const server: Server = createServer((req, res) => {
@@ -24,8 +24,9 @@ export async function startReceiver(script: (path: string, n: number) => Answer 
     req.on('end', () => {
       const path = req.url ?? '/';
       const n = received.filter((r) => r.path === path).length;
-      received.push({ path, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
-      const answer = script(path, n);
+      const body = Buffer.concat(chunks).toString('utf8');
+      received.push({ path, headers: req.headers, body, at: Date.now() });
+      const answer = script(path, n, body);
       if (answer === 'hang') {
         hanging.add(res);
         return;
