@@ -46,8 +46,9 @@ export class WebhookWorker {
         name: 'webhook_oldest_pending_seconds',
         help: 'Age of the oldest webhook delivery not yet delivered or failed (0 when none).',
         registers: [opts.registry],
+        // A scrape while the database is down keeps the last value: the other metrics still answer.
         collect: async function (this: Gauge) {
-          this.set(await oldestPendingSeconds(db));
+          this.set(await oldestPendingSeconds(db).catch(async () => (await this.get()).values[0]?.value ?? 0));
         },
       });
     }

@@ -6,6 +6,8 @@ export interface Received {
   headers: IncomingHttpHeaders;
   body: string;
   at: number;
+  /** The status answered (null: left hanging). */
+  status: number | null;
 }
 
 /** What the receiver answers for one request: a status (and headers), or 'hang' to never answer. */
@@ -25,14 +27,14 @@ export async function startReceiver(script: (path: string, n: number, body: stri
       const path = req.url ?? '/';
       const n = received.filter((r) => r.path === path).length;
       const body = Buffer.concat(chunks).toString('utf8');
-      received.push({ path, headers: req.headers, body, at: Date.now() });
       const answer = script(path, n, body);
+      const status = answer === 'hang' ? null : typeof answer === 'number' ? answer : answer.status;
+      received.push({ path, headers: req.headers, body, at: Date.now(), status });
       if (answer === 'hang') {
         hanging.add(res);
         return;
       }
-      const { status, headers } = typeof answer === 'number' ? { status: answer, headers: {} } : answer;
-      res.writeHead(status, headers).end('ok');
+      res.writeHead(status!, typeof answer === 'number' ? {} : answer.headers).end('ok');
     });
   });
   server.listen(port, '127.0.0.1');
