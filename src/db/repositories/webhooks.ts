@@ -119,7 +119,7 @@ const fanOutQuery = sql(
      SELECT $1, $2, $3, $4, $5 WHERE EXISTS (SELECT 1 FROM targets)
      RETURNING id)
    INSERT INTO webhook_deliveries (org_id, id, event_id, endpoint_id, status, next_attempt_at, created_at)
-   SELECT $1, 'whd_' || replace(gen_random_uuid()::text, '-', ''), ev.id, targets.id, 'pending', $5, $5
+   SELECT $1, 'whd_' || replace(gen_random_uuid()::text, '-', ''), ev.id, targets.id, 'pending', now(), now()
      FROM ev, targets
    RETURNING id`,
 );
@@ -143,7 +143,7 @@ const insertClaimedQuery = sql(
      INSERT INTO webhook_events (org_id, id, type, payload, created_at) VALUES ($1, $2, $3, $4, $5) RETURNING id)
    INSERT INTO webhook_deliveries (org_id, id, event_id, endpoint_id, status, attempts, next_attempt_at, last_attempt_at, created_at)
    SELECT $1, 'whd_' || replace(gen_random_uuid()::text, '-', ''), ev.id, $6, 'pending', 1,
-          now() + make_interval(secs => $7::float8 / 1000), now(), $5
+          now() + make_interval(secs => $7::float8 / 1000), now(), now()
      FROM ev
    RETURNING id`,
 );
