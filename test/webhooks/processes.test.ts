@@ -36,6 +36,12 @@ describe('webhooks across processes and restarts', () => {
   let rx: Receiver;
   let accepting = true;
   let flaky = () => false;
+  const started: ServerProcess[] = [];
+  const startServer = async (env: Record<string, string>) => {
+    const s = await startServerProcess(env);
+    started.push(s);
+    return s;
+  };
   const hungOnce = new Set<string>();
   beforeAll(async () => {
     cdb = await createCliDatabase();
@@ -53,6 +59,7 @@ describe('webhooks across processes and restarts', () => {
     });
   });
   afterAll(async () => {
+    for (const s of started) await s.stop('SIGKILL'); // those a failed assertion left running
     await rx.close();
     await cdb.close();
   });
@@ -84,7 +91,7 @@ describe('webhooks across processes and restarts', () => {
 
     const env = { ...cdb.env, WEBHOOK_TIMEOUT_MS: '1000', WEBHOOK_RETRY_SCHEDULE: '100ms,100ms' };
     // 1. A server that polls once, at start: the events written after that stay pending. SIGKILL.
-    let server = await startServerProcess({ ...env, WEBHOOK_POLL_MS: '60000' });
+    let server = await startServer({ ...env, WEBHOOK_POLL_MS: '60000' });
     await new Promise((r) => setTimeout(r, 300)); // its first round has run
     const first = await postAction(server, 'webhook-proc-1', { title: 'first', subteamId: 'team_p' });
     await postAction(server, 'webhook-proc-2', { title: 'hang once' });
@@ -93,7 +100,7 @@ describe('webhooks across processes and restarts', () => {
 
     // 2. After the restart both are delivered; the second hangs: SIGKILL in the middle of its attempt.
     const metricsPort = await freePort();
-    server = await startServerProcess({ ...env, WEBHOOK_POLL_MS: '50', METRICS_PORT: String(metricsPort) });
+    server = await startServer({ ...env, WEBHOOK_POLL_MS: '50', METRICS_PORT: String(metricsPort) });
     expect(await waitFor(() => rx.received.length === 3)).toBe(true);
     const created = rx.received.find((r) => title(r) === 'first')!;
     expect(verify(created)).toMatchObject({ type: 'action.created', data: { $id: first, title: 'first', subteamName: 'Platform' } });
@@ -104,7 +111,7 @@ describe('webhooks across processes and restarts', () => {
     expect(await server.stop('SIGKILL')).toBe(null);
 
     // 3. Its lease (twice the timeout) expires and the next process sends it again, with the same webhook-id.
-    server = await startServerProcess({ ...env, WEBHOOK_POLL_MS: '50' });
+    server = await startServer({ ...env, WEBHOOK_POLL_MS: '50' });
     expect(await waitFor(() => rx.received.length === 4)).toBe(true);
     const hung = rx.received.filter((r) => title(r) === 'hang once');
     expect(hung.length).toBe(2);
@@ -136,7 +143,7 @@ describe('webhooks across processes and restarts', () => {
 
     // 5. The next server delivers the replay.
     accepting = true;
-    server = await startServerProcess({ ...env, WEBHOOK_POLL_MS: '50' });
+    server = await startServer({ ...env, WEBHOOK_POLL_MS: '50' });
     expect(await waitFor(() => rx.received.filter((r) => title(r) === 'fail for now').length === 4)).toBe(true);
     expect(id(rx.received.at(-1)!)).toBe(failed[0].eventId);
     expect(await server.stop('SIGTERM')).toBe(0);
@@ -159,7 +166,7 @@ describe('webhooks across processes and restarts', () => {
       secrets.push(added.stdout.trim());
     }
     const env = { ...cdb.env, WEBHOOK_POLL_MS: '20', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_RETRY_SCHEDULE: '50ms,50ms,50ms,50ms,50ms,50ms,50ms' };
-    const servers = await Promise.all([startServerProcess(env), startServerProcess(env)]);
+    const servers = await Promise.all([startServer(env), startServer(env)]);
     const N = 40;
     await Promise.all(Array.from({ length: N }, (_, i) => postAction(servers[i % 2], `webhook-pair-${i}`, { title: `pair ${i}` })));
     const ok = () => rx.received.filter((r) => r.status === 200);
