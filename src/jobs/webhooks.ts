@@ -41,7 +41,7 @@ export class WebhookWorker {
         labelNames: ['outcome'],
         registers: [opts.registry],
       });
-      for (const outcome of ['succeeded', 'retry', 'failed', 'endpoint_disabled'] as const) this.outcomes.inc({ outcome }, 0);
+      for (const outcome of ['succeeded', 'retry', 'failed', 'endpoint_disabled', 'released'] as const) this.outcomes.inc({ outcome }, 0);
       new Gauge({
         name: 'webhook_oldest_pending_seconds',
         help: 'Age of the oldest webhook delivery not yet delivered or failed (0 when none).',
