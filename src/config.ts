@@ -35,6 +35,10 @@ export const EnvSchema = Type.Object({
   ALERTS_MOOD_DROP: Type.String({ pattern: HUNDREDTHS, default: '0.5' }),
   ALERTS_LOW_MOOD: Type.String({ pattern: HUNDREDTHS, default: '2.5' }),
   ALERTS_PARTICIPATION_DROP: Type.String({ pattern: HUNDREDTHS, default: '0.5' }),
+  WEBHOOK_POLL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1000 }),
+  WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 15_000 }),
+  // The waits before each retry (the first attempt is immediate): durations like 500ms, 5s, 5m, 2h.
+  WEBHOOK_RETRY_SCHEDULE: Type.String({ pattern: '^\\s*\\d+(ms|s|m|h)\\s*(,\\s*\\d+(ms|s|m|h)\\s*)*$', default: '5s,5m,30m,2h,5h,10h,10h' }),
 });
 
 type Env = Static<typeof EnvSchema>;
@@ -65,6 +69,10 @@ export interface Config {
   alertsCloseDelayMinutes: number;
   /** Alert thresholds in hundredths (0.5 -> 50), compared exactly. */
   alertThresholds: { moodDrop: number; lowMood: number; participationDrop: number };
+  webhookPollMs: number;
+  webhookTimeoutMs: number;
+  /** Milliseconds to wait before each retry; its length is the number of retries. */
+  webhookRetryScheduleMs: number[];
 }
 
 export class ConfigError extends Error {}
@@ -112,6 +120,9 @@ function fromEnv(e: Env): Config {
       lowMood: hundredths('ALERTS_LOW_MOOD', e.ALERTS_LOW_MOOD, 100, 500),
       participationDrop: hundredths('ALERTS_PARTICIPATION_DROP', e.ALERTS_PARTICIPATION_DROP, 1, 100),
     },
+    webhookPollMs: e.WEBHOOK_POLL_MS,
+    webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
+    webhookRetryScheduleMs: parseDurations(e.WEBHOOK_RETRY_SCHEDULE),
   };
 }
 
@@ -120,4 +131,14 @@ function hundredths(name: string, value: string, min: number, max: number): numb
   const n = Number(whole) * 100 + Number(frac.padEnd(2, '0'));
   if (n < min || n > max) throw new ConfigError(`invalid configuration: ${name}=${JSON.stringify(value)} must be between ${min / 100} and ${max / 100}`);
   return n;
+}
+
+const UNIT_MS = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 } as const;
+
+/** '5s,5m,2h' -> [5000, 300000, 7200000] (the pattern in EnvSchema has already checked the form). */
+export function parseDurations(text: string): number[] {
+  return text.split(',').map((part) => {
+    const [, n, unit] = /^\s*(\d+)(ms|s|m|h)\s*$/.exec(part)!;
+    return Number(n) * UNIT_MS[unit as keyof typeof UNIT_MS];
+  });
 }

@@ -7,6 +7,7 @@ import { migrate } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
 import { purgeIdempotencyRecords } from './db/repositories/idempotency.js';
 import { startAlertSchedule } from './jobs/alerts.js';
+import { WebhookWorker } from './jobs/webhooks.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -42,6 +43,15 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
   void purge();
   // Every process runs the alert engine on its own timer; the unique index keeps each alert single.
   const alerts = startAlertSchedule({ db, config, log: app.log });
+  // Every process delivers webhooks; claims with SKIP LOCKED keep them from sending one delivery twice.
+  const webhooks = new WebhookWorker(db, {
+    pollMs: config.webhookPollMs,
+    timeoutMs: config.webhookTimeoutMs,
+    retryScheduleMs: config.webhookRetryScheduleMs,
+    registry: app.metrics,
+    log: app.log,
+  });
+  webhooks.start();
   const metrics = config.metricsPort ? await serveMetrics(app, config.host, config.metricsPort) : undefined;
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -56,6 +66,7 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
       await new Promise((r) => (metrics ? metrics.server.close(r) : r(undefined)));
       await app.close(); // stops accepting, lets in-flight requests finish
       await alertsStopped;
+      await webhooks.close();
       await db.close();
       clearTimeout(timer);
     })());

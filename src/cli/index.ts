@@ -9,6 +9,8 @@ import { registerKeys } from './commands/keys.js';
 import { registerLoad } from './commands/load-dataset.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerServe } from './commands/serve.js';
+import { registerWebhooks } from './commands/webhooks.js';
+import { WebhookError } from '../domain/webhooks.js';
 import { CliError } from './errors.js';
 
 const program = new Command()
@@ -23,11 +25,12 @@ registerKeys(program);
 registerDemo(program);
 registerImportPulses(program);
 registerAlerts(program);
+registerWebhooks(program);
 
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
-  if (err instanceof CliError || err instanceof ConfigError || err instanceof DatasetError || err instanceof DataDirLockedError) {
+  if (err instanceof CliError || err instanceof ConfigError || err instanceof DatasetError || err instanceof DataDirLockedError || err instanceof WebhookError) {
     console.error(`climate-pulse: ${err.message}`);
   } else {
     console.error('climate-pulse: unexpected error:', err);

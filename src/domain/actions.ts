@@ -1,10 +1,21 @@
 import type { Queryable } from '../db/executor.js';
-import { getActionForUpdate, insertActions, updateAction } from '../db/repositories/actions.js';
+import { getAction, getActionForUpdate, insertActions, updateAction, type ActionRow } from '../db/repositories/actions.js';
 import { teamExists } from '../db/repositories/teams.js';
 import { invalid, notFound } from '../contract/errors.js';
-import type { CreateActionBody, UpdateActionBody } from '../contract/schemas/actions.js';
+import type { Action, CreateActionBody, UpdateActionBody } from '../contract/schemas/actions.js';
 import { newId } from './keys.js';
 import { parseDateTime } from './time.js';
+import { isSubscribed, recordEvent } from './webhooks.js';
+
+/** An action as GET /actions shows it: the id under the key `$id`. */
+export const toActionItem = ({ id, ...rest }: ActionRow): Action => ({ $id: id, ...rest });
+
+/** The action as GET /actions shows it, read inside the transaction that changed it. */
+async function currentItem(tx: Queryable, orgId: string, id: string): Promise<Action> {
+  const row = await getAction(tx, orgId, id);
+  if (!row) throw new Error(`action ${id} is missing inside its own transaction`);
+  return toActionItem(row);
+}
 
 async function checkTeam(tx: Queryable, orgId: string, subteamId: string | null | undefined) {
   if (subteamId != null && !(await teamExists(tx, orgId, subteamId))) {
@@ -30,6 +41,7 @@ export async function createAction(tx: Queryable, orgId: string, body: CreateAct
       createdAt: start,
     },
   ]);
+  if (await isSubscribed(tx, orgId, 'action.created')) await recordEvent(tx, orgId, 'action.created', await currentItem(tx, orgId, id), now);
   return { id };
 }
 
@@ -44,6 +56,12 @@ export async function editAction(tx: Queryable, orgId: string, id: string, body:
     endDate = end.toISOString();
   }
   await checkTeam(tx, orgId, body.subteamId);
+  const before = (await isSubscribed(tx, orgId, 'action.updated')) ? await currentItem(tx, orgId, id) : null;
   await updateAction(tx, orgId, id, { title: body.title, description: body.description, endDate, subteamId: body.subteamId });
+  if (before) {
+    const after = await currentItem(tx, orgId, id);
+    // A PATCH that changes nothing visible raises no event.
+    if (JSON.stringify(after) !== JSON.stringify(before)) await recordEvent(tx, orgId, 'action.updated', after);
+  }
   return { id };
 }

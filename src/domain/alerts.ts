@@ -1,5 +1,6 @@
 import type { Config } from '../config.js';
 import type { DatabaseExecutor, Transaction } from '../db/executor.js';
+import { recordAlertCreated } from './webhooks.js';
 import { groupWeekAggregates, insertRaisedAlerts, type AlertRow, type GroupWeekRow, type RaisedAlert } from '../db/repositories/alerts.js';
 import { orgIdsWithPulsesBetween } from '../db/repositories/orgs.js';
 import { newId } from './keys.js';
@@ -209,6 +210,8 @@ export async function runAlertEngine(db: DatabaseExecutor, opts: AlertEngineOpti
       const createdAt = new Date(startedAt + k).toISOString();
       const inserted = await db.transaction(async (tx) => {
         const rowsIn = await insertRaisedAlerts(tx, orgId, candidates.map((c) => ({ ...c, createdAt })));
+        // alert.created goes to the webhook outbox in the transaction that raised the alert: never lost, never early.
+        for (const alert of rowsIn) await recordAlertCreated(tx, orgId, alert);
         if (rowsIn.length > 0 && opts.onInserted) await opts.onInserted(tx, orgId, rowsIn);
         return rowsIn;
       });

@@ -1,4 +1,5 @@
 import { listActions } from '../../../db/repositories/actions.js';
+import { toActionItem } from '../../../domain/actions.js';
 import { ActionListSchema } from '../../../contract/schemas/actions.js';
 import { NoQuerySchema } from '../../../contract/schemas/common.js';
 import { responses } from '../../../contract/schemas/responses.js';
@@ -17,7 +18,7 @@ export function registerListActions(app: App, { db }: RouteDeps) {
       },
     },
     async (request) => ({
-      items: (await listActions(db, request.principal.orgId)).map(({ id, ...rest }) => ({ $id: id, ...rest })),
+      items: (await listActions(db, request.principal.orgId)).map(toActionItem),
     }),
   );
 }
