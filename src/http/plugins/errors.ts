@@ -104,13 +104,27 @@ export function sendError(reply: FastifyReply, e: ApiError) {
     .send({ error: { code: e.code satisfies ErrorCode, message: e.message } });
 }
 
+/**
+ * Database errors carry values clients sent (titles, descriptions, Idempotency-Keys): PGlite's
+ * the statement's parameters (`params`), PostgreSQL's `detail` the failing row or key. The log
+ * keeps the message, the SQLSTATE and the statement, not the values.
+ */
+const VALUE_FIELDS = ['params', 'detail'] as const;
+function withoutValues<E extends object>(err: E): E {
+  if (!VALUE_FIELDS.some((f) => f in err)) return err;
+  const copy = Object.create(Object.getPrototypeOf(err)) as E;
+  Object.defineProperties(copy, Object.getOwnPropertyDescriptors(err));
+  for (const f of VALUE_FIELDS) if (f in copy) (copy as Record<string, unknown>)[f] = '[redacted]';
+  return copy;
+}
+
 export function registerErrorHandling(app: FastifyInstance) {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const e = toApiError(err);
     if (isStorageFailure(err)) {
       // One clear line for the operator instead of a stack trace.
       request.log.error({ code: (err as { code?: string }).code, reason: err.message }, 'database storage refuses writes (full or read-only)');
-    } else if (e.statusCode >= 500) request.log.error({ err }, 'request failed');
+    } else if (e.statusCode >= 500) request.log.error({ err: withoutValues(err) }, 'request failed');
     return sendError(reply, e);
   });
   app.setNotFoundHandler((_request, reply) => sendError(reply, new ApiError('not_found', 'No such endpoint.')));
