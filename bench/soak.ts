@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
@@ -276,6 +276,7 @@ async function main() {
   servers[1] = b;
   log(`servers ${a.url} (pid ${a.child.pid}) and ${b.url} (pid ${b.child.pid})`);
 
+  const loadStart = loadavg()[0];
   const started = Date.now();
   const until = started + SECONDS * 1000;
   const rssStart = { a: a.rssMb(), b: b.rssMb() };
@@ -295,6 +296,7 @@ async function main() {
 
   await Promise.all(clients);
   const ended = Date.now();
+  const loadEnd = loadavg()[0];
   const rssEnd = { a: a.rssMb(), b: b2.rssMb() };
   await stopServer(a, 'SIGTERM');
   await stopServer(b2, 'SIGTERM');
@@ -316,7 +318,7 @@ async function main() {
 
   const md = `# Soak run
 
-Run ${new Date(started).toISOString()} on this machine (\`npm run soak\`): ${seconds.toFixed(0)} s of mixed traffic from ${Number(flags.clients)} concurrent clients using ${ORGS.length} API keys (one per organization of 20,000 pulses) against 2 server processes on PostgreSQL + Redis, round robin. Process b was restarted half way (${flags['restart-signal']} at +${((restartFrom - started) / 1000).toFixed(1)} s, then started again on its port, ready at +${((restartTo - started) / 1000).toFixed(1)} s); it stayed in the rotation throughout, so requests sent to it meanwhile met a refused connection (writes were then retried with their key).
+Run ${new Date(started).toISOString()} with \`npm run soak\` on this machine (${cpus().length} cores; 1-minute load average ${loadStart.toFixed(1)} at the start and ${loadEnd.toFixed(1)} at the end, the work of other processes included): ${seconds.toFixed(0)} s of mixed traffic from ${Number(flags.clients)} concurrent clients using ${ORGS.length} API keys (one per organization of 20,000 pulses) against 2 server processes on PostgreSQL + Redis, round robin. Process b was restarted half way (${flags['restart-signal']} at +${((restartFrom - started) / 1000).toFixed(1)} s, then started again on its port, ready at +${((restartTo - started) / 1000).toFixed(1)} s); it stayed in the rotation throughout, so requests sent to it meanwhile met a refused connection (writes were then retried with their key).
 
 Mix: 65 % reads (pulses, stats, daily stats, comments, alerts, org, teams), 2 % GET /v1/actions, 23 % new idempotent writes (POST /v1/actions 3 of 4, POST /v1/teams 1 of 4; a write that gets no 200 is retried with its key every 250 ms, on either process), 10 % repeats of acknowledged writes with their key (must replay the same id).
 
