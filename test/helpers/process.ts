@@ -24,7 +24,10 @@ export async function startServerProcess(env: Record<string, string>): Promise<S
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 30_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL'); // a server that starts late must not outlive the test that gave up on it
+      reject(new Error(`server did not start:\n${out}`));
+    }, 30_000);
     const check = () => {
       const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
       if (m) {
