@@ -11,7 +11,7 @@ import { KeyResolver } from './domain/keys.js';
 import { ApiError } from './contract/errors.js';
 import { ALIAS_PREFIX, API_PREFIX, registerOpenApi } from './http/openapi.js';
 import { registerAuth } from './http/plugins/auth.js';
-import { AuthFailureLimiter, connectRedis, LimitCounters, registerKeyRateLimit } from './http/plugins/rate-limit.js';
+import { AuthFailureLimiter, connectRedis, LimitCounters, redisReady, registerKeyRateLimit } from './http/plugins/rate-limit.js';
 import { registerErrorHandling, sendError } from './http/plugins/errors.js';
 import { registerOperations } from './http/plugins/operations.js';
 import { ErrorSchema } from './contract/schemas/common.js';
@@ -67,6 +67,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   };
   const keys = new KeyResolver(db, config.keyCacheTtlMs);
   const redis = config.redisUrl ? connectRedis(config.redisUrl) : undefined;
+  if (redis) await redisReady(redis);
   const counters = new LimitCounters(app.log, redis, deps.rateLimitNamespace);
   const authFailures = new AuthFailureLimiter(counters, config.authFailuresPerMinute);
   const usage = new KeyUsageRecorder(db, 5_000, (err) => app.log.warn({ err }, 'could not record key usage'));
