@@ -115,6 +115,8 @@ interface Sample {
   status: number | 'network';
   ms: number;
   at: number;
+  /** For a 5xx: the error's message, to tell load shedding from a lost database. */
+  message?: string;
 }
 interface Write {
   org: Org;
@@ -153,7 +155,15 @@ async function call(kind: Kind, method: string, path: string, org: Org, headers:
       signal: AbortSignal.timeout(10_000),
     });
     const text = await res.text();
-    samples.push({ kind, status: res.status, ms: performance.now() - t0, at: Date.now() });
+    let message: string | undefined;
+    if (res.status >= 500) {
+      try {
+        message = JSON.parse(text).error?.message;
+      } catch {
+        message = text.slice(0, 100);
+      }
+    }
+    samples.push({ kind, status: res.status, ms: performance.now() - t0, at: Date.now(), message });
     return { status: res.status, text, replayed: res.headers.get('idempotent-replayed') };
   } catch {
     samples.push({ kind, status: 'network', ms: performance.now() - t0, at: Date.now() });
@@ -309,8 +319,17 @@ async function main() {
   for (const s of samples) statusCounts.set(String(s.status), (statusCounts.get(String(s.status)) ?? 0) + 1);
   const window = (s: Sample) => s.at >= restartFrom && s.at <= restartTo + 5_000;
   const bad5xx = samples.filter((s) => typeof s.status === 'number' && s.status >= 500 && !(s.status === 503 && window(s)));
-  for (const s of bad5xx.slice(0, 20)) violations.push(`${s.status} at +${((s.at - started) / 1000).toFixed(1)} s outside the restart`);
+  if (bad5xx.length) violations.push(`${bad5xx.length} answers 5xx other than 503 during the restart (see the table above)`);
   const networkOutside = samples.filter((s) => s.status === 'network' && !window(s)).length;
+  const fiveXx = new Map<string, number>();
+  for (const s of samples) {
+    if (typeof s.status !== 'number' || s.status < 500) continue;
+    const k = `| ${s.status} | ${s.message ?? ''} | ${window(s) ? 'during the restart' : `outside the restart (at +${((s.at - started) / 1000).toFixed(0)} s)`} |`;
+    fiveXx.set(k, (fiveXx.get(k) ?? 0) + 1);
+  }
+  const fiveXxTable = fiveXx.size
+    ? `5xx answers by message:\n\n| status | message | when | count |\n|---|---|---|---|\n${[...fiveXx].map(([k, n]) => `${k} ${n} |`).join('\n')}\n`
+    : '';
   const ms = (k?: Kind) => samples.filter((s) => s.status !== 'network' && (!k || s.kind === k)).map((s) => s.ms);
   const row = (name: string, xs: number[]) => `| ${name} | ${xs.length} | ${pct(xs, 50).toFixed(1)} | ${pct(xs, 99).toFixed(1)} |`;
   const seconds = (ended - started) / 1000;
@@ -345,6 +364,7 @@ ${row('reads', ms('read'))}
 ${row('new writes (first attempt)', ms('write'))}
 ${row('retries and replays', ms('retry'))}
 
+${fiveXxTable}
 ${violations.length ? `Violations (first 50):\n\n${violations.slice(0, 50).map((v) => `- ${v}`).join('\n')}\n` : 'No violations: every answer was 2xx or 429, or 503 / a refused connection during the restart; every acknowledged write is in the database once, with its id; every replay returned the same id.\n'}`;
   mkdirSync(resolve(flags.out!, '..'), { recursive: true });
   writeFileSync(flags.out!, md);

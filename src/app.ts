@@ -38,6 +38,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     logController: new LogController({ disableRequestLogging: true }), // one line per request, written by the operations plugin
     bodyLimit: config.bodyLimitBytes,
     requestTimeout: config.requestTimeoutMs,
+    return503OnClosing: false, // the onRequest hook below answers in the contract's shape
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
@@ -87,10 +88,20 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   await registerOpenApi(app);
 
+  // While closing, a request that arrives on an open keep-alive connection gets the contract's
+  // 503 (Fastify's own would be a bare body without code, Retry-After or X-Request-Id).
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
     reply.header('cache-control', 'no-store');
+    if (closing) {
+      reply.header('connection', 'close');
+      throw new ApiError('service_unavailable', 'The service is shutting down; retry shortly.', { 'retry-after': '1' });
+    }
   });
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
