@@ -12,7 +12,7 @@ import { ApiError } from './contract/errors.js';
 import { ALIAS_PREFIX, API_PREFIX, registerOpenApi } from './http/openapi.js';
 import { registerDocs } from './http/docs.js';
 import { registerAuth } from './http/plugins/auth.js';
-import { AuthFailureLimiter, connectRedis, LimitCounters, registerKeyRateLimit } from './http/plugins/rate-limit.js';
+import { AuthFailureLimiter, connectRedis, LimitCounters, redisReady, registerKeyRateLimit } from './http/plugins/rate-limit.js';
 import { registerErrorHandling, sendError } from './http/plugins/errors.js';
 import { registerOperations } from './http/plugins/operations.js';
 import { compileValidator } from './http/validation.js';
@@ -40,6 +40,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     logController: new LogController({ disableRequestLogging: true }), // one line per request, written by the operations plugin
     bodyLimit: config.bodyLimitBytes,
     requestTimeout: config.requestTimeoutMs,
+    return503OnClosing: false, // the onRequest hook below answers in the contract's shape
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
@@ -65,6 +66,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   };
   const keys = new KeyResolver(db, config.keyCacheTtlMs);
   const redis = config.redisUrl ? connectRedis(config.redisUrl) : undefined;
+  if (redis) await redisReady(redis);
   const counters = new LimitCounters(app.log, redis, deps.rateLimitNamespace);
   const authFailures = new AuthFailureLimiter(counters, config.authFailuresPerMinute);
   const usage = new KeyUsageRecorder(db, 5_000, (err) => app.log.warn({ err }, 'could not record key usage'));
@@ -87,10 +89,20 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   await registerOpenApi(app);
   await registerDocs(app);
 
+  // While closing, a request that arrives on an open keep-alive connection gets the contract's
+  // 503 (Fastify's own would be a bare body without code, Retry-After or X-Request-Id).
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
     reply.header('cache-control', 'no-store');
+    if (closing) {
+      reply.header('connection', 'close');
+      throw new ApiError('service_unavailable', 'The service is shutting down; retry shortly.', { 'retry-after': '1' });
+    }
   });
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));

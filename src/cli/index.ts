@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import { ConfigError } from '../config.js';
-import { DataDirLockedError } from '../db/data-dir-lock.js';
+import { DataDirLockedError, DataDirUnwritableError } from '../db/data-dir-lock.js';
 import { DatasetError } from '../domain/dataset.js';
 import { registerAlerts } from './commands/alerts.js';
 import { registerDemo } from './commands/demo.js';
@@ -30,7 +30,14 @@ registerWebhooks(program);
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
-  if (err instanceof CliError || err instanceof ConfigError || err instanceof DatasetError || err instanceof DataDirLockedError || err instanceof WebhookError) {
+  if (
+    err instanceof CliError ||
+    err instanceof ConfigError ||
+    err instanceof DatasetError ||
+    err instanceof DataDirLockedError ||
+    err instanceof DataDirUnwritableError ||
+    err instanceof WebhookError
+  ) {
     console.error(`climate-pulse: ${err.message}`);
   } else {
     console.error('climate-pulse: unexpected error:', err);

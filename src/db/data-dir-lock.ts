@@ -5,6 +5,27 @@ import { join, resolve } from 'node:path';
 /** Another live process holds the embedded data directory. */
 export class DataDirLockedError extends Error {}
 
+/** The embedded data directory cannot be written (read-only file system, no space left, no permission). */
+export class DataDirUnwritableError extends Error {}
+
+const STORAGE_ERRORS: Record<string, string> = {
+  EROFS: 'it is on a read-only file system',
+  ENOSPC: 'no space is left on its device',
+  EDQUOT: 'the disk quota is exceeded',
+  EACCES: 'permission is denied',
+  EPERM: 'the operation is not permitted',
+};
+
+/** Turns a file-system refusal into one sentence for the operator; anything else is rethrown as it is. */
+function unwritable(dir: string, err: unknown): Error {
+  const code = (err as NodeJS.ErrnoException).code ?? '';
+  const why = STORAGE_ERRORS[code];
+  if (!why) return err as Error;
+  return new DataDirUnwritableError(
+    `cannot write the embedded database in ${dir}: ${why} (${code}). Free space or make the directory writable, then start again; nothing was changed`,
+  );
+}
+
 interface Holder {
   pid: number;
   host: string;
@@ -28,13 +49,27 @@ function alive(pid: number): boolean {
  */
 export function lockDataDir(dataDir: string, command = process.argv.slice(2).join(' ') || 'climate-pulse'): () => void {
   const dir = resolve(dataDir);
-  mkdirSync(dir, { recursive: true });
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (err) {
+    throw unwritable(dir, err);
+  }
   const file = join(dir, 'climate-pulse.lock');
   const me: Holder = { pid: process.pid, host: hostname(), command: `climate-pulse ${command}`.trim(), startedAt: new Date().toISOString() };
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const fd = openSync(file, 'wx');
-      writeSync(fd, JSON.stringify(me) + '\n');
+      try {
+        writeSync(fd, JSON.stringify(me) + '\n');
+      } catch (err) {
+        closeSync(fd);
+        try {
+          unlinkSync(file); // an empty lock file would only look stale to the next start
+        } catch {
+          /* best effort */
+        }
+        throw unwritable(dir, err);
+      }
       closeSync(fd);
       let released = false;
       return () => {
@@ -48,7 +83,8 @@ export function lockDataDir(dataDir: string, command = process.argv.slice(2).joi
         }
       };
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      if (err instanceof DataDirUnwritableError) throw err;
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw unwritable(dir, err);
     }
     let holder: Holder | null = null;
     try {

@@ -32,6 +32,10 @@ export class PgExecutor implements DatabaseExecutor {
 
   async transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
+    // A checked-out client whose server goes away (a terminated backend, a restart) emits 'error'
+    // besides failing its query; the pool listens only to idle clients, so without this the process dies.
+    const onError = () => {};
+    client.on('error', onError);
     const tx: Transaction = {
       async query<R>(q: NamedQuery, params: unknown[] = []) {
         const res = await client.query({ name: q.name, text: q.text, values: params });
@@ -52,8 +56,12 @@ export class PgExecutor implements DatabaseExecutor {
       await client.query('ROLLBACK').catch(() => {});
       throw err;
     } finally {
-      // A client whose connection failed must not go back to the pool.
-      client.release(isConnectionError(broken) ? (broken as Error) : undefined);
+      // A client whose connection failed must not go back to the pool (it keeps its listener: it may still emit).
+      if (isConnectionError(broken)) client.release(broken as Error);
+      else {
+        client.removeListener('error', onError);
+        client.release();
+      }
     }
   }
 

@@ -52,6 +52,15 @@ function isDatabaseUnavailable(err: { code?: string; message?: string }): boolea
   );
 }
 
+/**
+ * The database cannot write: disk full (53100), read-only (25006), an I/O error (58030), or the
+ * embedded database's files refusing a write. Writes fail, reads go on; nothing is half-written.
+ */
+export function isStorageFailure(err: { code?: string; message?: string }): boolean {
+  const code = err.code ?? '';
+  return code === '53100' || code === '25006' || code === '58030' || code === 'ENOSPC' || code === 'EROFS' || code === 'EDQUOT';
+}
+
 /** Every failure, ours or Fastify's, becomes an `ApiError`; nothing else builds an error body. */
 export function toApiError(
   err: FastifyError & { validation?: AjvError[]; validationContext?: string },
@@ -85,6 +94,11 @@ export function toApiError(
   if (pgCode === '22021' || pgCode === '22P05') {
     return new ApiError('invalid_request', 'A value contains a character that cannot be stored (such as NUL).');
   }
+  if (isStorageFailure(err)) {
+    return new ApiError('service_unavailable', 'The database cannot store data right now (its storage is full or read-only); retry later.', {
+      'retry-after': '30',
+    });
+  }
   if (isDatabaseUnavailable(err)) {
     return new ApiError('service_unavailable', 'The service is temporarily unavailable; retry shortly.', { 'retry-after': '5' });
   }
@@ -104,10 +118,27 @@ export function sendError(reply: FastifyReply, e: ApiError) {
     .send({ error: { code: e.code satisfies ErrorCode, message: e.message } });
 }
 
+/**
+ * Database errors carry values clients sent (titles, descriptions, Idempotency-Keys): PGlite's
+ * the statement's parameters (`params`), PostgreSQL's `detail` the failing row or key. The log
+ * keeps the message, the SQLSTATE and the statement, not the values.
+ */
+const VALUE_FIELDS = ['params', 'detail'] as const;
+function withoutValues<E extends object>(err: E): E {
+  if (!VALUE_FIELDS.some((f) => f in err)) return err;
+  const copy = Object.create(Object.getPrototypeOf(err)) as E;
+  Object.defineProperties(copy, Object.getOwnPropertyDescriptors(err));
+  for (const f of VALUE_FIELDS) if (f in copy) (copy as Record<string, unknown>)[f] = '[redacted]';
+  return copy;
+}
+
 export function registerErrorHandling(app: FastifyInstance) {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const e = toApiError(err, request.headers);
-    if (e.statusCode >= 500) request.log.error({ err }, 'request failed');
+    if (isStorageFailure(err)) {
+      // One clear line for the operator instead of a stack trace.
+      request.log.error({ code: (err as { code?: string }).code, reason: err.message }, 'database storage refuses writes (full or read-only)');
+    } else if (e.statusCode >= 500) request.log.error({ err: withoutValues(err) }, 'request failed');
     return sendError(reply, e);
   });
   app.setNotFoundHandler((_request, reply) => sendError(reply, new ApiError('not_found', 'No such endpoint.')));

@@ -96,6 +96,26 @@ export function connectRedis(url: string): Redis {
   });
 }
 
+/**
+ * Resolves once the client has passed its ready check, or after `ms`. Until then every command
+ * fails at once (no offline queue), so a request served before would count per process for
+ * the next 5 s; with Redis down at start the service starts anyway, on per-process limits.
+ */
+export function redisReady(redis: Redis, ms = 2_000): Promise<boolean> {
+  if (redis.status === 'ready') return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const onReady = () => {
+      clearTimeout(timer);
+      resolve(true);
+    };
+    const timer = setTimeout(() => {
+      redis.off('ready', onReady);
+      resolve(false);
+    }, ms);
+    redis.once('ready', onReady);
+  });
+}
+
 const retryAfter = (ttlMs: number) => String(Math.max(1, Math.ceil(ttlMs / 1000)));
 
 /** Per-key limit from the key's plan, after authentication and before validation (CONTRACT 2 and 7). */
