@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { ConfigError } from '../config.js';
 import { DataDirLockedError } from '../db/data-dir-lock.js';
+import { DataDirInitError } from '../db/pglite-init.js';
 import { DatasetError } from '../domain/dataset.js';
 import { registerDemo } from './commands/demo.js';
 import { registerImportPulses } from './commands/import-pulses.js';
@@ -25,7 +26,7 @@ registerImportPulses(program);
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
-  if (err instanceof CliError || err instanceof ConfigError || err instanceof DatasetError || err instanceof DataDirLockedError) {
+  if (err instanceof CliError || err instanceof ConfigError || err instanceof DatasetError || err instanceof DataDirLockedError || err instanceof DataDirInitError) {
     console.error(`climate-pulse: ${err.message}`);
   } else {
     console.error('climate-pulse: unexpected error:', err);
