@@ -10,7 +10,10 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
  * See docs/scaling.md.
  */
 
-/** Distribution column per table: `org_id`, except the root table whose own id is the organization id. */
+/**
+ * The organization column per table: `org_id`, except the root table, keyed by its own id (a small
+ * reference table under Citus, docs/scaling.md; foreign keys to it pair `org_id` with `id`).
+ */
 const DISTRIBUTION_COLUMN: Record<string, string> = { organizations: 'id' };
 
 /** Known keys that do not include the organization, with the reason (docs/decisions.md, docs/scaling.md). */
