@@ -14,7 +14,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { migrate } from '../src/db/migrate.js';
 import { PgExecutor } from '../src/db/pg.js';
-import { PgliteExecutor } from '../src/db/pglite.js';
+import { PGLITE_SETTINGS, PgliteExecutor } from '../src/db/pglite.js';
 import { alertsMarkdown, benchAlerts, type AlertsBenchResult } from './alerts.js';
 import { generateOrg } from './dataset.js';
 import { benchCommentRelease } from './comments.js';
@@ -36,10 +36,14 @@ const { values: flags } = parseArgs({
     only: { type: 'string' },
     rebuild: { type: 'boolean', default: false },
     'prepare-only': { type: 'boolean', default: false },
+    // Rewrites latest.md from latest.json, measuring nothing.
+    'render-only': { type: 'boolean', default: false },
     'skip-curve': { type: 'boolean', default: false },
     'skip-pglite': { type: 'boolean', default: false },
     'skip-import': { type: 'boolean', default: false },
     'skip-alerts': { type: 'boolean', default: false },
+    // Skips the HTTP scenarios and the curve; skipped sections keep their figures from the last latest.json.
+    'skip-http': { type: 'boolean', default: false },
   },
 });
 const num = (k: keyof typeof flags) => Number(flags[k]);
@@ -250,12 +254,7 @@ async function deepCursor(url: string): Promise<string> {
   return rows[0] ? `${(rows[0].created_at as Date).toISOString()}|${rows[0].id}` : '';
 }
 
-async function main() {
-  if (flags.only === 'alerts') return onlyAlerts();
-  const results: Record<string, unknown> = { startedAt: new Date().toISOString(), flags, machine: { cpus: 2 } };
-  execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
-  const url = await prepareDatabase();
-  if (flags['prepare-only']) return;
+async function benchHttp(url: string, results: Record<string, unknown>) {
   const cursor = encodeURIComponent(await deepCursor(url));
   const daily = encodeURIComponent(new Date(Date.now() - 364 * DAY).toISOString());
   const scenarios: Scenario[] = [
@@ -323,13 +322,34 @@ async function main() {
     await floor.stop();
   }
 
+}
+
+async function main() {
+  if (flags.only === 'alerts') return onlyAlerts();
+  if (flags['render-only']) {
+    const r = JSON.parse(readFileSync(join(ROOT, 'bench/results/latest.json'), 'utf8')) as Record<string, unknown>;
+    writeFileSync(join(ROOT, 'bench/results/latest.md'), renderMarkdown(r));
+    return;
+  }
+  const results: Record<string, unknown> = { startedAt: new Date().toISOString(), flags, machine: { cpus: 2 } };
+  execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+  const url = await prepareDatabase();
+  if (flags['prepare-only']) return;
+  const latestJson = join(ROOT, 'bench/results/latest.json');
+  const previous = (existsSync(latestJson) ? JSON.parse(readFileSync(latestJson, 'utf8')) : {}) as Record<string, unknown>;
+  if (flags['skip-http']) {
+    for (const k of ['scenarios', 'servicePeakRssMb', 'floorPeakRssMb', 'statsCurve']) results[k] = previous[k];
+    results.httpFrom = previous.httpFrom ?? previous.startedAt;
+  } else {
+    await benchHttp(url, results);
+  }
+  results.pglite = flags['skip-pglite'] ? previous.pglite : await benchPglite();
+  results.import = flags['skip-import'] ? previous.import : await benchImport(url);
   if (!flags.only || flags.only.includes('release')) {
     results.commentRelease = await benchCommentRelease(url);
     log('first release of a 1,000-pulse week', JSON.stringify(results.commentRelease));
   }
-  if (!flags['skip-pglite']) results.pglite = await benchPglite();
-  if (!flags['skip-import']) results.import = await benchImport(url);
-  if (!flags['skip-alerts']) results.alerts = await benchAlerts(flags['database-url']!, log);
+  results.alerts = flags['skip-alerts'] ? previous.alerts : await benchAlerts(flags['database-url']!, log);
 
   results.finishedAt = new Date().toISOString();
   mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
@@ -339,7 +359,34 @@ async function main() {
   console.log('\n' + md);
 }
 
+/** `npm start` on an empty DATA_DIR, then again on the directory it made: time to answer, peak and idle RSS. */
+async function benchEmbeddedStart() {
+  const dir = join(ROOT, '.test-tmp', 'bench-pglite-start');
+  const out: Record<string, unknown> = {};
+  rmSync(dir, { recursive: true, force: true });
+  for (const phase of ['emptyDir', 'existingDir'] as const) {
+    const t = Date.now();
+    const proc = await startProcess(`pglite-start-${phase}`, ['dist/cli/index.js', 'serve', '--demo-if-empty'], { DATA_DIR: dir, DATABASE_URL: '' });
+    const secondsToAnswer = (Date.now() - t) / 1000;
+    const peakAtStart = proc.peakRssMb();
+    await new Promise((r) => setTimeout(r, 10_000)); // idle: the demo is made, start-up work is done
+    let idleRssMb = 0;
+    try {
+      idleRssMb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${proc.child.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+    } catch {
+      /* gone */
+    }
+    const peakRssMb = Math.max(peakAtStart, proc.peakRssMb());
+    out[phase] = { secondsToAnswer, peakRssMb, idleRssMb };
+    await proc.stop();
+    log(`PGlite npm start (${phase}): answers after ${secondsToAnswer.toFixed(1)} s, peak RSS ${peakRssMb.toFixed(0)} MB, idle ${idleRssMb.toFixed(0)} MB`);
+  }
+  rmSync(dir, { recursive: true, force: true });
+  return out;
+}
+
 async function benchPglite() {
+  const start = await benchEmbeddedStart();
   const dir = join(ROOT, '.test-tmp', 'bench-pglite');
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
@@ -363,7 +410,7 @@ async function benchPglite() {
       out.push({ scenario: name, ...m });
       log(`PGlite ${name}: ${m.reqPerSec.toFixed(0)} req/s p50 ${m.p50} p99 ${m.p99} errors ${m.errors}`);
     }
-    return { pulses: n, scenarios: out, peakRssMb: proc.peakRssMb() };
+    return { ranAt: new Date().toISOString(), settings: PGLITE_SETTINGS, start, pulses: n, scenarios: out, peakRssMb: proc.peakRssMb() };
   } finally {
     await proc.stop();
   }
@@ -398,9 +445,10 @@ async function benchImport(url: string) {
   const suffix = Date.now().toString(36);
   const cliOrg = `org_import_cli_${suffix}`;
   const copyOrg = `org_import_copy_${suffix}`;
+  const phaseOrg = `org_import_phase_${suffix}`;
   const c = new pg.Client({ connectionString: url });
   await c.connect();
-  for (const org of [cliOrg, copyOrg]) {
+  for (const org of [cliOrg, copyOrg, phaseOrg]) {
     await c.query(`INSERT INTO organizations (id, name, plan, created_at) VALUES ($1, $1, 'bench', now())`, [org]);
     await c.query(
       `INSERT INTO teams (org_id, id, name, created_at) SELECT $1, 'team_' || g, 'Team ' || g, now() FROM generate_series(1, 20) g`,
@@ -408,7 +456,7 @@ async function benchImport(url: string) {
     );
   }
   await c.end();
-  const out: Record<string, unknown> = { rows };
+  const out: Record<string, unknown> = { ranAt: new Date().toISOString(), rows };
   const t0 = Date.now();
   // GNU time reports the importer's peak RSS on stderr.
   const run = spawnSync('/usr/bin/time', ['-f', 'PEAK_RSS_KB=%M', process.execPath, 'dist/cli/index.js', 'import-pulses', '--org', cliOrg, ndjson], {
@@ -419,22 +467,82 @@ async function benchImport(url: string) {
   const seconds = (Date.now() - t0) / 1000;
   const stderr = run.stderr?.toString() ?? '';
   const peak = /PEAK_RSS_KB=(\d+)/.exec(stderr);
+  const summaryLine = run.status === 0 ? run.stdout.toString().trim().split('\n').pop()! : '';
+  const summary = summaryLine ? (JSON.parse(summaryLine) as { phases?: Record<string, number> }) : undefined;
   out.cli = {
     ok: run.status === 0,
     seconds,
     rowsPerSec: run.status === 0 ? rows / seconds : undefined,
     peakRssMb: peak ? Number(peak[1]) / 1024 : undefined,
+    phases: summary?.phases,
     output: (run.status === 0 ? run.stdout.toString() : stderr).trim().split('\n').slice(-3).join('\n'),
   };
-  const sed = `sed 's/^ORG,/${copyOrg},/' ${csv}`;
-  const t1 = Date.now();
-  execFileSync('bash', ['-c', `${sed} | psql "${url}" -q -c "\\copy pulses (org_id, id, level, reason, comment, moderation_status, subteam_id, created_at) FROM STDIN WITH (FORMAT csv)"`], {
-    stdio: 'inherit',
-  });
-  const s2 = (Date.now() - t1) / 1000;
+  // rollback: the COPY runs in a transaction rolled back at once (its rows must not stay).
+  const psqlCopy = (table: string, org: string, rollback = false) => {
+    const t = Date.now();
+    const copy = `-c "\\copy ${table} (org_id, id, level, reason, comment, moderation_status, subteam_id, created_at) FROM STDIN WITH (FORMAT csv)"`;
+    execFileSync('bash', ['-c', `sed 's/^ORG,/${org},/' ${csv} | psql "${url}" -q -v ON_ERROR_STOP=1 ${rollback ? `-c BEGIN ${copy} -c ROLLBACK` : copy}`], {
+      stdio: 'inherit',
+    });
+    return (Date.now() - t) / 1000;
+  };
+  const s2 = psqlCopy('pulses', copyOrg);
   out.psqlCopy = { seconds: s2, rowsPerSec: rows / s2 };
+
+  // The floor (issue 14): a plain COPY of the same rows into a table with pulses' primary key,
+  // the (org_id, created_at, id) index built afterwards. Then the same COPY into copies of
+  // pulses with more of its machinery each, to show where the importer's time goes.
+  const c2 = new pg.Client({ connectionString: url });
+  await c2.connect();
+  const sqlTimed = async (text: string) => {
+    const t = Date.now();
+    await c2.query(text);
+    return (Date.now() - t) / 1000;
+  };
+  const S = 'bench_import_phases';
+  await c2.query(`DROP SCHEMA IF EXISTS ${S} CASCADE`);
+  await c2.query(`CREATE SCHEMA ${S}`);
+  await c2.query(`CREATE TABLE ${S}.floor (org_id text NOT NULL, id text NOT NULL, level smallint NOT NULL, reason text, comment text,
+    moderation_status text NOT NULL, subteam_id text, created_at timestamptz NOT NULL, PRIMARY KEY (org_id, id))`);
+  await c2.query(`CREATE TABLE ${S}.indexed (LIKE public.pulses INCLUDING ALL)`);
+  await c2.query(`CREATE TABLE ${S}.with_fks (LIKE public.pulses INCLUDING ALL,
+    FOREIGN KEY (org_id) REFERENCES public.organizations (id), FOREIGN KEY (org_id, subteam_id) REFERENCES public.teams (org_id, id))`);
+  // The rollup trigger writes into the real rollup tables: its copy gets an organization of its own.
+  await c2.query(`CREATE TABLE ${S}.with_rollups (LIKE ${S}.with_fks INCLUDING ALL,
+    FOREIGN KEY (org_id) REFERENCES public.organizations (id), FOREIGN KEY (org_id, subteam_id) REFERENCES public.teams (org_id, id))`);
+  await c2.query(`CREATE TRIGGER fold AFTER INSERT ON ${S}.with_rollups REFERENCING NEW TABLE AS new_pulses
+    FOR EACH STATEMENT EXECUTE FUNCTION public.pulses_fold_into_rollups()`);
+  const floorCopy = psqlCopy(`${S}.floor`, copyOrg);
+  const floorIndex = await sqlTimed(`CREATE INDEX ON ${S}.floor (org_id, created_at, id)`);
+  const indexed = psqlCopy(`${S}.indexed`, copyOrg);
+  const withFks = psqlCopy(`${S}.with_fks`, copyOrg);
+  // Rolled back: the trigger adds to the real rollups, which must keep matching the real pulses.
+  const withRollups = psqlCopy(`${S}.with_rollups`, phaseOrg, true);
+  await c2.query(`DROP SCHEMA ${S} CASCADE`);
+  await c2.end();
+  const floorSeconds = floorCopy + floorIndex;
+  out.floor = { seconds: floorSeconds, copySeconds: floorCopy, indexSeconds: floorIndex, rowsPerSec: rows / floorSeconds };
+  const phases = summary?.phases;
+  out.breakdown = {
+    // Each a difference between two COPYs of the same rows, measured one after another in this run.
+    copyWithPrimaryKey: floorCopy,
+    secondaryIndexes: indexed - floorCopy,
+    foreignKeyChecks: withFks - indexed,
+    rollupTrigger: withRollups - withFks,
+    fullTable: s2 - withRollups,
+    // From the importer itself: node time spent reading, parsing and validating (overlaps the
+    // database's work, as rows stream), and the COPY's end, where PostgreSQL runs the queued
+    // per-row foreign-key checks and then the rollup statement trigger.
+    importerParseValidate: phases?.parseValidate,
+    importerStreamWait: phases?.streamWait,
+    importerCopyEndRollups: phases?.finish,
+    importerCommit: phases?.commit,
+  };
   const cliRate = (out.cli as { rowsPerSec?: number }).rowsPerSec;
-  if (cliRate) out.ratio = cliRate / (rows / s2);
+  if (cliRate) {
+    out.ratio = cliRate / (rows / s2);
+    out.floorRatio = cliRate / (rows / floorSeconds);
+  }
   log('import', JSON.stringify(out));
   return out;
 }
@@ -446,7 +554,7 @@ function renderMarkdown(r: Record<string, unknown>): string {
   const lines = [
     `# Benchmark results`,
     ``,
-    `Run ${r.startedAt} on this 2-core machine; service and floor alternate, ${flags.rounds} rounds of ${flags.duration} s, ${flags.connections} connections, medians shown. Dataset: ${flags.pulses} pulses in ${flags.teams} teams for the measured organization, plus ${flags.orgs} organizations of ${flags['org-pulses']}.`,
+    `Run ${r.startedAt}${r.httpFrom ? ` (HTTP scenarios and the curve: from the run of ${r.httpFrom})` : ''} on this 2-core machine; service and floor alternate, ${flags.rounds} rounds of ${flags.duration} s, ${flags.connections} connections, medians shown. Dataset: ${flags.pulses} pulses in ${flags.teams} teams for the measured organization, plus ${flags.orgs} organizations of ${flags['org-pulses']}.`,
     ``,
     `| scenario | service req/s | p50 ms | p99 ms | non-2xx | floor req/s | p50 ms | p99 ms | service/floor | target | met |`,
     `|---|---|---|---|---|---|---|---|---|---|---|`,
@@ -479,14 +587,60 @@ function renderMarkdown(r: Record<string, unknown>): string {
     const last = curve[curve.length - 1];
     lines.push('', `Latency at ${last.pulses.toLocaleString('en')} / at ${first.pulses.toLocaleString('en')}: ${(last.p50 / first.p50).toFixed(2)}x (target <= 1.5x).`);
   }
-  const pgl = r.pglite as { pulses: number; scenarios: (Measure & { scenario: string })[]; peakRssMb: number } | undefined;
+  type Start = { secondsToAnswer: number; peakRssMb: number; idleRssMb: number };
+  const pgl = r.pglite as
+    | { ranAt?: string; settings?: Record<string, string>; start?: { emptyDir: Start; existingDir: Start }; pulses: number; scenarios: (Measure & { scenario: string })[]; peakRssMb: number }
+    | undefined;
   if (pgl) {
-    lines.push('', `## Embedded PGlite mode (${pgl.pulses.toLocaleString('en')} pulses, 4 connections)`, '', '| scenario | req/s | p50 ms | p99 ms |', '|---|---|---|---|');
+    lines.push('', `## Embedded PGlite mode${pgl.ranAt ? ` (section run ${pgl.ranAt})` : ''}`);
+    if (pgl.settings) lines.push('', `Settings: ${Object.entries(pgl.settings).map(([k, v]) => `${k} = ${v}`).join(', ')}.`);
+    if (pgl.start) {
+      lines.push('', '`npm start` (serve --demo-if-empty):', '', '| DATA_DIR | answers after s | peak RSS MB | idle RSS MB (10 s after) | target |', '|---|---|---|---|---|');
+      const met = (x: Start) => x.peakRssMb <= 400 && x.idleRssMb <= 300;
+      lines.push(`| empty (new user) | ${pgl.start.emptyDir.secondsToAnswer.toFixed(1)} | ${pgl.start.emptyDir.peakRssMb.toFixed(0)} | ${pgl.start.emptyDir.idleRssMb.toFixed(0)} | peak <= 400, idle <= 300: ${met(pgl.start.emptyDir) ? 'met' : '**not met**'} |`);
+      lines.push(`| existing | ${pgl.start.existingDir.secondsToAnswer.toFixed(1)} | ${pgl.start.existingDir.peakRssMb.toFixed(0)} | ${pgl.start.existingDir.idleRssMb.toFixed(0)} | peak <= 400, idle <= 300: ${met(pgl.start.existingDir) ? 'met' : '**not met**'} |`);
+    }
+    lines.push('', `Throughput, ${pgl.pulses.toLocaleString('en')} pulses, 4 connections:`, '', '| scenario | req/s | p50 ms | p99 ms |', '|---|---|---|---|');
     for (const s of pgl.scenarios) lines.push(`| ${s.scenario} | ${s.reqPerSec.toFixed(0)} | ${s.p50} | ${s.p99} |`);
-    lines.push('', `Peak RSS: ${pgl.peakRssMb.toFixed(0)} MB.`);
+    lines.push('', `Peak RSS under load: ${pgl.peakRssMb.toFixed(0)} MB.`);
   }
   const imp = r.import as Record<string, unknown> | undefined;
-  if (imp) lines.push('', '## Import', '', '```json', JSON.stringify(imp, null, 2), '```');
+  if (imp) {
+    const cli = imp.cli as { seconds: number; rowsPerSec?: number; peakRssMb?: number };
+    const floor = imp.floor as { seconds: number; copySeconds: number; indexSeconds: number } | undefined;
+    const psql = imp.psqlCopy as { seconds: number };
+    const b = imp.breakdown as Record<string, number | undefined> | undefined;
+    const f = (x: number | undefined) => (x === undefined ? '—' : x.toFixed(1));
+    lines.push('', `## Import (${Number(imp.rows).toLocaleString('en')} NDJSON pulses, PostgreSQL${imp.ranAt ? `, section run ${imp.ranAt}` : ''})`, '');
+    lines.push('| path | seconds | rows/s | importer / it |', '|---|---|---|---|');
+    lines.push(`| \`climate-pulse import-pulses\` (NDJSON, abort mode) | ${f(cli.seconds)} | ${(cli.rowsPerSec ?? 0).toFixed(0)} | — |`);
+    if (floor) lines.push(`| floor: plain COPY into a table with the same primary key (${f(floor.copySeconds)} s), (org_id, created_at, id) index built afterwards (${f(floor.indexSeconds)} s) | ${f(floor.seconds)} | ${(Number(imp.rows) / floor.seconds).toFixed(0)} | **${Number(imp.floorRatio ?? 0).toFixed(2)}x** (target >= 0.5x) |`);
+    lines.push(`| \`psql \\copy\` into pulses (same indexes, foreign keys and rollup trigger) | ${f(psql.seconds)} | ${(Number(imp.rows) / psql.seconds).toFixed(0)} | ${Number(imp.ratio ?? 0).toFixed(2)}x |`);
+    if (b) {
+      lines.push('', 'Where the time goes (seconds; the first five are differences between COPYs of the same rows into copies of `pulses` with more of its machinery each, in this run):', '');
+      lines.push('| phase | seconds |', '|---|---|');
+      lines.push(`| COPY into a table with the primary key (org_id, id) | ${f(b.copyWithPrimaryKey)} |`);
+      lines.push(`| + maintaining the four secondary indexes of pulses | ${f(b.secondaryIndexes)} |`);
+      lines.push(`| + the two foreign key checks (per row) | ${f(b.foreignKeyChecks)} |`);
+      lines.push(`| + the rollup statement trigger (five aggregations of the COPY's rows, upserted) | ${f(b.rollupTrigger)} |`);
+      lines.push(`| + writing into the real pulses table (large, shared with the bench's other organizations) instead of an empty copy | ${f(b.fullTable)} |`);
+      lines.push(`| importer: reading, parsing and validating NDJSON (node, overlaps the database) | ${f(b.importerParseValidate)} |`);
+      lines.push(`| importer: waiting for the database while rows stream | ${f(b.importerStreamWait)} |`);
+      lines.push(`| importer: end of the COPY (the per-row foreign-key checks, which PostgreSQL queues as AFTER ROW triggers until the statement ends, then the rollup statement trigger) | ${f(b.importerCopyEndRollups)} |`);
+      lines.push(`| importer: commit | ${f(b.importerCommit)} |`);
+    }
+    lines.push(
+      '',
+      'Each COPY runs alone, one after another; a difference of a few seconds (or a negative one) is within the noise of a shared machine.',
+      'The importer\'s own phases overlap: node parses while the database writes, and the foreign-key checks run at the end of the COPY.',
+      '',
+      `Importer peak RSS: ${(cli.peakRssMb ?? 0).toFixed(0)} MB.`,
+      '',
+      '```json',
+      JSON.stringify(imp, null, 2),
+      '```',
+    );
+  }
   if (r.alerts) lines.push('', alertsMarkdown(r.alerts as AlertsBenchResult).trimEnd());
   return lines.join('\n') + '\n';
 }

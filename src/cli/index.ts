@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { ConfigError } from '../config.js';
 import { DataDirLockedError, DataDirUnwritableError } from '../db/data-dir-lock.js';
+import { DataDirInitError } from '../db/pglite-init.js';
 import { DatasetError } from '../domain/dataset.js';
 import { registerAlerts } from './commands/alerts.js';
 import { registerDemo } from './commands/demo.js';
@@ -36,7 +37,8 @@ try {
     err instanceof DatasetError ||
     err instanceof DataDirLockedError ||
     err instanceof DataDirUnwritableError ||
-    err instanceof WebhookError
+    err instanceof WebhookError ||
+    err instanceof DataDirInitError
   ) {
     console.error(`climate-pulse: ${err.message}`);
   } else {

@@ -1,5 +1,20 @@
 import { PGlite } from '@electric-sql/pglite';
 import type { DatabaseExecutor, NamedQuery, Transaction } from './executor.js';
+import { initializeDataDir } from './pglite-init.js';
+
+/**
+ * Sized for one tenant-sized workload on a small machine (docs/decisions.md, issue 14): PGlite's
+ * own defaults plus a smaller buffer pool. PGlite's default 128 MB pool is touched at start-up,
+ * so it is resident from the first second; the data files are read through the OS page cache anyway.
+ */
+export const PGLITE_SETTINGS = { shared_buffers: '16MB', work_mem: '4MB' };
+export const PGLITE_START_PARAMS = [
+  // PGlite 0.5's defaults (PGlite.defaultStartParams), which passing startParams replaces.
+  '--single', '-F', '-O', '-j', '-c', 'search_path=public', '-c', 'exit_on_error=false', '-c', 'log_checkpoints=false',
+  '-c', 'max_worker_processes=0', '-c', 'max_parallel_workers=0', '-c', 'max_parallel_workers_per_gather=0',
+  '-c', 'io_method=sync', '-c', 'max_parallel_maintenance_workers=0',
+  ...Object.entries(PGLITE_SETTINGS).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
+];
 
 /**
  * The embedded database: the same PostgreSQL dialect compiled to WASM, in `dataDir`
@@ -10,8 +25,10 @@ export class PgliteExecutor implements DatabaseExecutor {
 
   private constructor(readonly db: PGlite) {}
 
+  /** An empty `dataDir` is initialized first, outside this process's WASM heap (src/db/pglite-init.ts). */
   static async open(dataDir?: string): Promise<PgliteExecutor> {
-    const db = dataDir ? new PGlite(dataDir) : new PGlite();
+    if (dataDir) await initializeDataDir(dataDir);
+    const db = dataDir ? new PGlite(dataDir, { startParams: PGLITE_START_PARAMS }) : new PGlite({ startParams: PGLITE_START_PARAMS });
     await db.waitReady;
     return new PgliteExecutor(db);
   }

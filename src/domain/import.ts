@@ -43,6 +43,13 @@ export interface ImportSummary {
   seconds: number;
   rowsPerSecond: number;
   peakRssMb: number;
+  /**
+   * Where the time went, in seconds: reading, parsing and validating rows in this process; waiting
+   * for the database while rows stream (it writes them as they come, indexes included); and the
+   * end of the write (the last rows, the rollup statement trigger, and in skip mode the move
+   * from the staging table), then the commit.
+   */
+  phases: { parseValidate: number; streamWait: number; finish: number; commit: number };
 }
 
 export interface ImportOptions {
@@ -116,67 +123,98 @@ function validate(row: unknown, teams: Set<string>, seen: Set<string>): NewPulse
 /** A writer of validated pulses inside one transaction: COPY on PostgreSQL, batched inserts on PGlite. */
 interface Sink {
   write(rows: NewPulse[]): Promise<void>;
-  /** Moves staged rows into pulses; returns how many were inserted (existing ids are skipped in skip mode). */
+  /** Ends the writes; returns how many rows were inserted (existing ids are skipped in skip mode). */
   finish(): Promise<number>;
 }
 
 const csvField = (v: string | number | null) => (v === null ? '' : `"${String(v).replace(/"/g, '""')}"`);
+const csvRow = (p: NewPulse) => [p.id, p.level, p.reason, p.comment, p.moderationStatus, p.subteamId, p.createdAt].map(csvField).join(',') + '\n';
+
+/**
+ * PostgreSQL: one COPY in one transaction. In abort mode straight into pulses (an id already in
+ * the database fails the COPY, which is the abort wanted); in skip mode into a temporary table
+ * first, then one INSERT ... ON CONFLICT DO NOTHING. Either way the rollup trigger is a
+ * statement trigger, so it folds the whole import in once, at the end.
+ */
+async function withPgSink<T>(db: PgExecutor, orgId: string, onError: OnError, fn: (sink: Sink) => Promise<T>): Promise<T> {
+  const direct = onError === 'abort';
+  const client = await db.pool.connect();
+  let copying: ReturnType<typeof copyFrom> | undefined;
+  let done: Promise<void> | undefined;
+  let copyError: Error | undefined; // the server failed the COPY (a duplicate id): nothing more may be written
+  const guarded = (f: () => boolean | void) => {
+    if (copyError) throw copyError;
+    try {
+      return f();
+    } catch (err) {
+      throw copyError ?? err;
+    }
+  };
+  try {
+    await client.query('BEGIN');
+    await client.query('SET LOCAL statement_timeout = 0');
+    let copySql: string;
+    let prefix = '';
+    if (direct) {
+      copySql = `COPY pulses (org_id, id, level, reason, comment, moderation_status, subteam_id, created_at) FROM STDIN WITH (FORMAT csv, NULL '')`;
+      prefix = csvField(orgId) + ',';
+    } else {
+      await client.query(`CREATE TEMP TABLE import_pulses (id text, level smallint, reason text, comment text, moderation_status text, subteam_id text, created_at timestamptz) ON COMMIT DROP`);
+      copySql = `COPY import_pulses FROM STDIN WITH (FORMAT csv, NULL '')`;
+    }
+    const copy = client.query(copyFrom(copySql));
+    copying = copy;
+    done = new Promise<void>((resolve, reject) => {
+      copy.on('finish', resolve);
+      copy.on('error', (err) => {
+        copyError = err;
+        reject(err);
+      });
+    });
+    done.catch(() => {}); // awaited by write() and finish(); an aborted COPY rejects it on purpose
+    const sink: Sink = {
+      async write(rows) {
+        let text = '';
+        for (const p of rows) text += prefix + csvRow(p);
+        // A COPY the server failed (a duplicate id) never drains: its error ends the wait.
+        if (!guarded(() => copy.write(text))) await Promise.race([new Promise((r) => copy.once('drain', r)), done]);
+      },
+      async finish() {
+        guarded(() => void copy.end());
+        await done;
+        copying = undefined;
+        if (direct) return copy.rowCount;
+        const res = await client.query(
+          `WITH ins AS (
+             INSERT INTO pulses (org_id, id, level, reason, comment, moderation_status, subteam_id, created_at)
+             SELECT $1, id, level, reason, comment, moderation_status, subteam_id, created_at FROM import_pulses
+             ON CONFLICT (org_id, id) DO NOTHING
+             RETURNING 1)
+           SELECT count(*)::int AS n FROM ins`,
+          [orgId],
+        );
+        return res.rows[0].n as number;
+      },
+    };
+    const out = await fn(sink);
+    await client.query('COMMIT');
+    return out;
+  } catch (err) {
+    // A COPY still open must be failed first, or the connection waits for its end forever.
+    if (copying && done && !copyError) {
+      copying.destroy(new Error('import aborted'));
+      await done.catch(() => {});
+    }
+    await client.query('ROLLBACK').catch(() => {});
+    throw err;
+  } finally {
+    client.release(copyError !== undefined); // a connection whose COPY failed midway is not reused
+  }
+}
 
 async function withSink<T>(db: DatabaseExecutor, orgId: string, onError: OnError, fn: (sink: Sink) => Promise<T>): Promise<T> {
+  if (db instanceof PgExecutor) return withPgSink(db, orgId, onError, fn);
   const conflict = onError === 'skip' ? 'ON CONFLICT (org_id, id) DO NOTHING' : '';
-  if (db instanceof PgExecutor) {
-    const client = await db.pool.connect();
-    let copying: ReturnType<typeof copyFrom> | undefined;
-    try {
-      await client.query('BEGIN');
-      await client.query('SET LOCAL statement_timeout = 0');
-      await client.query(`CREATE TEMP TABLE import_pulses (id text, level smallint, reason text, comment text, moderation_status text, subteam_id text, created_at timestamptz) ON COMMIT DROP`);
-      const copy = client.query(copyFrom(`COPY import_pulses FROM STDIN WITH (FORMAT csv, NULL '')`));
-      copying = copy;
-      const done = new Promise<void>((resolve, reject) => {
-        copy.on('finish', resolve);
-        copy.on('error', reject);
-      });
-      done.catch(() => {}); // awaited by finish(); an aborted COPY rejects it on purpose
-      const sink: Sink = {
-        async write(rows) {
-          const text = rows
-            .map((p) => [p.id, p.level, p.reason, p.comment, p.moderationStatus, p.subteamId, p.createdAt].map(csvField).join(',') + '\n')
-            .join('');
-          if (!copy.write(text)) await new Promise((r) => copy.once('drain', r));
-        },
-        async finish() {
-          copy.end();
-          await done;
-          copying = undefined;
-          // One statement: the rollup trigger folds the whole import in at once.
-          const res = await client.query(
-            `WITH ins AS (
-               INSERT INTO pulses (org_id, id, level, reason, comment, moderation_status, subteam_id, created_at)
-               SELECT $1, id, level, reason, comment, moderation_status, subteam_id, created_at FROM import_pulses ${conflict}
-               RETURNING 1)
-             SELECT count(*)::int AS n FROM ins`,
-            [orgId],
-          );
-          return res.rows[0].n as number;
-        },
-      };
-      const out = await fn(sink);
-      await client.query('COMMIT');
-      return out;
-    } catch (err) {
-      // A COPY still open must be failed first, or the connection waits for its end forever.
-      if (copying) {
-        const ended = new Promise((r) => copying!.once('error', r).once('close', r));
-        copying.destroy(new Error('import aborted'));
-        await ended;
-      }
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      client.release();
-    }
-  }
   return db.transaction(async (tx) => {
     let inserted = 0;
     const insertSkipping = sql(
@@ -232,6 +270,8 @@ export async function importPulses(db: DatabaseExecutor, opts: ImportOptions): P
   let rows = 0;
   let bytes = 0;
   const seen = new Set<string>();
+  const phases = { parseValidate: 0, streamWait: 0, finish: 0, commit: 0 };
+  const round = (x: number) => Math.round(x) / 1000;
   const summary = (imported: number, aborted: boolean): ImportSummary => {
     const seconds = (Date.now() - started) / 1000;
     return {
@@ -243,6 +283,7 @@ export async function importPulses(db: DatabaseExecutor, opts: ImportOptions): P
       seconds,
       rowsPerSecond: Math.round(imported / Math.max(seconds, 0.001)),
       peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
+      phases: { parseValidate: round(phases.parseValidate), streamWait: round(phases.streamWait), finish: round(phases.finish), commit: round(phases.commit) },
     };
   };
   const report = (line: number, message: string) => {
@@ -250,24 +291,37 @@ export async function importPulses(db: DatabaseExecutor, opts: ImportOptions): P
     if (problems.length < maxProblems) problems.push({ line, message });
   };
 
+  const loopStarted = performance.now();
+  let finished = 0;
   const written = await withSink(db, opts.orgId, opts.onError, async (sink) => {
     let batch: NewPulse[] = [];
+    const flush = async () => {
+      const t = performance.now();
+      await sink.write(batch);
+      phases.streamWait += performance.now() - t;
+      batch = [];
+    };
     for await (const { line, row, error } of readRows(opts.file, format, (n) => (bytes += n))) {
       rows++;
       const result = error ? error : validate(row, teams, seen);
       if (typeof result === 'string') report(line, result);
       else if (!(opts.onError === 'abort' && badRows > 0)) batch.push(result);
       if (batch.length >= batchSize) {
-        await sink.write(batch);
-        batch = [];
+        await flush();
         opts.progress?.(bytes, total, rows);
       }
     }
     if (opts.onError === 'abort' && badRows > 0) throw new ImportAborted(summary(0, true));
-    if (batch.length) await sink.write(batch);
+    if (batch.length) await flush();
+    phases.parseValidate = performance.now() - loopStarted - phases.streamWait;
     opts.progress?.(total, total, rows);
-    return sink.finish();
+    const t = performance.now();
+    const n = await sink.finish();
+    finished = performance.now();
+    phases.finish = finished - t;
+    return n;
   });
+  phases.commit = performance.now() - finished;
   const out = summary(written, false);
   const existing = out.skipped - badRows;
   if (existing > 0) problems.push({ line: 0, message: `${existing} row(s) skipped: their id already exists` });
