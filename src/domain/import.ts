@@ -10,6 +10,14 @@ import { PgExecutor } from '../db/pg.js';
 import { insertPulses, type NewPulse } from '../db/repositories/pulses.js';
 import { getOrg } from '../db/repositories/orgs.js';
 import { listTeamIds } from '../db/repositories/teams.js';
+import { countInFrozenWeeks } from '../db/repositories/comments.js';
+import { DAY_MS } from './time.js';
+
+/** The day number (since 1970-01-01) of the Monday that starts the ISO week of an instant; cheap per row. */
+const mondayIndex = (at: string | Date) => {
+  const day = Math.floor((typeof at === 'string' ? Date.parse(at) : at.getTime()) / DAY_MS);
+  return day - ((day + 3) % 7 + 7) % 7; // 1970-01-01 was a Thursday
+};
 
 const RowSchema = Type.Object(
   {
@@ -50,6 +58,11 @@ export interface ImportSummary {
    * from the staging table), then the commit.
    */
   phases: { parseValidate: number; streamWait: number; finish: number; commit: number };
+  /**
+   * Imported rows whose ISO week had already released its comments: they are never released
+   * (docs/privacy.md). In skip mode, rows whose id already existed are counted too.
+   */
+  pulsesInFrozenWeeks: number;
 }
 
 export interface ImportOptions {
@@ -272,6 +285,8 @@ export async function importPulses(db: DatabaseExecutor, opts: ImportOptions): P
   const seen = new Set<string>();
   const phases = { parseValidate: 0, streamWait: 0, finish: 0, commit: 0 };
   const round = (x: number) => Math.round(x) / 1000;
+  const perWeek = new Map<number, number>();
+  let inFrozenWeeks = 0;
   const summary = (imported: number, aborted: boolean): ImportSummary => {
     const seconds = (Date.now() - started) / 1000;
     return {
@@ -284,6 +299,7 @@ export async function importPulses(db: DatabaseExecutor, opts: ImportOptions): P
       rowsPerSecond: Math.round(imported / Math.max(seconds, 0.001)),
       peakRssMb: Math.round(process.resourceUsage().maxRSS / 1024),
       phases: { parseValidate: round(phases.parseValidate), streamWait: round(phases.streamWait), finish: round(phases.finish), commit: round(phases.commit) },
+      pulsesInFrozenWeeks: inFrozenWeeks,
     };
   };
   const report = (line: number, message: string) => {
@@ -305,7 +321,11 @@ export async function importPulses(db: DatabaseExecutor, opts: ImportOptions): P
       rows++;
       const result = error ? error : validate(row, teams, seen);
       if (typeof result === 'string') report(line, result);
-      else if (!(opts.onError === 'abort' && badRows > 0)) batch.push(result);
+      else if (!(opts.onError === 'abort' && badRows > 0)) {
+        batch.push(result);
+        const week = mondayIndex(result.createdAt);
+        perWeek.set(week, (perWeek.get(week) ?? 0) + 1);
+      }
       if (batch.length >= batchSize) {
         await flush();
         opts.progress?.(bytes, total, rows);
@@ -322,6 +342,7 @@ export async function importPulses(db: DatabaseExecutor, opts: ImportOptions): P
     return n;
   });
   phases.commit = performance.now() - finished;
+  inFrozenWeeks = await countInFrozenWeeks(db, opts.orgId, new Map([...perWeek].map(([d, n]) => [new Date(d * DAY_MS).toISOString().slice(0, 10), n])));
   const out = summary(written, false);
   const existing = out.skipped - badRows;
   if (existing > 0) problems.push({ line: 0, message: `${existing} row(s) skipped: their id already exists` });

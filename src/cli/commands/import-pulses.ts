@@ -8,6 +8,7 @@ function printSummary(s: ImportSummary) {
   for (const p of s.problems) console.error(p.line ? `line ${p.line}: ${p.message}` : p.message);
   console.log(JSON.stringify({
     imported: s.imported, skipped: s.skipped, rows: s.rows, aborted: s.aborted,
+    pulsesInFrozenWeeks: s.pulsesInFrozenWeeks,
     seconds: Number(s.seconds.toFixed(2)), rowsPerSecond: s.rowsPerSecond, peakRssMb: s.peakRssMb, phases: s.phases,
   }));
 }
