@@ -57,6 +57,9 @@ async function prepare(adminUrl: string, log: (...a: unknown[]) => void): Promis
     if (meta.rows[0]?.value === SIZES) {
       await admin.end();
       log('reusing', ALERTS_BENCH_DB);
+      // Later migrations (the webhook outbox the engine writes to, say) apply to a reused database too.
+      const db = new PgExecutor({ connectionString: url, max: 1 });
+      await migrate(db).finally(() => db.close());
       return url;
     }
   }

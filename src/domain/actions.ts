@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/executor.js';
-import { getAction, getActionForUpdate, insertActions, updateAction, type ActionRow } from '../db/repositories/actions.js';
+import { getAction, getActionForUpdate, insertActionNotingSubscribers, updateAction, type ActionRow } from '../db/repositories/actions.js';
 import { teamExists } from '../db/repositories/teams.js';
 import { invalid, notFound } from '../contract/errors.js';
 import type { Action, CreateActionBody, UpdateActionBody } from '../contract/schemas/actions.js';
@@ -29,7 +29,9 @@ export async function createAction(tx: Queryable, orgId: string, body: CreateAct
   if (endDate && endDate < now) throw invalid("Body field 'endDate' must not be before the action's start (now).");
   await checkTeam(tx, orgId, body.subteamId);
   const id = newId('act');
-  await insertActions(tx, orgId, [
+  const subscribed = await insertActionNotingSubscribers(
+    tx,
+    orgId,
     {
       id,
       title: body.title,
@@ -40,8 +42,9 @@ export async function createAction(tx: Queryable, orgId: string, body: CreateAct
       subteamId: body.subteamId ?? null,
       createdAt: start,
     },
-  ]);
-  if (await isSubscribed(tx, orgId, 'action.created')) await recordEvent(tx, orgId, 'action.created', await currentItem(tx, orgId, id), now);
+    'action.created',
+  );
+  if (subscribed) await recordEvent(tx, orgId, 'action.created', await currentItem(tx, orgId, id), now);
   return { id };
 }
 

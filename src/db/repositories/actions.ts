@@ -104,6 +104,29 @@ export async function insertActions(db: Queryable, orgId: string, actions: NewAc
   ]);
 }
 
+/**
+ * One new action, and in the same round trip whether any enabled webhook endpoint of the
+ * organization subscribes to `eventType`: the hot path of POST /actions pays no extra query
+ * when nobody listens.
+ */
+const insertOneQuery = sql(
+  'actions.insert_one_noting_subscribers',
+  `WITH ins AS (
+     INSERT INTO actions (org_id, id, title, description, start_date, end_date, status, subteam_id, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
+     RETURNING 1)
+   SELECT EXISTS (SELECT 1 FROM webhook_endpoints
+                   WHERE org_id = $1 AND enabled AND (event_types IS NULL OR $10 = ANY (event_types))) AS subscribed
+     FROM ins`,
+);
+
+export async function insertActionNotingSubscribers(db: Queryable, orgId: string, a: NewAction, eventType: string): Promise<boolean> {
+  const [r] = await db.query<{ subscribed: boolean }>(insertOneQuery, [
+    orgId, a.id, a.title, a.description, a.startDate, a.endDate, a.status, a.subteamId, a.createdAt, eventType,
+  ]);
+  return r.subscribed;
+}
+
 export interface ActionChanges {
   title?: string;
   description?: string;
