@@ -232,8 +232,10 @@ describe('the alert engine on the database', () => {
       { type: 'MOOD_DROP', week_iso: '2026-W47', group_key: 'org', message: 'Mood across the organization averaged 3.00 in 2026-W47, 1.05 below its 4-week average of 4.05 (20 pulses).' },
     ]);
     // The callback ran inside each (organization, week) transaction with exactly the rows it inserted.
-    expect(inserted.map((i) => [i.orgId, i.alerts.length, i.visible])).toEqual([['org_a', 2, 2], ['org_b', 2, 2], ['org_c', 3, 3]]);
-    expect(report.raised.map(({ orgId, ...a }) => ({ orgId, a }))).toEqual(inserted.flatMap((i) => i.alerts.map((a) => ({ orgId: i.orgId, a }))));
+    // On PostgreSQL organizations run side by side, so the callbacks come in any order.
+    const byOrg = [...inserted].sort((x, y) => x.orgId.localeCompare(y.orgId));
+    expect(byOrg.map((i) => [i.orgId, i.alerts.length, i.visible])).toEqual([['org_a', 2, 2], ['org_b', 2, 2], ['org_c', 3, 3]]);
+    expect(report.raised.map(({ orgId, ...a }) => ({ orgId, a }))).toEqual(byOrg.flatMap((i) => i.alerts.map((a) => ({ orgId: i.orgId, a }))));
     for (const a of report.raised) {
       expect(a.id).toMatch(/^al_[0-9A-Za-z]{16}$/);
       expect(a).toMatchObject({ weekISO: '2026-W47', readAt: null, createdAt: RUN_AT });
