@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import type { DatabaseExecutor, Queryable } from '../db/executor.js';
 import {
+  countInFrozenWeeks,
   frozenSpans,
   hasWithheldPulses,
   lockReleases,
@@ -129,14 +130,23 @@ export class CommentReleases {
   }
 }
 
-/** Counts instants per ISO week (by Monday): what an import reports about frozen weeks. */
-export function countByWeek(instants: Iterable<string>): Map<WeekDate, number> {
-  const out = new Map<WeekDate, number>();
-  for (const at of instants) {
-    const week = ymd(mondayOf(new Date(at)));
-    out.set(week, (out.get(week) ?? 0) + 1);
+/**
+ * Counts pulses per ISO week while an import streams them (cheap per row: integer day
+ * arithmetic), then says how many fell into weeks whose comments are already released.
+ */
+export class FrozenWeekTally {
+  private readonly perMonday = new Map<number, number>();
+
+  add(createdAt: string): void {
+    const day = Math.floor(Date.parse(createdAt) / DAY_MS);
+    const monday = day - ((((day + 3) % 7) + 7) % 7); // 1970-01-01 was a Thursday
+    this.perMonday.set(monday, (this.perMonday.get(monday) ?? 0) + 1);
   }
-  return out;
+
+  count(db: Queryable, orgId: string): Promise<number> {
+    const perWeek = new Map([...this.perMonday].map(([d, n]) => [ymd(new Date(d * DAY_MS)), n]));
+    return countInFrozenWeeks(db, orgId, perWeek);
+  }
 }
 
 /** Does the union of `spans` (sorted, merged or not) cover every week of [first, last]? */

@@ -5,8 +5,7 @@ import { sql } from '../db/executor.js';
 import { insertActions } from '../db/repositories/actions.js';
 import { insertAlerts } from '../db/repositories/alerts.js';
 import { insertPulses } from '../db/repositories/pulses.js';
-import { countInFrozenWeeks } from '../db/repositories/comments.js';
-import { countByWeek } from './comments.js';
+import { FrozenWeekTally } from './comments.js';
 import { insertTeams, listTeamIds } from '../db/repositories/teams.js';
 import { createApiKey } from './keys.js';
 
@@ -287,7 +286,9 @@ export async function loadDataset(db: DatabaseExecutor, data: unknown): Promise<
             })),
           );
         }
-        summary.pulsesInFrozenWeeks += await countInFrozenWeeks(tx, o.id, countByWeek(pulses.map((p) => p.createdAt)));
+        const tally = new FrozenWeekTally();
+        for (const p of pulses) tally.add(p.createdAt);
+        summary.pulsesInFrozenWeeks += await tally.count(tx, o.id);
         const alerts = (o.alerts ?? []).map((a) => ({
           id: a.id, type: a.type, message: a.message, weekISO: a.weekISO ?? null, subteamId: a.subteamId ?? null,
           readAt: msOrNull(a.readAt), createdAt: ms(a.createdAt),

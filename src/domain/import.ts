@@ -10,14 +10,7 @@ import { PgExecutor } from '../db/pg.js';
 import { insertPulses, type NewPulse } from '../db/repositories/pulses.js';
 import { getOrg } from '../db/repositories/orgs.js';
 import { listTeamIds } from '../db/repositories/teams.js';
-import { countInFrozenWeeks } from '../db/repositories/comments.js';
-import { DAY_MS } from './time.js';
-
-/** The day number (since 1970-01-01) of the Monday that starts the ISO week of an instant; cheap per row. */
-const mondayIndex = (at: string | Date) => {
-  const day = Math.floor((typeof at === 'string' ? Date.parse(at) : at.getTime()) / DAY_MS);
-  return day - ((day + 3) % 7 + 7) % 7; // 1970-01-01 was a Thursday
-};
+import { FrozenWeekTally } from './comments.js';
 
 const RowSchema = Type.Object(
   {
@@ -285,7 +278,7 @@ export async function importPulses(db: DatabaseExecutor, opts: ImportOptions): P
   const seen = new Set<string>();
   const phases = { parseValidate: 0, streamWait: 0, finish: 0, commit: 0 };
   const round = (x: number) => Math.round(x) / 1000;
-  const perWeek = new Map<number, number>();
+  const frozenWeeks = new FrozenWeekTally();
   let inFrozenWeeks = 0;
   const summary = (imported: number, aborted: boolean): ImportSummary => {
     const seconds = (Date.now() - started) / 1000;
@@ -323,8 +316,7 @@ export async function importPulses(db: DatabaseExecutor, opts: ImportOptions): P
       if (typeof result === 'string') report(line, result);
       else if (!(opts.onError === 'abort' && badRows > 0)) {
         batch.push(result);
-        const week = mondayIndex(result.createdAt);
-        perWeek.set(week, (perWeek.get(week) ?? 0) + 1);
+        frozenWeeks.add(result.createdAt);
       }
       if (batch.length >= batchSize) {
         await flush();
@@ -342,7 +334,7 @@ export async function importPulses(db: DatabaseExecutor, opts: ImportOptions): P
     return n;
   });
   phases.commit = performance.now() - finished;
-  inFrozenWeeks = await countInFrozenWeeks(db, opts.orgId, new Map([...perWeek].map(([d, n]) => [new Date(d * DAY_MS).toISOString().slice(0, 10), n])));
+  inFrozenWeeks = await frozenWeeks.count(db, opts.orgId);
   const out = summary(written, false);
   const existing = out.skipped - badRows;
   if (existing > 0) problems.push({ line: 0, message: `${existing} row(s) skipped: their id already exists` });

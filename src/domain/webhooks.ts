@@ -23,8 +23,6 @@ export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 /** Refusals an operator sees as one line. */
 export class WebhookError extends Error {}
 
-/** The Standard Webhooks spec's schedule after the immediate first attempt. */
-export const DEFAULT_RETRY_SCHEDULE_MS = [5e3, 300e3, 1800e3, 7200e3, 18000e3, 36000e3, 36000e3];
 const MAX_RETRY_AFTER_MS = 24 * 3600e3;
 
 /** `whsec_` + base64 of 32 random bytes, the format `standardwebhooks` reads. */

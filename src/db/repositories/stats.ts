@@ -98,30 +98,3 @@ export async function rangeAggregate(db: Queryable, orgId: string, from: Date, t
   }
   return { count, sum };
 }
-
-const daySumQuery = sql(
-  'stats.day_sum',
-  `SELECT COALESCE(sum(pulse_count), 0)::float8 AS count, COALESCE(sum(level_sum), 0)::float8 AS sum
-     FROM pulse_day_stats WHERE org_id = $1 AND day >= $2::date AND day < $3::date`,
-);
-
-const teamDaySumQuery = sql(
-  'stats.team_day_sum',
-  `SELECT COALESCE(sum(pulse_count), 0)::float8 AS count, COALESCE(sum(level_sum), 0)::float8 AS sum
-     FROM pulse_team_day_stats WHERE org_id = $1 AND subteam_id = $2 AND day >= $3::date AND day < $4::date`,
-);
-
-/** Pulses of whole UTC days [fromDay, toDayExclusive), optionally of one team. */
-export async function wholeDaysCount(
-  db: Queryable,
-  orgId: string,
-  fromDay: string,
-  toDayExclusive: string,
-  subteamId?: string,
-): Promise<number> {
-  const [r] =
-    subteamId === undefined
-      ? await db.query<Aggregate>(daySumQuery, [orgId, fromDay, toDayExclusive])
-      : await db.query<Aggregate>(teamDaySumQuery, [orgId, subteamId, fromDay, toDayExclusive]);
-  return r.count;
-}

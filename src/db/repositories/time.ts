@@ -9,5 +9,3 @@ export const day = (d: Date | string): string => (d instanceof Date ? d.toISOStr
  * PostgreSQL refuses; the day after 9999-12-31 (the exclusive end of a comments range) is one.
  */
 export const pgIso = (d: Date) => d.toISOString().replace(/^\+0*(\d{5,})/, '$1');
-/** The UTC calendar date of an instant, as PostgreSQL reads it (see pgIso). */
-export const pgYmd = (d: Date) => pgIso(d).split('T')[0];
