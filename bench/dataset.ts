@@ -1,10 +1,11 @@
 import type { Queryable } from '../src/db/executor.js';
 import { sql } from '../src/db/executor.js';
+import { rebuildRollups } from '../src/db/pulse-writes.js';
 import { hashKey } from '../src/domain/keys.js';
 
 /**
  * Builds benchmark data with set-based SQL (generate_series), fast enough for ten million
- * pulses, then fills the rollups from the pulses exactly as the service's writes would.
+ * pulses, then computes the rollups from the pulses exactly as the service's writes would.
  * Levels follow a fixed pseudo-random sequence so every run measures the same data.
  */
 export async function generateOrg(
@@ -48,5 +49,6 @@ export async function generateOrg(
        FROM generate_series(1, $2::int) g`,
     [o.orgId, o.pulses, o.teams, now, days],
   );
-  // The insert trigger of migration 0002 has filled every rollup.
+  // Written around the pulse door in bulk (src/db/pulse-writes.ts): the rollups are computed afterwards.
+  await rebuildRollups(db, o.orgId);
 }

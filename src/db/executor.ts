@@ -24,6 +24,14 @@ export interface DatabaseExecutor extends Queryable {
   /** Runs a multi-statement script (migrations) without parameters. */
   exec(sql: string): Promise<void>;
   close(): Promise<void>;
+  /** Connections of the pool by state, for the metrics; absent on the embedded database (it has none). */
+  poolStats?(): PoolStats;
+}
+
+export interface PoolStats {
+  total: number;
+  idle: number;
+  waiting: number;
 }
 
 export function sql(name: string, text: string): NamedQuery {

@@ -1,5 +1,6 @@
 import pg from 'pg';
-import type { DatabaseExecutor, NamedQuery, Transaction } from './executor.js';
+import { dbFailure } from './errors.js';
+import type { DatabaseExecutor, NamedQuery, PoolStats, Transaction } from './executor.js';
 
 export interface PgOptions {
   connectionString: string;
@@ -57,7 +58,7 @@ export class PgExecutor implements DatabaseExecutor {
       throw err;
     } finally {
       // A client whose connection failed must not go back to the pool (it keeps its listener: it may still emit).
-      if (isConnectionError(broken)) client.release(broken as Error);
+      if (dbFailure(broken) === 'connection_lost') client.release(broken as Error);
       else {
         client.removeListener('error', onError);
         client.release();
@@ -72,10 +73,8 @@ export class PgExecutor implements DatabaseExecutor {
   async close(): Promise<void> {
     await this.pool.end();
   }
-}
 
-function isConnectionError(err: unknown): boolean {
-  if (!err || typeof err !== 'object') return false;
-  const code = (err as { code?: string }).code ?? '';
-  return code.startsWith('08') || code === '57P01' || code === 'ECONNRESET' || code === 'ECONNREFUSED';
+  poolStats(): PoolStats {
+    return { total: this.pool.totalCount, idle: this.pool.idleCount, waiting: this.pool.waitingCount };
+  }
 }

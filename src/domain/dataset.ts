@@ -4,7 +4,8 @@ import type { DatabaseExecutor, Queryable } from '../db/executor.js';
 import { sql } from '../db/executor.js';
 import { insertActions } from '../db/repositories/actions.js';
 import { insertAlerts } from '../db/repositories/alerts.js';
-import { insertPulses } from '../db/repositories/pulses.js';
+import { PulseWriter } from '../db/pulse-writes.js';
+import { dbFailure } from '../db/errors.js';
 import { FrozenWeekTally } from './comments.js';
 import { insertTeams, listTeamIds } from '../db/repositories/teams.js';
 import { createApiKey } from './keys.js';
@@ -271,10 +272,9 @@ export async function loadDataset(db: DatabaseExecutor, data: unknown): Promise<
         await insertTeams(tx, o.id, teams);
         summary.teams += teams.length;
         const pulses = o.pulses ?? [];
+        const writer = new PulseWriter(tx, o.id, { onExisting: 'fail' });
         for (let i = 0; i < pulses.length; i += PULSE_BATCH) {
-          summary.pulses += await insertPulses(
-            tx,
-            o.id,
+          await writer.write(
             pulses.slice(i, i + PULSE_BATCH).map((p) => ({
               id: p.id,
               level: p.level,
@@ -286,6 +286,7 @@ export async function loadDataset(db: DatabaseExecutor, data: unknown): Promise<
             })),
           );
         }
+        summary.pulses += await writer.finish();
         const tally = new FrozenWeekTally();
         for (const p of pulses) tally.add(p.createdAt);
         summary.pulsesInFrozenWeeks += await tally.count(tx, o.id);
@@ -304,8 +305,8 @@ export async function loadDataset(db: DatabaseExecutor, data: unknown): Promise<
       }
     });
   } catch (err) {
-    const e = err as { code?: string; detail?: string; message?: string };
-    if (e.code === '23505') throw new DatasetError(`already in the database: ${e.detail ?? e.message}`);
+    const e = err as { detail?: string; message?: string };
+    if (dbFailure(err) === 'unique_violation') throw new DatasetError(`already in the database: ${e.detail ?? e.message}`);
     throw err;
   }
   return summary;

@@ -3,11 +3,8 @@ import { createInterface } from 'node:readline';
 import { parse as parseCsv } from 'csv-parse';
 import { Type } from 'typebox';
 import { Compile } from 'typebox/compile';
-import { from as copyFrom } from 'pg-copy-streams';
 import type { DatabaseExecutor } from '../db/executor.js';
-import { sql } from '../db/executor.js';
-import { PgExecutor } from '../db/pg.js';
-import { insertPulses, type NewPulse } from '../db/repositories/pulses.js';
+import { PulseWriter, type NewPulse } from '../db/pulse-writes.js';
 import { getOrg } from '../db/repositories/orgs.js';
 import { listTeamIds } from '../db/repositories/teams.js';
 import { FrozenWeekTally } from './comments.js';
@@ -46,9 +43,8 @@ export interface ImportSummary {
   peakRssMb: number;
   /**
    * Where the time went, in seconds: reading, parsing and validating rows in this process; waiting
-   * for the database while rows stream (it writes them as they come, indexes included); and the
-   * end of the write (the last rows, the rollup statement trigger, and in skip mode the move
-   * from the staging table), then the commit.
+   * for the database to finish the previous batch (each batch is one statement of the pulse door,
+   * rows, indexes and rollups, written while the next batch is read); the last batch; the commit.
    */
   phases: { parseValidate: number; streamWait: number; finish: number; commit: number };
   /**
@@ -126,131 +122,6 @@ function validate(row: unknown, teams: Set<string>, seen: Set<string>): NewPulse
   };
 }
 
-/** A writer of validated pulses inside one transaction: COPY on PostgreSQL, batched inserts on PGlite. */
-interface Sink {
-  write(rows: NewPulse[]): Promise<void>;
-  /** Ends the writes; returns how many rows were inserted (existing ids are skipped in skip mode). */
-  finish(): Promise<number>;
-}
-
-const csvField = (v: string | number | null) => (v === null ? '' : `"${String(v).replace(/"/g, '""')}"`);
-const csvRow = (p: NewPulse) => [p.id, p.level, p.reason, p.comment, p.moderationStatus, p.subteamId, p.createdAt].map(csvField).join(',') + '\n';
-
-/**
- * PostgreSQL: one COPY in one transaction. In abort mode straight into pulses (an id already in
- * the database fails the COPY, which is the abort wanted); in skip mode into a temporary table
- * first, then one INSERT ... ON CONFLICT DO NOTHING. Either way the rollup trigger is a
- * statement trigger, so it folds the whole import in once, at the end.
- */
-async function withPgSink<T>(db: PgExecutor, orgId: string, onError: OnError, fn: (sink: Sink) => Promise<T>): Promise<T> {
-  const direct = onError === 'abort';
-  const client = await db.pool.connect();
-  let copying: ReturnType<typeof copyFrom> | undefined;
-  let done: Promise<void> | undefined;
-  let copyError: Error | undefined; // the server failed the COPY (a duplicate id): nothing more may be written
-  const guarded = (f: () => boolean | void) => {
-    if (copyError) throw copyError;
-    try {
-      return f();
-    } catch (err) {
-      throw copyError ?? err;
-    }
-  };
-  try {
-    await client.query('BEGIN');
-    await client.query('SET LOCAL statement_timeout = 0');
-    let copySql: string;
-    let prefix = '';
-    if (direct) {
-      copySql = `COPY pulses (org_id, id, level, reason, comment, moderation_status, subteam_id, created_at) FROM STDIN WITH (FORMAT csv, NULL '')`;
-      prefix = csvField(orgId) + ',';
-    } else {
-      await client.query(`CREATE TEMP TABLE import_pulses (id text, level smallint, reason text, comment text, moderation_status text, subteam_id text, created_at timestamptz) ON COMMIT DROP`);
-      copySql = `COPY import_pulses FROM STDIN WITH (FORMAT csv, NULL '')`;
-    }
-    const copy = client.query(copyFrom(copySql));
-    copying = copy;
-    done = new Promise<void>((resolve, reject) => {
-      copy.on('finish', resolve);
-      copy.on('error', (err) => {
-        copyError = err;
-        reject(err);
-      });
-    });
-    done.catch(() => {}); // awaited by write() and finish(); an aborted COPY rejects it on purpose
-    const sink: Sink = {
-      async write(rows) {
-        let text = '';
-        for (const p of rows) text += prefix + csvRow(p);
-        // A COPY the server failed (a duplicate id) never drains: its error ends the wait.
-        if (!guarded(() => copy.write(text))) await Promise.race([new Promise((r) => copy.once('drain', r)), done]);
-      },
-      async finish() {
-        guarded(() => void copy.end());
-        await done;
-        copying = undefined;
-        if (direct) return copy.rowCount;
-        const res = await client.query(
-          `WITH ins AS (
-             INSERT INTO pulses (org_id, id, level, reason, comment, moderation_status, subteam_id, created_at)
-             SELECT $1, id, level, reason, comment, moderation_status, subteam_id, created_at FROM import_pulses
-             ON CONFLICT (org_id, id) DO NOTHING
-             RETURNING 1)
-           SELECT count(*)::int AS n FROM ins`,
-          [orgId],
-        );
-        return res.rows[0].n as number;
-      },
-    };
-    const out = await fn(sink);
-    await client.query('COMMIT');
-    return out;
-  } catch (err) {
-    // A COPY still open must be failed first, or the connection waits for its end forever.
-    if (copying && done && !copyError) {
-      copying.destroy(new Error('import aborted'));
-      await done.catch(() => {});
-    }
-    await client.query('ROLLBACK').catch(() => {});
-    throw err;
-  } finally {
-    client.release(copyError !== undefined); // a connection whose COPY failed midway is not reused
-  }
-}
-
-async function withSink<T>(db: DatabaseExecutor, orgId: string, onError: OnError, fn: (sink: Sink) => Promise<T>): Promise<T> {
-  if (db instanceof PgExecutor) return withPgSink(db, orgId, onError, fn);
-  const conflict = onError === 'skip' ? 'ON CONFLICT (org_id, id) DO NOTHING' : '';
-  return db.transaction(async (tx) => {
-    let inserted = 0;
-    const insertSkipping = sql(
-      'import.insert_skip',
-      `WITH ins AS (
-         INSERT INTO pulses (org_id, id, level, reason, comment, moderation_status, subteam_id, created_at)
-         SELECT $1, * FROM unnest($2::text[], $3::smallint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[])
-         ${conflict} RETURNING 1)
-       SELECT count(*)::int AS n FROM ins`,
-    );
-    const sink: Sink = {
-      async write(rows) {
-        if (onError === 'abort') {
-          inserted += await insertPulses(tx, orgId, rows);
-          return;
-        }
-        const [r] = await tx.query<{ n: number }>(insertSkipping, [
-          orgId, rows.map((p) => p.id), rows.map((p) => p.level), rows.map((p) => p.reason), rows.map((p) => p.comment),
-          rows.map((p) => p.moderationStatus), rows.map((p) => p.subteamId), rows.map((p) => p.createdAt),
-        ]);
-        inserted += r.n;
-      },
-      async finish() {
-        return inserted;
-      },
-    };
-    return fn(sink);
-  });
-}
-
 export class ImportAborted extends Error {
   constructor(readonly summary: ImportSummary) {
     super(`import aborted: ${summary.problems.length} bad row(s); nothing was written`);
@@ -302,11 +173,12 @@ export async function importPulses(db: DatabaseExecutor, opts: ImportOptions): P
 
   const loopStarted = performance.now();
   let finished = 0;
-  const written = await withSink(db, opts.orgId, opts.onError, async (sink) => {
+  const written = await db.transaction(async (tx) => {
+    const writer = new PulseWriter(tx, opts.orgId, { onExisting: opts.onError === 'skip' ? 'skip' : 'fail' });
     let batch: NewPulse[] = [];
     const flush = async () => {
       const t = performance.now();
-      await sink.write(batch);
+      await writer.write(batch);
       phases.streamWait += performance.now() - t;
       batch = [];
     };
@@ -328,7 +200,7 @@ export async function importPulses(db: DatabaseExecutor, opts: ImportOptions): P
     phases.parseValidate = performance.now() - loopStarted - phases.streamWait;
     opts.progress?.(total, total, rows);
     const t = performance.now();
-    const n = await sink.finish();
+    const n = await writer.finish();
     finished = performance.now();
     phases.finish = finished - t;
     return n;

@@ -1,9 +1,8 @@
+import { dbFailure } from '../db/errors.js';
 import type { Queryable } from '../db/executor.js';
 import { findTeamByName, insertTeams } from '../db/repositories/teams.js';
 import { ApiError, invalid } from '../contract/errors.js';
 import { newId } from './keys.js';
-
-const isUniqueViolation = (err: unknown) => (err as { code?: string })?.code === '23505';
 
 export async function createTeam(tx: Queryable, orgId: string, rawName: string, now: Date): Promise<{ id: string; name: string }> {
   const name = rawName.trim();
@@ -15,7 +14,7 @@ export async function createTeam(tx: Queryable, orgId: string, rawName: string, 
     await insertTeams(tx, orgId, [{ id, name, createdAt: now.toISOString() }]);
   } catch (err) {
     // Two different keys creating the same name at once: the unique index decides.
-    if (isUniqueViolation(err)) throw taken();
+    if (dbFailure(err) === 'unique_violation') throw taken();
     throw err;
   }
   return { id, name };

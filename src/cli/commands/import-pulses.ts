@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import cliProgress from 'cli-progress';
 import { ImportAborted, importPulses, type ImportSummary, type OnError } from '../../domain/import.js';
+import { dbFailure } from '../../db/errors.js';
 import { withDatabase } from '../db.js';
 import { CliError } from '../errors.js';
 
@@ -62,7 +63,7 @@ export function registerImportPulses(program: Command) {
           throw new CliError(err.message);
         }
         const e = err as { code?: string; detail?: string; message: string };
-        if (e.code === '23505') throw new CliError(`import aborted, nothing was written: already in the database: ${e.detail ?? e.message}`);
+        if (dbFailure(err) === 'unique_violation') throw new CliError(`import aborted, nothing was written: already in the database: ${e.detail ?? e.message}`);
         if (e.code === 'ENOENT') throw new CliError(`${file}: no such file`);
         if (/^no organization/.test(e.message)) throw new CliError(e.message);
         throw err;

@@ -90,29 +90,3 @@ export interface NewPulse {
   subteamId: string | null;
   createdAt: string;
 }
-
-/** A plain insert: the trigger of migration 0002 folds the rows into every rollup in the same statement. */
-const insertQuery = sql(
-  'pulses.insert',
-  `WITH ins AS (
-     INSERT INTO pulses (org_id, id, level, reason, comment, moderation_status, subteam_id, created_at)
-     SELECT $1, * FROM unnest($2::text[], $3::smallint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[])
-     RETURNING 1
-   )
-   SELECT count(*)::int AS n FROM ins`,
-);
-
-export async function insertPulses(db: Queryable, orgId: string, pulses: NewPulse[]): Promise<number> {
-  if (pulses.length === 0) return 0;
-  const [r] = await db.query<{ n: number }>(insertQuery, [
-    orgId,
-    pulses.map((p) => p.id),
-    pulses.map((p) => p.level),
-    pulses.map((p) => p.reason),
-    pulses.map((p) => p.comment),
-    pulses.map((p) => p.moderationStatus),
-    pulses.map((p) => p.subteamId),
-    pulses.map((p) => p.createdAt),
-  ]);
-  return r.n;
-}

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type ErrorCode } from '../../contract/errors.js';
 import { checkIdempotencyKey } from '../../domain/idempotency.js';
+import { dbFailure, isDatabaseUnavailable } from '../../db/errors.js';
 
 interface AjvError {
   keyword: string;
@@ -43,22 +44,12 @@ export function describeValidation(context: string | undefined, errors: AjvError
   return field ? `${capital} '${field}' ${e.message ?? 'is invalid'}.` : `The ${what} ${e.message ?? 'is invalid'}.`;
 }
 
-function isDatabaseUnavailable(err: { code?: string; message?: string }): boolean {
-  const code = err.code ?? '';
-  return (
-    code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'ETIMEDOUT' || code === 'ENOTFOUND' ||
-    code === '57P01' || code === '57P03' || code === '53300' || code.startsWith('08') ||
-    /timeout exceeded when trying to connect|Connection terminated/i.test(err.message ?? '')
-  );
-}
-
 /**
- * The database cannot write: disk full (53100), read-only (25006), an I/O error (58030), or the
- * embedded database's files refusing a write. Writes fail, reads go on; nothing is half-written.
+ * The database cannot write: disk full, read-only, an I/O error, or the embedded database's files
+ * refusing a write (src/db/errors.ts). Writes fail, reads go on; nothing is half-written.
  */
-export function isStorageFailure(err: { code?: string; message?: string }): boolean {
-  const code = err.code ?? '';
-  return code === '53100' || code === '25006' || code === '58030' || code === 'ENOSPC' || code === 'EROFS' || code === 'EDQUOT';
+export function isStorageFailure(err: unknown): boolean {
+  return dbFailure(err) === 'storage';
 }
 
 /** Every failure, ours or Fastify's, becomes an `ApiError`; nothing else builds an error body. */
@@ -89,9 +80,8 @@ export function toApiError(
       return new ApiError('invalid_json', 'The body is not valid JSON.');
   }
   if (err instanceof SyntaxError && err.statusCode === 400) return new ApiError('invalid_json', 'The body is not valid JSON.');
-  const pgCode = (err as { code?: string }).code;
   // PostgreSQL refuses NUL and unencodable characters in text: the value is the problem, not the server.
-  if (pgCode === '22021' || pgCode === '22P05') {
+  if (dbFailure(err) === 'unstorable_text') {
     return new ApiError('invalid_request', 'A value contains a character that cannot be stored (such as NUL).');
   }
   if (isStorageFailure(err)) {

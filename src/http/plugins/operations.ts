@@ -2,7 +2,6 @@ import underPressure from '@fastify/under-pressure';
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DatabaseExecutor } from '../../db/executor.js';
-import { PgExecutor } from '../../db/pg.js';
 import { ApiError } from '../../contract/errors.js';
 import { sendError } from './errors.js';
 
@@ -31,13 +30,14 @@ export async function registerOperations(
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
     registers: [registry],
   });
-  if (db instanceof PgExecutor) {
-    const pool = db.pool;
+  const poolStats = db.poolStats?.bind(db);
+  if (poolStats) {
     new Gauge({ name: 'db_pool_connections', help: 'Connections of the PostgreSQL pool, by state.', labelNames: ['state'], registers: [registry],
       collect() {
-        this.set({ state: 'total' }, pool.totalCount);
-        this.set({ state: 'idle' }, pool.idleCount);
-        this.set({ state: 'waiting' }, pool.waitingCount);
+        const s = poolStats();
+        this.set({ state: 'total' }, s.total);
+        this.set({ state: 'idle' }, s.idle);
+        this.set({ state: 'waiting' }, s.waiting);
       },
     });
   }
