@@ -4,6 +4,7 @@ import { DataDirLockedError, DataDirUnwritableError } from '../db/data-dir-lock.
 import { DataDirInitError } from '../db/pglite-init.js';
 import { DatasetError } from '../domain/dataset.js';
 import { registerAlerts } from './commands/alerts.js';
+import { registerCitus } from './commands/citus.js';
 import { registerDemo } from './commands/demo.js';
 import { registerImportPulses } from './commands/import-pulses.js';
 import { registerKeys } from './commands/keys.js';
@@ -27,6 +28,7 @@ registerDemo(program);
 registerImportPulses(program);
 registerAlerts(program);
 registerWebhooks(program);
+registerCitus(program);
 
 try {
   await program.parseAsync(process.argv);

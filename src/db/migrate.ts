@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { CITUS_MIGRATION_SETTINGS, citusVersion } from './citus.js';
 import { sql, type DatabaseExecutor } from './executor.js';
 
 /** Works from src/db (tsx) and from dist/db (built): both sit two levels below the package. */
@@ -51,6 +52,7 @@ export async function migrate(db: DatabaseExecutor, dir = MIGRATIONS_DIR): Promi
     await tx.query(lock, [LOCK_ID]);
     // A migration may backfill a large table; the service's statement timeout is for requests.
     await tx.exec('SET LOCAL statement_timeout = 0');
+    if (await citusVersion(tx)) await tx.exec(CITUS_MIGRATION_SETTINGS);
     await tx.query(createLedger);
     const done = new Map(
       (await tx.query<{ version: number; name: string; checksum: string }>(applied)).map((r) => [r.version, r]),

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import { dbFailure } from './errors.js';
+import { splitStatements } from './sql-script.js';
 import type { DatabaseExecutor, NamedQuery, PoolStats, Transaction } from './executor.js';
 
 export interface PgOptions {
@@ -43,7 +44,7 @@ export class PgExecutor implements DatabaseExecutor {
         return res.rows as R[];
       },
       async exec(sqlText: string) {
-        await client.query(sqlText); // simple protocol: several statements in one call
+        for (const statement of splitStatements(sqlText)) await client.query(statement);
       },
     };
     let broken: unknown;
@@ -66,8 +67,14 @@ export class PgExecutor implements DatabaseExecutor {
     }
   }
 
+  /**
+   * One statement per query string (src/db/sql-script.ts says why); a script of several runs in one
+   * transaction, all or nothing, as one multi-statement string would.
+   */
   async exec(sqlText: string): Promise<void> {
-    await this.pool.query(sqlText);
+    const statements = splitStatements(sqlText);
+    if (statements.length === 1) await this.pool.query(statements[0]);
+    else if (statements.length > 1) await this.transaction((tx) => tx.exec(sqlText));
   }
 
   async close(): Promise<void> {

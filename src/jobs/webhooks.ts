@@ -15,7 +15,7 @@ export interface WebhookWorkerOptions {
 
 /**
  * Delivers the webhook outbox. Every server process runs one: each round claims due deliveries
- * in a short transaction (FOR UPDATE SKIP LOCKED, leased for twice the timeout), sends them
+ * organization by organization (FOR UPDATE SKIP LOCKED, leased for twice the timeout), sends them
  * outside any transaction, and records each outcome. A full round starts the next one at once.
  */
 export class WebhookWorker {
@@ -74,7 +74,7 @@ export class WebhookWorker {
     if (room <= 0) return false;
     let claimed;
     try {
-      claimed = await this.db.transaction((tx) => claimDueDeliveries(tx, room, this.leaseMs));
+      claimed = await claimDueDeliveries(this.db, room, this.leaseMs);
     } catch (err) {
       this.opts.log?.warn({ err }, 'webhook claim failed');
       return false;

@@ -1,12 +1,21 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import type { DatabaseExecutor } from '../../src/db/executor.js';
+import { distributeOnCitus } from '../../src/db/citus.js';
 import { migrate } from '../../src/db/migrate.js';
 import { PgExecutor } from '../../src/db/pg.js';
 import { PgliteExecutor } from '../../src/db/pglite.js';
 
-/** Set by .ci/run for the second pass; unset means the embedded PGlite. */
-export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL || undefined;
+/**
+ * A Citus coordinator (docs/scaling.md): every test database is made on it and distributed through
+ * the same code as `climate-pulse citus distribute`, so the whole suite runs on the cluster. It is
+ * the PostgreSQL URL of the pass as well. CI has no Citus: unset, tests that need it are skipped.
+ */
+export const TEST_CITUS_URL = process.env.TEST_CITUS_URL || undefined;
+/** Shards per distributed table in a test database: a few, on every worker, keep a file's set-up short. */
+const TEST_CITUS_SHARDS = Number(process.env.TEST_CITUS_SHARDS || 4);
+/** Set by .ci/run for the second pass (or by TEST_CITUS_URL); unset means the embedded PGlite. */
+export const TEST_DATABASE_URL = TEST_CITUS_URL || process.env.TEST_DATABASE_URL || undefined;
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL || undefined;
 export const DB_KIND = TEST_DATABASE_URL ? 'postgres' : 'pglite';
 
@@ -19,7 +28,7 @@ export interface TestDatabase {
 
 /**
  * A fresh, migrated database for one test file: PGlite in memory, or on PostgreSQL a new
- * schema reached through `search_path`, dropped afterwards.
+ * schema reached through `search_path`, dropped afterwards; on Citus that schema distributed.
  */
 export async function createTestDatabase(): Promise<TestDatabase> {
   if (!TEST_DATABASE_URL) {
@@ -33,9 +42,11 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   await admin.query(`CREATE SCHEMA ${schema}`);
   await admin.end();
   const url = new URL(TEST_DATABASE_URL);
-  url.searchParams.set('options', `-c search_path=${schema}`);
+  // On Citus, tests inject faults with triggers on distributed tables (docs/scaling.md: enable_unsafe_triggers).
+  url.searchParams.set('options', `-c search_path=${schema}${TEST_CITUS_URL ? ' -c citus.enable_unsafe_triggers=on' : ''}`);
   const db = new PgExecutor({ connectionString: url.toString(), max: 10 });
   await migrate(db);
+  if (TEST_CITUS_URL) await distributeOnCitus(db, { shardCount: TEST_CITUS_SHARDS });
   return {
     db,
     url: url.toString(),

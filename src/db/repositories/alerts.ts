@@ -67,6 +67,23 @@ export async function insertAlerts(db: Queryable, orgId: string, alerts: NewAler
   ]);
 }
 
+/**
+ * Organizations (not deleted) with pulses on a day in [fromDay, toDay): the ones the engine
+ * evaluates, a listing across organizations. The days are read first and the organizations
+ * joined to them, not the other way round: Citus runs no subquery correlated with a reference table.
+ */
+const withPulsesQuery = sql(
+  'alerts.orgs_with_pulses_between',
+  `SELECT o.id FROM organizations o
+    WHERE o.deleted_at IS NULL
+      AND o.id IN (SELECT DISTINCT d.org_id FROM pulse_day_stats d WHERE d.day >= $1::date AND d.day < $2::date)
+    ORDER BY o.id`,
+);
+
+export async function orgIdsWithPulsesBetween(db: Queryable, fromDay: string, toDay: string): Promise<string[]> {
+  return (await db.query<{ id: string }>(withPulsesQuery, [fromDay, toDay])).map((r) => r.id);
+}
+
 /** One group's pulses in one ISO week. group_key: 'team:<id>', 'no_team' or 'org'. */
 export interface GroupWeekRow {
   groupKey: string;

@@ -193,30 +193,59 @@ const toClaimed = (r: DbClaimed): ClaimedDelivery => ({
 });
 
 /**
- * Worker maintenance across organizations (like the idempotency purge): claims due deliveries,
- * skipping rows another process holds, and leases them by moving next_attempt_at past the
- * attempt's timeout, so the claim of a process that dies mid-attempt expires by itself.
+ * Organizations with due deliveries, the longest-waiting first: the one query of the worker across
+ * organizations. It locks nothing (Citus runs row locks only inside one organization's shard).
+ */
+const dueOrgsQuery = sql(
+  'webhook_deliveries.due_orgs',
+  `SELECT org_id FROM webhook_deliveries
+    WHERE status = 'pending' AND next_attempt_at <= now()
+    GROUP BY org_id
+    ORDER BY min(next_attempt_at), org_id
+    LIMIT $1`,
+);
+
+/**
+ * Claims one organization's due deliveries, skipping rows another process holds, and leases them
+ * by moving next_attempt_at past the attempt's timeout, so the claim of a process that dies
+ * mid-attempt expires by itself.
  */
 const claimQuery = sql(
   'webhook_deliveries.claim',
   `WITH due AS (
      SELECT org_id, id FROM webhook_deliveries
-      WHERE status = 'pending' AND next_attempt_at <= now()
+      WHERE org_id = $1 AND status = 'pending' AND next_attempt_at <= now()
       ORDER BY next_attempt_at
-      LIMIT $1
+      LIMIT $2
       FOR UPDATE SKIP LOCKED)
    UPDATE webhook_deliveries d
       SET attempts = d.attempts + 1, last_attempt_at = now(),
-          next_attempt_at = now() + make_interval(secs => $2::float8 / 1000)
+          next_attempt_at = now() + make_interval(secs => $3::float8 / 1000)
      FROM due, webhook_events e, webhook_endpoints ep
-    WHERE d.org_id = due.org_id AND d.id = due.id
+    WHERE d.org_id = $1 AND d.org_id = due.org_id AND d.id = due.id
       AND e.org_id = d.org_id AND e.id = d.event_id
       AND ep.org_id = d.org_id AND ep.id = d.endpoint_id
    RETURNING d.org_id, d.id, d.event_id, d.endpoint_id, d.attempts, e.type, e.payload, ep.url, ep.secret, ep.enabled`,
 );
 
+export async function claimOrgDeliveries(db: Queryable, orgId: string, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
+  return (await db.query<DbClaimed>(claimQuery, [orgId, limit, leaseMs])).map(toClaimed);
+}
+
+/**
+ * Claims up to `limit` due deliveries across organizations: lists the organizations with due
+ * deliveries, then claims organization by organization (each claim one statement on one shard
+ * under Citus) until the limit is reached.
+ */
 export async function claimDueDeliveries(db: Queryable, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
-  return (await db.query<DbClaimed>(claimQuery, [limit, leaseMs])).map(toClaimed);
+  const claimed: ClaimedDelivery[] = [];
+  if (limit <= 0) return claimed;
+  const orgs = await db.query<{ org_id: string }>(dueOrgsQuery, [limit]);
+  for (const { org_id } of orgs) {
+    if (claimed.length >= limit) break;
+    claimed.push(...(await claimOrgDeliveries(db, org_id, limit - claimed.length, leaseMs)));
+  }
+  return claimed;
 }
 
 const claimOneQuery = sql(
@@ -235,17 +264,23 @@ export async function getClaimedDelivery(db: Queryable, orgId: string, id: strin
 
 /**
  * The outcome of one attempt. Guarded by the attempt number: if this attempt's lease expired
- * and another process took the delivery over, the stale outcome changes nothing.
+ * and another process took the delivery over, the stale outcome changes nothing. A retry and a
+ * final outcome are two statements, not a CASE over now(): Citus runs no volatile or stable
+ * function inside CASE or COALESCE.
  */
-const settleQuery = sql(
-  'webhook_deliveries.settle',
+const SETTLE_GUARD = `WHERE org_id = $1 AND id = $2 AND attempts = $3 AND status = 'pending'
+   RETURNING id`;
+const retryQuery = sql(
+  'webhook_deliveries.settle_retry',
   `UPDATE webhook_deliveries
-      SET status = $4,
-          next_attempt_at = CASE WHEN $4 = 'pending' THEN now() + make_interval(secs => $5::float8 / 1000) END,
-          completed_at = CASE WHEN $4 = 'pending' THEN NULL ELSE now() END,
-          last_status_code = $6, last_error = $7
-    WHERE org_id = $1 AND id = $2 AND attempts = $3 AND status = 'pending'
-   RETURNING id`,
+      SET next_attempt_at = now() + make_interval(secs => $4::float8 / 1000), last_status_code = $5, last_error = $6
+    ${SETTLE_GUARD}`,
+);
+const completeQuery = sql(
+  'webhook_deliveries.settle_final',
+  `UPDATE webhook_deliveries
+      SET status = $4, next_attempt_at = NULL, completed_at = now(), last_status_code = $5, last_error = $6
+    ${SETTLE_GUARD}`,
 );
 
 export async function settleDelivery(
@@ -255,7 +290,10 @@ export async function settleDelivery(
   attempts: number,
   s: { status: 'pending' | 'succeeded' | 'failed'; retryInMs?: number; statusCode: number | null; error: string | null },
 ): Promise<boolean> {
-  const rows = await db.query(settleQuery, [orgId, id, attempts, s.status, s.retryInMs ?? 0, s.statusCode, s.error]);
+  const rows =
+    s.status === 'pending'
+      ? await db.query(retryQuery, [orgId, id, attempts, s.retryInMs ?? 0, s.statusCode, s.error])
+      : await db.query(completeQuery, [orgId, id, attempts, s.status, s.statusCode, s.error]);
   return rows.length > 0;
 }
 
