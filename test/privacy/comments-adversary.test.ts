@@ -37,7 +37,7 @@ describe(`GET /comments under attack (seed ${SEED})`, () => {
   const pick = <T,>(xs: T[]) => xs[Math.floor(rnd() * xs.length)];
   let clock = START + 8 * WEEK + 3 * DAY + 5 * 3_600_000;
   let t: TestApp;
-  const model = new CommentModel(SECRET, 24 * 3_600_000);
+  const model = new CommentModel(SECRET, 24 * 3_600_000, ORG);
   const textOf = new Map<string, string>();
   let seq = 0;
 
@@ -150,7 +150,7 @@ describe(`GET /comments under attack (seed ${SEED})`, () => {
         const [a, b] = [answers[i].ids, answers[j].ids];
         for (const part of [[...a].filter((x) => !b.has(x)), [...a].filter((x) => b.has(x)), [...b].filter((x) => !a.has(x))]) {
           const set = new Set(part);
-          for (const [cell, { sample, commentIds }] of model.cellsOf(set)) {
+          for (const [cell, { cell: { sample }, commentIds }] of model.cellsOf(set)) {
             if (sample < 5) expect.fail(`${answers[i].label} vs ${answers[j].label}: cell ${cell} has ${sample} pulses`);
             for (const id of commentIds) if (!set.has(id)) expect.fail(`${answers[i].label} vs ${answers[j].label}: cell ${cell} is cut`);
           }
