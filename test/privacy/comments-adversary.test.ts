@@ -320,5 +320,5 @@ describe(`GET /comments under attack, with moderation, late pulses and a twin or
     expect(twinMoves).toBeGreaterThan(2);
     expect(compared).toBeGreaterThan(20);
     expect(sameOrder).toBe(0);
-  });
+  }, 300_000);
 });
