@@ -326,6 +326,7 @@ async function benchHttp(url: string, results: Record<string, unknown>) {
 
 async function main() {
   if (flags.only === 'alerts') return onlyAlerts();
+  if (flags.only === 'privacy') return onlyPrivacy();
   if (flags['render-only']) {
     const r = JSON.parse(readFileSync(join(ROOT, 'bench/results/latest.json'), 'utf8')) as Record<string, unknown>;
     writeFileSync(join(ROOT, 'bench/results/latest.md'), renderMarkdown(r));
@@ -656,6 +657,25 @@ async function onlyAlerts() {
   const md = existsSync(mdFile) ? readFileSync(mdFile, 'utf8').replace(/\n## Alert engine\n[\s\S]*?(?=\n## |$)/, '').trimEnd() + '\n' : '';
   writeFileSync(mdFile, `${md}\n${alertsMarkdown(r)}`);
   console.log('\n' + alertsMarkdown(r));
+}
+
+/**
+ * `--only privacy` (issue 17): GET /comments and GET /pulses on a 1M-pulse organization against the
+ * floor (and the build in BENCH_BASELINE_DIR, when given), and a moderation of released pulses.
+ * Writes bench/results/privacy.json and privacy.md.
+ */
+async function onlyPrivacy() {
+  const { benchPrivacy, privacyMarkdown } = await import('./comments.js');
+  execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+  const r = await benchPrivacy(flags['database-url']!, {
+    pulses: num('pulses'), orgs: num('orgs'), rounds: num('rounds'), seconds: num('duration'), connections: num('connections'),
+    baselineDir: process.env.BENCH_BASELINE_DIR, log,
+  });
+  const out = { ranAt: new Date().toISOString(), ...r };
+  mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
+  writeFileSync(join(ROOT, 'bench/results/privacy.json'), JSON.stringify(out, null, 2) + '\n');
+  writeFileSync(join(ROOT, 'bench/results/privacy.md'), privacyMarkdown(out));
+  console.log('\n' + privacyMarkdown(out));
 }
 
 await main();

@@ -1,18 +1,17 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from 'node:crypto';
 import type { DatabaseExecutor, Queryable } from '../db/executor.js';
 import {
   countInFrozenWeeks,
-  frozenSpans,
-  hasWithheldPulses,
   lockReleases,
-  recordSpan,
-  releasedComments,
-  releaseWeekRange,
-  weeksWithCleanPulses,
-  type Span,
+  readAnswer,
+  releaseDue,
+  releaseLatePools,
+  releaseNewWeeks,
+  weeksToRelease,
+  weeksWithLatePools,
+  type OrderKey,
   type WeekDate,
 } from '../db/repositories/comments.js';
-import { pgIso } from '../db/repositories/time.js';
 import { ApiError, invalid } from '../contract/errors.js';
 import type { CommentList, CommentListQuery } from '../contract/schemas/comments.js';
 import { MINIMUM_SAMPLE } from './stats.js';
@@ -34,22 +33,31 @@ const LAST_DAY = '9999-12-31';
 /**
  * The comments of an organization are released per week, whole cells at a time (CONTRACT.md
  * section 5, docs/privacy.md). One instance per app: it holds the keys derived from the server
- * secret and a cache of the weeks known to be frozen (they never thaw, so the cache is never stale).
+ * secret. Which weeks are frozen and which late pools are due is read on every answer, from two
+ * small tables (pulses of other processes and imports change it), in the query that computes
+ * `suppressed`.
  */
 export class CommentReleases {
   private readonly cursorKey: Buffer;
   private readonly pads: { inner: Buffer; outer: Buffer };
-  private readonly frozen = new Map<string, Span[]>();
+  /** A public name of the order key (recorded with each batch of cells it ordered). */
+  readonly orderKeyId: Buffer;
 
   constructor(
     secret: string,
     readonly releaseDelayMs: number,
   ) {
     this.cursorKey = createHash('sha256').update('comments-cursor:').update(secret).digest();
-    // HMAC-SHA256 over the pulse id is computed in SQL from the key's pads (RFC 2104).
+    // HMAC-SHA256 of (org_id, 0x00, pulse id) is computed in SQL from the key's pads (RFC 2104).
     const key = Buffer.alloc(64);
     createHash('sha256').update('comments-order:').update(secret).digest().copy(key);
     this.pads = { inner: Buffer.from(key.map((b) => b ^ 0x36)), outer: Buffer.from(key.map((b) => b ^ 0x5c)) };
+    this.orderKeyId = createHmac('sha256', key.subarray(0, 32)).update('comments-order-key-id').digest().subarray(0, 8);
+  }
+
+  /** The key of the order inside a week for one organization: HMAC-SHA256(key, org_id || 0x00 || pulse id). */
+  orderKey(orgId: string): OrderKey {
+    return { innerPrefix: Buffer.concat([this.pads.inner, Buffer.from(orgId, 'utf8'), Buffer.from([0])]), outer: this.pads.outer, id: this.orderKeyId };
   }
 
   /** The last week (its Monday) that may be released at `now`: ended, plus the delay for late syncs. */
@@ -58,49 +66,23 @@ export class CommentReleases {
   }
 
   /**
-   * Makes sure every week of [first, last] is frozen. Weeks not yet frozen are released in one
-   * transaction under the organization's lock, so two processes releasing the same week at once
-   * produce one release; the database's keys refuse a second one in any case.
+   * Releases what is due in the weeks [first, last] (all ended): weeks holding CLEAN pulses that
+   * were never frozen are frozen whole, then late pools of frozen weeks that reached 5 (or a late
+   * remainder of 5) become new cells. One transaction under the organization's lock, so two
+   * processes releasing at once produce one release; the database's keys refuse a second one.
    */
-  async ensureReleased(db: DatabaseExecutor, orgId: string, first: WeekDate, last: WeekDate, now: Date): Promise<void> {
-    if (covers(this.frozen.get(orgId) ?? [], first, last)) return;
-    let spans = await frozenSpans(db, orgId, first, last);
-    if (gaps(spans, first, last).length > 0) {
-      await db.transaction(async (tx) => {
-        await lockReleases(tx, orgId);
-        spans = await frozenSpans(tx, orgId, first, last);
-        for (const gap of gaps(spans, first, last)) {
-          for (const chunk of await this.chunks(tx, orgId, gap)) {
-            await releaseWeekRange(tx, orgId, chunk, this.pads);
-          }
-          await recordSpan(tx, orgId, gap, now);
-        }
-      });
-      spans = [{ first, last }];
-    }
-    if (this.frozen.size > 10_000) this.frozen.clear();
-    this.frozen.set(orgId, merge([...(this.frozen.get(orgId) ?? []), ...spans]));
+  async release(db: DatabaseExecutor, orgId: string, first: WeekDate, last: WeekDate): Promise<void> {
+    const key = this.orderKey(orgId);
+    await db.transaction(async (tx) => {
+      await lockReleases(tx, orgId);
+      for (const weeks of chunks(await weeksToRelease(tx, orgId, first, last))) await releaseNewWeeks(tx, orgId, weeks, key);
+      for (const weeks of chunks(await weeksWithLatePools(tx, orgId, first, last))) await releaseLatePools(tx, orgId, weeks, key);
+    });
   }
 
-  /** Splits a gap into ranges of weeks of bounded size, skipping weeks without CLEAN pulses. */
-  private async chunks(tx: Queryable, orgId: string, gap: Span): Promise<{ fromInstant: string; toInstant: string }[]> {
-    const out: { fromInstant: string; toInstant: string }[] = [];
-    let start: string | undefined;
-    let end = '';
-    let size = 0;
-    const flush = () => {
-      if (start !== undefined) out.push({ fromInstant: `${start}T00:00:00.000Z`, toInstant: pgIso(new Date(Date.parse(end) + WEEK_MS)) });
-      start = undefined;
-      size = 0;
-    };
-    for (const w of await weeksWithCleanPulses(tx, orgId, gap.first, gap.last)) {
-      if (start !== undefined && size + w.n > RELEASE_CHUNK_PULSES) flush();
-      start ??= w.week;
-      end = w.week;
-      size += w.n;
-    }
-    flush();
-    return out;
+  /** Kept for callers that freeze weeks ahead of an answer (tests, the bench). */
+  async ensureReleased(db: DatabaseExecutor, orgId: string, first: WeekDate, last: WeekDate, _now?: Date): Promise<void> {
+    if (await releaseDue(db, orgId, first, last)) await this.release(db, orgId, first, last);
   }
 
   seal(orgId: string, c: CommentCursor): string {
@@ -149,39 +131,23 @@ export class FrozenWeekTally {
   }
 }
 
-/** Does the union of `spans` (sorted, merged or not) cover every week of [first, last]? */
-function covers(spans: Span[], first: WeekDate, last: WeekDate): boolean {
-  return gaps(spans, first, last).length === 0;
-}
-
-/** The parts of [first, last] that no span covers, as spans of Mondays. */
-function gaps(spans: Span[], first: WeekDate, last: WeekDate): Span[] {
-  const out: Span[] = [];
-  let next = first;
-  for (const s of [...spans].sort((a, b) => a.first.localeCompare(b.first))) {
-    if (s.last < next) continue;
-    if (s.first > last) break;
-    if (s.first > next) out.push({ first: next, last: addWeeks(s.first, -1) });
-    next = addWeeks(s.last, 1);
-    if (next > last) return out;
+/** Groups weeks into runs of at most about RELEASE_CHUNK_PULSES pulses. */
+function chunks(weeks: { week: WeekDate; n: number }[]): WeekDate[][] {
+  const out: WeekDate[][] = [];
+  let cur: WeekDate[] = [];
+  let size = 0;
+  for (const w of weeks) {
+    if (cur.length > 0 && size + w.n > RELEASE_CHUNK_PULSES) {
+      out.push(cur);
+      cur = [];
+      size = 0;
+    }
+    cur.push(w.week);
+    size += w.n;
   }
-  if (next <= last) out.push({ first: next, last });
+  if (cur.length > 0) out.push(cur);
   return out;
 }
-
-function merge(spans: Span[]): Span[] {
-  const sorted = [...spans].sort((a, b) => a.first.localeCompare(b.first));
-  const out: Span[] = [];
-  for (const s of sorted) {
-    const prev = out[out.length - 1];
-    if (prev && s.first <= addWeeks(prev.last, 1)) {
-      if (s.last > prev.last) prev.last = s.last;
-    } else out.push({ ...s });
-  }
-  return out;
-}
-
-const addWeeks = (week: WeekDate, n: number): WeekDate => ymd(new Date(Date.parse(`${week}T00:00:00.000Z`) + n * WEEK_MS));
 
 /** The Sunday of a week, as a date; the last week of year 9999 ends on the last day the API can write. */
 const sundayOf = (week: Date): string => {
@@ -221,13 +187,14 @@ export async function listCommentPage(
     return { items: [], ...envelope, nextCursor: null, suppressed: false, releasedThrough: null };
   }
   const weeks = { from: ymd(firstWeek), to: ymd(lastReleased) };
-  await releases.ensureReleased(db, orgId, weeks.from, weeks.to, now);
-
   const cell = team !== undefined ? `team:${team}` : undefined;
-  const [rows, suppressed] = await Promise.all([
-    releasedComments(db, orgId, { ...weeks, cell, after: cursor, limit: limit + 1 }),
-    hasWithheldPulses(db, orgId, { ...weeks, cell }),
-  ]);
+  const read = () => readAnswer(db, orgId, { ...weeks, cell, after: cursor, limit: limit + 1 });
+  let answer = await read();
+  if (answer.due) {
+    await releases.release(db, orgId, weeks.from, weeks.to);
+    answer = await read();
+  }
+  const { rows, withheld: suppressed } = answer;
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
   return {

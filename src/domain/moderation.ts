@@ -11,22 +11,80 @@ export interface ModerationResult {
   changed: boolean;
 }
 
+/** Waits for a release of this organization's comments in progress (which holds the row FOR NO KEY UPDATE). */
+const lockOrg = sql('moderation.lock_org', `SELECT 1 FROM organizations WHERE id = $1 FOR SHARE`);
+
+/** The pulse, locked, with its cell group, its week and what its week's release recorded of it. */
 const currentStatus = sql(
   'moderation.current',
-  `SELECT moderation_status FROM pulses WHERE org_id = $1 AND id = $2 FOR UPDATE`,
+  `SELECT p.moderation_status, date_trunc('week', p.created_at AT TIME ZONE 'UTC')::date::text AS week,
+          coalesce('team:' || p.subteam_id, 'none') AS grp, m.frozen_status
+     FROM pulses p
+     LEFT JOIN comment_release_members m ON m.org_id = p.org_id AND m.pulse_id = p.id
+    WHERE p.org_id = $1 AND p.id = $2
+      FOR UPDATE OF p`,
 );
-const setStatus = sql('moderation.set', `UPDATE pulses SET moderation_status = $3 WHERE org_id = $1 AND id = $2`);
+
+/**
+ * The status changes, the CLEAN rollup follows ($5 is +1 or -1), and for a pulse its week's release
+ * recorded ($6): the status GET /pulses shows stays the recorded one ($4, NULL when they agree
+ * again), the group's frozen CLEAN count follows (so its late pool does not move), and a released
+ * comment is visible exactly while its pulse is CLEAN.
+ */
+const changeQuery = (up: boolean) =>
+  sql(
+    `moderation.change.${up ? 'up' : 'down'}`,
+    `WITH pulse AS (
+       UPDATE pulses SET moderation_status = $3, status_at_release = $4 WHERE org_id = $1 AND id = $2 RETURNING 1
+     ), clean AS (
+       ${
+         up
+           ? `INSERT INTO pulse_clean_week_stats AS s (org_id, week, grp, clean_count) VALUES ($1, $7::date, $8, 1)
+              ON CONFLICT (org_id, week, grp) DO UPDATE SET clean_count = s.clean_count + 1`
+           : `UPDATE pulse_clean_week_stats SET clean_count = clean_count - 1 WHERE org_id = $1 AND week = $7::date AND grp = $8`
+       }
+       RETURNING 1
+     ), frozen AS (
+       UPDATE comment_frozen_groups SET frozen_clean = frozen_clean + $5
+        WHERE org_id = $1 AND week = $7::date AND grp = $8 AND $6::boolean
+       RETURNING 1
+     ), member AS (
+       UPDATE comment_release_members SET visible = released AND $3 = 'CLEAN'
+        WHERE org_id = $1 AND pulse_id = $2 AND $6::boolean
+       RETURNING 1
+     )
+     SELECT (SELECT count(*) FROM pulse)::int AS pulses, (SELECT count(*) FROM clean)::int AS clean,
+            (SELECT count(*) FROM frozen)::int AS frozen, (SELECT count(*) FROM member)::int AS members`,
+  );
+const change = { up: changeQuery(true), down: changeQuery(false) };
 
 /**
  * Sets the moderation status of one pulse, under the rule of CONTRACT.md section 5 (moderation
- * after release). The one operation behind the CLI's `pulses moderate` and the operator API.
+ * after release). The one operation behind the CLI's `pulses moderate` and the operator API, and
+ * the only way a status changes: it keeps pulse_clean_week_stats exact and, for a pulse of a
+ * released week, hides or shows its released comment while every count, `suppressed` and the
+ * status GET /pulses shows stay as they were at the release. One organization's row is locked
+ * (FOR SHARE: moderations of one organization run side by side; a release waits for them).
  */
 export async function moderatePulse(db: DatabaseExecutor, orgId: string, pulseId: string, status: ModerationStatus): Promise<ModerationResult> {
   return db.transaction(async (tx) => {
-    const [row] = await tx.query<{ moderation_status: ModerationStatus }>(currentStatus, [orgId, pulseId]);
+    await tx.query(lockOrg, [orgId]);
+    const [row] = await tx.query<{ moderation_status: ModerationStatus; week: string; grp: string; frozen_status: ModerationStatus | null }>(
+      currentStatus,
+      [orgId, pulseId],
+    );
     if (!row) throw new ApiError('not_found', `Pulse ${JSON.stringify(pulseId)} not found.`);
     const previous = row.moderation_status;
-    if (previous !== status) await tx.query(setStatus, [orgId, pulseId, status]);
-    return { pulseId, previous, current: status, changed: previous !== status };
+    if (previous === status) return { pulseId, previous, current: status, changed: false };
+    const frozen = row.frozen_status !== null;
+    const shown = frozen && row.frozen_status !== status ? row.frozen_status : null;
+    const up = status === 'CLEAN';
+    const [r] = await tx.query<{ pulses: number; clean: number; frozen: number }>(up ? change.up : change.down, [
+      orgId, pulseId, status, shown, up ? 1 : -1, frozen, row.week, row.grp,
+    ]);
+    if (r.pulses !== 1 || r.clean !== 1 || r.frozen !== (frozen ? 1 : 0)) {
+      throw new Error(`moderation of ${pulseId} found its rollups out of step (${JSON.stringify(r)})`);
+    }
+    return { pulseId, previous, current: status, changed: true };
   });
 }

@@ -2,7 +2,7 @@ import { createHash, createHmac } from 'node:crypto';
 
 /**
  * An independent model of CONTRACT.md section 5 (GET /comments), written from the contract and
- * not from the service's code: the tests compare every answer with it.
+ * not from the service's code: the tests compare every answer with it. One model per organization.
  */
 export interface ModelPulse {
   id: string;
@@ -22,12 +22,29 @@ export const mondayOf = (t: number) => {
 export const ymd = (t: number) => new Date(t).toISOString().slice(0, 10);
 const groupOf = (p: ModelPulse) => (p.subteamId === null ? 'none' : `team:${p.subteamId}`);
 
+/** What a week's release (or a release of its late pools) recorded of one pulse. */
+interface Frozen {
+  /** The status it had at that release: GET /pulses shows it from then on. */
+  status: 'CLEAN' | 'FLAGGED';
+  /** The cell key (`cell#batch`) it is released in, or null (FLAGGED at the release: never released). */
+  cell: string | null;
+}
+
+export interface ModelCell {
+  week: number;
+  /** The group, or 'rest'. */
+  name: string;
+  batch: number;
+  /** CLEAN pulses at its release. */
+  sample: number;
+  /** Whether its comments are returned (a group of >= 5, or a remainder of >= 5). */
+  released: boolean;
+  members: string[];
+}
+
 interface FrozenWeek {
-  /** pulse id -> the cell it is released in (its group, or 'rest'). */
-  cellOf: Map<string, string>;
-  /** cell -> its sample at freeze time. */
-  sample: Map<string, number>;
-  withdrawn: Set<string>;
+  batches: number;
+  cells: Map<string, ModelCell>;
 }
 
 export interface ModelAnswer {
@@ -41,62 +58,103 @@ export interface ModelAnswer {
 
 export class CommentModel {
   readonly pulses = new Map<string, ModelPulse>();
-  readonly frozen = new Map<number, FrozenWeek>();
+  readonly frozenWeeks = new Map<number, FrozenWeek>();
+  readonly frozen = new Map<string, Frozen>();
+  /** Every release of late pools: the cells it added. */
+  readonly lateCells: ModelCell[] = [];
   private readonly orderKey: Buffer;
 
   constructor(
     secret: string,
     private readonly delayMs: number,
+    readonly orgId: string,
   ) {
     this.orderKey = createHash('sha256').update('comments-order:').update(secret).digest();
   }
 
   add(pulses: ModelPulse[]) {
-    for (const p of pulses) this.pulses.set(p.id, { ...p });
+    for (const p of pulses) if (!this.pulses.has(p.id)) this.pulses.set(p.id, { ...p });
   }
 
-  /** A change of moderation status, as an operator would make it in SQL. */
+  /** A change of moderation status (the moderation operation). */
   setStatus(id: string, status: 'CLEAN' | 'FLAGGED') {
-    const p = this.pulses.get(id)!;
-    const was = p.moderationStatus;
-    const released = hasComment(p);
-    p.moderationStatus = status;
-    const week = this.frozen.get(mondayOf(Date.parse(p.createdAt)));
-    const cell = week?.cellOf.get(id);
-    if (!week || cell === undefined || was !== 'CLEAN' || status === 'CLEAN') return;
-    const stillClean = [...week.cellOf].filter(([pid, c]) => c === cell && this.pulses.get(pid)!.moderationStatus === 'CLEAN').length;
-    if (week.sample.get(cell)! >= 5 && (released || stillClean < 5)) week.withdrawn.add(cell);
+    this.pulses.get(id)!.moderationStatus = status;
+  }
+
+  /** The status GET /pulses shows: as at the release that recorded the pulse, else the current one. */
+  shownStatus(id: string): 'CLEAN' | 'FLAGGED' {
+    return this.frozen.get(id)?.status ?? this.pulses.get(id)!.moderationStatus;
   }
 
   rank(id: string): Buffer {
-    return createHmac('sha256', this.orderKey).update(id, 'utf8').digest();
+    return createHmac('sha256', this.orderKey)
+      .update(Buffer.concat([Buffer.from(this.orgId, 'utf8'), Buffer.from([0]), Buffer.from(id, 'utf8')]))
+      .digest();
   }
 
   weekOf(id: string): number {
     return mondayOf(Date.parse(this.pulses.get(id)!.createdAt));
   }
 
-  private freeze(week: number) {
-    if (this.frozen.has(week)) return;
-    const members = [...this.pulses.values()].filter((p) => p.moderationStatus === 'CLEAN' && mondayOf(Date.parse(p.createdAt)) === week);
-    const sizes = new Map<string, number>();
-    for (const p of members) sizes.set(groupOf(p), (sizes.get(groupOf(p)) ?? 0) + 1);
-    const cellOf = new Map<string, string>();
-    const sample = new Map<string, number>();
-    let rest = 0;
-    for (const p of members) {
-      const n = sizes.get(groupOf(p))!;
-      cellOf.set(p.id, n >= 5 ? groupOf(p) : 'rest');
-      if (n < 5) rest++;
-    }
-    for (const [g, n] of sizes) if (n >= 5) sample.set(g, n);
-    if (rest > 0) sample.set('rest', rest);
-    this.frozen.set(week, { cellOf, sample, withdrawn: new Set() });
+  cellOf(id: string): ModelCell | undefined {
+    const f = this.frozen.get(id);
+    return f?.cell ? this.frozenWeeks.get(this.weekOf(id))!.cells.get(f.cell) : undefined;
   }
 
-  /** Whether a frozen cell currently releases its comments. */
-  private visible(week: FrozenWeek, cell: string) {
-    return (week.sample.get(cell) ?? 0) >= 5 && !week.withdrawn.has(cell);
+  private inWeek(week: number) {
+    return [...this.pulses.values()].filter((p) => mondayOf(Date.parse(p.createdAt)) === week);
+  }
+
+  /** Cuts CLEAN pulses into cells by group; groups of 1-4 pooled into a remainder. `all`: also release the pools when the remainder is < 5. */
+  private cut(week: number, clean: ModelPulse[], batch: number, all: boolean): ModelCell[] {
+    const byGroup = new Map<string, ModelPulse[]>();
+    for (const p of clean) byGroup.set(groupOf(p), [...(byGroup.get(groupOf(p)) ?? []), p]);
+    const small = [...byGroup.values()].filter((ps) => ps.length < 5).flat();
+    const cells: ModelCell[] = [];
+    for (const [g, ps] of byGroup) {
+      if (ps.length >= 5) cells.push({ week, name: g, batch, sample: ps.length, released: true, members: ps.map((p) => p.id) });
+    }
+    if (small.length >= 5 || (all && small.length > 0)) {
+      cells.push({ week, name: 'rest', batch, sample: small.length, released: small.length >= 5, members: small.map((p) => p.id) });
+      // The team's own view of a pooled group: withheld with subteamId.
+      for (const [g, ps] of byGroup) if (ps.length < 5) cells.push({ week, name: g, batch, sample: ps.length, released: false, members: [] });
+    }
+    return cells;
+  }
+
+  private record(fw: FrozenWeek, cells: ModelCell[]) {
+    for (const c of cells) {
+      const key = `${c.name}#${c.batch}`;
+      fw.cells.set(key, c);
+      for (const id of c.members) this.frozen.set(id, { status: 'CLEAN', cell: key });
+    }
+  }
+
+  /** The first answer covering a released week: freeze it if it holds a CLEAN pulse, else release due late pools. */
+  private settle(week: number) {
+    const fw = this.frozenWeeks.get(week);
+    if (!fw) {
+      const pulses = this.inWeek(week);
+      const clean = pulses.filter((p) => p.moderationStatus === 'CLEAN');
+      if (clean.length === 0) return;
+      const w: FrozenWeek = { batches: 1, cells: new Map() };
+      this.frozenWeeks.set(week, w);
+      for (const p of pulses) if (p.moderationStatus !== 'CLEAN') this.frozen.set(p.id, { status: p.moderationStatus, cell: null });
+      this.record(w, this.cut(week, clean, 0, true));
+      return;
+    }
+    const pool = this.latePool(week);
+    const cells = this.cut(week, pool, fw.batches, false);
+    if (cells.length === 0) return;
+    const batch = fw.batches++;
+    this.record(fw, cells);
+    this.lateCells.push(...cells.filter((c) => c.released));
+    void batch;
+  }
+
+  /** CLEAN pulses of a frozen week that no release recorded. */
+  latePool(week: number): ModelPulse[] {
+    return this.inWeek(week).filter((p) => p.moderationStatus === 'CLEAN' && !this.frozen.has(p.id));
   }
 
   /** The answer to a first page walk of [from, to] (calendar days) for a team or the organization, at `now`. */
@@ -108,39 +166,37 @@ export class CommentModel {
     const out: ModelAnswer = { ids: [], suppressed: false, from: ymd(first), to: ymd(last + 6 * DAY), releasedThrough: null };
     if (lastReleased < first) return out;
     out.releasedThrough = ymd(lastReleased + 6 * DAY);
+    const weeks = new Set([...this.pulses.values()].map((p) => mondayOf(Date.parse(p.createdAt))));
     for (let w = lastReleased; w >= first; w -= WEEK) {
-      this.freeze(w);
-      const week = this.frozen.get(w)!;
-      const ids = [...week.cellOf]
-        .filter(([id, cell]) => this.visible(week, cell) && (team === undefined || cell === `team:${team}`) && hasComment(this.pulses.get(id)!))
+      if (!weeks.has(w)) continue;
+      this.settle(w);
+      const fw = this.frozenWeeks.get(w);
+      if (!fw) continue;
+      const cellName = team === undefined ? undefined : `team:${team}`;
+      const ids = [...this.frozen]
+        .filter(([id, f]) => {
+          if (!f.cell || this.weekOf(id) !== w) return false;
+          const c = fw.cells.get(f.cell)!;
+          return c.released && (cellName === undefined || c.name === cellName) && hasComment(this.pulses.get(id)!);
+        })
         .map(([id]) => id)
         .sort((a, b) => Buffer.compare(this.rank(a), this.rank(b)));
       out.ids.push(...ids);
-      // Withheld: CLEAN pulses of the group now, beyond those a visible cell still releases.
-      const clean = [...this.pulses.values()].filter(
-        (p) => p.moderationStatus === 'CLEAN' && mondayOf(Date.parse(p.createdAt)) === w && (team === undefined || p.subteamId === team),
-      );
-      const released = clean.filter((p) => {
-        const cell = week.cellOf.get(p.id);
-        return cell !== undefined && this.visible(week, cell) && (team === undefined || cell === `team:${team}`);
-      });
-      if (clean.length > released.length) out.suppressed = true;
+      // Withheld: frozen cells of 1-4 of the group (or remainders of 1-4), and late pools not yet released.
+      const small = [...fw.cells.values()].some((c) => !c.released && c.name === (cellName ?? 'rest'));
+      const late = this.latePool(w).some((p) => cellName === undefined || groupOf(p) === cellName);
+      if (small || late) out.suppressed = true;
     }
     return out;
   }
 
-  /** The cells (week and cell name) that the comments of `ids` belong to, with every comment id of each. */
-  cellsOf(ids: Iterable<string>): Map<string, { sample: number; commentIds: Set<string> }> {
-    const out = new Map<string, { sample: number; commentIds: Set<string> }>();
+  /** The released cells that the comments of `ids` belong to, each with the ids of its comments visible now. */
+  cellsOf(ids: Iterable<string>): Map<string, { cell: ModelCell; commentIds: Set<string> }> {
+    const out = new Map<string, { cell: ModelCell; commentIds: Set<string> }>();
     for (const id of ids) {
-      const w = this.weekOf(id);
-      const week = this.frozen.get(w)!;
-      const cell = week.cellOf.get(id)!;
-      const key = `${ymd(w)}/${cell}`;
-      if (!out.has(key)) {
-        const commentIds = new Set([...week.cellOf].filter(([pid, c]) => c === cell && hasComment(this.pulses.get(pid)!)).map(([pid]) => pid));
-        out.set(key, { sample: week.sample.get(cell) ?? 0, commentIds });
-      }
+      const cell = this.cellOf(id)!;
+      const key = `${ymd(cell.week)}/${cell.name}#${cell.batch}`;
+      if (!out.has(key)) out.set(key, { cell, commentIds: new Set(cell.members.filter((m) => hasComment(this.pulses.get(m)!))) });
     }
     return out;
   }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sql } from '../../src/db/executor.js';
+import { moderatePulse } from '../../src/domain/moderation.js';
 import { loadDataset, type Dataset } from '../../src/domain/dataset.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { api } from '../helpers/openapi.js';
@@ -78,7 +78,7 @@ describe('GET /comments: cells, weeks and the envelope', () => {
   let t: TestApp;
   let c: ReturnType<typeof api>;
   let clock = Date.parse('2026-11-17T00:00:00.000Z');
-  const model = new CommentModel(SECRET, 24 * 3_600_000);
+  const model = new CommentModel(SECRET, 24 * 3_600_000, ORG);
   const textOf = new Map(DATA.map((p) => [p.comment, p.id]));
 
   beforeAll(async () => {
@@ -217,26 +217,93 @@ describe('GET /comments: cells, weeks and the envelope', () => {
     clock = Date.parse('2026-11-17T00:00:00.000Z');
   });
 
-  it('freezes a released week: pulses imported into it later are never released, and say suppressed', async () => {
+  it('releases pulses reaching a frozen week late as new whole cells: 4 are withheld, the 5th releases all five', async () => {
     const before = await walk('from=2026-11-09&to=2026-11-15&subteamId=t_five');
-    const late = [...pulses(5, 't_five', '2026-11-10T12:00:00.000Z'), ...pulses(2, 't_five', W47)];
-    // The loader says how many of its pulses fall into weeks already frozen: W46's five, not W47's two.
-    expect((await loadDataset(t.db, dataset(late, false))).pulsesInFrozenWeeks).toBe(5);
-    model.add(late);
-    const after = await walk('from=2026-11-09&to=2026-11-15&subteamId=t_five');
-    expect(after.ids).toEqual(before.ids);
-    expect(after.first.suppressed).toBe(true);
+    expect(before.first.suppressed).toBe(false);
+    const late = pulses(5, 't_five', '2026-11-10T12:00:00.000Z');
+    const next = [...pulses(2, 't_five', W47)];
+    // The loader says how many of its pulses fall into weeks already frozen: W46's four, not W47's two.
+    expect((await loadDataset(t.db, dataset([...late.slice(0, 4), ...next], false))).pulsesInFrozenWeeks).toBe(4);
+    model.add([...late.slice(0, 4), ...next]);
+    for (const p of [...late, ...next]) textOf.set(p.comment, p.id);
+    const four = await walk('from=2026-11-09&to=2026-11-15&subteamId=t_five');
+    expect(four.ids).toEqual(before.ids);
+    expect(four.first.suppressed).toBe(true);
+    // Without a team filter the four late pulses are a late remainder of 4: withheld too.
+    const orgFour = await walk('from=2026-11-09&to=2026-11-15');
+    expect(orgFour.ids).toEqual(model.answer('2026-11-09', '2026-11-15', undefined, clock).ids);
+    expect(orgFour.first.suppressed).toBe(true);
+    expect(orgFour.ids.some((id) => late.some((p) => p.id === id))).toBe(false);
+
+    expect((await loadDataset(t.db, dataset(late.slice(4), false))).pulsesInFrozenWeeks).toBe(1);
+    model.add(late.slice(4));
+    const five = await walk('from=2026-11-09&to=2026-11-15&subteamId=t_five');
+    expect(five.first.suppressed).toBe(false);
+    expect(new Set(five.ids)).toEqual(new Set([...before.ids, ...late.map((p) => p.id)]));
+    expect(five.ids).toEqual(model.answer('2026-11-09', '2026-11-15', 't_five', clock).ids);
+    // The new cell is frozen like the others: a later request gives the same.
+    expect((await walk('from=2026-11-09&to=2026-11-15&subteamId=t_five')).ids).toEqual(five.ids);
     expect((await walk('from=2026-11-09&to=2026-11-15')).ids).toEqual(model.answer('2026-11-09', '2026-11-15', undefined, clock).ids);
   });
 
-  it('withdraws a whole cell when a released comment stops being CLEAN', async () => {
+  it('hides a flagged released comment alone, keeps its cell, suppressed and GET /pulses as at the release, and shows it again when CLEAN', async () => {
     const six = DATA.filter((p) => p.subteamId === 't_six' && p.createdAt.startsWith('2026-11-02') && p.comment);
-    expect((await walk('from=2026-11-02&to=2026-11-08&subteamId=t_six')).ids).toHaveLength(5);
-    await t.db.query(sql('test.flag', `UPDATE pulses SET moderation_status = 'FLAGGED' WHERE org_id = $1 AND id = $2`), [ORG, six[0].id]);
+    const quiet = DATA.find((p) => p.subteamId === 't_six' && p.createdAt.startsWith('2026-11-02') && !p.comment)!;
+    const q = 'from=2026-11-02&to=2026-11-08&subteamId=t_six';
+    const before = await walk(q);
+    expect(new Set(before.ids)).toEqual(new Set(six.map((p) => p.id)));
+    const pulsesOf = async () => (await c.get('/v1/pulses?from=2026-11-02T00:00:00.000Z&to=2026-11-09T00:00:00.000Z&subteamId=t_six&limit=100')).json();
+    const statsOf = async () => [(await c.get('/v1/stats')).json(), (await c.get('/v1/stats/daily?from=2026-11-01T00:00:00.000Z')).json()];
+    const [pulsesBefore, statsBefore] = [await pulsesOf(), await statsOf()];
+
+    expect(await moderatePulse(t.db, ORG, six[0].id, 'FLAGGED')).toEqual({ pulseId: six[0].id, previous: 'CLEAN', current: 'FLAGGED', changed: true });
     model.setStatus(six[0].id, 'FLAGGED');
-    const after = await c.get('/v1/comments?from=2026-11-02&to=2026-11-08&subteamId=t_six');
-    expect(after.json()).toMatchObject({ items: [], suppressed: true });
+    const flagged = await walk(q);
+    expect(flagged.ids).toEqual(before.ids.filter((id) => id !== six[0].id));
+    expect(flagged.first.suppressed).toBe(false);
+    expect(await pulsesOf()).toEqual(pulsesBefore);
+    expect((await pulsesOf()).items.find((p: { id: string }) => p.id === six[0].id).moderationStatus).toBe('CLEAN');
+    expect(await statsOf()).toEqual(statsBefore);
     expect((await walk('from=2026-11-02&to=2026-11-08')).ids).toEqual(model.answer('2026-11-02', '2026-11-08', undefined, clock).ids);
+
+    // A second pulse of the cell, one without a comment: nothing changes anywhere.
+    await moderatePulse(t.db, ORG, quiet.id, 'FLAGGED');
+    model.setStatus(quiet.id, 'FLAGGED');
+    expect(await walk(q)).toEqual(flagged);
+    expect(await pulsesOf()).toEqual(pulsesBefore);
+
+    // Again: unchanged, said so.
+    expect(await moderatePulse(t.db, ORG, six[0].id, 'FLAGGED')).toMatchObject({ previous: 'FLAGGED', current: 'FLAGGED', changed: false });
+    await moderatePulse(t.db, ORG, six[0].id, 'CLEAN');
+    await moderatePulse(t.db, ORG, quiet.id, 'CLEAN');
+    model.setStatus(six[0].id, 'CLEAN');
+    model.setStatus(quiet.id, 'CLEAN');
+    expect(await walk(q)).toEqual(before);
+    expect(await pulsesOf()).toEqual(pulsesBefore);
+    await expect(moderatePulse(t.db, ORG, 'p_nope', 'FLAGGED')).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  it('GET /pulses shows the status as at the release for released weeks, the current one otherwise', async () => {
+    const status = async (id: string, from: string) =>
+      (await c.get(`/v1/pulses?from=${from}&limit=100`)).json().items.find((p: { id: string }) => p.id === id).moderationStatus;
+    // W46 is released: a pulse FLAGGED at the release stays FLAGGED when set CLEAN, and is never released.
+    const wasFlagged = DATA.find((p) => p.subteamId === 't_fourflag' && p.moderationStatus === 'FLAGGED')!;
+    await moderatePulse(t.db, ORG, wasFlagged.id, 'CLEAN');
+    model.setStatus(wasFlagged.id, 'CLEAN');
+    expect(await status(wasFlagged.id, '2026-11-09T00:00:00.000Z')).toBe('FLAGGED');
+    const org = await walk('from=2026-11-09&to=2026-11-15');
+    expect(org.ids).not.toContain(wasFlagged.id);
+    expect(org.ids).toEqual(model.answer('2026-11-09', '2026-11-15', undefined, clock).ids);
+    // W47 is not released: its status is the current one, both ways.
+    const open = DATA.find((p) => p.subteamId === 't_five' && p.createdAt >= '2026-11-16')!;
+    await moderatePulse(t.db, ORG, open.id, 'FLAGGED');
+    model.setStatus(open.id, 'FLAGGED');
+    expect(await status(open.id, '2026-11-16T00:00:00.000Z')).toBe('FLAGGED');
+    await moderatePulse(t.db, ORG, open.id, 'CLEAN');
+    model.setStatus(open.id, 'CLEAN');
+    expect(await status(open.id, '2026-11-16T00:00:00.000Z')).toBe('CLEAN');
+    await moderatePulse(t.db, ORG, wasFlagged.id, 'FLAGGED');
+    model.setStatus(wasFlagged.id, 'FLAGGED');
   });
 
   it('refuses tampered, foreign and mismatched cursors with invalid_cursor', async () => {
@@ -280,7 +347,7 @@ describe('GET /comments: the attacks that tied a comment to one pulse', () => {
   let t: TestApp;
   let c: ReturnType<typeof api>;
   let clock = Date.parse('2026-11-22T12:00:00.000Z');
-  const model = new CommentModel(SECRET, 24 * 3_600_000);
+  const model = new CommentModel(SECRET, 24 * 3_600_000, ORG);
   // Design: 6 pulses a day for 13 days, plus one pulse on the 14th (the newest of all).
   const base = [
     ...Array.from({ length: 13 }, (_, d) => pulses(6, 't_design', new Date(Date.parse('2026-11-09T08:00:00.000Z') + d * 86_400_000).toISOString())).flat(),
@@ -315,9 +382,9 @@ describe('GET /comments: the attacks that tied a comment to one pulse', () => {
   }
 
   function expectUnionOfCells(difference: Set<string>) {
-    for (const [cell, { sample, commentIds }] of model.cellsOf(difference)) {
-      expect(sample, `cell ${cell}`).toBeGreaterThanOrEqual(5);
-      for (const id of commentIds) expect(difference.has(id), `cell ${cell} is cut`).toBe(true);
+    for (const [key, { cell, commentIds }] of model.cellsOf(difference)) {
+      expect(cell.sample, `cell ${key}`).toBeGreaterThanOrEqual(5);
+      for (const id of commentIds) expect(difference.has(id), `cell ${key} is cut`).toBe(true);
     }
   }
   const minus = (a: Set<string>, b: Set<string>) => new Set([...a].filter((x) => !b.has(x)));
@@ -355,5 +422,120 @@ describe('GET /comments: the attacks that tied a comment to one pulse', () => {
     expectUnionOfCells(diff);
     expect(diff.has(late[0].id)).toBe(false);
     for (const id of now) expect(later.has(id)).toBe(true);
+  });
+});
+
+/**
+ * The three attacks of issue 17, each as it worked against the release rule of issue 9: moderation
+ * seen in GET /pulses, a second organization holding the same pulse ids, and a request over all
+ * history before the history was imported. Each fails on that code (commit b61bcd8).
+ */
+describe('GET /comments: the attacks of a changing world (issue 17)', () => {
+  const clock = Date.parse('2026-11-20T12:00:00.000Z');
+  const team = (id: string) => ({ id, name: id, createdAt: '2026-01-01T00:00:00.000Z' });
+  const org = (id: string, key: string, ps: ModelPulse[], teams = ['team_a']): Dataset => ({
+    organizations: [{
+      id, name: id, plan: 'business', memberCount: 10, createdAt: '2026-01-01T00:00:00.000Z', deletedAt: null,
+      apiKeys: [{ key, name: 'ci', revoked: false }], teams: teams.map(team), pulses: ps.map((p) => ({ ...p, level: 3, reason: null })),
+    }],
+  });
+  async function everything(t: TestApp, key: string, q: string) {
+    const k = api(t.app, key);
+    const comments = (await k.get(`/v1/comments?limit=100&${q}`)).json();
+    const pulseList = (await k.get('/v1/pulses?from=2026-11-09T00:00:00.000Z&limit=100')).json();
+    const stats = (await k.get('/v1/stats')).json();
+    const daily = (await k.get('/v1/stats/daily?from=2026-11-01T00:00:00.000Z')).json();
+    return { comments, pulseList, stats, daily };
+  }
+
+  it('attack: moderation shown by GET /pulses ties the only comment of a cell to its pulse', async () => {
+    // W46, team_a: 6 CLEAN pulses, one comment (a46_3's).
+    const six: ModelPulse[] = Array.from({ length: 6 }, (_, i) => ({
+      id: `a46_${i + 1}`, comment: i === 2 ? 'the only comment of the cell' : null, moderationStatus: 'CLEAN',
+      subteamId: 'team_a', createdAt: new Date(Date.parse(W46) + i * 3_600_000).toISOString(),
+    }));
+    const t = await createTestApp({ dataset: org('org_mod', KEY, six), now: new Date(clock), env: { COMMENT_CURSOR_SECRET: SECRET } });
+    try {
+      const q = 'from=2026-11-09&to=2026-11-15&subteamId=team_a';
+      const before = await everything(t, KEY, q);
+      expect(before.comments).toMatchObject({ items: [{ comment: 'the only comment of the cell' }], suppressed: false });
+      await moderatePulse(t.db, 'org_mod', 'a46_1', 'FLAGGED');
+      // A pulse without a comment leaves: nothing at all changes.
+      expect(await everything(t, KEY, q)).toEqual(before);
+      await moderatePulse(t.db, 'org_mod', 'a46_3', 'FLAGGED');
+      // The author leaves: its comment goes, and nothing else changes; GET /pulses still shows both CLEAN.
+      const after = await everything(t, KEY, q);
+      expect(after.comments).toEqual({ ...before.comments, items: [] });
+      expect(after.pulseList).toEqual(before.pulseList);
+      expect(after.pulseList.items.every((p: { moderationStatus: string }) => p.moderationStatus === 'CLEAN')).toBe(true);
+      expect([after.stats, after.daily]).toEqual([before.stats, before.daily]);
+      await moderatePulse(t.db, 'org_mod', 'a46_3', 'CLEAN');
+      expect(await everything(t, KEY, q)).toEqual(before);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('attack: a second organization with the same pulse ids mirrors the order of the first', async () => {
+    const twelve = (org: string): ModelPulse[] => Array.from({ length: 12 }, (_, i) => ({
+      id: `m_${i}`, comment: org === 'victim' ? `private words ${i}` : `I am m_${i}`, moderationStatus: 'CLEAN',
+      subteamId: 'team_a', createdAt: new Date(Date.parse(W46) + i * 3_600_000).toISOString(),
+    }));
+    const ds = org('org_victim', KEY, twelve('victim'));
+    ds.organizations!.push(org('org_mirror', 'cp_test_mirror_0123456789abcdef', twelve('mirror')).organizations![0]);
+    const t = await createTestApp({ dataset: ds, now: new Date(clock), env: { COMMENT_CURSOR_SECRET: SECRET } });
+    try {
+      const q = '/v1/comments?from=2026-11-09&to=2026-11-15&limit=100';
+      const victim = (await api(t.app, KEY).get(q)).json().items.map((x: { comment: string }) => Number(x.comment.split(' ').pop()));
+      const mirror = (await api(t.app, 'cp_test_mirror_0123456789abcdef').get(q)).json().items.map((x: { comment: string }) => Number(x.comment.split('_').pop()));
+      expect(victim).toHaveLength(12);
+      expect(mirror).toHaveLength(12);
+      // Matching the mirror's positions against the victim's answer ties almost nothing.
+      const tied = victim.filter((id: number, i: number) => mirror[i] === id).length;
+      expect(victim).not.toEqual(mirror);
+      expect(tied).toBeLessThan(4);
+      // Each order is the keyed hash of its own organization and the pulse id.
+      const [mv, mm] = [new CommentModel(SECRET, 24 * 3_600_000, 'org_victim'), new CommentModel(SECRET, 24 * 3_600_000, 'org_mirror')];
+      mv.add(twelve('victim'));
+      mm.add(twelve('mirror'));
+      expect(victim.map((i: number) => `m_${i}`)).toEqual(mv.answer('2026-11-09', '2026-11-15', undefined, clock).ids);
+      expect(mirror.map((i: number) => `m_${i}`)).toEqual(mm.answer('2026-11-09', '2026-11-15', undefined, clock).ids);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('attack: one request back to year 1 froze all history, and history imported later was lost', async () => {
+    const now: ModelPulse[] = Array.from({ length: 6 }, (_, i) => ({
+      id: `n_${i}`, comment: `recent ${i}`, moderationStatus: 'CLEAN', subteamId: 'team_a', createdAt: new Date(Date.parse(W46) + i * 3_600_000).toISOString(),
+    }));
+    const t = await createTestApp({ dataset: org('org_history', KEY, now), now: new Date(clock), env: { COMMENT_CURSOR_SECRET: SECRET } });
+    try {
+      const k = api(t.app, KEY);
+      expect((await k.get('/v1/comments?from=0001-01-01&limit=100')).json()).toMatchObject({ suppressed: false, releasedThrough: '2026-11-15' });
+      // 80 history pulses with comments, 10 a week over 8 weeks of 2024, imported afterwards.
+      const history: ModelPulse[] = Array.from({ length: 80 }, (_, i) => ({
+        id: `h_${i}`, comment: `history ${i}`, moderationStatus: 'CLEAN', subteamId: 'team_a',
+        createdAt: new Date(Date.parse('2024-03-04T09:00:00.000Z') + Math.floor(i / 10) * 7 * 86_400_000 + (i % 10) * 3_600_000).toISOString(),
+      }));
+      const summary = await loadDataset(t.db, { organizations: [{ id: 'org_history', name: 'org_history', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z', pulses: history.map((p) => ({ ...p, level: 3, reason: null })) }] });
+      expect(summary.pulsesInFrozenWeeks).toBe(0);
+      const all: string[] = [];
+      let cursor: string | null = null;
+      let first: { suppressed: boolean } | undefined;
+      do {
+        const body: { items: { comment: string }[]; nextCursor: string | null; suppressed: boolean } = (
+          await k.get(`/v1/comments?from=0001-01-01&limit=100${cursor ? `&cursor=${cursor}` : ''}`)
+        ).json();
+        first ??= body;
+        all.push(...body.items.map((x) => x.comment));
+        cursor = body.nextCursor;
+      } while (cursor);
+      expect(first!.suppressed).toBe(false);
+      expect(all.filter((c) => c.startsWith('history')).sort()).toEqual(history.map((p) => p.comment!).sort());
+      expect(all.filter((c) => c.startsWith('recent'))).toHaveLength(6);
+    } finally {
+      await t.close();
+    }
   });
 });

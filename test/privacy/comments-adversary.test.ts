@@ -1,20 +1,31 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from '../../src/db/executor.js';
 import { loadDataset, type Dataset } from '../../src/domain/dataset.js';
+import { moderatePulse } from '../../src/domain/moderation.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { CommentModel, mondayOf, ymd, type ModelPulse } from '../helpers/comment-model.js';
+import { CommentModel, hasComment, mondayOf, ymd, type ModelCell, type ModelPulse } from '../helpers/comment-model.js';
 import { api } from '../helpers/openapi.js';
 
 /**
- * An attacker with two keys of one organization, seeded and repeatable. Rounds advance the clock
- * across week ends and import pulses between them, also into weeks already released. Every answer
- * is mapped back to its pulses (the test knows every text) and must be exactly the union of
- * released cells the contract defines; any difference or intersection of two answers must be
- * whole cells of at least 5 CLEAN pulses, or nothing; a released week never changes its answer.
+ * An attacker with keys of two organizations of one deployment that hold the same pulses under the
+ * same ids, seeded and repeatable. Rounds advance the clock across week ends and, between them,
+ * import pulses (also into weeks already released, and into weeks never asked about) and moderate:
+ * random pulses flagged and set CLEAN again, whole cells flagged one pulse after another, and
+ * "twin" moves, where one organization flags a pulse with a comment and the other a pulse without a
+ * comment of the same released cell. Every answer is mapped back to its pulses (the test knows
+ * every text) and must be exactly what the contract defines (an independent model per
+ * organization); within a round, any difference or intersection of two answers must be whole
+ * cells of at least 5 CLEAN pulses; over time, a released week's answer changes only by whole new
+ * late cells of at least 5 and by the comments of pulses that stopped (or started again) being
+ * CLEAN; the two organizations answer alike except for the comments of the twin moves, GET /pulses
+ * and the statistics alike; and their orders differ.
  */
 const SEED = Number(process.env.ADVERSARY_SEED ?? 20261122);
 const SECRET = 'adversary-secret-0123456789abcdef0123';
 const ORG = 'org_adversary';
+const TWIN = 'org_adversary_twin';
 const KEYS = ['cp_test_adversary_one_0123456789', 'cp_test_adversary_two_0123456789'];
+const TWIN_KEY = 'cp_test_adversary_twin_012345678';
 const DAY = 86_400_000;
 const WEEK = 7 * DAY;
 /** Pulses a week per group, around which each week varies: large, middling, small and lone teams. */
@@ -31,13 +42,19 @@ function prng(seed: number) {
   };
 }
 
-describe(`GET /comments under attack (seed ${SEED})`, () => {
+interface Walk {
+  ids: string[];
+  first: Record<string, unknown>;
+}
+
+describe(`GET /comments under attack, with moderation, late pulses and a twin organization (seed ${SEED})`, () => {
   const rnd = prng(SEED);
   const int = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1));
   const pick = <T,>(xs: T[]) => xs[Math.floor(rnd() * xs.length)];
   let clock = START + 8 * WEEK + 3 * DAY + 5 * 3_600_000;
   let t: TestApp;
-  const model = new CommentModel(SECRET, 24 * 3_600_000);
+  const models: Record<string, CommentModel> = { [ORG]: new CommentModel(SECRET, 24 * 3_600_000, ORG), [TWIN]: new CommentModel(SECRET, 24 * 3_600_000, TWIN) };
+  const model = models[ORG];
   const textOf = new Map<string, string>();
   let seq = 0;
 
@@ -61,106 +78,247 @@ describe(`GET /comments under attack (seed ${SEED})`, () => {
     return { id, comment, moderationStatus: rnd() < 0.12 ? 'FLAGGED' : 'CLEAN', subteamId: team, createdAt: new Date(at).toISOString() };
   }
   function dataset(ps: ModelPulse[], first = false): Dataset {
+    const levels = ps.map(() => int(1, 5));
     return {
-      organizations: [
-        {
-          id: ORG, name: 'Adversary', plan: 'enterprise', memberCount: 40, createdAt: '2026-01-01T00:00:00.000Z', deletedAt: null,
-          ...(first
-            ? {
-                apiKeys: KEYS.map((key, i) => ({ key, name: `k${i}`, revoked: false })),
-                teams: Object.keys(TEAMS).map((id) => ({ id, name: id, createdAt: '2026-01-01T00:00:00.000Z' })),
-              }
-            : {}),
-          pulses: ps.map((p) => ({ ...p, level: int(1, 5), reason: null })),
-        },
-      ],
+      organizations: [ORG, TWIN].map((id) => ({
+        id, name: id, plan: 'enterprise', memberCount: 40, createdAt: '2026-01-01T00:00:00.000Z', deletedAt: null,
+        ...(first
+          ? {
+              apiKeys: (id === ORG ? KEYS : [TWIN_KEY]).map((key, i) => ({ key, name: `k${i}`, revoked: false })),
+              teams: Object.keys(TEAMS).map((team) => ({ id: team, name: team, createdAt: '2026-01-01T00:00:00.000Z' })),
+            }
+          : {}),
+        pulses: ps.map((p, i) => ({ ...p, level: levels[i], reason: null })),
+      })),
     };
   }
   async function importPulses(ps: ModelPulse[]) {
     await loadDataset(t.db, dataset(ps));
-    model.add(ps);
+    for (const m of Object.values(models)) m.add(ps);
+  }
+  async function moderate(org: string, id: string, status: 'CLEAN' | 'FLAGGED') {
+    await moderatePulse(t.db, org, id, status);
+    models[org].setStatus(id, status);
+  }
+  const status = (org: string, id: string) => models[org].pulses.get(id)!.moderationStatus;
+
+  async function walk(key: string, from: string, to: string, team: string | undefined, limit: number): Promise<Walk> {
+    const ids: string[] = [];
+    let cursor: string | null = null;
+    let first: Record<string, unknown> | undefined;
+    do {
+      const q: string = `from=${from}&to=${to}&limit=${limit}${team ? `&subteamId=${team}` : ''}${cursor ? `&cursor=${cursor}` : ''}`;
+      const res = await api(t.app, key).get(`/v1/comments?${q}`);
+      expect(res.statusCode, res.body).toBe(200);
+      const body = res.json();
+      first ??= body;
+      ids.push(...body.items.map((x: { comment: string }) => textOf.get(x.comment) ?? `unknown text ${x.comment}`));
+      cursor = body.nextCursor;
+    } while (cursor);
+    return { ids, first: first! };
+  }
+
+  /** Every pulse GET /pulses lists (all of history), every statistic: the same in both organizations, as the model shows them. */
+  async function compareOtherAnswers(label: string) {
+    const list = async (key: string) => {
+      const out: { id: string; moderationStatus: string }[] = [];
+      let cursor: string | null = null;
+      do {
+        const res = await api(t.app, key).get(`/v1/pulses?from=2026-01-01T00:00:00.000Z&limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+        expect(res.statusCode).toBe(200);
+        out.push(...res.json().items);
+        cursor = res.json().nextCursor;
+      } while (cursor);
+      return out;
+    };
+    const [a, b] = [await list(KEYS[0]), await list(TWIN_KEY)];
+    expect(a, `${label}: GET /pulses differs between the organizations`).toEqual(b);
+    expect(a.length).toBe([...model.pulses.values()].filter((p) => Date.parse(p.createdAt) < clock).length);
+    for (const p of a) expect(p.moderationStatus, `${label}: status of ${p.id}`).toBe(model.shownStatus(p.id));
+    for (const path of ['/v1/stats', `/v1/stats/daily?from=${new Date(clock - 200 * DAY).toISOString()}`]) {
+      expect((await api(t.app, KEYS[1]).get(path)).json(), `${label}: ${path}`).toEqual((await api(t.app, TWIN_KEY).get(path)).json());
+    }
   }
 
   beforeAll(async () => {
     const history = Array.from({ length: 9 }, (_, w) => week(START + w * WEEK)).flat();
     t = await createTestApp({ dataset: dataset(history, true), clock: () => new Date(clock), env: { COMMENT_CURSOR_SECRET: SECRET } });
-    model.add(history);
+    for (const m of Object.values(models)) m.add(history);
   });
   afterAll(() => t.close());
 
-  it('every answer is a union of released cells; no difference or intersection isolates fewer than 5 pulses; released weeks never change', async () => {
-    const answers: { label: string; ids: Set<string> }[] = [];
-    /** week + filter -> the comments first given for that week under that filter. */
-    const firstGiven = new Map<string, string[]>();
+  it('answers are unions of released cells, late releases are whole new cells of 5, moderation tells nothing, the twin differs only by a comment', async () => {
+    /** week + filter -> the comments the last answer gave for that week under that filter. */
+    const lastGiven = new Map<string, { ids: Set<string>; frozen: boolean }>();
+    /** Pulses that were not CLEAN at some moment: their comments may leave and come back. */
+    const everFlagged = new Set([...model.pulses.values()].filter((p) => p.moderationStatus !== 'CLEAN').map((p) => p.id));
+    let twinMoves = 0;
+    const twins: { x: string; y: string }[] = [];
     const teams = [...Object.keys(TEAMS), undefined, undefined, 't_unknown'];
     let requests = 0;
+    let checked = 0;
+    let compared = 0;
+    let sameOrder = 0;
+    let lateCellsSeen = 0;
+    let removedSeen = 0;
+    const cellKey = (c: ModelCell) => `${ymd(c.week)}/${c.name}#${c.batch}`;
+
+    async function ask(from: string, to: string, team: string | undefined, label: string, answers?: { label: string; ids: Set<string> }[]) {
+      const limit = int(1, 30);
+      const expected = model.answer(from, to, team, clock);
+      const twinExpected = models[TWIN].answer(from, to, team, clock);
+      const got = await walk(pick(KEYS), from, to, team, limit);
+      const twin = await walk(TWIN_KEY, from, to, team, int(1, 30));
+      requests += 2;
+      expect(got.ids, label).toEqual(expected.ids);
+      expect(twin.ids, `${label} (twin)`).toEqual(twinExpected.ids);
+      const env = { suppressed: expected.suppressed, from: expected.from, to: expected.to, releasedThrough: expected.releasedThrough, minimumSample: 5 };
+      expect(got.first, label).toMatchObject(env);
+      // The twin answers alike, except for the comments of pulses whose status differs between them.
+      expect(twin.first, `${label} (twin)`).toMatchObject(env);
+      const [a, b] = [new Set(got.ids), new Set(twin.ids)];
+      for (const id of [...a].filter((x) => !b.has(x)).concat([...b].filter((x) => !a.has(x)))) {
+        expect(status(ORG, id), `${label}: ${id} differs between the twins`).not.toBe(status(TWIN, id));
+      }
+      // The order of the same pulses differs between the organizations.
+      const common = got.ids.filter((id) => b.has(id));
+      if (common.length >= 6) {
+        compared++;
+        if (JSON.stringify(common) === JSON.stringify(twin.ids.filter((id) => a.has(id)))) sameOrder++;
+      }
+      answers?.push({ label, ids: a });
+
+      // Over time, a released week changes only by whole new cells of >= 5 and by comments of pulses that left CLEAN or came back.
+      const byWeek = new Map<number, Set<string>>();
+      for (const id of got.ids) byWeek.set(model.weekOf(id), (byWeek.get(model.weekOf(id)) ?? new Set()).add(id));
+      const releasedThrough = expected.releasedThrough ? Date.parse(expected.releasedThrough) : -Infinity;
+      for (let w = mondayOf(Date.parse(from)); w <= releasedThrough; w += WEEK) {
+        const k = `${ymd(w)}/${team ?? 'org'}`;
+        const now = byWeek.get(w) ?? new Set<string>();
+        const before = lastGiven.get(k);
+        // A week that was not frozen (no CLEAN pulse yet) when last answered may be released whole now.
+        if (before?.frozen) {
+          for (const id of before.ids) if (!now.has(id)) {
+            expect(hasComment(model.pulses.get(id)!), `${label}: ${k} lost ${id}, which is CLEAN`).toBe(false);
+            removedSeen++;
+          }
+          const known = new Set(model.cellsOf(before.ids).keys());
+          const added = [...now].filter((id) => !before.ids.has(id));
+          for (const [key, { cell, commentIds }] of model.cellsOf(added.filter((id) => !everFlagged.has(id)))) {
+            // Not a comment coming back: a late cell, new, whole, of at least 5.
+            expect(known.has(key), `${label}: ${added} appeared alone in ${key}`).toBe(false);
+            expect(cell.batch, `${label}: ${key} appeared in a frozen week, not as a late cell`).toBeGreaterThan(0);
+            expect(cell.sample, `${label}: late cell ${key}`).toBeGreaterThanOrEqual(5);
+            for (const id of commentIds) expect(now.has(id), `${label}: late cell ${key} is cut`).toBe(true);
+            lateCellsSeen++;
+          }
+        }
+        lastGiven.set(k, { ids: now, frozen: model.frozenWeeks.has(w) });
+      }
+    }
 
     for (let round = 0; round < 6; round++) {
-      // Time passes, and pulses arrive: this week's, and late ones into earlier (also released) weeks.
+      // Time passes, and pulses arrive: this week's, late ones into earlier (also released) weeks,
+      // and history into weeks that a request back to 2026-01-01 covered while they were empty.
       clock += int(1, 4) * DAY + int(0, 23) * 3_600_000;
-      const late = Array.from({ length: int(1, 6) }, () =>
+      const late = Array.from({ length: int(3, 9) }, () =>
         pulse(pick([...Object.keys(TEAMS), null]), mondayOf(clock) - int(1, 6) * WEEK + int(0, WEEK - 1)),
       );
-      await importPulses([...week(mondayOf(clock), 0.5), ...late]);
+      const old = round % 2 === 1 ? week(START - int(4, 30) * WEEK, 0.6) : [];
+      await importPulses([...week(mondayOf(clock), 0.5), ...late, ...old]);
 
+      // Moderation between rounds, the same in both organizations except for the twin moves.
+      const released = [...model.frozen.keys()].filter((id) => model.cellOf(id)?.released);
+      for (let i = 0; i < int(4, 10); i++) {
+        const id = pick(rnd() < 0.5 && released.length > 0 ? released : [...model.pulses.keys()]);
+        if (twins.some((x) => x.x === id || x.y === id)) continue;
+        const s = rnd() < 0.6 ? 'FLAGGED' : 'CLEAN';
+        for (const org of [ORG, TWIN]) await moderate(org, id, s);
+        if (s === 'FLAGGED') everFlagged.add(id);
+      }
+      // Twin moves: one organization flags a comment's pulse, the other a silent pulse of the same released cell.
+      for (const cell of new Set(released.map((id) => model.cellOf(id)!))) {
+        if (twins.length > 2 * round + 2 || rnd() < 0.7) continue;
+        const members = cell.members.filter((id) => status(ORG, id) === 'CLEAN' && status(TWIN, id) === 'CLEAN' && !twins.some((x) => x.x === id || x.y === id));
+        const x = members.find((id) => hasComment(model.pulses.get(id)!));
+        const y = members.find((id) => !model.pulses.get(id)!.comment);
+        if (!x || !y) continue;
+        await moderate(ORG, x, 'FLAGGED');
+        await moderate(TWIN, y, 'FLAGGED');
+        everFlagged.add(x).add(y);
+        twins.push({ x, y });
+        twinMoves++;
+      }
+      // Some twin moves are undone: both come back.
+      if (round >= 3 && twins.length > 0) {
+        const { x, y } = twins.shift()!;
+        await moderate(ORG, x, 'CLEAN');
+        await moderate(TWIN, y, 'CLEAN');
+      }
+      // A whole released cell, flagged one pulse after another: the answer loses one comment at a time, nothing else moves.
+      const whole = released.length > 0 ? model.cellOf(pick(released)) : undefined;
+      if (whole && round % 2 === 0) {
+        const w = ymd(whole.week);
+        const team = whole.name.startsWith('team:') ? whole.name.slice(5) : undefined;
+        for (const id of whole.members.filter((m) => !twins.some((x) => x.x === m || x.y === m))) {
+          for (const org of [ORG, TWIN]) await moderate(org, id, 'FLAGGED');
+          everFlagged.add(id);
+          await ask(w, w, team, `round ${round}: cell ${cellKey(whole)} after flagging ${id}`);
+        }
+        await compareOtherAnswers(`round ${round} after a whole cell`);
+      }
+
+      const answers: { label: string; ids: Set<string> }[] = [];
       for (let r = 0; r < 40; r++) {
         const a = clock - int(-7, 70) * DAY;
         const b = clock - int(-7, 70) * DAY;
-        const [from, to] = [ymd(Math.min(a, b)), ymd(Math.max(a, b))];
+        const [from, to] = rnd() < 0.08 ? ['2026-01-01', ymd(clock)] : [ymd(Math.min(a, b)), ymd(Math.max(a, b))];
         const team = pick(teams);
-        const key = pick(KEYS);
-        const limit = int(1, 30);
-        const expected = model.answer(from, to, team, clock);
-        const got: string[] = [];
-        let cursor: string | null = null;
-        let first: Record<string, unknown> | undefined;
-        do {
-          const q: string = `from=${from}&to=${to}&limit=${limit}${team ? `&subteamId=${team}` : ''}${cursor ? `&cursor=${cursor}` : ''}`;
-          const res = await api(t.app, key).get(`/v1/comments?${q}`);
-          requests++;
-          expect(res.statusCode, res.body).toBe(200);
-          const body = res.json();
-          first ??= body;
-          got.push(...body.items.map((x: { comment: string }) => textOf.get(x.comment) ?? `unknown text ${x.comment}`));
-          cursor = body.nextCursor;
-        } while (cursor);
-        const label = `round ${round} request ${r}: ${from}..${to} ${team ?? 'org'}`;
-        expect(got, label).toEqual(expected.ids);
-        expect(first, label).toMatchObject({
-          suppressed: expected.suppressed, from: expected.from, to: expected.to, releasedThrough: expected.releasedThrough, minimumSample: 5,
-        });
-        answers.push({ label, ids: new Set(got) });
-
-        const byWeek = new Map<number, string[]>();
-        for (const id of got) byWeek.set(model.weekOf(id), [...(byWeek.get(model.weekOf(id)) ?? []), id]);
-        const releasedThrough = expected.releasedThrough ? Date.parse(expected.releasedThrough) : -Infinity;
-        for (let w = mondayOf(Date.parse(from)); w <= releasedThrough; w += WEEK) {
-          const k = `${ymd(w)}/${team ?? 'org'}`;
-          const now = byWeek.get(w) ?? [];
-          if (firstGiven.has(k)) expect(now, `${label}: week ${k} changed`).toEqual(firstGiven.get(k));
-          else firstGiven.set(k, now);
-        }
+        await ask(from, to, team, `round ${round} request ${r}: ${from}..${to} ${team ?? 'org'}`, answers);
       }
-    }
+      await compareOtherAnswers(`round ${round}`);
 
-    // Differences and intersections of every pair of answers: whole cells of at least 5, or nothing.
-    let checked = 0;
-    for (let i = 0; i < answers.length; i++) {
-      for (let j = i + 1; j < answers.length; j++) {
-        const [a, b] = [answers[i].ids, answers[j].ids];
-        for (const part of [[...a].filter((x) => !b.has(x)), [...a].filter((x) => b.has(x)), [...b].filter((x) => !a.has(x))]) {
-          const set = new Set(part);
-          for (const [cell, { sample, commentIds }] of model.cellsOf(set)) {
-            if (sample < 5) expect.fail(`${answers[i].label} vs ${answers[j].label}: cell ${cell} has ${sample} pulses`);
-            for (const id of commentIds) if (!set.has(id)) expect.fail(`${answers[i].label} vs ${answers[j].label}: cell ${cell} is cut`);
+      // Within a round (no moderation), differences and intersections of answers are whole cells of at least 5, or nothing.
+      for (let i = 0; i < answers.length; i++) {
+        for (let j = i + 1; j < answers.length; j++) {
+          const [a, b] = [answers[i].ids, answers[j].ids];
+          for (const part of [[...a].filter((x) => !b.has(x)), [...a].filter((x) => b.has(x)), [...b].filter((x) => !a.has(x))]) {
+            const set = new Set(part);
+            for (const [key, { cell, commentIds }] of model.cellsOf(set)) {
+              if (cell.sample < 5 || !cell.released) expect.fail(`${answers[i].label} vs ${answers[j].label}: cell ${key} has ${cell.sample} pulses`);
+              for (const id of commentIds) if (!set.has(id)) expect.fail(`${answers[i].label} vs ${answers[j].label}: cell ${key} is cut`);
+            }
+            checked++;
           }
-          checked++;
         }
       }
     }
-    expect(requests).toBeGreaterThan(240);
+
+    // Every late release in the database is a whole new cell of at least 5 CLEAN pulses.
+    const cells = await t.db.query<{ org_id: string; cell: string; batch: number; sample: number; released: boolean; members: number }>(
+      sql(
+        'test.late_cells',
+        `SELECT c.org_id, c.cell, c.batch, c.sample, c.released,
+                (SELECT count(*) FROM comment_release_members m
+                  WHERE m.org_id = c.org_id AND m.week = c.week AND m.batch = c.batch AND m.cell = c.cell AND m.frozen_status = 'CLEAN')::int AS members
+           FROM comment_cells c WHERE c.org_id IN ($1, $2) AND c.batch > 0`,
+      ),
+      [ORG, TWIN],
+    );
+    for (const c of cells.filter((x) => x.released)) {
+      expect(c.sample, `late cell ${c.cell}#${c.batch}`).toBeGreaterThanOrEqual(5);
+      expect(c.members).toBe(c.sample);
+    }
+    expect(model.lateCells.length).toBeGreaterThan(0);
+    expect(cells.filter((c) => c.released && c.org_id === ORG).length).toBe(model.lateCells.length);
+
+    expect(requests).toBeGreaterThan(480);
     expect(checked).toBeGreaterThan(10_000);
-    // The attack found something to look at: released comments, withheld remainders and late pulses.
-    expect(answers.some((a) => a.ids.size > 0)).toBe(true);
-  });
+    // The attack found something to look at: late cells appearing, comments leaving, twins, and orders to compare.
+    expect(lateCellsSeen).toBeGreaterThan(0);
+    expect(removedSeen).toBeGreaterThan(0);
+    expect(twinMoves).toBeGreaterThan(2);
+    expect(compared).toBeGreaterThan(20);
+    expect(sameOrder).toBe(0);
+  }, 300_000);
 });

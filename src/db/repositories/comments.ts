@@ -1,13 +1,8 @@
 import { sql, type Queryable, type Transaction } from '../executor.js';
-import { day } from './time.js';
+import { day, pgIso } from './time.js';
 
 /** A week is named by its Monday, YYYY-MM-DD (UTC). */
 export type WeekDate = string;
-
-export interface Span {
-  first: WeekDate;
-  last: WeekDate;
-}
 
 export interface ReleasedComment {
   week: WeekDate;
@@ -15,181 +10,275 @@ export interface ReleasedComment {
   comment: string;
 }
 
-const spansOverlapping = sql(
-  'comments.spans_overlapping',
-  `SELECT first_week, last_week FROM comment_release_spans
-    WHERE org_id = $1 AND first_week <= $3 AND last_week >= $2
-    ORDER BY first_week`,
-);
-
-export async function frozenSpans(db: Queryable, orgId: string, from: WeekDate, to: WeekDate): Promise<Span[]> {
-  const rows = await db.query<{ first_week: Date | string; last_week: Date | string }>(spansOverlapping, [orgId, from, to]);
-  return rows.map((r) => ({ first: day(r.first_week), last: day(r.last_week) }));
-}
-
 const lockOrg = sql('comments.lock_org', `SELECT id FROM organizations WHERE id = $1 FOR NO KEY UPDATE`);
 
 /**
  * Serializes the releases of one organization across every process on the database; the
- * moderation trigger takes the same row FOR SHARE, so a status change and a release never
- * miss each other.
+ * moderation operation takes the same row FOR SHARE, so a status change and a release never
+ * miss each other. Only this organization's row is locked.
  */
 export async function lockReleases(tx: Transaction, orgId: string): Promise<void> {
   await tx.query(lockOrg, [orgId]);
 }
 
-const cleanWeeks = sql(
-  'comments.clean_weeks',
-  `SELECT week, sum(clean_count)::int AS n FROM pulse_clean_week_stats
-    WHERE org_id = $1 AND week >= $2 AND week <= $3 AND clean_count > 0
-    GROUP BY week ORDER BY week`,
+/** The instants [lo, hi) of weeks, as PostgreSQL reads them. */
+function bounds(weeks: WeekDate[]): [string[], string[]] {
+  return [
+    weeks.map((w) => `${w}T00:00:00.000Z`),
+    weeks.map((w) => pgIso(new Date(Date.parse(`${w}T00:00:00.000Z`) + 7 * 86_400_000))),
+  ];
+}
+
+const unfrozenWeeks = sql(
+  'comments.unfrozen_weeks',
+  `SELECT s.week, sum(s.clean_count)::int AS n FROM pulse_clean_week_stats s
+    WHERE s.org_id = $1 AND s.week >= $2 AND s.week <= $3 AND s.clean_count > 0
+      AND NOT EXISTS (SELECT 1 FROM comment_frozen_groups f WHERE f.org_id = s.org_id AND f.week = s.week)
+    GROUP BY s.week ORDER BY s.week`,
 );
 
-/** Weeks of [from, to] that hold CLEAN pulses, with their counts (from the rollup). */
-export async function weeksWithCleanPulses(db: Queryable, orgId: string, from: WeekDate, to: WeekDate): Promise<{ week: WeekDate; n: number }[]> {
-  const rows = await db.query<{ week: Date | string; n: number }>(cleanWeeks, [orgId, from, to]);
+/**
+ * Weeks of [from, to] that hold CLEAN pulses and are not frozen yet, with their CLEAN counts
+ * (from the rollup). Weeks without a CLEAN pulse are never frozen by being covered.
+ */
+export async function weeksToRelease(db: Queryable, orgId: string, from: WeekDate, to: WeekDate): Promise<{ week: WeekDate; n: number }[]> {
+  const rows = await db.query<{ week: Date | string; n: number }>(unfrozenWeeks, [orgId, from, to]);
   return rows.map((r) => ({ week: day(r.week), n: r.n }));
 }
 
 /**
- * Freezes the weeks [firstWeek, lastWeek] (pulses created in [$2, $3)): every CLEAN pulse becomes
- * a member of its group's cell, or of the week's remainder when its group has 1-4; cells of at
- * least 5 and remainders of at least 5 are visible. The rank is HMAC-SHA256(orderKey, pulse id),
- * computed from the key's inner and outer pads ($4, $5).
+ * Late pools per (week, group) of the frozen weeks of [from, to]: CLEAN pulses now, minus the
+ * frozen pulses of the group that are CLEAN now. Derived from two small tables, never from pulses.
+ */
+const LATE = `late AS (
+     SELECT s.week, s.grp, s.clean_count - coalesce(f.frozen_clean, 0) AS n
+       FROM pulse_clean_week_stats s
+       LEFT JOIN comment_frozen_groups f ON f.org_id = s.org_id AND f.week = s.week AND f.grp = s.grp
+      WHERE s.org_id = $1 AND s.week >= $2 AND s.week <= $3 AND s.clean_count > 0
+        AND EXISTS (SELECT 1 FROM comment_frozen_groups fw WHERE fw.org_id = s.org_id AND fw.week = s.week)
+   )`;
+
+const pendingLate = sql(
+  'comments.pending_late',
+  `WITH ${LATE}
+   SELECT week, sum(n)::int AS n FROM late WHERE n > 0 GROUP BY week
+   HAVING max(n) >= 5 OR coalesce(sum(n) FILTER (WHERE n < 5), 0) >= 5
+   ORDER BY week`,
+);
+
+/** Frozen weeks of [from, to] whose late pools would release something now (a pool of 5, or a late remainder of 5). */
+export async function weeksWithLatePools(db: Queryable, orgId: string, from: WeekDate, to: WeekDate): Promise<{ week: WeekDate; n: number }[]> {
+  const rows = await db.query<{ week: Date | string; n: number }>(pendingLate, [orgId, from, to]);
+  return rows.map((r) => ({ week: day(r.week), n: r.n }));
+}
+
+/**
+ * Freezes weeks that were never frozen: every pulse of them is recorded with its status; every
+ * CLEAN pulse becomes a member of its group's cell, or of the week's remainder when its group has
+ * 1-4; cells of at least 5 and remainders of at least 5 are released. The rank is
+ * HMAC-SHA256(orderKey, org_id || 0x00 || pulse id), computed from the key's outer pad ($5) and
+ * the inner pad followed by the organization's prefix ($4).
  */
 const releaseWeeks = sql(
   'comments.release_weeks',
   `WITH src AS (
-     SELECT id, comment, date_trunc('week', created_at AT TIME ZONE 'UTC')::date AS week,
-            coalesce('team:' || subteam_id, 'none') AS grp
-       FROM pulses
-      WHERE org_id = $1 AND created_at >= $2 AND created_at < $3 AND moderation_status = 'CLEAN'
+     SELECT p.id, p.comment, p.moderation_status = 'CLEAN' AS clean,
+            date_trunc('week', p.created_at AT TIME ZONE 'UTC')::date AS week,
+            coalesce('team:' || p.subteam_id, 'none') AS grp
+       FROM unnest($2::timestamptz[], $3::timestamptz[]) AS w(lo, hi)
+       JOIN pulses p ON p.org_id = $1 AND p.created_at >= w.lo AND p.created_at < w.hi
    ), groups AS (
-     SELECT week, grp, count(*)::int AS n FROM src GROUP BY 1, 2
+     SELECT week, grp, (count(*) FILTER (WHERE clean))::int AS n FROM src GROUP BY 1, 2
    ), weeks AS (
      SELECT week, coalesce(sum(n) FILTER (WHERE n < 5), 0)::int AS rest FROM groups GROUP BY 1
+   ), frozen AS (
+     INSERT INTO comment_frozen_groups (org_id, week, grp, frozen_clean)
+     SELECT $1, week, grp, n FROM groups
+     RETURNING 1
    ), cells AS (
-     INSERT INTO comment_cells (org_id, week, cell, sample, released)
-     SELECT $1, week, grp, n, n >= 5 FROM groups
+     INSERT INTO comment_cells (org_id, week, cell, batch, sample, released, order_key)
+     SELECT $1, week, grp, 0, n, n >= 5, $6::bytea FROM groups WHERE n > 0
      UNION ALL
-     SELECT $1, week, 'rest', rest, rest >= 5 FROM weeks WHERE rest > 0
+     SELECT $1, week, 'rest', 0, rest, rest >= 5, $6::bytea FROM weeks WHERE rest > 0
      RETURNING 1
    ), members AS (
-     INSERT INTO comment_release_members (org_id, pulse_id, week, grp, cell, rank, comment, visible)
-     SELECT $1, s.id, s.week, s.grp, CASE WHEN g.n >= 5 THEN s.grp ELSE 'rest' END,
-            sha256($5::bytea || sha256($4::bytea || convert_to(s.id, 'UTF8'))),
-            nullif(s.comment, ''), g.n >= 5 OR w.rest >= 5
+     INSERT INTO comment_release_members (org_id, pulse_id, week, grp, batch, frozen_status, cell, rank, comment, released, visible)
+     SELECT $1, s.id, s.week, s.grp, 0,
+            CASE WHEN s.clean THEN 'CLEAN' ELSE 'FLAGGED' END,
+            CASE WHEN NOT s.clean THEN NULL WHEN g.n >= 5 THEN s.grp ELSE 'rest' END,
+            CASE WHEN s.clean THEN sha256($5::bytea || sha256($4::bytea || convert_to(s.id, 'UTF8'))) END,
+            CASE WHEN s.clean THEN nullif(s.comment, '') END,
+            s.clean AND (g.n >= 5 OR w.rest >= 5),
+            s.clean AND (g.n >= 5 OR w.rest >= 5)
        FROM src s JOIN groups g ON g.week = s.week AND g.grp = s.grp JOIN weeks w ON w.week = s.week
      RETURNING 1
    )
-   SELECT (SELECT count(*) FROM members)::int AS members, (SELECT count(*) FROM cells)::int AS cells`,
+   SELECT (SELECT count(*) FROM members)::int AS members, (SELECT count(*) FROM cells)::int AS cells,
+          (SELECT count(*) FROM frozen)::int AS groups`,
 );
 
-export async function releaseWeekRange(
-  tx: Transaction,
-  orgId: string,
-  range: { fromInstant: string; toInstant: string },
-  pads: { inner: Buffer; outer: Buffer },
-): Promise<number> {
-  const [r] = await tx.query<{ members: number }>(releaseWeeks, [orgId, range.fromInstant, range.toInstant, pads.inner, pads.outer]);
+export interface OrderKey {
+  /** The inner pad of the HMAC key followed by the organization id and a 0x00 byte. */
+  innerPrefix: Buffer;
+  outer: Buffer;
+  /** A short public name of the key, recorded with every batch of cells it ordered. */
+  id: Buffer;
+}
+
+export async function releaseNewWeeks(tx: Transaction, orgId: string, weeks: WeekDate[], key: OrderKey): Promise<number> {
+  if (weeks.length === 0) return 0;
+  const [lo, hi] = bounds(weeks);
+  const [r] = await tx.query<{ members: number }>(releaseWeeks, [orgId, lo, hi, key.innerPrefix, key.outer, key.id]);
   return r.members;
 }
 
-const insertSpan = sql(
-  'comments.insert_span',
-  `INSERT INTO comment_release_spans (org_id, first_week, last_week, released_at) VALUES ($1, $2, $3, $4)`,
+/**
+ * Releases the late pools of frozen weeks: per week, the CLEAN pulses that no release recorded,
+ * by group. A group of at least 5 becomes a new released cell; groups of 1-4 are pooled into a new
+ * remainder, released (and frozen) only when it holds at least 5, else they wait. Each release is
+ * a new batch of the week, frozen like the first.
+ */
+const releaseLate = sql(
+  'comments.release_late',
+  `WITH src AS (
+     SELECT p.id, p.comment, date_trunc('week', p.created_at AT TIME ZONE 'UTC')::date AS week,
+            coalesce('team:' || p.subteam_id, 'none') AS grp
+       FROM unnest($2::timestamptz[], $3::timestamptz[]) AS w(lo, hi)
+       JOIN pulses p ON p.org_id = $1 AND p.created_at >= w.lo AND p.created_at < w.hi
+      WHERE p.moderation_status = 'CLEAN'
+        AND NOT EXISTS (SELECT 1 FROM comment_release_members m WHERE m.org_id = $1 AND m.pulse_id = p.id)
+   ), groups AS (
+     SELECT week, grp, count(*)::int AS n FROM src GROUP BY 1, 2
+   ), weeks AS (
+     SELECT g.week, coalesce(sum(g.n) FILTER (WHERE g.n < 5), 0)::int AS rest,
+            (SELECT coalesce(max(c.batch), 0) + 1 FROM comment_cells c WHERE c.org_id = $1 AND c.week = g.week) AS batch
+       FROM groups g GROUP BY g.week
+   ), rel AS (
+     SELECT g.week, g.grp, g.n, w.batch, g.n >= 5 AS own, w.rest
+       FROM groups g JOIN weeks w ON w.week = g.week
+      WHERE g.n >= 5 OR w.rest >= 5
+   ), frozen AS (
+     INSERT INTO comment_frozen_groups AS f (org_id, week, grp, frozen_clean)
+     SELECT $1, week, grp, n FROM rel
+     ON CONFLICT (org_id, week, grp) DO UPDATE SET frozen_clean = f.frozen_clean + EXCLUDED.frozen_clean
+     RETURNING 1
+   ), cells AS (
+     INSERT INTO comment_cells (org_id, week, cell, batch, sample, released, order_key)
+     SELECT $1, week, grp, batch, n, own, $6::bytea FROM rel
+     UNION ALL
+     SELECT $1, week, 'rest', batch, rest, true, $6::bytea FROM weeks WHERE rest >= 5
+     RETURNING 1
+   ), members AS (
+     INSERT INTO comment_release_members (org_id, pulse_id, week, grp, batch, frozen_status, cell, rank, comment, released, visible)
+     SELECT $1, s.id, s.week, s.grp, r.batch, 'CLEAN', CASE WHEN r.own THEN s.grp ELSE 'rest' END,
+            sha256($5::bytea || sha256($4::bytea || convert_to(s.id, 'UTF8'))), nullif(s.comment, ''), true, true
+       FROM src s JOIN rel r ON r.week = s.week AND r.grp = s.grp
+     RETURNING 1
+   )
+   SELECT (SELECT count(*) FROM members)::int AS members, (SELECT count(*) FROM cells)::int AS cells,
+          (SELECT count(*) FROM frozen)::int AS groups`,
 );
 
-export async function recordSpan(tx: Transaction, orgId: string, span: Span, at: Date): Promise<void> {
-  await tx.query(insertSpan, [orgId, span.first, span.last, at.toISOString()]);
-}
-
-const pages = {
-  org: sql(
-    'comments.page.org',
-    `SELECT week, rank, comment FROM comment_release_members
-      WHERE org_id = $1 AND visible AND comment IS NOT NULL AND week >= $2 AND week <= $3
-      ORDER BY week DESC, rank LIMIT $4`,
-  ),
-  orgAfter: sql(
-    'comments.page.org_after',
-    `SELECT week, rank, comment FROM comment_release_members
-      WHERE org_id = $1 AND visible AND comment IS NOT NULL AND week >= $2 AND week <= $3
-        AND (week < $5 OR (week = $5 AND rank > $6))
-      ORDER BY week DESC, rank LIMIT $4`,
-  ),
-  cell: sql(
-    'comments.page.cell',
-    `SELECT week, rank, comment FROM comment_release_members
-      WHERE org_id = $1 AND cell = $5 AND visible AND comment IS NOT NULL AND week >= $2 AND week <= $3
-      ORDER BY week DESC, rank LIMIT $4`,
-  ),
-  cellAfter: sql(
-    'comments.page.cell_after',
-    `SELECT week, rank, comment FROM comment_release_members
-      WHERE org_id = $1 AND cell = $5 AND visible AND comment IS NOT NULL AND week >= $2 AND week <= $3
-        AND (week < $6 OR (week = $6 AND rank > $7))
-      ORDER BY week DESC, rank LIMIT $4`,
-  ),
-};
-
-/** A page of released comments of the weeks [from, to]: weeks newest first, then by rank. */
-export async function releasedComments(
-  db: Queryable,
-  orgId: string,
-  f: { from: WeekDate; to: WeekDate; cell?: string; after?: { week: WeekDate; rank: Buffer }; limit: number },
-): Promise<ReleasedComment[]> {
-  const base = [orgId, f.from, f.to, f.limit];
-  const cell = f.cell !== undefined ? [f.cell] : [];
-  const after = f.after ? [f.after.week, f.after.rank] : [];
-  const q = f.cell !== undefined ? (f.after ? pages.cellAfter : pages.cell) : f.after ? pages.orgAfter : pages.org;
-  const rows = await db.query<{ week: Date | string; rank: Uint8Array; comment: string }>(q, [...base, ...cell, ...after]);
-  return rows.map((r) => ({ week: day(r.week), rank: Buffer.from(r.rank), comment: r.comment }));
+export async function releaseLatePools(tx: Transaction, orgId: string, weeks: WeekDate[], key: OrderKey): Promise<number> {
+  if (weeks.length === 0) return 0;
+  const [lo, hi] = bounds(weeks);
+  const [r] = await tx.query<{ members: number }>(releaseLate, [orgId, lo, hi, key.innerPrefix, key.outer, key.id]);
+  return r.members;
 }
 
 /**
- * Whether released weeks of [from, to] hold CLEAN pulses that no visible cell releases: a group
- * of 1-4 (withheld with a team filter; pooled otherwise), a remainder under 5, a withdrawn cell,
- * or pulses that reached a frozen week late. Compares the CLEAN rollup with the frozen cells.
+ * An answer about the released weeks [from, to], read in one statement (one snapshot): a page of
+ * released comments (weeks newest first, then by rank), and what the answer needs to know besides,
+ * from two small tables: whether a release is due (a week with CLEAN pulses never frozen, or a late
+ * pool that would release), and whether the requested group has withheld CLEAN pulses there (a
+ * frozen cell of 1-4 of the team, or a remainder of 1-4 without a team filter, or a late pool not
+ * yet released). The state comes from CLEAN counts and frozen samples, never from comments; a
+ * moderation after the release changes none of it (it moves a group's CLEAN count and its
+ * frozen_clean alike). One snapshot matters: a page read before another process's release and a
+ * state read after it would answer an empty page as if nothing were due.
  */
-const withheld = {
-  org: sql(
-    'comments.withheld.org',
-    `SELECT EXISTS (
-       SELECT 1
-         FROM (SELECT week, sum(clean_count) AS n FROM pulse_clean_week_stats
-                WHERE org_id = $1 AND week >= $2 AND week <= $3 GROUP BY week) c
-         LEFT JOIN (SELECT week, sum(sample - left_clean) AS n FROM comment_cells
-                     WHERE org_id = $1 AND week >= $2 AND week <= $3 AND released AND NOT withdrawn GROUP BY week) r
-           ON r.week = c.week
-        WHERE c.n > coalesce(r.n, 0)
-     ) AS withheld`,
-  ),
-  cell: sql(
-    'comments.withheld.cell',
-    `SELECT EXISTS (
-       SELECT 1 FROM pulse_clean_week_stats c
-         LEFT JOIN comment_cells r
-           ON r.org_id = c.org_id AND r.week = c.week AND r.cell = c.grp AND r.released AND NOT r.withdrawn
-        WHERE c.org_id = $1 AND c.grp = $4 AND c.week >= $2 AND c.week <= $3
-          AND c.clean_count > coalesce(r.sample - r.left_clean, 0)
-     ) AS withheld`,
-  ),
+function answerQuery(team: boolean, after: boolean) {
+  const cellParam = '$5';
+  const [weekParam, rankParam] = team ? ['$6', '$7'] : ['$5', '$6'];
+  return sql(
+    `comments.answer.${team ? 'cell' : 'org'}${after ? '_after' : ''}`,
+    `WITH ${LATE}, st AS (
+       SELECT
+         EXISTS (SELECT 1 FROM pulse_clean_week_stats s
+                  WHERE s.org_id = $1 AND s.week >= $2 AND s.week <= $3 AND s.clean_count > 0
+                    AND NOT EXISTS (SELECT 1 FROM comment_frozen_groups f WHERE f.org_id = s.org_id AND f.week = s.week)) AS unfrozen,
+         EXISTS (SELECT 1 FROM late WHERE n > 0 GROUP BY week
+                  HAVING max(n) >= 5 OR coalesce(sum(n) FILTER (WHERE n < 5), 0) >= 5) AS late_due,
+         EXISTS (SELECT 1 FROM late WHERE n > 0${team ? ` AND grp = ${cellParam}` : ''})
+         OR EXISTS (SELECT 1 FROM comment_cells c
+                     WHERE c.org_id = $1 AND c.week >= $2 AND c.week <= $3
+                       AND c.cell = ${team ? cellParam : `'rest'`} AND NOT c.released) AS withheld
+     )
+     SELECT st.unfrozen, st.late_due, st.withheld, r.week, r.rank, r.comment
+       FROM st LEFT JOIN LATERAL (
+         SELECT week, rank, comment FROM comment_release_members
+          WHERE org_id = $1${team ? ` AND cell = ${cellParam}` : ''} AND visible AND comment IS NOT NULL AND week >= $2 AND week <= $3
+                ${after ? `AND (week < ${weekParam} OR (week = ${weekParam} AND rank > ${rankParam}))` : ''}
+          ORDER BY week DESC, rank LIMIT $4
+       ) r ON true
+      ORDER BY r.week DESC, r.rank`,
+  );
+}
+const answers = {
+  org: answerQuery(false, false),
+  orgAfter: answerQuery(false, true),
+  cell: answerQuery(true, false),
+  cellAfter: answerQuery(true, true),
 };
 
-export async function hasWithheldPulses(db: Queryable, orgId: string, f: { from: WeekDate; to: WeekDate; cell?: string }): Promise<boolean> {
-  const [r] =
-    f.cell !== undefined
-      ? await db.query<{ withheld: boolean }>(withheld.cell, [orgId, f.from, f.to, f.cell])
-      : await db.query<{ withheld: boolean }>(withheld.org, [orgId, f.from, f.to]);
-  return r.withheld;
+export interface Answer {
+  rows: ReleasedComment[];
+  /** A release is due: weeks never frozen, or late pools that would release. */
+  due: boolean;
+  /** The requested group has CLEAN pulses withheld in these weeks. */
+  withheld: boolean;
+}
+
+export async function readAnswer(
+  db: Queryable,
+  orgId: string,
+  f: { from: WeekDate; to: WeekDate; cell?: string; after?: { week: WeekDate; rank: Buffer }; limit: number },
+): Promise<Answer> {
+  const base = [orgId, f.from, f.to, f.limit];
+  const cell = f.cell !== undefined ? [f.cell] : [];
+  const after = f.after ? [f.after.week, f.after.rank] : [];
+  const q = f.cell !== undefined ? (f.after ? answers.cellAfter : answers.cell) : f.after ? answers.orgAfter : answers.org;
+  const rows = await db.query<{
+    unfrozen: boolean; late_due: boolean; withheld: boolean; week: Date | string | null; rank: Uint8Array | null; comment: string | null;
+  }>(q, [...base, ...cell, ...after]);
+  const st = rows[0];
+  return {
+    rows: rows.filter((r) => r.week !== null).map((r) => ({ week: day(r.week!), rank: Buffer.from(r.rank!), comment: r.comment! })),
+    due: st.unfrozen || st.late_due,
+    withheld: st.withheld,
+  };
+}
+
+const dueQuery = sql(
+  'comments.due',
+  `WITH ${LATE}
+   SELECT EXISTS (SELECT 1 FROM pulse_clean_week_stats s
+                   WHERE s.org_id = $1 AND s.week >= $2 AND s.week <= $3 AND s.clean_count > 0
+                     AND NOT EXISTS (SELECT 1 FROM comment_frozen_groups f WHERE f.org_id = s.org_id AND f.week = s.week))
+       OR EXISTS (SELECT 1 FROM late WHERE n > 0 GROUP BY week
+                   HAVING max(n) >= 5 OR coalesce(sum(n) FILTER (WHERE n < 5), 0) >= 5) AS due`,
+);
+
+/** Whether a release is due in the weeks [from, to]. */
+export async function releaseDue(db: Queryable, orgId: string, from: WeekDate, to: WeekDate): Promise<boolean> {
+  const [r] = await db.query<{ due: boolean }>(dueQuery, [orgId, from, to]);
+  return r.due;
 }
 
 const frozenWeeksOf = sql(
   'comments.frozen_weeks_of',
   `SELECT w.week FROM unnest($2::date[]) AS w(week)
-    WHERE EXISTS (SELECT 1 FROM comment_release_spans s
-                   WHERE s.org_id = $1 AND s.first_week <= w.week AND s.last_week >= w.week)`,
+    WHERE EXISTS (SELECT 1 FROM comment_frozen_groups f WHERE f.org_id = $1 AND f.week = w.week)`,
 );
 
 /** How many of the given pulses (counted per week, by Monday) fall into weeks already frozen. */

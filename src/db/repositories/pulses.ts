@@ -30,7 +30,11 @@ export interface PulseFilter {
  */
 export const ISO_CREATED_AT = `to_char(p.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
 
-/** One prepared statement per combination of filters, so each uses the index made for it. */
+/**
+ * One prepared statement per combination of filters, so each uses the index made for it. A pulse
+ * of a released week shows the status it had at the release (CONTRACT.md section 5):
+ * `status_at_release` is set only while it differs from the current status, on the row read anyway.
+ */
 const listVariants = new Map<string, NamedQuery>();
 
 function listQuery(f: PulseFilter): { q: NamedQuery; params: unknown[] } {
@@ -52,7 +56,7 @@ function listQuery(f: PulseFilter): { q: NamedQuery; params: unknown[] } {
   if (!q) {
     q = sql(
       `pulses.list.${key || 'plain'}`,
-      `SELECT p.id, p.level, p.moderation_status, p.reason, p.subteam_id, t.name AS subteam_name, ${ISO_CREATED_AT}
+      `SELECT p.id, p.level, coalesce(p.status_at_release, p.moderation_status) AS moderation_status, p.reason, p.subteam_id, t.name AS subteam_name, ${ISO_CREATED_AT}
          FROM pulses p
          LEFT JOIN teams t ON t.org_id = p.org_id AND t.id = p.subteam_id
         WHERE ${where.join(' AND ')}
