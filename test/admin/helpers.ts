@@ -1,4 +1,4 @@
-import type { FastifyInstance, InjectOptions } from 'fastify';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { buildAdminApp } from '../../src/admin/app.js';
 import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
@@ -11,7 +11,7 @@ export interface AdminTest extends TestDatabase {
   admin: FastifyInstance;
   app: FastifyInstance;
   config: Config;
-  call(method: InjectOptions['method'], url: string, body?: unknown, headers?: Record<string, string>): ReturnType<FastifyInstance['inject']>;
+  call(method: InjectOptions['method'], url: string, body?: unknown, headers?: Record<string, string>): Promise<LightMyRequestResponse>;
 }
 
 /** The operator app (with the token) and the public app on one fresh database. */
@@ -27,7 +27,7 @@ export async function createAdminTest(opts: { dataset?: Dataset; env?: Record<st
     app,
     config,
     call: (method, url, body, headers = {}) =>
-      admin.inject({ method, url, headers: { authorization: `Bearer ${TOKEN}`, ...headers }, ...(body === undefined ? {} : { payload: body as object }) }),
+      admin.inject({ method, url, headers: { authorization: `Bearer ${TOKEN}`, ...headers }, ...(body === undefined ? {} : { payload: body as object }) } as InjectOptions),
     async close() {
       await admin.close();
       await app.close();

@@ -3,7 +3,9 @@ import { loadConfig } from '../../config.js';
 import { getOrg } from '../../db/repositories/orgs.js';
 import { lastClosedWeek, runAlertEngine, thresholdsFrom } from '../../domain/alerts.js';
 import { isoWeekLabel, parseIsoWeek, WEEK_MS } from '../../domain/time.js';
+import type { Alert } from '../../contract/schemas/alerts.js';
 import { withDatabase } from '../db.js';
+import { withOperator } from '../operator.js';
 import { CliError } from '../errors.js';
 
 function week(label: string, option: string): Date {
@@ -58,6 +60,21 @@ export function registerAlerts(program: Command) {
         }
         const span = weeks.length === 1 ? report.weeks[0] : `${report.weeks[0]}..${report.weeks[report.weeks.length - 1]}`;
         console.log(`raised ${report.raised.length} alert${report.raised.length === 1 ? '' : 's'} for ${span} in ${report.organizations} organization${report.organizations === 1 ? '' : 's'}`);
+      });
+    });
+
+  alerts
+    .command('mark-read')
+    .description('set the read marker of an alert (readAt: the first time is kept), or clear it with --unread')
+    .requiredOption('--org <id>', 'organization id')
+    .option('--unread', 'clear the read marker instead')
+    .argument('<alert-id>', 'alert id')
+    .action(async (alertId: string, opts: { org: string; unread?: boolean }) => {
+      await withOperator(async (op) => {
+        const a = await op.call<Alert>('PATCH', `/admin/v1/organizations/${encodeURIComponent(opts.org)}/alerts/${encodeURIComponent(alertId)}`, {
+          read: !opts.unread,
+        });
+        console.log(a.readAt ? `alert ${a.id} of ${opts.org} read at ${a.readAt}` : `alert ${a.id} of ${opts.org} is unread`);
       });
     });
 }
