@@ -18,7 +18,8 @@ const TOKEN = 'admin-token-that-must-never-be-logged-0123456789';
 const dataset = {
   organizations: [
     {
-      id: 'org_o', name: 'O', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z',
+      // enterprise: the request loop stays under the per-key limit.
+      id: 'org_o', name: 'O', plan: 'enterprise', createdAt: '2026-01-01T00:00:00.000Z',
       apiKeys: [{ key: LOOP_KEY }],
       teams: [{ id: 't1', name: 'One', createdAt: '2026-01-01T00:00:00.000Z' }],
       pulses: [{ id: 'p_1', level: 4, reason: null, comment: 'fine', moderationStatus: 'CLEAN', subteamId: 't1', createdAt: '2026-10-05T08:00:00.000Z' }],
