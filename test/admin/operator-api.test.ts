@@ -53,6 +53,7 @@ describe('operator API', () => {
     const doc = (await t.call('GET', '/admin/v1/openapi.json')).json();
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths).sort()).toEqual([
+      '/admin/v1/alerts/run',
       '/admin/v1/organizations',
       '/admin/v1/organizations/{orgId}',
       '/admin/v1/organizations/{orgId}/alerts/{alertId}',

@@ -1,10 +1,8 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../../config.js';
-import { getOrg } from '../../db/repositories/orgs.js';
-import { lastClosedWeek, runAlertEngine, thresholdsFrom } from '../../domain/alerts.js';
+import { lastClosedWeek, type AlertRunReport } from '../../domain/alerts.js';
 import { isoWeekLabel, parseIsoWeek, WEEK_MS } from '../../domain/time.js';
 import type { Alert } from '../../contract/schemas/alerts.js';
-import { withDatabase } from '../db.js';
 import { withOperator } from '../operator.js';
 import { CliError } from '../errors.js';
 
@@ -46,14 +44,10 @@ export function registerAlerts(program: Command) {
     .action(async (opts: { week?: string; since?: string; org?: string }) => {
       const config = loadConfig();
       const weeks = weeksToRun(opts, new Date(), config.alertsCloseDelayMinutes);
-      await withDatabase(async (db) => {
-        if (opts.org !== undefined && !(await getOrg(db, opts.org))) {
-          throw new CliError(`no organization ${JSON.stringify(opts.org)} (or it is deleted)`);
-        }
-        const report = await runAlertEngine(db, {
-          thresholds: thresholdsFrom(config),
-          weeks,
-          orgIds: opts.org !== undefined ? [opts.org] : undefined,
+      await withOperator(async (op) => {
+        const report = await op.call<AlertRunReport>('POST', '/admin/v1/alerts/run', {
+          weeks: weeks.map(isoWeekLabel),
+          ...(opts.org !== undefined ? { orgId: opts.org } : {}),
         });
         for (const a of report.raised) {
           console.log(`${a.weekISO}\t${a.orgId}\t${a.type}\t${a.id}\t${a.message}`);
