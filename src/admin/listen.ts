@@ -40,9 +40,14 @@ export async function startAdminListeners(config: Config, db: DatabaseExecutor, 
       }
       const local = await buildAdminApp(config, { db, loggerInstance });
       apps.push(local);
-      await local.listen({ path });
-      chmodSync(path, 0o600);
-      out.socketPath = path;
+      try {
+        await local.listen({ path });
+        chmodSync(path, 0o600);
+        out.socketPath = path;
+      } catch (err) {
+        // A path too long for a socket (about 100 bytes), say: the API still serves; operator commands then need it stopped.
+        log.error({ path, reason: (err as Error).message }, 'operator socket not served; operator commands will need the server stopped');
+      }
     }
   } catch (err) {
     await out.close();

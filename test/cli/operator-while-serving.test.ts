@@ -142,7 +142,7 @@ describe('operator commands while the server runs', { timeout: 600_000 }, () => 
       expect(again.stderr.trim().split('\n').pop()).toMatch(/^climate-pulse: import aborted, nothing was written: already in the database/);
       expect((await (await pub(LOOP_KEY, '/v1/stats')).json()).pulseCount).toBe(2001);
 
-      expect(JSON.parse((await cli(['orgs', 'show', '--org', 'org_o'])).stdout)).toMatchObject({ id: 'org_o', plan: 'business', deletedAt: null });
+      expect(JSON.parse((await cli(['orgs', 'show', '--org', 'org_o'])).stdout)).toMatchObject({ id: 'org_o', plan: 'enterprise', deletedAt: null });
       expect(JSON.parse((await cli(['plans', 'set', 'gold', '--rest-api', 'yes', '--rate-limit', '1000'])).stdout)).toEqual({
         name: 'gold', restApi: true, rateLimitPerMinute: 1000, created: true,
       });
