@@ -244,4 +244,33 @@ describe('operator API', () => {
     expect((await t.call('DELETE', `${ORG}/org_a/webhook-endpoints/${e.id}`)).json()).toMatchObject({ id: e.id });
     expect((await t.call('GET', `${ORG}/org_a/webhook-endpoints`)).json()).toEqual({ items: [] });
   });
+
+  it('the file import streams progress, then the summary; a bad row writes nothing and the last line says so', async () => {
+    const url = `${ORG}/org_a/pulses/import`;
+    const lines = (body: string) => body.trim().split('\n').map((l) => JSON.parse(l));
+    const good = Array.from({ length: 3 }, (_, i) => JSON.stringify(pulse(100 + i))).join('\n') + '\n';
+    const ok = await t.admin.inject({ method: 'POST', url, payload: good, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson' } });
+    expect(ok.statusCode).toBe(200);
+    expect(ok.headers['content-type']).toBe('application/x-ndjson');
+    const okLines = lines(ok.body);
+    expect(okLines.at(-2)).toEqual({ progress: { bytes: good.length, total: good.length, rows: 3 } });
+    expect(okLines.at(-1).summary).toMatchObject({ imported: 3, skipped: 0, rows: 3, aborted: false });
+
+    const bad = JSON.stringify(pulse(200)) + '\n' + JSON.stringify(pulse(201, { level: 0 })) + '\n';
+    const refused = await t.admin.inject({ method: 'POST', url, payload: bad, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson' } });
+    expect(lines(refused.body).at(-1)).toEqual({
+      error: { code: 'invalid_request', message: 'import aborted: 1 bad row(s); nothing was written' },
+      summary: expect.objectContaining({ imported: 0, aborted: true, problems: [{ line: 2, message: 'level: must be >= 1' }] }),
+    });
+    const csv = 'id,level,reason,comment,moderationStatus,subteamId,createdAt\ncsv_1,3,,,CLEAN,,2026-11-02T10:00:00Z\n';
+    const fromCsv = await t.admin.inject({ method: 'POST', url, payload: csv, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'text/csv' } });
+    expect(lines(fromCsv.body).at(-1).summary).toMatchObject({ imported: 1 });
+
+    const json = await t.admin.inject({ method: 'POST', url, payload: { pulses: [] }, headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(json.json()).toEqual({ error: { code: 'invalid_json', message: "Content-Type must be 'application/x-ndjson' or 'text/csv'." } });
+    const noOrg = await t.admin.inject({ method: 'POST', url: `${ORG}/org_nope/pulses/import`, payload: good, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson' } });
+    expect(noOrg.statusCode).toBe(404);
+    const noToken = await t.admin.inject({ method: 'POST', url, payload: good, headers: { 'content-type': 'application/x-ndjson' } });
+    expect(noToken.statusCode).toBe(401);
+  });
 });
