@@ -18,6 +18,7 @@ import { PGLITE_SETTINGS, PgliteExecutor } from '../src/db/pglite.js';
 import { alertsMarkdown, benchAlerts, type AlertsBenchResult } from './alerts.js';
 import { generateOrg } from './dataset.js';
 import { benchCommentRelease } from './comments.js';
+import { benchIngest, ingestMarkdown, type IngestBenchResult } from './ingest.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const { values: flags } = parseArgs({
@@ -42,6 +43,7 @@ const { values: flags } = parseArgs({
     'skip-pglite': { type: 'boolean', default: false },
     'skip-import': { type: 'boolean', default: false },
     'skip-alerts': { type: 'boolean', default: false },
+    'skip-ingest': { type: 'boolean', default: false },
     // Skips the HTTP scenarios and the curve; skipped sections keep their figures from the last latest.json.
     'skip-http': { type: 'boolean', default: false },
   },
@@ -327,6 +329,7 @@ async function benchHttp(url: string, results: Record<string, unknown>) {
 async function main() {
   if (flags.only === 'alerts') return onlyAlerts();
   if (flags.only === 'privacy') return onlyPrivacy();
+  if (flags.only === 'ingest') return onlyIngest();
   if (flags['render-only']) {
     const r = JSON.parse(readFileSync(join(ROOT, 'bench/results/latest.json'), 'utf8')) as Record<string, unknown>;
     writeFileSync(join(ROOT, 'bench/results/latest.md'), renderMarkdown(r));
@@ -351,6 +354,7 @@ async function main() {
     log('first release of a 1,000-pulse week', JSON.stringify(results.commentRelease));
   }
   results.alerts = flags['skip-alerts'] ? previous.alerts : await benchAlerts(flags['database-url']!, log);
+  results.ingest = flags['skip-ingest'] ? previous.ingest : await benchIngest(flags['database-url']!, log);
 
   results.finishedAt = new Date().toISOString();
   mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
@@ -643,6 +647,7 @@ function renderMarkdown(r: Record<string, unknown>): string {
     );
   }
   if (r.alerts) lines.push('', alertsMarkdown(r.alerts as AlertsBenchResult).trimEnd());
+  if (r.ingest) lines.push('', ingestMarkdown(r.ingest as IngestBenchResult).trimEnd());
   return lines.join('\n') + '\n';
 }
 
@@ -676,6 +681,19 @@ async function onlyPrivacy() {
   writeFileSync(join(ROOT, 'bench/results/privacy.json'), JSON.stringify(out, null, 2) + '\n');
   writeFileSync(join(ROOT, 'bench/results/privacy.md'), privacyMarkdown(out));
   console.log('\n' + privacyMarkdown(out));
+}
+
+/** `--only ingest`: builds, runs the ingestion bench alone and updates its part of the results. */
+async function onlyIngest() {
+  execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+  const r = await benchIngest(flags['database-url']!, log);
+  const jsonFile = join(ROOT, 'bench/results/latest.json');
+  const json = existsSync(jsonFile) ? JSON.parse(readFileSync(jsonFile, 'utf8')) : {};
+  writeFileSync(jsonFile, JSON.stringify({ ...json, ingest: r }, null, 2) + '\n');
+  const mdFile = join(ROOT, 'bench/results/latest.md');
+  const md = existsSync(mdFile) ? readFileSync(mdFile, 'utf8').replace(/\n## Live ingestion[\s\S]*?(?=\n## |$)/, '').trimEnd() + '\n' : '';
+  writeFileSync(mdFile, `${md}\n${ingestMarkdown(r)}`);
+  console.log('\n' + ingestMarkdown(r));
 }
 
 await main();

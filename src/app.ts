@@ -15,6 +15,7 @@ import { registerAuth } from './http/plugins/auth.js';
 import { AuthFailureLimiter, connectRedis, LimitCounters, redisReady, registerKeyRateLimit } from './http/plugins/rate-limit.js';
 import { registerErrorHandling, sendError } from './http/plugins/errors.js';
 import { registerOperations } from './http/plugins/operations.js';
+import { registerScopeCheck } from './http/plugins/scope.js';
 import { compileValidator } from './http/validation.js';
 import { ErrorSchema } from './contract/schemas/common.js';
 import { registerApiRoutes } from './http/routes/index.js';
@@ -118,6 +119,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const versioned = async (scope: App) => {
     registerAuth(scope, keys, authFailures, usage);
     await registerKeyRateLimit(scope, counters);
+    registerScopeCheck(scope);
     scope.addHook('preValidation', async (request) => {
       const declared = (request.routeOptions.schema?.querystring as { properties?: Record<string, { type?: string }> } | undefined)
         ?.properties;

@@ -35,6 +35,10 @@ export const EnvSchema = Type.Object({
   ALERTS_MOOD_DROP: Type.String({ pattern: HUNDREDTHS, default: '0.5' }),
   ALERTS_LOW_MOOD: Type.String({ pattern: HUNDREDTHS, default: '2.5' }),
   ALERTS_PARTICIPATION_DROP: Type.String({ pattern: HUNDREDTHS, default: '0.5' }),
+  // The operator API (CONTRACT.md section 10): a TCP listener only with both a port and a token.
+  ADMIN_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  ADMIN_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 32, maxLength: 512, pattern: '^[\\x21-\\x7e]+$' })),
   WEBHOOK_POLL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1000 }),
   WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 15_000 }),
   // The waits before each retry (the first attempt is immediate): durations like 500ms, 5s, 5m, 2h.
@@ -69,6 +73,10 @@ export interface Config {
   alertsCloseDelayMinutes: number;
   /** Alert thresholds in hundredths (0.5 -> 50), compared exactly. */
   alertThresholds: { moodDrop: number; lowMood: number; participationDrop: number };
+  /** The operator API's TCP listener: on adminPort at adminHost, only when adminToken is set too. */
+  adminPort?: number;
+  adminHost: string;
+  adminToken?: string;
   webhookPollMs: number;
   webhookTimeoutMs: number;
   /** Milliseconds to wait before each retry; its length is the number of retries. */
@@ -120,6 +128,9 @@ function fromEnv(e: Env): Config {
       lowMood: hundredths('ALERTS_LOW_MOOD', e.ALERTS_LOW_MOOD, 100, 500),
       participationDrop: hundredths('ALERTS_PARTICIPATION_DROP', e.ALERTS_PARTICIPATION_DROP, 1, 100),
     },
+    adminPort: e.ADMIN_PORT,
+    adminHost: e.ADMIN_HOST,
+    adminToken: e.ADMIN_TOKEN,
     webhookPollMs: e.WEBHOOK_POLL_MS,
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
     webhookRetryScheduleMs: parseDurations(e.WEBHOOK_RETRY_SCHEDULE),

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
+import { startAdminListeners } from './admin/listen.js';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
 import type { DatabaseExecutor } from './db/executor.js';
@@ -14,6 +15,9 @@ export interface RunningServer {
   db: DatabaseExecutor;
   address: string;
   metricsAddress?: string;
+  /** The operator API's TCP address and Unix socket, when served. */
+  adminAddress?: string;
+  adminSocket?: string;
   close(): Promise<void>;
 }
 
@@ -32,6 +36,7 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
     },
   });
   const address = await app.listen({ port: config.port, host: config.host });
+  const admin = await startAdminListeners(config, db, app.log); // the operator API: never on the public port
   // Every process purges; the DELETE is idempotent, so several doing it at once is harmless.
   const purge = () =>
     purgeIdempotencyRecords(db, config.idempotencyRetentionHours).then(
@@ -64,13 +69,14 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
       clearInterval(purgeTimer);
       const alertsStopped = alerts?.stop(); // no new run; one in progress finishes before the pool closes
       await new Promise((r) => (metrics ? metrics.server.close(r) : r(undefined)));
+      await admin.close();
       await app.close(); // stops accepting, lets in-flight requests finish
       await alertsStopped;
       await webhooks.close();
       await db.close();
       clearTimeout(timer);
     })());
-  return { app, db, address, metricsAddress: metrics?.address, close };
+  return { app, db, address, metricsAddress: metrics?.address, adminAddress: admin.address, adminSocket: admin.socketPath, close };
 }
 
 export function closeOnSignals(server: RunningServer) {

@@ -10,6 +10,9 @@ import { registerImportPulses } from './commands/import-pulses.js';
 import { registerKeys } from './commands/keys.js';
 import { registerLoad } from './commands/load-dataset.js';
 import { registerMigrate } from './commands/migrate.js';
+import { registerOrgs } from './commands/orgs.js';
+import { registerPlans } from './commands/plans.js';
+import { registerPulses } from './commands/pulses.js';
 import { registerServe } from './commands/serve.js';
 import { registerWebhooks } from './commands/webhooks.js';
 import { WebhookError } from '../domain/webhooks.js';
@@ -29,6 +32,9 @@ registerImportPulses(program);
 registerAlerts(program);
 registerWebhooks(program);
 registerCitus(program);
+registerOrgs(program);
+registerPlans(program);
+registerPulses(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -103,7 +103,7 @@ async function* readRows(file: string, format: 'ndjson' | 'csv', onBytes: (n: nu
   }
 }
 
-function validate(row: unknown, teams: Set<string>, seen: Set<string>): NewPulse | string {
+export function validate(row: unknown, teams: Set<string>, seen: Set<string>): NewPulse | string {
   if (!checkRow.Check(row)) {
     const [e] = checkRow.Errors(row);
     const field = (e as { instancePath: string }).instancePath.replace(/^\//, '') || 'row';

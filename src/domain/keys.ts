@@ -1,6 +1,17 @@
 import { createHash, randomInt } from 'node:crypto';
 import type { Queryable } from '../db/executor.js';
-import { findKeyByHash, insertApiKey, type KeyPrincipal } from '../db/repositories/api-keys.js';
+import {
+  findKeyByHash,
+  insertApiKey,
+  listApiKeys,
+  matchApiKeys,
+  revokeApiKey,
+  type KeyListing,
+  type KeyPrincipal,
+  type KeyScope,
+} from '../db/repositories/api-keys.js';
+import { getOrg } from '../db/repositories/orgs.js';
+import { ApiError, invalid } from '../contract/errors.js';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
@@ -22,7 +33,7 @@ export const displayPrefix = (secret: string): string => secret.slice(0, secret.
 export async function createApiKey(
   db: Queryable,
   orgId: string,
-  opts: { name?: string | null; secret?: string; createdAt?: Date; revoked?: boolean } = {},
+  opts: { name?: string | null; secret?: string; createdAt?: Date; revoked?: boolean; scope?: KeyScope; expiresAt?: Date | null } = {},
 ): Promise<{ id: string; secret: string; prefix: string }> {
   const secret = opts.secret ?? `cp_live_${randomBase62(40)}`;
   const id = newId('key');
@@ -35,6 +46,8 @@ export async function createApiKey(
     name: opts.name ?? null,
     createdAt,
     revokedAt: opts.revoked ? createdAt : null,
+    scope: opts.scope,
+    expiresAt: opts.expiresAt ?? null,
   });
   return { id, secret, prefix };
 }
@@ -65,4 +78,61 @@ export class KeyResolver {
     }
     return principal;
   }
+}
+
+/** The organization must exist and not be deleted; the message is what the CLI prints. */
+export async function requireLiveOrg(db: Queryable, orgId: string): Promise<void> {
+  if (!(await getOrg(db, orgId))) throw new ApiError('not_found', `no organization ${JSON.stringify(orgId)} (or it is deleted)`);
+}
+
+export interface CreatedKey extends Omit<KeyListing, 'lastUsedAt' | 'revokedAt'> {
+  /** The secret: in this answer only, never stored. */
+  key: string;
+}
+
+/** `POST .../keys` and `keys create`: a key of a live organization, optionally read-only and expiring. */
+export async function createOrgKey(
+  db: Queryable,
+  orgId: string,
+  opts: { name?: string | null; scope?: KeyScope; expiresAt?: string | null },
+  now = new Date(),
+): Promise<CreatedKey> {
+  await requireLiveOrg(db, orgId);
+  const expiresAt = opts.expiresAt == null ? null : new Date(opts.expiresAt);
+  if (expiresAt && expiresAt.getTime() <= now.getTime()) throw invalid("Body field 'expiresAt' must be in the future.");
+  const createdAt = new Date(Math.floor(now.getTime()));
+  const k = await createApiKey(db, orgId, { name: opts.name ?? null, scope: opts.scope ?? 'read_write', expiresAt, createdAt });
+  return {
+    id: k.id,
+    key: k.secret,
+    prefix: k.prefix,
+    name: opts.name ?? null,
+    scope: opts.scope ?? 'read_write',
+    createdAt: createdAt.toISOString(),
+    expiresAt: expiresAt?.toISOString() ?? null,
+  };
+}
+
+export async function listOrgKeys(db: Queryable, orgId: string): Promise<KeyListing[]> {
+  await requireLiveOrg(db, orgId);
+  return listApiKeys(db, orgId);
+}
+
+/**
+ * Revokes one key of one organization, named by its id or by an unambiguous start of its
+ * display prefix. Another organization's keys are never looked at (CONTRACT.md section 7); a
+ * prefix matching several keys of the organization is refused, listing them.
+ */
+export async function revokeOrgKey(db: Queryable, orgId: string, idOrPrefix: string): Promise<KeyListing> {
+  const org = await getOrg(db, orgId);
+  if (!org) throw new ApiError('not_found', `no organization ${JSON.stringify(orgId)} (or it is deleted)`);
+  const matches = await matchApiKeys(db, orgId, idOrPrefix);
+  const exact = matches.find((k) => k.id === idOrPrefix);
+  if (!exact && matches.length === 0) throw new ApiError('not_found', `no key with id or prefix ${JSON.stringify(idOrPrefix)} in ${orgId}`);
+  if (!exact && matches.length > 1) {
+    const list = matches.map((k) => `${k.id} (${k.prefix})`).join(', ');
+    throw invalid(`${JSON.stringify(idOrPrefix)} matches ${matches.length} keys of ${orgId}: ${list}; give the key id`);
+  }
+  const revoked = await revokeApiKey(db, orgId, (exact ?? matches[0]).id);
+  return revoked!;
 }

@@ -1,9 +1,9 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../../config.js';
-import { getOrg } from '../../db/repositories/orgs.js';
-import { lastClosedWeek, runAlertEngine, thresholdsFrom } from '../../domain/alerts.js';
+import { lastClosedWeek, type AlertRunReport } from '../../domain/alerts.js';
 import { isoWeekLabel, parseIsoWeek, WEEK_MS } from '../../domain/time.js';
-import { withDatabase } from '../db.js';
+import type { Alert } from '../../contract/schemas/alerts.js';
+import { withOperator } from '../operator.js';
 import { CliError } from '../errors.js';
 
 function week(label: string, option: string): Date {
@@ -44,20 +44,31 @@ export function registerAlerts(program: Command) {
     .action(async (opts: { week?: string; since?: string; org?: string }) => {
       const config = loadConfig();
       const weeks = weeksToRun(opts, new Date(), config.alertsCloseDelayMinutes);
-      await withDatabase(async (db) => {
-        if (opts.org !== undefined && !(await getOrg(db, opts.org))) {
-          throw new CliError(`no organization ${JSON.stringify(opts.org)} (or it is deleted)`);
-        }
-        const report = await runAlertEngine(db, {
-          thresholds: thresholdsFrom(config),
-          weeks,
-          orgIds: opts.org !== undefined ? [opts.org] : undefined,
+      await withOperator(async (op) => {
+        const report = await op.call<AlertRunReport>('POST', '/admin/v1/alerts/run', {
+          weeks: weeks.map(isoWeekLabel),
+          ...(opts.org !== undefined ? { orgId: opts.org } : {}),
         });
         for (const a of report.raised) {
           console.log(`${a.weekISO}\t${a.orgId}\t${a.type}\t${a.id}\t${a.message}`);
         }
         const span = weeks.length === 1 ? report.weeks[0] : `${report.weeks[0]}..${report.weeks[report.weeks.length - 1]}`;
         console.log(`raised ${report.raised.length} alert${report.raised.length === 1 ? '' : 's'} for ${span} in ${report.organizations} organization${report.organizations === 1 ? '' : 's'}`);
+      });
+    });
+
+  alerts
+    .command('mark-read')
+    .description('set the read marker of an alert (readAt: the first time is kept), or clear it with --unread')
+    .requiredOption('--org <id>', 'organization id')
+    .option('--unread', 'clear the read marker instead')
+    .argument('<alert-id>', 'alert id')
+    .action(async (alertId: string, opts: { org: string; unread?: boolean }) => {
+      await withOperator(async (op) => {
+        const a = await op.call<Alert>('PATCH', `/admin/v1/organizations/${encodeURIComponent(opts.org)}/alerts/${encodeURIComponent(alertId)}`, {
+          read: !opts.unread,
+        });
+        console.log(a.readAt ? `alert ${a.id} of ${opts.org} read at ${a.readAt}` : `alert ${a.id} of ${opts.org} is unread`);
       });
     });
 }

@@ -2,8 +2,10 @@ import { Option, type Command } from 'commander';
 import cliProgress from 'cli-progress';
 import { ImportAborted, importPulses, type ImportSummary, type OnError } from '../../domain/import.js';
 import { dbFailure } from '../../db/errors.js';
+import { loadConfig } from '../../config.js';
 import { withDatabase } from '../db.js';
 import { CliError } from '../errors.js';
+import { importThroughSocket, RemoteImportFailed, runningServerSocket } from '../operator.js';
 
 function printSummary(s: ImportSummary) {
   for (const p of s.problems) console.error(p.line ? `line ${p.line}: ${p.message}` : p.message);
@@ -37,27 +39,35 @@ export function registerImportPulses(program: Command) {
       const started = Date.now();
       let lastLine = 0;
       bar?.start(100, 0, { rows: 0, rate: 0 });
+      const progress = (bytes: number, total: number, rows: number) => {
+        const rate = Math.round(rows / Math.max((Date.now() - started) / 1000, 0.001));
+        if (bar) bar.update(total ? Math.floor((bytes / total) * 100) : 100, { rows, rate });
+        else if (rows - lastLine >= 100_000) {
+          lastLine = rows;
+          console.error(`imported ${rows} rows (${rate} rows/s)`);
+        }
+      };
+      const format = opts.format ?? (/\.csv$/i.test(file) ? 'csv' : 'ndjson');
       try {
+        // An embedded server holds the database: the same importer runs there, fed through its socket.
+        const socket = await runningServerSocket(loadConfig());
+        if (socket) {
+          const summary = await importThroughSocket(socket, { orgId: opts.org, file, format, onError: opts.onError, progress });
+          bar?.stop();
+          printSummary(summary);
+          return;
+        }
         await withDatabase(async (db) => {
-          const summary = await importPulses(db, {
-            orgId: opts.org,
-            file,
-            format: opts.format,
-            onError: opts.onError,
-            progress: (bytes, total, rows) => {
-              const rate = Math.round(rows / Math.max((Date.now() - started) / 1000, 0.001));
-              if (bar) bar.update(total ? Math.floor((bytes / total) * 100) : 100, { rows, rate });
-              else if (rows - lastLine >= 100_000) {
-                lastLine = rows;
-                console.error(`imported ${rows} rows (${rate} rows/s)`);
-              }
-            },
-          });
+          const summary = await importPulses(db, { orgId: opts.org, file, format: opts.format, onError: opts.onError, progress });
           bar?.stop();
           printSummary(summary);
         });
       } catch (err) {
         bar?.stop();
+        if (err instanceof RemoteImportFailed) {
+          if (err.summary) printSummary(err.summary);
+          throw new CliError(err.message);
+        }
         if (err instanceof ImportAborted) {
           printSummary(err.summary);
           throw new CliError(err.message);

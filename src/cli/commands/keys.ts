@@ -1,9 +1,19 @@
-import type { Command } from 'commander';
-import { listApiKeys, revokeApiKeysByPrefix } from '../../db/repositories/api-keys.js';
-import { getOrg } from '../../db/repositories/orgs.js';
-import { createApiKey } from '../../domain/keys.js';
-import { withDatabase } from '../db.js';
+import { Option, type Command } from 'commander';
+import type { KeyListing } from '../../db/repositories/api-keys.js';
+import type { CreatedKey } from '../../domain/keys.js';
+import { withOperator } from '../operator.js';
 import { CliError } from '../errors.js';
+
+const org = (id: string) => `/admin/v1/organizations/${encodeURIComponent(id)}`;
+
+/** `--expires 2027-01-01` (midnight UTC) or a full RFC 3339 date-time. */
+export function parseExpiry(text: string): string {
+  const t = /^\d{4}-\d\d-\d\d$/.test(text) ? `${text}T00:00:00Z` : text;
+  if (!/^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d+)?)?(Z|[+-]\d\d:\d\d)$/i.test(t) || Number.isNaN(Date.parse(t))) {
+    throw new CliError(`--expires ${JSON.stringify(text)} is not a date (2027-01-31) or a date-time with an offset (2027-01-31T12:00:00Z)`);
+  }
+  return new Date(t).toISOString();
+}
 
 export function registerKeys(program: Command) {
   const keys = program.command('keys').description('create, list and revoke API keys');
@@ -13,12 +23,18 @@ export function registerKeys(program: Command) {
     .description('create an API key for an organization; its secret is printed once')
     .requiredOption('--org <id>', 'organization id')
     .option('--name <name>', 'a label for the key')
-    .action(async (opts: { org: string; name?: string }) => {
-      await withDatabase(async (db) => {
-        if (!(await getOrg(db, opts.org))) throw new CliError(`no organization ${JSON.stringify(opts.org)} (or it is deleted)`);
-        const key = await createApiKey(db, opts.org, { name: opts.name ?? null });
-        console.log(key.secret);
-        console.error(`created key ${key.prefix}… for ${opts.org}. It is shown only now: store it safely. Revoke with: climate-pulse keys revoke ${key.prefix}`);
+    .addOption(new Option('--scope <scope>', 'read: GET only (POST and PATCH are refused with 403)').choices(['read_write', 'read']).default('read_write'))
+    .option('--expires <date>', 'refuse the key after this date (YYYY-MM-DD, midnight UTC) or date-time')
+    .action(async (opts: { org: string; name?: string; scope: 'read_write' | 'read'; expires?: string }) => {
+      const expiresAt = opts.expires === undefined ? null : parseExpiry(opts.expires);
+      await withOperator(async (op) => {
+        const key = await op.call<CreatedKey>('POST', `${org(opts.org)}/keys`, { name: opts.name ?? null, scope: opts.scope, expiresAt });
+        console.log(key.key);
+        const what = [key.scope === 'read' ? 'read-only ' : '', 'key ', key.prefix, '…'].join('');
+        const until = key.expiresAt ? `, expiring ${key.expiresAt}` : '';
+        console.error(
+          `created ${what} (${key.id}) for ${opts.org}${until}. It is shown only now: store it safely. Revoke with: climate-pulse keys revoke --org ${opts.org} ${key.id}`,
+        );
       });
     });
 
@@ -28,12 +44,15 @@ export function registerKeys(program: Command) {
     .requiredOption('--org <id>', 'organization id')
     .option('--json', 'print JSON instead of a table')
     .action(async (opts: { org: string; json?: boolean }) => {
-      await withDatabase(async (db) => {
-        if (!(await getOrg(db, opts.org))) throw new CliError(`no organization ${JSON.stringify(opts.org)} (or it is deleted)`);
-        const rows = (await listApiKeys(db, opts.org)).map((k) => ({
+      await withOperator(async (op) => {
+        const { items } = await op.call<{ items: KeyListing[] }>('GET', `${org(opts.org)}/keys`);
+        const rows = items.map((k) => ({
+          id: k.id,
           prefix: k.prefix,
           name: k.name,
+          scope: k.scope,
           createdAt: k.createdAt,
+          expiresAt: k.expiresAt,
           lastUsedAt: k.lastUsedAt,
           revoked: k.revokedAt !== null,
         }));
@@ -41,7 +60,10 @@ export function registerKeys(program: Command) {
           console.log(JSON.stringify(rows, null, 2));
           return;
         }
-        const table = [['PREFIX', 'NAME', 'CREATED', 'LAST USED', 'REVOKED'], ...rows.map((r) => [r.prefix, r.name ?? '-', r.createdAt, r.lastUsedAt ?? 'never', r.revoked ? 'yes' : 'no'])];
+        const table = [
+          ['ID', 'PREFIX', 'NAME', 'SCOPE', 'CREATED', 'EXPIRES', 'LAST USED', 'REVOKED'],
+          ...rows.map((r) => [r.id, r.prefix, r.name ?? '-', r.scope, r.createdAt, r.expiresAt ?? 'never', r.lastUsedAt ?? 'never', r.revoked ? 'yes' : 'no']),
+        ];
         const widths = table[0].map((_, i) => Math.max(...table.map((row) => row[i].length)));
         for (const row of table) console.log(row.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd());
       });
@@ -49,13 +71,13 @@ export function registerKeys(program: Command) {
 
   keys
     .command('revoke')
-    .description('revoke the key(s) with this display prefix; running servers refuse them within 5 seconds')
-    .argument('<prefix>', 'the display prefix shown by `keys list`')
-    .action(async (prefix: string) => {
-      await withDatabase(async (db) => {
-        const revoked = await revokeApiKeysByPrefix(db, prefix);
-        if (revoked.length === 0) throw new CliError(`no key with prefix ${JSON.stringify(prefix)}`);
-        for (const k of revoked) console.log(`revoked ${prefix} (${k.id}) of ${k.orgId}`);
+    .description("revoke one key of an organization, by its id or an unambiguous start of its prefix; servers refuse it within 5 seconds")
+    .requiredOption('--org <id>', 'organization id (another organization\'s keys are never touched)')
+    .argument('<key>', 'the key id (key_…) or its display prefix, as `keys list` shows them')
+    .action(async (idOrPrefix: string, opts: { org: string }) => {
+      await withOperator(async (op) => {
+        const k = await op.call<KeyListing>('DELETE', `${org(opts.org)}/keys/${encodeURIComponent(idOrPrefix)}`);
+        console.log(`revoked ${k.prefix} (${k.id}) of ${opts.org}`);
       });
     });
 }

@@ -29,6 +29,7 @@ export function registerServe(program: Command) {
       closeOnSignals(server);
       console.log(`climate-pulse listening on ${server.address} (${server.db.kind === 'pg' ? 'PostgreSQL' : `embedded database in ${config.dataDir}`})`);
       if (server.metricsAddress) console.log(`metrics on ${server.metricsAddress}`);
+      if (server.adminAddress) console.log(`operator API on ${server.adminAddress}/admin/v1 (Authorization: Bearer $ADMIN_TOKEN)`);
       if (demo) console.log(demoInstructions(server.address.replace('0.0.0.0', '127.0.0.1'), demo));
     });
 }

@@ -1,29 +1,12 @@
 import type { Command } from 'commander';
-import { loadConfig } from '../../config.js';
-import { getOrg } from '../../db/repositories/orgs.js';
-import {
-  deleteEndpoint,
-  enableEndpoint,
-  findDeliveryById,
-  findEndpointById,
-  listDeliveries,
-  listEndpoints,
-  replayDelivery,
-} from '../../db/repositories/webhooks.js';
-import type { Queryable } from '../../db/executor.js';
-import { addEndpoint, parseEventTypes, sendPing, WEBHOOK_EVENT_TYPES } from '../../domain/webhooks.js';
-import { withDatabase } from '../db.js';
+import type { DeliveryListing } from '../../db/repositories/webhooks.js';
+import type { EndpointView } from '../../domain/webhook-endpoints.js';
+import { parseEventTypes, WEBHOOK_EVENT_TYPES } from '../../domain/webhooks.js';
+import { withOperator } from '../operator.js';
 import { CliError } from '../errors.js';
 
-async function requireOrg(db: Queryable, orgId: string) {
-  if (!(await getOrg(db, orgId))) throw new CliError(`no organization ${JSON.stringify(orgId)} (or it is deleted)`);
-}
-
-async function requireEndpoint(db: Queryable, id: string) {
-  const endpoint = await findEndpointById(db, id);
-  if (!endpoint) throw new CliError(`no webhook endpoint ${JSON.stringify(id)}`);
-  return endpoint;
-}
+const org = (id: string) => `/admin/v1/organizations/${encodeURIComponent(id)}`;
+const endpoint = (id: string) => `/admin/v1/webhook-endpoints/${encodeURIComponent(id)}`;
 
 function printTable(rows: string[][]) {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
@@ -41,18 +24,14 @@ export function registerWebhooks(program: Command) {
     .option('--events <types>', `comma-separated event types (default: all of ${WEBHOOK_EVENT_TYPES.join(', ')})`)
     .option('--json', 'print the endpoint and its secret as JSON')
     .action(async (opts: { org: string; url: string; events?: string; json?: boolean }) => {
-      await withDatabase(async (db) => {
-        await requireOrg(db, opts.org);
-        const endpoint = await addEndpoint(db, opts.org, { url: opts.url, eventTypes: parseEventTypes(opts.events) });
-        const events = endpoint.eventTypes ?? [...WEBHOOK_EVENT_TYPES];
-        if (opts.json) {
-          console.log(JSON.stringify({ id: endpoint.id, url: endpoint.url, events, secret: endpoint.secret }));
-        } else {
-          console.log(endpoint.secret);
-        }
+      const eventTypes = parseEventTypes(opts.events);
+      await withOperator(async (op) => {
+        const e = await op.call<EndpointView & { secret: string }>('POST', `${org(opts.org)}/webhook-endpoints`, { url: opts.url, eventTypes });
+        if (opts.json) console.log(JSON.stringify({ id: e.id, url: e.url, events: e.eventTypes, secret: e.secret }));
+        else console.log(e.secret);
         console.error(
-          `added endpoint ${endpoint.id} for ${opts.org}: ${endpoint.url} (${events.join(', ')}). ` +
-            `The secret is shown only now: store it safely. Try it with: climate-pulse webhooks test ${endpoint.id}`,
+          `added endpoint ${e.id} for ${opts.org}: ${e.url} (${e.eventTypes.join(', ')}). ` +
+            `The secret is shown only now: store it safely. Try it with: climate-pulse webhooks test ${e.id}`,
         );
       });
     });
@@ -63,16 +42,9 @@ export function registerWebhooks(program: Command) {
     .requiredOption('--org <id>', 'organization id')
     .option('--json', 'print JSON instead of a table')
     .action(async (opts: { org: string; json?: boolean }) => {
-      await withDatabase(async (db) => {
-        await requireOrg(db, opts.org);
-        const rows = (await listEndpoints(db, opts.org)).map((e) => ({
-          id: e.id,
-          url: e.url,
-          events: e.eventTypes ?? [...WEBHOOK_EVENT_TYPES],
-          enabled: e.enabled,
-          disabledReason: e.disabledReason,
-          createdAt: e.createdAt,
-        }));
+      await withOperator(async (op) => {
+        const { items } = await op.call<{ items: EndpointView[] }>('GET', `${org(opts.org)}/webhook-endpoints`);
+        const rows = items.map((e) => ({ id: e.id, url: e.url, events: e.eventTypes, enabled: e.enabled, disabledReason: e.disabledReason, createdAt: e.createdAt }));
         if (opts.json) {
           console.log(JSON.stringify(rows, null, 2));
           return;
@@ -89,10 +61,10 @@ export function registerWebhooks(program: Command) {
     .description('remove an endpoint and its deliveries')
     .argument('<id>', 'endpoint id (whe_…)')
     .action(async (id: string) => {
-      await withDatabase(async (db) => {
-        const endpoint = await requireEndpoint(db, id);
-        await deleteEndpoint(db, endpoint.orgId, id);
-        console.log(`removed ${id} (${endpoint.url}) of ${endpoint.orgId}`);
+      await withOperator(async (op) => {
+        const e = await op.call<EndpointView>('GET', endpoint(id));
+        await op.call('DELETE', `${org(e.orgId)}/webhook-endpoints/${encodeURIComponent(id)}`);
+        console.log(`removed ${id} (${e.url}) of ${e.orgId}`);
       });
     });
 
@@ -101,10 +73,9 @@ export function registerWebhooks(program: Command) {
     .description('enable an endpoint that was disabled (after it answered 410); replay its failed deliveries if needed')
     .argument('<id>', 'endpoint id (whe_…)')
     .action(async (id: string) => {
-      await withDatabase(async (db) => {
-        const endpoint = await requireEndpoint(db, id);
-        await enableEndpoint(db, endpoint.orgId, id);
-        console.log(`enabled ${id} (${endpoint.url}) of ${endpoint.orgId}`);
+      await withOperator(async (op) => {
+        const e = await op.call<EndpointView>('POST', `${endpoint(id)}/enable`);
+        console.log(`enabled ${id} (${e.url}) of ${e.orgId}`);
       });
     });
 
@@ -113,18 +84,14 @@ export function registerWebhooks(program: Command) {
     .description('send a signed ping event to an endpoint now, once, and print the answer')
     .argument('<id>', 'endpoint id (whe_…)')
     .action(async (id: string) => {
-      const { webhookTimeoutMs } = loadConfig();
-      await withDatabase(async (db) => {
-        await requireEndpoint(db, id);
-        const ping = await sendPing(db, id, { timeoutMs: webhookTimeoutMs });
-        const r = ping.result;
-        const what = r.kind === 'ok' || r.kind === 'gone' ? `HTTP ${r.statusCode}` : 'error' in r ? r.error : r.kind;
+      await withOperator(async (op) => {
+        const ping = await op.call<{ eventId: string; deliveryId: string; outcome: string; result: string; url: string }>('POST', `${endpoint(id)}/test`);
         if (ping.outcome === 'succeeded') {
-          console.log(`ping ${ping.eventId} delivered to ${ping.endpoint.url}: ${what} (delivery ${ping.deliveryId})`);
+          console.log(`ping ${ping.eventId} delivered to ${ping.url}: ${ping.result} (delivery ${ping.deliveryId})`);
           return;
         }
         const disabled = ping.outcome === 'endpoint_disabled' ? '; the endpoint is now disabled' : '';
-        throw new CliError(`ping ${ping.eventId} to ${ping.endpoint.url} failed: ${what}${disabled} (delivery ${ping.deliveryId})`);
+        throw new CliError(`ping ${ping.eventId} to ${ping.url} failed: ${ping.result}${disabled} (delivery ${ping.deliveryId})`);
       });
     });
 
@@ -138,9 +105,9 @@ export function registerWebhooks(program: Command) {
     .action(async (opts: { org: string; failed?: boolean; limit: string; json?: boolean }) => {
       const limit = Number(opts.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > 1000) throw new CliError('--limit must be an integer from 1 to 1000');
-      await withDatabase(async (db) => {
-        await requireOrg(db, opts.org);
-        const rows = await listDeliveries(db, opts.org, { status: opts.failed ? 'failed' : undefined, limit });
+      await withOperator(async (op) => {
+        const query = new URLSearchParams({ limit: String(limit), ...(opts.failed ? { failed: 'true' } : {}) });
+        const { items: rows } = await op.call<{ items: DeliveryListing[] }>('GET', `${org(opts.org)}/webhook-deliveries?${query}`);
         if (opts.json) {
           console.log(JSON.stringify(rows, null, 2));
           return;
@@ -160,16 +127,9 @@ export function registerWebhooks(program: Command) {
     .description('send a failed delivery again (same webhook-id, full retry schedule) from the running servers')
     .argument('<delivery-id>', 'delivery id (whd_…)')
     .action(async (id: string) => {
-      await withDatabase(async (db) => {
-        const delivery = await findDeliveryById(db, id);
-        if (!delivery) throw new CliError(`no webhook delivery ${JSON.stringify(id)}`);
-        if (delivery.status !== 'failed') throw new CliError(`delivery ${id} is ${delivery.status}; only failed deliveries are replayed`);
-        const endpoint = await requireEndpoint(db, delivery.endpointId);
-        if (!endpoint.enabled) {
-          throw new CliError(`endpoint ${endpoint.id} is disabled (${endpoint.disabledReason}); enable it first: climate-pulse webhooks enable ${endpoint.id}`);
-        }
-        if (!(await replayDelivery(db, delivery.orgId, id))) throw new CliError(`delivery ${id} changed meanwhile; list it again`);
-        console.log(`replaying ${id} (event ${delivery.eventId}, ${delivery.type}) to ${endpoint.url}`);
+      await withOperator(async (op) => {
+        const r = await op.call<{ id: string; eventId: string; type: string; url: string }>('POST', `/admin/v1/webhook-deliveries/${encodeURIComponent(id)}/replay`);
+        console.log(`replaying ${id} (event ${r.eventId}, ${r.type}) to ${r.url}`);
       });
     });
 }

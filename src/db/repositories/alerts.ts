@@ -193,3 +193,25 @@ export async function insertRaisedAlerts(db: Queryable, orgId: string, alerts: R
       createdAt: iso(a.createdAt),
     }));
 }
+
+/** The read marker: `read` sets read_at to `at` unless already set (the first time is kept); unread clears it. */
+const markReadQuery = sql(
+  'alerts.mark_read',
+  `WITH a AS (
+     UPDATE alerts SET read_at = CASE WHEN $3 THEN COALESCE(read_at, $4::timestamptz) ELSE NULL END
+      WHERE org_id = $1 AND id = $2
+     RETURNING org_id, id, type, message, week_iso, subteam_id, read_at, created_at)
+   SELECT a.id, a.type, a.message, a.week_iso, t.name AS subteam_name, a.read_at, a.created_at
+     FROM a LEFT JOIN teams t ON t.org_id = a.org_id AND t.id = a.subteam_id`,
+);
+
+export async function markAlertRead(db: Queryable, orgId: string, alertId: string, read: boolean, at: Date): Promise<AlertRow | null> {
+  const [r] = await db.query<{
+    id: string; type: string; message: string; week_iso: string | null; subteam_name: string | null; read_at: Date | null; created_at: Date;
+  }>(markReadQuery, [orgId, alertId, read, at.toISOString()]);
+  if (!r) return null;
+  return {
+    id: r.id, type: r.type, message: r.message, weekISO: r.week_iso, subteamName: r.subteam_name,
+    readAt: isoOrNull(r.read_at), createdAt: iso(r.created_at),
+  };
+}

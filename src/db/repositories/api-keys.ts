@@ -1,20 +1,24 @@
 import { sql, type Queryable } from '../executor.js';
 import { iso, isoOrNull } from './time.js';
 
+export type KeyScope = 'read_write' | 'read';
+
 /** What authentication needs to know about a presented key, in one indexed lookup. */
 export interface KeyPrincipal {
   keyId: string;
   orgId: string;
+  /** Revoked, or past its expiry: refused alike (CONTRACT.md section 7). */
   revoked: boolean;
   orgDeleted: boolean;
   restApi: boolean;
   rateLimitPerMinute: number;
+  scope: KeyScope;
 }
 
 const byHash = sql(
   'api_keys.by_hash',
-  `SELECT k.id, k.org_id, k.revoked_at IS NOT NULL AS revoked, o.deleted_at IS NOT NULL AS org_deleted,
-          p.rest_api, p.rate_limit_per_minute
+  `SELECT k.id, k.org_id, (k.revoked_at IS NOT NULL OR k.expires_at <= now()) IS TRUE AS revoked,
+          o.deleted_at IS NOT NULL AS org_deleted, p.rest_api, p.rate_limit_per_minute, k.scope
      FROM api_keys k
      JOIN organizations o ON o.id = k.org_id
      JOIN plans p ON p.name = o.plan
@@ -23,7 +27,7 @@ const byHash = sql(
 
 export async function findKeyByHash(db: Queryable, hash: Buffer): Promise<KeyPrincipal | null> {
   const [r] = await db.query<{
-    id: string; org_id: string; revoked: boolean; org_deleted: boolean; rest_api: boolean; rate_limit_per_minute: number;
+    id: string; org_id: string; revoked: boolean; org_deleted: boolean; rest_api: boolean; rate_limit_per_minute: number; scope: KeyScope;
   }>(byHash, [hash]);
   if (!r) return null;
   return {
@@ -33,59 +37,84 @@ export async function findKeyByHash(db: Queryable, hash: Buffer): Promise<KeyPri
     orgDeleted: r.org_deleted,
     restApi: r.rest_api,
     rateLimitPerMinute: r.rate_limit_per_minute,
+    scope: r.scope,
   };
 }
 
 const insertKey = sql(
   'api_keys.insert',
-  `INSERT INTO api_keys (org_id, id, key_hash, prefix, name, created_at, revoked_at)
-   VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+  `INSERT INTO api_keys (org_id, id, key_hash, prefix, name, created_at, revoked_at, scope, expires_at)
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
 );
 
 export async function insertApiKey(
   db: Queryable,
   orgId: string,
-  k: { id: string; hash: Buffer; prefix: string; name: string | null; createdAt: Date; revokedAt: Date | null },
+  k: {
+    id: string; hash: Buffer; prefix: string; name: string | null; createdAt: Date; revokedAt: Date | null;
+    scope?: KeyScope; expiresAt?: Date | null;
+  },
 ): Promise<void> {
-  await db.query(insertKey, [orgId, k.id, k.hash, k.prefix, k.name, k.createdAt.toISOString(), k.revokedAt?.toISOString() ?? null]);
+  await db.query(insertKey, [
+    orgId, k.id, k.hash, k.prefix, k.name, k.createdAt.toISOString(), k.revokedAt?.toISOString() ?? null,
+    k.scope ?? 'read_write', k.expiresAt?.toISOString() ?? null,
+  ]);
 }
 
 export interface KeyListing {
   id: string;
   prefix: string;
   name: string | null;
+  scope: KeyScope;
   createdAt: string;
+  expiresAt: string | null;
   lastUsedAt: string | null;
   revokedAt: string | null;
 }
 
-const listKeys = sql(
-  'api_keys.list',
-  `SELECT id, prefix, name, created_at, last_used_at, revoked_at FROM api_keys WHERE org_id = $1 ORDER BY created_at, id`,
-);
+type DbKey = {
+  id: string; prefix: string; name: string | null; scope: KeyScope; created_at: Date; expires_at: Date | null;
+  last_used_at: Date | null; revoked_at: Date | null;
+};
+const KEY_COLUMNS = 'id, prefix, name, scope, created_at, expires_at, last_used_at, revoked_at';
+const toListing = (r: DbKey): KeyListing => ({
+  id: r.id,
+  prefix: r.prefix,
+  name: r.name,
+  scope: r.scope,
+  createdAt: iso(r.created_at),
+  expiresAt: isoOrNull(r.expires_at),
+  lastUsedAt: isoOrNull(r.last_used_at),
+  revokedAt: isoOrNull(r.revoked_at),
+});
+
+const listKeys = sql('api_keys.list', `SELECT ${KEY_COLUMNS} FROM api_keys WHERE org_id = $1 ORDER BY created_at, id`);
 
 export async function listApiKeys(db: Queryable, orgId: string): Promise<KeyListing[]> {
-  const rows = await db.query<{
-    id: string; prefix: string; name: string | null; created_at: Date; last_used_at: Date | null; revoked_at: Date | null;
-  }>(listKeys, [orgId]);
-  return rows.map((r) => ({
-    id: r.id,
-    prefix: r.prefix,
-    name: r.name,
-    createdAt: iso(r.created_at),
-    lastUsedAt: isoOrNull(r.last_used_at),
-    revokedAt: isoOrNull(r.revoked_at),
-  }));
+  return (await db.query<DbKey>(listKeys, [orgId])).map(toListing);
 }
 
-const revokeByPrefix = sql(
-  'api_keys.revoke_by_prefix',
-  `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE prefix = $1 RETURNING org_id, id`,
+/** Keys of one organization named by their id, or whose display prefix starts with `text`. */
+const matchKeys = sql(
+  'api_keys.match',
+  `SELECT ${KEY_COLUMNS} FROM api_keys
+    WHERE org_id = $1 AND (id = $2 OR starts_with(prefix, $2))
+    ORDER BY (id = $2) DESC, created_at, id`,
 );
 
-export async function revokeApiKeysByPrefix(db: Queryable, prefix: string): Promise<{ orgId: string; id: string }[]> {
-  const rows = await db.query<{ org_id: string; id: string }>(revokeByPrefix, [prefix]);
-  return rows.map((r) => ({ orgId: r.org_id, id: r.id }));
+export async function matchApiKeys(db: Queryable, orgId: string, idOrPrefix: string): Promise<KeyListing[]> {
+  return (await db.query<DbKey>(matchKeys, [orgId, idOrPrefix])).map(toListing);
+}
+
+const revokeKey = sql(
+  'api_keys.revoke',
+  `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE org_id = $1 AND id = $2 RETURNING ${KEY_COLUMNS}`,
+);
+
+/** Revokes one key of one organization (never another organization's). Revoking again keeps the first time. */
+export async function revokeApiKey(db: Queryable, orgId: string, keyId: string): Promise<KeyListing | null> {
+  const [r] = await db.query<DbKey>(revokeKey, [orgId, keyId]);
+  return r ? toListing(r) : null;
 }
 
 const touch = sql(

@@ -1,0 +1,106 @@
+import { randomUUID, timingSafeEqual, createHash } from 'node:crypto';
+import swagger from '@fastify/swagger';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { Config } from '../config.js';
+import type { DatabaseExecutor } from '../db/executor.js';
+import { ApiError } from '../contract/errors.js';
+import { ErrorSchema } from '../contract/schemas/common.js';
+import { registerErrorHandling, sendError } from '../http/plugins/errors.js';
+import { compileValidator } from '../http/validation.js';
+import { registerAdminRoutes, ADMIN_PREFIX } from './routes/index.js';
+
+export { ADMIN_PREFIX };
+
+export interface AdminDeps {
+  db: DatabaseExecutor;
+  /**
+   * The operator token every request must carry (the TCP listener on ADMIN_PORT). Undefined for
+   * the Unix socket in DATA_DIR, whose file mode (0600) is the access control, and for the CLI's
+   * in-process use.
+   */
+  token?: string;
+  logger?: FastifyServerOptions['logger'];
+  /** The server's logger (its redaction included), for the listeners server.ts starts. */
+  loggerInstance?: FastifyBaseLogger;
+  now?: () => Date;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
+const BEARER = /^bearer[ ]+([\x21-\x7e]{1,512})[ ]*$/i;
+
+/**
+ * The operator API (CONTRACT.md section 10): a second Fastify app, never on the public port,
+ * with the public app's error handling, strict validation and schemas, and its own OpenAPI
+ * document at GET /admin/v1/openapi.json. It never listens; server.ts does.
+ */
+export async function buildAdminApp(config: Config, deps: AdminDeps): Promise<FastifyInstance> {
+  const app = Fastify({
+    ...(deps.loggerInstance ? { loggerInstance: deps.loggerInstance } : { logger: deps.logger ?? false }),
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: config.bodyLimitBytes,
+    requestTimeout: 0, // an import may stream a large file; the public API keeps its timeout
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    routerOptions: { ignoreDuplicateSlashes: false, ignoreTrailingSlash: false, maxParamLength: 128 },
+    frameworkErrors: (err, request, reply) => {
+      reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff').header('cache-control', 'no-store');
+      const message = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path parameter is too long.' : 'The URL is not valid (malformed percent-encoding?).';
+      sendError(reply, new ApiError('invalid_request', message));
+    },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  registerErrorHandling(app);
+  app.setValidatorCompiler(compileValidator);
+  app.removeContentTypeParser('text/plain');
+  app.addSchema(ErrorSchema);
+
+  const expected = deps.token === undefined ? undefined : digest(deps.token);
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    reply.header('x-content-type-options', 'nosniff');
+    reply.header('cache-control', 'no-store');
+    if (!expected) return;
+    const header = request.headers.authorization;
+    const m = typeof header === 'string' ? BEARER.exec(header) : null;
+    // Compared as digests, so the comparison takes the same time whatever the length sent.
+    if (!m || !timingSafeEqual(digest(m[1]), expected)) {
+      reply.header('www-authenticate', `Bearer realm="climate-pulse-admin"${m ? ', error="invalid_token"' : ''}`);
+      throw new ApiError('unauthorized', m ? 'The operator token is not valid.' : "Send 'Authorization: Bearer <ADMIN_TOKEN>'.");
+    }
+  });
+  // One line per request, never a header (the operator token travels in one).
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { admin: true, method: request.method, route: request.routeOptions.url ?? 'unknown', status: reply.statusCode, durationMs: Math.round(reply.elapsedTime * 100) / 100 },
+      'request',
+    );
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Climate Pulse operator API',
+        version: '1.0.0',
+        description:
+          'What the product around the REST API needs to run it: organizations, plans, keys, live ingestion of pulses, moderation, the read marker of alerts and webhook endpoints. Never served on the public port.',
+      },
+      servers: [{ url: '/', description: 'ADMIN_HOST:ADMIN_PORT, or the Unix socket in DATA_DIR (embedded mode).' }],
+      components: { securitySchemes: { adminToken: { type: 'http', scheme: 'bearer', description: '`Authorization: Bearer <ADMIN_TOKEN>` (at least 32 characters).' } } },
+      security: [{ adminToken: [] }],
+      tags: [{ name: 'organizations' }, { name: 'plans' }, { name: 'keys' }, { name: 'pulses' }, { name: 'alerts' }, { name: 'webhooks' }],
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+    transform: ({ schema, url }) => (url.startsWith(ADMIN_PREFIX + '/') && !url.endsWith('/openapi.json') ? { schema, url } : { schema: { ...schema, hide: true }, url }),
+  });
+
+  await app.register(async (scope) => registerAdminRoutes(scope as never, { db: deps.db, now: deps.now ?? (() => new Date()), config }));
+  app.get(`${ADMIN_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
+
+  await app.ready();
+  return app;
+}

@@ -1,0 +1,57 @@
+import { chmodSync, unlinkSync } from 'node:fs';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { Config } from '../config.js';
+import type { DatabaseExecutor } from '../db/executor.js';
+import { buildAdminApp } from './app.js';
+import { adminSocketPath } from './socket.js';
+
+export interface AdminListeners {
+  /** http://host:port of the TCP listener, when ADMIN_PORT and ADMIN_TOKEN are set. */
+  address?: string;
+  /** The Unix socket in DATA_DIR (embedded mode). */
+  socketPath?: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The operator API's listeners (CONTRACT.md section 10), never the public port: TCP on
+ * ADMIN_HOST:ADMIN_PORT only when ADMIN_TOKEN is set (every request must carry it), and in
+ * embedded mode a Unix socket inside DATA_DIR, mode 0600, for the CLI (the file mode is its
+ * access control). The server holds DATA_DIR's lock, so a socket file already there is stale.
+ */
+export async function startAdminListeners(config: Config, db: DatabaseExecutor, log: FastifyBaseLogger): Promise<AdminListeners> {
+  const apps: FastifyInstance[] = [];
+  const out: AdminListeners = { close: async () => void (await Promise.all(apps.map((a) => a.close()))) };
+  const loggerInstance = log.child({ listener: 'admin' });
+  try {
+    if (config.adminPort !== undefined && config.adminToken) {
+      const tcp = await buildAdminApp(config, { db, token: config.adminToken, loggerInstance });
+      apps.push(tcp);
+      out.address = await tcp.listen({ port: config.adminPort, host: config.adminHost });
+    } else if (config.adminPort !== undefined) {
+      log.warn('ADMIN_PORT is set without ADMIN_TOKEN (at least 32 characters): the operator API is not served on TCP');
+    }
+    if (!config.databaseUrl) {
+      const path = adminSocketPath(config.dataDir);
+      try {
+        unlinkSync(path);
+      } catch {
+        /* none left behind */
+      }
+      const local = await buildAdminApp(config, { db, loggerInstance });
+      apps.push(local);
+      try {
+        await local.listen({ path });
+        chmodSync(path, 0o600);
+        out.socketPath = path;
+      } catch (err) {
+        // A path too long for a socket (about 100 bytes), say: the API still serves; operator commands then need it stopped.
+        log.error({ path, reason: (err as Error).message }, 'operator socket not served; operator commands will need the server stopped');
+      }
+    }
+  } catch (err) {
+    await out.close();
+    throw err;
+  }
+  return out;
+}

@@ -1,0 +1,22 @@
+import { registerAlertRoutes } from './alerts.js';
+import { registerKeyRoutes } from './keys.js';
+import { registerOrgRoutes } from './orgs.js';
+import { registerPulseRoutes } from './pulses.js';
+import type { AdminRouteDeps, App } from './types.js';
+import { registerWebhookRoutes } from './webhooks.js';
+
+export const ADMIN_PREFIX = '/admin/v1';
+
+/** Every operation of the operator API, under /admin/v1. */
+export async function registerAdminRoutes(app: App, deps: AdminRouteDeps) {
+  await app.register(
+    async (scope: App) => {
+      registerOrgRoutes(scope, deps);
+      registerKeyRoutes(scope, deps);
+      registerPulseRoutes(scope, deps);
+      registerAlertRoutes(scope, deps);
+      registerWebhookRoutes(scope, deps);
+    },
+    { prefix: ADMIN_PREFIX },
+  );
+}

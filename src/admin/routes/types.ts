@@ -1,0 +1,10 @@
+import type { Config } from '../../config.js';
+import type { DatabaseExecutor } from '../../db/executor.js';
+
+export type { App } from '../../http/routes/types.js';
+
+export interface AdminRouteDeps {
+  db: DatabaseExecutor;
+  now: () => Date;
+  config: Config;
+}

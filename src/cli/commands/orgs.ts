@@ -1,0 +1,65 @@
+import type { Command } from 'commander';
+import type { OrgRecord } from '../../domain/orgs.js';
+import { withOperator } from '../operator.js';
+import { CliError } from '../errors.js';
+
+const path = (id: string) => `/admin/v1/organizations/${encodeURIComponent(id)}`;
+
+function count(text: string, option: string): number {
+  if (!/^\d{1,10}$/.test(text) || Number(text) > 2_147_483_647) throw new CliError(`${option} must be a whole number from 0 to 2147483647`);
+  return Number(text);
+}
+
+/** `orgs create|show|update|delete`: the operator API's organizations; each prints the organization as JSON. */
+export function registerOrgs(program: Command) {
+  const orgs = program.command('orgs').description('create, show, change and delete organizations');
+
+  orgs
+    .command('create')
+    .description('create an organization; prints it as JSON')
+    .requiredOption('--name <name>', 'display name')
+    .requiredOption('--plan <plan>', 'plan name (free, business, enterprise, or one set with `plans set`)')
+    .option('--id <id>', 'organization id (default: org_ + 16 random characters)')
+    .option('--members <n>', 'member count', '0')
+    .action(async (opts: { name: string; plan: string; id?: string; members: string }) => {
+      const body = { ...(opts.id ? { id: opts.id } : {}), name: opts.name, plan: opts.plan, memberCount: count(opts.members, '--members') };
+      await withOperator(async (op) => console.log(JSON.stringify(await op.call<OrgRecord>('POST', '/admin/v1/organizations', body))));
+    });
+
+  orgs
+    .command('show')
+    .description('print an organization as JSON (deleted ones too)')
+    .requiredOption('--org <id>', 'organization id')
+    .action(async (opts: { org: string }) => {
+      await withOperator(async (op) => console.log(JSON.stringify(await op.call<OrgRecord>('GET', path(opts.org)))));
+    });
+
+  orgs
+    .command('update')
+    .description("change an organization's name, plan or member count; running servers apply it within 5 seconds")
+    .requiredOption('--org <id>', 'organization id')
+    .option('--name <name>', 'new display name')
+    .option('--plan <plan>', 'new plan')
+    .option('--members <n>', 'new member count')
+    .action(async (opts: { org: string; name?: string; plan?: string; members?: string }) => {
+      const body = {
+        ...(opts.name !== undefined ? { name: opts.name } : {}),
+        ...(opts.plan !== undefined ? { plan: opts.plan } : {}),
+        ...(opts.members !== undefined ? { memberCount: count(opts.members, '--members') } : {}),
+      };
+      if (Object.keys(body).length === 0) throw new CliError('give at least one of --name, --plan, --members');
+      await withOperator(async (op) => console.log(JSON.stringify(await op.call<OrgRecord>('PATCH', path(opts.org), body))));
+    });
+
+  orgs
+    .command('delete')
+    .description('delete an organization: its keys get 404 org_not_found within 5 seconds; --erase also removes every row of it')
+    .requiredOption('--org <id>', 'organization id')
+    .option('--erase', 'remove every row of the organization, in one transaction (cannot be undone)')
+    .action(async (opts: { org: string; erase?: boolean }) => {
+      await withOperator(async (op) => {
+        const r = await op.call<{ organization: OrgRecord; erased: boolean }>('DELETE', `${path(opts.org)}${opts.erase ? '?erase=true' : ''}`);
+        console.log(JSON.stringify(r));
+      });
+    });
+}

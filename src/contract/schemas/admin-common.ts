@@ -1,0 +1,43 @@
+import { Type, type TSchema } from 'typebox';
+import { COMMON_HEADERS } from './responses.js';
+
+/** The operator API's answers (CONTRACT.md section 10): the success body, then its error statuses. */
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'The request breaks a rule: invalid_request (names the first bad value, such as pulses[3].level), invalid_json or payload_too_large. Nothing was written.',
+  401: 'unauthorized: the Authorization header is missing or does not carry the operator token (ADMIN_TOKEN).',
+  404: 'not_found: no such organization, key, pulse, alert, endpoint or path.',
+  409: 'Not returned by this operation.',
+  500: 'internal_error: unexpected; logged with the request id.',
+  503: 'service_unavailable: the database is unreachable or cannot store data; retry after Retry-After seconds.',
+};
+
+const HEADERS = { 'X-Request-Id': COMMON_HEADERS['X-Request-Id'] };
+const RETRY_AFTER = { 'Retry-After': { type: 'integer', format: 'int32', minimum: 1, maximum: 3600, description: 'Whole seconds to wait.' } };
+
+export function adminResponses(ok: TSchema, description: string, opts: { status?: 200 | 201; conflict?: string } = {}) {
+  const out: Record<number, unknown> = { [opts.status ?? 200]: { ...ok, 'x-response-description': description, headers: HEADERS } };
+  for (const status of [400, 401, 404, 409, 500, 503]) {
+    out[status] = {
+      $ref: 'Error#',
+      description: status === 409 && opts.conflict ? opts.conflict : ERROR_DESCRIPTIONS[status],
+      headers: status === 503 ? { ...HEADERS, ...RETRY_AFTER } : HEADERS,
+    };
+  }
+  return out;
+}
+
+export const OrgIdParamsSchema = Type.Object(
+  { orgId: Type.String({ minLength: 1, maxLength: 128, description: 'Organization id.' }) },
+  { additionalProperties: false },
+);
+
+export const OrgItemParamsSchema = (name: string, description: string) =>
+  Type.Object(
+    {
+      orgId: Type.String({ minLength: 1, maxLength: 128, description: 'Organization id.' }),
+      [name]: Type.String({ minLength: 1, maxLength: 128, description }),
+    },
+    { additionalProperties: false },
+  );
+
+export const AdminNoQuerySchema = Type.Object({}, { additionalProperties: false });

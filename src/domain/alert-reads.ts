@@ -1,0 +1,17 @@
+import type { Queryable } from '../db/executor.js';
+import { markAlertRead } from '../db/repositories/alerts.js';
+import { ApiError } from '../contract/errors.js';
+import type { Alert } from '../contract/schemas/alerts.js';
+import { requireLiveOrg } from './keys.js';
+
+/**
+ * The read marker of an alert (`PATCH .../alerts/{id}` and `alerts mark-read`): read sets
+ * `readAt` to now the first time and keeps it after; unread clears it. Returns the alert as
+ * GET /alerts shows it.
+ */
+export async function setAlertRead(db: Queryable, orgId: string, alertId: string, read: boolean, now = new Date()): Promise<Alert> {
+  await requireLiveOrg(db, orgId);
+  const alert = await markAlertRead(db, orgId, alertId, read, now);
+  if (!alert) throw new ApiError('not_found', `no alert ${JSON.stringify(alertId)} in ${orgId}`);
+  return alert;
+}

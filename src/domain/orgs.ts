@@ -1,0 +1,63 @@
+import type { DatabaseExecutor, Queryable } from '../db/executor.js';
+import { eraseOrgRows, getOrgRecord, insertOrg, softDeleteOrg, updateOrg, type OrgRecord } from '../db/repositories/orgs.js';
+import { getPlan } from '../db/repositories/plans.js';
+import { ApiError, invalid } from '../contract/errors.js';
+import { newId } from './keys.js';
+
+export type { OrgRecord };
+
+const notFound = (orgId: string) => new ApiError('not_found', `no organization ${JSON.stringify(orgId)}`);
+
+async function requirePlan(db: Queryable, plan: string) {
+  if (!(await getPlan(db, plan))) throw invalid(`Body field 'plan' names no plan: ${JSON.stringify(plan)}.`);
+}
+
+/** `POST /admin/v1/organizations` and `orgs create`. An id already taken (deleted or not) is refused. */
+export async function createOrganization(
+  db: Queryable,
+  input: { id?: string; name: string; plan: string; memberCount?: number },
+  now = new Date(),
+): Promise<OrgRecord> {
+  await requirePlan(db, input.plan);
+  const id = input.id ?? newId('org');
+  const created = await insertOrg(db, id, { name: input.name, plan: input.plan, memberCount: input.memberCount ?? 0, createdAt: now });
+  if (!created) throw invalid(`Body field 'id': an organization ${JSON.stringify(id)} already exists.`);
+  return created;
+}
+
+/** Deleted organizations too: the operator sees them. */
+export async function showOrganization(db: Queryable, orgId: string): Promise<OrgRecord> {
+  const org = await getOrgRecord(db, orgId);
+  if (!org) throw notFound(orgId);
+  return org;
+}
+
+export async function changeOrganization(
+  db: Queryable,
+  orgId: string,
+  patch: { name?: string; plan?: string; memberCount?: number },
+): Promise<OrgRecord> {
+  if (patch.plan !== undefined) await requirePlan(db, patch.plan);
+  const org = await updateOrg(db, orgId, patch);
+  if (!org) throw notFound(orgId);
+  return org;
+}
+
+/**
+ * Soft delete: the public API answers 404 org_not_found from then on (within the key cache's
+ * 5 s). With `erase`, every row of the organization goes too, in one transaction.
+ */
+export async function deleteOrganization(
+  db: DatabaseExecutor,
+  orgId: string,
+  opts: { erase: boolean },
+  now = new Date(),
+): Promise<{ organization: OrgRecord; erased: boolean; rowsRemoved?: Record<string, number> }> {
+  return db.transaction(async (tx) => {
+    const org = await softDeleteOrg(tx, orgId, now);
+    if (!org) throw notFound(orgId);
+    if (!opts.erase) return { organization: org, erased: false };
+    const rowsRemoved = await eraseOrgRows(tx, orgId);
+    return { organization: org, erased: true, rowsRemoved };
+  });
+}

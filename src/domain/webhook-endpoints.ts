@@ -1,0 +1,114 @@
+import type { Queryable } from '../db/executor.js';
+import {
+  deleteEndpoint,
+  enableEndpoint,
+  findDeliveryById,
+  findEndpointById,
+  listDeliveries,
+  listEndpoints,
+  replayDelivery,
+  type DeliveryListing,
+  type WebhookEndpoint,
+} from '../db/repositories/webhooks.js';
+import { ApiError, invalid } from '../contract/errors.js';
+import { requireLiveOrg } from './keys.js';
+import { addEndpoint, sendPing, WEBHOOK_EVENT_TYPES, WebhookError, type WebhookEventType } from './webhooks.js';
+
+/**
+ * The operator's webhook operations (`webhooks ...` and `/admin/v1/.../webhook-endpoints`), on
+ * top of domain/webhooks.ts. Messages are the ones the CLI prints.
+ */
+export interface EndpointView {
+  id: string;
+  orgId: string;
+  url: string;
+  eventTypes: WebhookEventType[];
+  enabled: boolean;
+  disabledReason: string | null;
+  createdAt: string;
+}
+
+const view = (e: WebhookEndpoint): EndpointView => ({
+  id: e.id,
+  orgId: e.orgId,
+  url: e.url,
+  eventTypes: (e.eventTypes ?? [...WEBHOOK_EVENT_TYPES]) as WebhookEventType[],
+  enabled: e.enabled,
+  disabledReason: e.disabledReason,
+  createdAt: e.createdAt,
+});
+
+const refusal = (err: unknown) => (err instanceof WebhookError ? invalid(err.message) : err);
+
+export async function addOrgEndpoint(
+  db: Queryable,
+  orgId: string,
+  opts: { url: string; eventTypes: WebhookEventType[] | null },
+  now = new Date(),
+): Promise<EndpointView & { secret: string }> {
+  await requireLiveOrg(db, orgId);
+  try {
+    const e = await addEndpoint(db, orgId, { url: opts.url, eventTypes: opts.eventTypes, now });
+    return {
+      id: e.id, orgId, url: e.url, eventTypes: e.eventTypes ?? [...WEBHOOK_EVENT_TYPES], enabled: true, disabledReason: null,
+      createdAt: new Date(now).toISOString(), secret: e.secret,
+    };
+  } catch (err) {
+    throw refusal(err);
+  }
+}
+
+export async function listOrgEndpoints(db: Queryable, orgId: string): Promise<EndpointView[]> {
+  await requireLiveOrg(db, orgId);
+  return (await listEndpoints(db, orgId)).map(view);
+}
+
+/** An endpoint named by its id alone (the CLI's `webhooks remove|enable|test ID`). */
+export async function endpointById(db: Queryable, id: string): Promise<EndpointView> {
+  const e = await findEndpointById(db, id);
+  if (!e) throw new ApiError('not_found', `no webhook endpoint ${JSON.stringify(id)}`);
+  return view(e);
+}
+
+export async function removeOrgEndpoint(db: Queryable, orgId: string, id: string): Promise<EndpointView> {
+  const e = await findEndpointById(db, id);
+  if (!e || e.orgId !== orgId) throw new ApiError('not_found', `no webhook endpoint ${JSON.stringify(id)}`);
+  await deleteEndpoint(db, orgId, id);
+  return view(e);
+}
+
+export async function enableEndpointById(db: Queryable, id: string): Promise<EndpointView> {
+  const e = await endpointById(db, id);
+  await enableEndpoint(db, e.orgId, id);
+  return { ...e, enabled: true, disabledReason: null };
+}
+
+export async function pingEndpoint(db: Queryable, id: string, timeoutMs: number) {
+  await endpointById(db, id);
+  try {
+    const ping = await sendPing(db, id, { timeoutMs });
+    const r = ping.result;
+    const result = r.kind === 'ok' || r.kind === 'gone' ? `HTTP ${r.statusCode}` : 'error' in r ? r.error : r.kind;
+    return { eventId: ping.eventId, deliveryId: ping.deliveryId, outcome: ping.outcome, result, url: ping.endpoint.url };
+  } catch (err) {
+    throw refusal(err);
+  }
+}
+
+export async function listOrgDeliveries(db: Queryable, orgId: string, opts: { failed?: boolean; limit?: number }): Promise<DeliveryListing[]> {
+  await requireLiveOrg(db, orgId);
+  return listDeliveries(db, orgId, { status: opts.failed ? 'failed' : undefined, limit: opts.limit ?? 50 });
+}
+
+/** Sends a failed delivery again (same webhook-id, the full retry schedule) from the running servers. */
+export async function replayDeliveryById(db: Queryable, id: string): Promise<{ id: string; eventId: string; type: string; url: string }> {
+  const delivery = await findDeliveryById(db, id);
+  if (!delivery) throw new ApiError('not_found', `no webhook delivery ${JSON.stringify(id)}`);
+  if (delivery.status !== 'failed') throw invalid(`delivery ${id} is ${delivery.status}; only failed deliveries are replayed`);
+  const endpoint = await endpointById(db, delivery.endpointId);
+  if (!endpoint.enabled) {
+    throw invalid(`endpoint ${endpoint.id} is disabled (${endpoint.disabledReason}); enable it first: climate-pulse webhooks enable ${endpoint.id}`);
+  }
+  if (!(await replayDelivery(db, delivery.orgId, id))) throw invalid(`delivery ${id} changed meanwhile; list it again`);
+  return { id, eventId: delivery.eventId, type: delivery.type, url: endpoint.url };
+}
