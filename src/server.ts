@@ -1,3 +1,4 @@
+import cluster from 'node:cluster';
 import { createServer, type Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
@@ -8,6 +9,7 @@ import { openDatabase } from './db/open.js';
 import { purgeIdempotencyRecords } from './db/repositories/idempotency.js';
 import { startAlertSchedule } from './jobs/alerts.js';
 import { WebhookWorker } from './jobs/webhooks.js';
+import { answerNodeErrorsInContractShape } from './http/node-server.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -31,6 +33,8 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
       redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
     },
   });
+  answerNodeErrorsInContractShape(app.server, { requestTimeoutMs: config.requestTimeoutMs, maxConnections: config.maxConnections, log: app.log });
+  warnOfLooseLimits(config, app.log);
   const address = await app.listen({ port: config.port, host: config.host });
   // Every process purges; the DELETE is idempotent, so several doing it at once is harmless.
   const purge = () =>
@@ -48,6 +52,7 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
     pollMs: config.webhookPollMs,
     timeoutMs: config.webhookTimeoutMs,
     retryScheduleMs: config.webhookRetryScheduleMs,
+    allowPrivate: config.webhookAllowPrivate,
     registry: app.metrics,
     log: app.log,
   });
@@ -71,6 +76,13 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
       clearTimeout(timer);
     })());
   return { app, db, address, metricsAddress: metrics?.address, close };
+}
+
+/** Several processes without Redis each count their own limits: said once, at start (by the first worker). */
+function warnOfLooseLimits(config: Config, log: FastifyInstance['log']) {
+  if (config.workers > 1 && !config.redisUrl && config.databaseUrl && (!cluster.isWorker || cluster.worker?.id === 1)) {
+    log.warn(`rate limits: WORKERS=${config.workers} without REDIS_URL, so each process counts its own limits (up to ${config.workers} times the plan's)`);
+  }
 }
 
 export function closeOnSignals(server: RunningServer) {

@@ -50,7 +50,7 @@ function alive(pid: number): boolean {
 export function lockDataDir(dataDir: string, command = process.argv.slice(2).join(' ') || 'climate-pulse'): () => void {
   const dir = resolve(dataDir);
   try {
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
   } catch (err) {
     throw unwritable(dir, err);
   }
@@ -58,7 +58,7 @@ export function lockDataDir(dataDir: string, command = process.argv.slice(2).joi
   const me: Holder = { pid: process.pid, host: hostname(), command: `climate-pulse ${command}`.trim(), startedAt: new Date().toISOString() };
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      const fd = openSync(file, 'wx');
+      const fd = openSync(file, 'wx', 0o600);
       try {
         writeSync(fd, JSON.stringify(me) + '\n');
       } catch (err) {

@@ -37,13 +37,17 @@ export function registerWebhooks(program: Command) {
     .command('add')
     .description('add an endpoint; its signing secret (whsec_…) is printed once')
     .requiredOption('--org <id>', 'organization id')
-    .requiredOption('--url <url>', 'https:// URL (http:// only to 127.0.0.0/8, ::1 or localhost)')
+    .requiredOption('--url <url>', 'https:// URL of a public host (http:// to loopback only with WEBHOOK_ALLOW_PRIVATE=true, for tests)')
     .option('--events <types>', `comma-separated event types (default: all of ${WEBHOOK_EVENT_TYPES.join(', ')})`)
     .option('--json', 'print the endpoint and its secret as JSON')
     .action(async (opts: { org: string; url: string; events?: string; json?: boolean }) => {
       await withDatabase(async (db) => {
         await requireOrg(db, opts.org);
-        const endpoint = await addEndpoint(db, opts.org, { url: opts.url, eventTypes: parseEventTypes(opts.events) });
+        const endpoint = await addEndpoint(db, opts.org, {
+          url: opts.url,
+          eventTypes: parseEventTypes(opts.events),
+          allowPrivate: loadConfig().webhookAllowPrivate,
+        });
         const events = endpoint.eventTypes ?? [...WEBHOOK_EVENT_TYPES];
         if (opts.json) {
           console.log(JSON.stringify({ id: endpoint.id, url: endpoint.url, events, secret: endpoint.secret }));
@@ -113,10 +117,10 @@ export function registerWebhooks(program: Command) {
     .description('send a signed ping event to an endpoint now, once, and print the answer')
     .argument('<id>', 'endpoint id (whe_…)')
     .action(async (id: string) => {
-      const { webhookTimeoutMs } = loadConfig();
+      const { webhookTimeoutMs, webhookAllowPrivate } = loadConfig();
       await withDatabase(async (db) => {
         await requireEndpoint(db, id);
-        const ping = await sendPing(db, id, { timeoutMs: webhookTimeoutMs });
+        const ping = await sendPing(db, id, { timeoutMs: webhookTimeoutMs, allowPrivate: webhookAllowPrivate });
         const r = ping.result;
         const what = r.kind === 'ok' || r.kind === 'gone' ? `HTTP ${r.statusCode}` : 'error' in r ? r.error : r.kind;
         if (ping.outcome === 'succeeded') {
