@@ -72,24 +72,19 @@ export function restrictToOwner(dir: string) {
 
 /**
  * Checked at every start: a data directory that others can read or write would hand them every
- * organization's comments and the service's secrets, so the service refuses it, saying how to fix it.
+ * organization's comments and the service's secrets, so the service refuses it, saying how to fix
+ * it. What is inside an owner-only directory is out of others' reach; it is made 0600/0700 anyway
+ * (PGlite writes some files, such as pg_internal.init, with 0644).
  */
 export function checkOwnerOnly(dir: string) {
-  let loose = 0;
-  let first = '';
-  for (const { path, mode } of tree(dir)) {
-    if (mode & 0o077) {
-      loose++;
-      first ||= `${path} is ${mode.toString(8).padStart(4, '0')}`;
-    }
-  }
-  if (loose) {
+  const mode = lstatSync(dir).mode & 0o777;
+  if (mode & 0o077) {
     const where = resolve(dir);
     throw new DataDirPermissionsError(
-      `the embedded database in ${where} can be read or written by other users (${first}${loose > 1 ? `, and ${loose - 1} more` : ''}); ` +
-        `run: chmod -R go-rwx ${where}`,
+      `the embedded database in ${where} can be read or written by other users (it is ${mode.toString(8).padStart(4, '0')}); run: chmod -R go-rwx ${where}`,
     );
   }
+  restrictToOwner(dir);
 }
 
 /** A directory being made into a database is the owner's only before anything is written into it. */

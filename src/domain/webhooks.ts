@@ -92,7 +92,8 @@ export function refusedAddressKind(ip: string): string | null {
   return null;
 }
 
-const bare = (hostname: string) => hostname.replace(/^\[|\]$/g, '').toLowerCase();
+/** The host without IPv6 brackets or the root label's dot ("localhost." is localhost). */
+const bare = (hostname: string) => hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '').toLowerCase();
 const isLocalhostName = (host: string) => host === 'localhost' || host.endsWith('.localhost');
 const isLoopback = (hostname: string) => {
   const host = bare(hostname);
@@ -136,9 +137,9 @@ export function checkWebhookUrl(text: string, rules: WebhookUrlRules = {}): URL 
  * whichever address a retry would pick). The socket connects to an address checked here, so a
  * name that changes its answer between check and connect gains nothing.
  */
-export function safeLookup(rules: WebhookUrlRules): LookupFunction {
+export function safeLookup(rules: WebhookUrlRules, resolveAll: typeof dnsLookup = dnsLookup): LookupFunction {
   return (hostname, options, callback) => {
-    dnsLookup(hostname, { all: true, family: options.family, hints: options.hints }, (err, addresses) => {
+    resolveAll(hostname, { all: true, family: options.family, hints: options.hints }, (err, addresses) => {
       if (err) return callback(err, '', 0);
       const list = addresses as LookupAddress[];
       const refused = rules.allowPrivate ? undefined : list.find((a) => refusedAddressKind(a.address));

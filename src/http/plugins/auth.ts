@@ -37,25 +37,38 @@ export function registerAuth(app: FastifyInstance, keys: KeyResolver, failures: 
   app.decorateRequest('principal', null as unknown as KeyPrincipal);
   const running = new Map<string, Promise<KeyPrincipal | null>>();
 
-  const lookUp = async (ip: string, secret: string): Promise<{ principal: KeyPrincipal | null; counted: boolean }> => {
+  const lookUp = async (ip: string, secret: string, join = true): Promise<{ principal: KeyPrincipal | null; counted: boolean }> => {
     const cached = keys.peek(secret);
     if (cached !== undefined) return { principal: cached, counted: false };
-    const joined = running.get(secret);
-    if (joined) return { principal: await joined, counted: false };
-    await failures.reserve(ip); // 429 here: past the limit, nothing is looked up
-    const lookup = keys.resolve(secret);
-    running.set(secret, lookup);
-    let principal: KeyPrincipal | null;
-    try {
-      principal = await lookup;
-    } catch (err) {
-      await failures.refund(ip); // the database failed, not the client
-      throw err;
-    } finally {
-      running.delete(secret);
+    const joined = join ? running.get(secret) : undefined;
+    if (joined) {
+      try {
+        return { principal: await joined, counted: false };
+      } catch (err) {
+        // The address that started the lookup was refused (429); this request's own address decides.
+        if (err instanceof ApiError && err.code === 'rate_limited') return lookUp(ip, secret, false);
+        throw err;
+      }
     }
-    if (principal && !principal.revoked) await failures.refund(ip);
-    return { principal, counted: true };
+    // Registered before its first await, so concurrent requests for the same key join it.
+    const lookup = (async () => {
+      await failures.reserve(ip); // 429 here: past the limit, nothing is looked up
+      let principal: KeyPrincipal | null;
+      try {
+        principal = await keys.resolve(secret);
+      } catch (err) {
+        await failures.refund(ip); // the database failed, not the client
+        throw err;
+      }
+      if (principal && !principal.revoked) await failures.refund(ip);
+      return principal;
+    })();
+    running.set(secret, lookup);
+    try {
+      return { principal: await lookup, counted: true };
+    } finally {
+      if (running.get(secret) === lookup) running.delete(secret);
+    }
   };
 
   app.addHook('onRequest', async (request: FastifyRequest) => {

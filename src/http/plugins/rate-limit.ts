@@ -89,12 +89,13 @@ export class LimitCounters {
               this.downSince = 0;
               this.log.warn('rate limits: Redis is reachable again; limits are shared again');
             }
-            return resolve(res!);
+            // A copy: the in-memory store hands out its live entry, which later requests change.
+            return resolve({ current: res!.current, ttl: res!.ttl });
           }
           if (store !== this.shared) return reject(err);
           if (!this.downSince) this.log.error({ err: err.message }, 'rate limits: Redis unreachable; using per-process limits until it returns');
           this.downSince = Date.now();
-          this.local[method](key, (e, r) => (e ? reject(e) : resolve(r!)), timeWindow, max);
+          this.local[method](key, (e, r) => (e ? reject(e) : resolve({ current: r!.current, ttl: r!.ttl })), timeWindow, max);
         },
         timeWindow,
         max,
