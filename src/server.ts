@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
-import type { DatabaseExecutor } from './db/executor.js';
+import { sql, type DatabaseExecutor } from './db/executor.js';
 import { migrate } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
 import { purgeIdempotencyRecords } from './db/repositories/idempotency.js';
@@ -26,6 +26,7 @@ const PURGE_EVERY_MS = 10 * 60_000;
 export async function startServer(config: Config, opts: { db?: DatabaseExecutor } = {}): Promise<RunningServer> {
   const db = opts.db ?? (await openDatabase(config));
   await migrate(db);
+  await warmPool(db, config.dbPoolMax);
   const app = await buildApp(config, {
     db,
     logger: {
@@ -76,6 +77,16 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
       clearTimeout(timer);
     })());
   return { app, db, address, metricsAddress: metrics?.address, close };
+}
+
+/**
+ * Opens the pool's connections before listening: a cold process's first burst otherwise opened
+ * them all at once, on top of its first requests (issue 20, finding 9).
+ */
+async function warmPool(db: DatabaseExecutor, poolMax: number) {
+  if (db.kind !== 'pg') return;
+  const ping = sql('startup.warm_pool', 'SELECT 1 AS ok');
+  await Promise.all(Array.from({ length: Math.min(poolMax, 10) }, () => db.query(ping).catch(() => undefined)));
 }
 
 /** Several processes without Redis each count their own limits: said once, at start (by the first worker). */
