@@ -119,7 +119,7 @@ describe('finding 2: the failed-authentication limit holds under concurrency', (
   beforeAll(async () => {
     tdb = await createTestDatabase();
     await loadDataset(tdb.db, readDataset());
-  });
+  }, 180_000);
   afterAll(() => tdb.close());
 
   const appOn = async (db: DatabaseExecutor) =>
@@ -178,7 +178,7 @@ describe('finding 3: integer query values are bounded as text', () => {
   let t: TestApp;
   beforeAll(async () => {
     t = await createTestApp({ dataset: readDataset(), now: NOW });
-  });
+  }, 180_000);
   afterAll(() => t.close());
 
   const HUGE = [
@@ -321,7 +321,7 @@ describe('finding 7: answers before routing are in the contract shape; timeouts 
     });
     server = await startServer(config, { db: tdb.db });
     port = Number(new URL(server.address).port);
-  });
+  }, 180_000);
   afterAll(async () => {
     await server.close(); // closes the database too
   });
@@ -359,7 +359,7 @@ describe('finding 7: answers before routing are in the contract shape; timeouts 
     expect(ms).toBeLessThan(2500);
   });
 
-  it('a 401 carries WWW-Authenticate: Bearer realm="climate-pulse", with error="invalid_token" when a key was sent', async () => {
+  it('a 401 carries WWW-Authenticate with the climate-pulse realm, and error=invalid_token when a key was sent', async () => {
     const none = await fetch(`http://127.0.0.1:${port}/v1/org`);
     expect(none.status).toBe(401);
     expect(none.headers.get('www-authenticate')).toBe('Bearer realm="climate-pulse"');
@@ -436,12 +436,12 @@ describe('finding 10: team names are trimmed before their length is checked', ()
   let t: TestApp;
   beforeAll(async () => {
     t = await createTestApp({ dataset: readDataset(), now: NOW });
-  });
+  }, 180_000);
   afterAll(() => t.close());
   const post = (name: string, key: string) =>
     t.app.inject({ method: 'POST', url: '/v1/teams', payload: { name }, headers: { authorization: `Bearer ${KEYS.acme}`, 'idempotency-key': key } });
 
-  it('accepts " " + 80 characters + " " as the 80-character name, and refuses 81 after trimming', async () => {
+  it('accepts a space + 80 characters + a space as the 80-character name, and refuses 81 after trimming', async () => {
     const name = 'n'.repeat(79) + 'é';
     const res = await post(` ${name} `, 'trimmed-team-80-x');
     expect(res.statusCode, res.body).toBe(200);
