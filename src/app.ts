@@ -16,7 +16,7 @@ import { AuthFailureLimiter, connectRedis, LimitCounters, redisReady, registerKe
 import { registerErrorHandling, sendError } from './http/plugins/errors.js';
 import { registerOperations } from './http/plugins/operations.js';
 import { registerScopeCheck } from './http/plugins/scope.js';
-import { compileValidator } from './http/validation.js';
+import { checkIntegerText, compileValidator, type IntegerRule } from './http/validation.js';
 import { ErrorSchema } from './contract/schemas/common.js';
 import { registerApiRoutes } from './http/routes/index.js';
 import type { App, RouteDeps } from './http/routes/types.js';
@@ -121,14 +121,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     await registerKeyRateLimit(scope, counters);
     registerScopeCheck(scope);
     scope.addHook('preValidation', async (request) => {
-      const declared = (request.routeOptions.schema?.querystring as { properties?: Record<string, { type?: string }> } | undefined)
+      const declared = (request.routeOptions.schema?.querystring as { properties?: Record<string, IntegerRule> } | undefined)
         ?.properties;
       for (const [name, value] of Object.entries((request.query ?? {}) as Record<string, unknown>)) {
         if (Array.isArray(value)) throw new ApiError('invalid_request', `Query parameter '${name}' is given more than once.`);
-        // Ajv's type coercion turns "Infinity" into a number that passes its integer bounds.
-        if (declared?.[name]?.type === 'integer' && typeof value === 'string' && !/^[+-]?\d+$/.test(value.trim())) {
-          throw new ApiError('invalid_request', `Query parameter '${name}' must be an integer.`);
-        }
+        // Bounded as text before Ajv converts it: "Infinity" or 400 nines would pass its integer check.
+        const rule = declared?.[name];
+        const refused = rule?.type === 'integer' && typeof value === 'string' ? checkIntegerText(value, rule) : null;
+        if (refused) throw new ApiError('invalid_request', `Query parameter '${name}' ${refused}.`);
       }
     });
     registerApiRoutes(scope, routeDeps);

@@ -8,12 +8,23 @@ import { Value } from 'typebox/value';
 /** A decimal with at most two decimals, so alert thresholds compare exactly in integer hundredths. */
 const HUNDREDTHS = '^\\d{1,2}(\\.\\d{1,2})?$';
 
+/**
+ * Marks a variable whose value must never be printed: a configuration error names it and says
+ * what is wrong, without the value (a password in a URL, a token, a key). Every new secret
+ * variable is declared with it.
+ */
+const secret = <T extends object>(schema: T): T => Object.assign(schema, { secret: true });
+
+/** "true" or "false", as written in the environment. */
+const Flag = (fallback: boolean) =>
+  Type.Union([Type.Literal('true'), Type.Literal('false')], { default: String(fallback), description: 'true or false' });
+
 export const EnvSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
-  DATABASE_URL: Type.Optional(Type.String({ pattern: '^postgres(ql)?://' })),
+  DATABASE_URL: Type.Optional(secret(Type.String({ pattern: '^postgres(ql)?://', description: 'a postgres:// URL' }))),
   DATA_DIR: Type.String({ minLength: 1, default: './data' }),
-  REDIS_URL: Type.Optional(Type.String({ pattern: '^rediss?://' })),
+  REDIS_URL: Type.Optional(secret(Type.String({ pattern: '^rediss?://', description: 'a redis:// or rediss:// URL' }))),
   LOG_LEVEL: Type.Union(
     ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
     { default: 'info' },
@@ -25,10 +36,12 @@ export const EnvSchema = Type.Object({
   DB_POOL_MAX: Type.Integer({ minimum: 1, maximum: 500, default: 10 }),
   DB_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10_000 }),
   REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 30_000 }),
+  // Open connections of the public listener at once; more are closed as they arrive.
+  MAX_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1024 }),
   METRICS_PORT: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
   WORKERS: Type.Integer({ minimum: 1, maximum: 64, default: 1 }),
   MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 1000 }),
-  COMMENT_CURSOR_SECRET: Type.Optional(Type.String({ minLength: 32 })),
+  COMMENT_CURSOR_SECRET: Type.Optional(secret(Type.String({ minLength: 32 }))),
   COMMENTS_RELEASE_DELAY_HOURS: Type.Number({ minimum: 0, maximum: 720, default: 24 }),
   ALERTS_INTERVAL_MINUTES: Type.Integer({ minimum: 0, maximum: 10_080, default: 60 }),
   ALERTS_CLOSE_DELAY_MINUTES: Type.Integer({ minimum: 0, maximum: 10_080, default: 60 }),
@@ -42,6 +55,8 @@ export const EnvSchema = Type.Object({
   WEBHOOK_POLL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1000 }),
   WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 15_000 }),
   // The waits before each retry (the first attempt is immediate): durations like 500ms, 5s, 5m, 2h.
+  // Tests only: webhooks to loopback over http and to private addresses. Never in production.
+  WEBHOOK_ALLOW_PRIVATE: Flag(false),
   WEBHOOK_RETRY_SCHEDULE: Type.String({ pattern: '^\\s*\\d+(ms|s|m|h)\\s*(,\\s*\\d+(ms|s|m|h)\\s*)*$', default: '5s,5m,30m,2h,5h,10h,10h' }),
 });
 
@@ -61,6 +76,8 @@ export interface Config {
   dbPoolMax: number;
   dbStatementTimeoutMs: number;
   requestTimeoutMs: number;
+  /** Open connections of the public listener at once. */
+  maxConnections: number;
   metricsPort?: number;
   workers: number;
   maxEventLoopDelayMs: number;
@@ -79,6 +96,8 @@ export interface Config {
   adminToken?: string;
   webhookPollMs: number;
   webhookTimeoutMs: number;
+  /** Webhooks may go to loopback over http and to private addresses (tests only). */
+  webhookAllowPrivate: boolean;
   /** Milliseconds to wait before each retry; its length is the number of retries. */
   webhookRetryScheduleMs: number[];
 }
@@ -94,11 +113,32 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const withDefaults = Value.Default(EnvSchema, known);
   const converted = Value.Convert(EnvSchema, withDefaults) as Env;
   const first = Value.Errors(EnvSchema, converted)[0];
-  if (first) {
-    const name = first.instancePath.replace(/^\//, '') || 'environment';
-    throw new ConfigError(`invalid configuration: ${name}=${JSON.stringify(known[name] ?? '')} ${first.message}`);
+  if (first) throw new ConfigError(describeError(first.instancePath.replace(/^\//, ''), known, first.message));
+  // A URL its client cannot parse would fail later with the URL in the error: refuse it here, by name.
+  for (const name of ['DATABASE_URL', 'REDIS_URL'] as const) {
+    const value = converted[name];
+    if (value !== undefined && !URL.canParse(value)) throw new ConfigError(describeError(name, known, 'is not a valid URL'));
   }
   return fromEnv(converted);
+}
+
+/** Whether a variable is marked secret in EnvSchema (its value is never printed). */
+export function isSecretVariable(name: string): boolean {
+  const schema = (EnvSchema.properties as Record<string, { secret?: boolean }>)[name];
+  return Boolean(schema?.secret);
+}
+
+function describeError(name: string, known: Record<string, unknown>, message: string): string {
+  if (!name) return `invalid configuration: ${message}`;
+  const schema = (EnvSchema.properties as Record<string, { description?: string }>)[name];
+  if (isSecretVariable(name)) {
+    // The rule, never the value: a pattern could echo part of it, so only the description is shown.
+    const what = message.startsWith('must match pattern') ? (schema?.description ? `must be ${schema.description}` : 'is malformed') : message;
+    return `invalid configuration: ${name} ${what} (its value is secret and not shown)`;
+  }
+  // A union's own message ("must be equal to constant") says less than its description.
+  const what = schema?.description && /constant|anyOf/.test(message) ? `must be ${schema.description}` : message;
+  return `invalid configuration: ${name}=${JSON.stringify(known[name] ?? '')} ${what}`;
 }
 
 function fromEnv(e: Env): Config {
@@ -116,6 +156,7 @@ function fromEnv(e: Env): Config {
     dbPoolMax: e.DB_POOL_MAX,
     dbStatementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
+    maxConnections: e.MAX_CONNECTIONS,
     metricsPort: e.METRICS_PORT,
     workers: e.WORKERS,
     maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
@@ -133,6 +174,7 @@ function fromEnv(e: Env): Config {
     adminToken: e.ADMIN_TOKEN,
     webhookPollMs: e.WEBHOOK_POLL_MS,
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
+    webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE === 'true',
     webhookRetryScheduleMs: parseDurations(e.WEBHOOK_RETRY_SCHEDULE),
   };
 }

@@ -1,14 +1,16 @@
+import cluster from 'node:cluster';
 import { createServer, type Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { startAdminListeners } from './admin/listen.js';
 import { buildApp } from './app.js';
 import type { Config } from './config.js';
-import type { DatabaseExecutor } from './db/executor.js';
+import { sql, type DatabaseExecutor } from './db/executor.js';
 import { migrate } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
 import { purgeIdempotencyRecords } from './db/repositories/idempotency.js';
 import { startAlertSchedule } from './jobs/alerts.js';
 import { WebhookWorker } from './jobs/webhooks.js';
+import { answerNodeErrorsInContractShape } from './http/node-server.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -28,6 +30,7 @@ const PURGE_EVERY_MS = 10 * 60_000;
 export async function startServer(config: Config, opts: { db?: DatabaseExecutor } = {}): Promise<RunningServer> {
   const db = opts.db ?? (await openDatabase(config));
   await migrate(db);
+  await warmPool(db, config.dbPoolMax);
   const app = await buildApp(config, {
     db,
     logger: {
@@ -35,6 +38,8 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
       redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
     },
   });
+  answerNodeErrorsInContractShape(app.server, { requestTimeoutMs: config.requestTimeoutMs, maxConnections: config.maxConnections, log: app.log });
+  warnOfLooseLimits(config, app.log);
   const address = await app.listen({ port: config.port, host: config.host });
   const admin = await startAdminListeners(config, db, app.log); // the operator API: never on the public port
   // Every process purges; the DELETE is idempotent, so several doing it at once is harmless.
@@ -53,6 +58,7 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
     pollMs: config.webhookPollMs,
     timeoutMs: config.webhookTimeoutMs,
     retryScheduleMs: config.webhookRetryScheduleMs,
+    allowPrivate: config.webhookAllowPrivate,
     registry: app.metrics,
     log: app.log,
   });
@@ -77,6 +83,23 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
       clearTimeout(timer);
     })());
   return { app, db, address, metricsAddress: metrics?.address, adminAddress: admin.address, adminSocket: admin.socketPath, close };
+}
+
+/**
+ * Opens the pool's connections before listening: a cold process's first burst otherwise opened
+ * them all at once, on top of its first requests (issue 20, finding 9).
+ */
+async function warmPool(db: DatabaseExecutor, poolMax: number) {
+  if (db.kind !== 'pg') return;
+  const ping = sql('startup.warm_pool', 'SELECT 1 AS ok');
+  await Promise.all(Array.from({ length: Math.min(poolMax, 10) }, () => db.query(ping).catch(() => undefined)));
+}
+
+/** Several processes without Redis each count their own limits: said once, at start (by the first worker). */
+function warnOfLooseLimits(config: Config, log: FastifyInstance['log']) {
+  if (config.workers > 1 && !config.redisUrl && config.databaseUrl && (!cluster.isWorker || cluster.worker?.id === 1)) {
+    log.warn(`rate limits: WORKERS=${config.workers} without REDIS_URL, so each process counts its own limits (up to ${config.workers} times the plan's)`);
+  }
 }
 
 export function closeOnSignals(server: RunningServer) {

@@ -1,6 +1,7 @@
 import { mkdirSync, openSync, readFileSync, unlinkSync, writeSync, closeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
+import { restrictToOwner } from './pglite-init.js';
 
 /** Another live process holds the embedded data directory. */
 export class DataDirLockedError extends Error {}
@@ -26,6 +27,19 @@ function unwritable(dir: string, err: unknown): Error {
   );
 }
 
+/**
+ * The process that holds an embedded data directory creates files for its owner only: PGlite
+ * writes some files (pg_internal.init) 0644 whatever PostgreSQL asks, and only the umask narrows
+ * that. Nothing else this process writes is meant for other users either.
+ */
+function ownerOnlyUmask() {
+  try {
+    process.umask(process.umask() | 0o077);
+  } catch {
+    /* worker threads cannot change it; the start check and the directory's 0700 still hold */
+  }
+}
+
 interface Holder {
   pid: number;
   host: string;
@@ -49,8 +63,9 @@ function alive(pid: number): boolean {
  */
 export function lockDataDir(dataDir: string, command = process.argv.slice(2).join(' ') || 'climate-pulse'): () => void {
   const dir = resolve(dataDir);
+  ownerOnlyUmask();
   try {
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
   } catch (err) {
     throw unwritable(dir, err);
   }
@@ -58,7 +73,7 @@ export function lockDataDir(dataDir: string, command = process.argv.slice(2).joi
   const me: Holder = { pid: process.pid, host: hostname(), command: `climate-pulse ${command}`.trim(), startedAt: new Date().toISOString() };
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      const fd = openSync(file, 'wx');
+      const fd = openSync(file, 'wx', 0o600);
       try {
         writeSync(fd, JSON.stringify(me) + '\n');
       } catch (err) {
@@ -75,6 +90,11 @@ export function lockDataDir(dataDir: string, command = process.argv.slice(2).joi
       return () => {
         if (released) return;
         released = true;
+        try {
+          restrictToOwner(dir); // PGlite leaves a few files 0644 (pg_internal.init); none stays so at rest
+        } catch {
+          /* best effort: the next start narrows them again */
+        }
         try {
           const holder = JSON.parse(readFileSync(file, 'utf8')) as Holder;
           if (holder.pid === process.pid) unlinkSync(file);

@@ -65,6 +65,12 @@ export class KeyResolver {
     private readonly maxEntries = 10_000,
   ) {}
 
+  /** The cached answer for `secret` while it is fresh (null: known unknown); undefined when resolving would read the database. */
+  peek(secret: string): KeyPrincipal | null | undefined {
+    const hit = this.cache.get(hashKey(secret).toString('base64'));
+    return hit && Date.now() - hit.at < this.ttlMs ? hit.principal : undefined;
+  }
+
   async resolve(secret: string): Promise<KeyPrincipal | null> {
     const hash = hashKey(secret);
     const id = hash.toString('base64');

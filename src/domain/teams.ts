@@ -6,7 +6,9 @@ import { newId } from './keys.js';
 
 export async function createTeam(tx: Queryable, orgId: string, rawName: string, now: Date): Promise<{ id: string; name: string }> {
   const name = rawName.trim();
-  if (name.length < 1 || name.length > 80) throw invalid("Body field 'name' must be 1-80 characters after trimming.");
+  // Counted in characters (code points), as JSON Schema's maxLength counts them.
+  const length = [...name].length;
+  if (length < 1 || length > 80) throw invalid("Body field 'name' must be 1-80 characters after trimming.");
   const taken = () => new ApiError('team_name_taken', `A team named ${JSON.stringify(name)} already exists in this organization.`);
   if (await findTeamByName(tx, orgId, name)) throw taken();
   const id = newId('team');

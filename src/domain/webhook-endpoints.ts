@@ -43,12 +43,12 @@ const refusal = (err: unknown) => (err instanceof WebhookError ? invalid(err.mes
 export async function addOrgEndpoint(
   db: Queryable,
   orgId: string,
-  opts: { url: string; eventTypes: WebhookEventType[] | null },
+  opts: { url: string; eventTypes: WebhookEventType[] | null; allowPrivate?: boolean },
   now = new Date(),
 ): Promise<EndpointView & { secret: string }> {
   await requireLiveOrg(db, orgId);
   try {
-    const e = await addEndpoint(db, orgId, { url: opts.url, eventTypes: opts.eventTypes, now });
+    const e = await addEndpoint(db, orgId, { url: opts.url, eventTypes: opts.eventTypes, now, allowPrivate: opts.allowPrivate });
     return {
       id: e.id, orgId, url: e.url, eventTypes: e.eventTypes ?? [...WEBHOOK_EVENT_TYPES], enabled: true, disabledReason: null,
       createdAt: new Date(now).toISOString(), secret: e.secret,
@@ -83,10 +83,10 @@ export async function enableEndpointById(db: Queryable, id: string): Promise<End
   return { ...e, enabled: true, disabledReason: null };
 }
 
-export async function pingEndpoint(db: Queryable, id: string, timeoutMs: number) {
+export async function pingEndpoint(db: Queryable, id: string, opts: { timeoutMs: number; allowPrivate?: boolean }) {
   await endpointById(db, id);
   try {
-    const ping = await sendPing(db, id, { timeoutMs });
+    const ping = await sendPing(db, id, opts);
     const r = ping.result;
     const result = r.kind === 'ok' || r.kind === 'gone' ? `HTTP ${r.statusCode}` : 'error' in r ? r.error : r.kind;
     return { eventId: ping.eventId, deliveryId: ping.deliveryId, outcome: ping.outcome, result, url: ping.endpoint.url };

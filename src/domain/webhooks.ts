@@ -1,5 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { isIP } from 'node:net';
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import type { Queryable } from '../db/executor.js';
 import {
@@ -28,14 +31,86 @@ const MAX_RETRY_AFTER_MS = 24 * 3600e3;
 /** `whsec_` + base64 of 32 random bytes, the format `standardwebhooks` reads. */
 export const newWebhookSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 
+/**
+ * Addresses a webhook may never reach (SSRF): the service's own host, its private networks, the
+ * cloud metadata service, and every special-purpose range. IPv6 forms that carry an IPv4 address
+ * (mapped, compatible, NAT64, 6to4) are judged by that address.
+ */
+const REFUSED_V4: [string, number, string][] = [
+  ['0.0.0.0', 8, 'unspecified'], ['10.0.0.0', 8, 'private'], ['100.64.0.0', 10, 'private (shared)'], ['127.0.0.0', 8, 'loopback'],
+  ['169.254.0.0', 16, 'link-local'], ['172.16.0.0', 12, 'private'], ['192.0.0.0', 24, 'reserved'], ['192.0.2.0', 24, 'reserved'],
+  ['192.88.99.0', 24, 'reserved'], ['192.168.0.0', 16, 'private'], ['198.18.0.0', 15, 'reserved'], ['198.51.100.0', 24, 'reserved'],
+  ['203.0.113.0', 24, 'reserved'], ['224.0.0.0', 4, 'multicast'], ['240.0.0.0', 4, 'reserved'],
+];
+const REFUSED_V6: [string, number, string][] = [
+  ['::', 128, 'unspecified'], ['::1', 128, 'loopback'], ['fc00::', 7, 'private'], ['fe80::', 10, 'link-local'], ['fec0::', 10, 'private'],
+  ['ff00::', 8, 'multicast'], ['100::', 64, 'reserved'], ['2001:db8::', 32, 'reserved'], ['2001::', 23, 'reserved'],
+];
+const blocks = new Map<string, BlockList>();
+for (const [net, prefix, kind] of [...REFUSED_V4.map((r) => [...r, 'ipv4'] as const), ...REFUSED_V6.map((r) => [...r, 'ipv6'] as const)]) {
+  const list = blocks.get(kind) ?? new BlockList();
+  list.addSubnet(net, prefix, net.includes(':') ? 'ipv6' : 'ipv4');
+  blocks.set(kind, list);
+}
+
+/** The 8 groups of an IPv6 address (already valid), as numbers. */
+function ipv6Groups(ip: string): number[] {
+  let text = ip.toLowerCase().replace(/%.*$/, '');
+  const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
+  if (v4) {
+    const [a, b, c, d] = v4[1].split('.').map(Number);
+    text = text.slice(0, -v4[1].length) + `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.includes('::') ? text.split('::') : [text, undefined];
+  const h = head ? head.split(':') : [];
+  const t = tail === undefined ? [] : tail ? tail.split(':') : [];
+  const zeros = tail === undefined ? [] : Array(8 - h.length - t.length).fill('0');
+  return [...h, ...zeros, ...t].map((g) => parseInt(g, 16));
+}
+
+/** The IPv4 address an IPv6 address carries (mapped, compatible, NAT64, 6to4), if any. */
+function embeddedIpv4(ip: string): string | null {
+  const g = ipv6Groups(ip);
+  const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  const zero = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+  if (zero(0, 5) && g[5] === 0xffff) return v4(g[6], g[7]); // ::ffff:a.b.c.d
+  if (zero(0, 6) && (g[6] !== 0 || g[7] > 1)) return v4(g[6], g[7]); // ::a.b.c.d (deprecated)
+  if (g[0] === 0x64 && g[1] === 0xff9b && zero(2, 6)) return v4(g[6], g[7]); // 64:ff9b::/96
+  if (g[0] === 0x2002) return v4(g[1], g[2]); // 6to4
+  return null;
+}
+
+/** Why a webhook may not connect to `ip` ("loopback", "private", ...), or null when it may. */
+export function refusedAddressKind(ip: string): string | null {
+  const family = isIP(ip);
+  if (family === 0) return 'not an IP address';
+  if (family === 6) {
+    const inner = embeddedIpv4(ip);
+    if (inner) return refusedAddressKind(inner);
+  }
+  for (const [kind, list] of blocks) if (list.check(ip, family === 4 ? 'ipv4' : 'ipv6')) return kind;
+  return null;
+}
+
+/** The host without IPv6 brackets or the root label's dot ("localhost." is localhost). */
+const bare = (hostname: string) => hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '').toLowerCase();
+const isLocalhostName = (host: string) => host === 'localhost' || host.endsWith('.localhost');
 const isLoopback = (hostname: string) => {
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (host === 'localhost' || host === '::1') return true;
-  return isIP(host) === 4 && host.startsWith('127.');
+  const host = bare(hostname);
+  return isLocalhostName(host) || (isIP(host) !== 0 && refusedAddressKind(host) === 'loopback');
 };
 
-/** https:// to any host; http:// only to loopback (development). Checked when added and before every attempt. */
-export function checkWebhookUrl(text: string): URL {
+export interface WebhookUrlRules {
+  /** Tests only (WEBHOOK_ALLOW_PRIVATE): http:// to loopback, and private addresses. */
+  allowPrivate?: boolean;
+}
+
+/**
+ * https:// to a public host. An address written in the URL (in any notation: the URL parser
+ * turns `2130706433` into 127.0.0.1) is judged here; a host name is resolved and judged at each
+ * delivery (`safeLookup`). Checked when added and before every attempt.
+ */
+export function checkWebhookUrl(text: string, rules: WebhookUrlRules = {}): URL {
   let url: URL;
   try {
     url = new URL(text);
@@ -44,10 +119,40 @@ export function checkWebhookUrl(text: string): URL {
   }
   if (text.length > 2048) throw new WebhookError('the URL is longer than 2048 characters');
   if (url.username || url.password) throw new WebhookError('the URL must not carry credentials');
-  if (url.protocol === 'https:') return url;
-  if (url.protocol === 'http:' && isLoopback(url.hostname)) return url;
-  if (url.protocol === 'http:') throw new WebhookError('http:// is allowed only to 127.0.0.0/8, ::1 or localhost; use https://');
-  throw new WebhookError(`the URL must be https:// (got ${url.protocol})`);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new WebhookError(`the URL must be https:// (got ${url.protocol})`);
+  const host = bare(url.hostname);
+  if (url.protocol === 'http:' && !(rules.allowPrivate && isLoopback(host))) {
+    throw new WebhookError('the URL must be https:// (http:// only to loopback, in tests, with WEBHOOK_ALLOW_PRIVATE=true)');
+  }
+  if (!rules.allowPrivate) {
+    const kind = isIP(host) ? refusedAddressKind(host) : isLocalhostName(host) ? 'loopback' : null;
+    if (kind) throw new WebhookError(`the URL points to a ${kind} address (${host}); webhooks go to public hosts only`);
+  }
+  return url;
+}
+
+/**
+ * The DNS lookup of every delivery: all addresses of the host are resolved, and the connection is
+ * refused when any of them is not public (so a name that also resolves to 10.0.0.5 is refused,
+ * whichever address a retry would pick). The socket connects to an address checked here, so a
+ * name that changes its answer between check and connect gains nothing.
+ */
+export function safeLookup(rules: WebhookUrlRules, resolveAll: typeof dnsLookup = dnsLookup): LookupFunction {
+  return (hostname, options, callback) => {
+    resolveAll(hostname, { all: true, family: options.family, hints: options.hints }, (err, addresses) => {
+      if (err) return callback(err, '', 0);
+      const list = addresses as LookupAddress[];
+      const refused = rules.allowPrivate ? undefined : list.find((a) => refusedAddressKind(a.address));
+      if (refused || list.length === 0) {
+        const e = Object.assign(new Error(`${hostname} resolves to a ${refused ? refusedAddressKind(refused.address) : 'missing'} address (${refused?.address ?? 'none'})`), {
+          code: 'EADDRREFUSED',
+        });
+        return callback(e, '', 0);
+      }
+      if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list);
+      callback(null, list[0].address, list[0].family);
+    });
+  };
 }
 
 export function parseEventTypes(list: string | undefined): WebhookEventType[] | null {
@@ -65,9 +170,9 @@ export function parseEventTypes(list: string | undefined): WebhookEventType[] | 
 export async function addEndpoint(
   db: Queryable,
   orgId: string,
-  opts: { url: string; eventTypes: WebhookEventType[] | null; now?: Date },
+  opts: { url: string; eventTypes: WebhookEventType[] | null; now?: Date } & WebhookUrlRules,
 ): Promise<{ id: string; url: string; eventTypes: WebhookEventType[] | null; secret: string }> {
-  const url = checkWebhookUrl(opts.url).toString();
+  const url = checkWebhookUrl(opts.url, opts).toString();
   const id = newId('whe');
   const secret = newWebhookSecret();
   await insertEndpoint(db, orgId, { id, url, secret, eventTypes: opts.eventTypes, createdAt: opts.now ?? new Date() });
@@ -123,37 +228,53 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
   return Number.isFinite(ms) ? Math.min(Math.max(ms, 0), MAX_RETRY_AFTER_MS) : undefined;
 }
 
-/** One POST of a delivery: no redirects followed, a hard timeout, and `stop` to abandon it at shutdown. */
-export async function attemptDelivery(d: ClaimedDelivery, opts: { timeoutMs: number; stop?: AbortSignal }): Promise<AttemptResult> {
+/** POSTs `payload` to `url` through `safeLookup`; resolves with the answer's status and headers (its body is not read). */
+function post(url: URL, headers: Record<string, string>, payload: string, rules: WebhookUrlRules, signal: AbortSignal): Promise<IncomingMessage> {
+  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const req = send(url, { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(payload)) }, lookup: safeLookup(rules), signal, agent: false });
+    req.once('response', (res) => {
+      res.resume(); // the answer's body is not read
+      resolve(res);
+    });
+    req.once('error', reject);
+    req.end(payload);
+  });
+}
+
+/**
+ * One POST of a delivery: the URL rule checked again, the host resolved and judged, no redirects
+ * followed (node:http never follows them), a hard timeout, and `stop` to abandon it at shutdown.
+ */
+export async function attemptDelivery(d: ClaimedDelivery, opts: { timeoutMs: number; stop?: AbortSignal } & WebhookUrlRules): Promise<AttemptResult> {
+  let url: URL;
   try {
-    checkWebhookUrl(d.url);
+    url = checkWebhookUrl(d.url, opts);
   } catch (err) {
     return { kind: 'invalid', error: (err as Error).message };
   }
   const timeout = AbortSignal.timeout(opts.timeoutMs);
   const signal = opts.stop ? AbortSignal.any([timeout, opts.stop]) : timeout;
   try {
-    const res = await fetch(d.url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'user-agent': 'climate-pulse-webhooks/1',
-        ...signedHeaders(d.secret, d.eventId, d.payload),
-      },
-      body: d.payload,
-      redirect: 'manual',
+    const res = await post(
+      url,
+      { 'content-type': 'application/json', 'user-agent': 'climate-pulse-webhooks/1', ...signedHeaders(d.secret, d.eventId, d.payload) },
+      d.payload,
+      opts,
       signal,
-    });
-    await res.body?.cancel().catch(() => {}); // the answer's body is not read
-    if (res.status >= 200 && res.status < 300) return { kind: 'ok', statusCode: res.status };
-    if (res.status === 410) return { kind: 'gone', statusCode: 410 };
-    const error = res.status >= 300 && res.status < 400 ? `HTTP ${res.status} (redirects are not followed)` : `HTTP ${res.status}`;
-    return { kind: 'retryable', statusCode: res.status, error, retryAfterMs: parseRetryAfter(res.headers.get('retry-after')) };
+    );
+    const status = res.statusCode ?? 0;
+    if (status >= 200 && status < 300) return { kind: 'ok', statusCode: status };
+    if (status === 410) return { kind: 'gone', statusCode: 410 };
+    const error = status >= 300 && status < 400 ? `HTTP ${status} (redirects are not followed)` : `HTTP ${status}`;
+    const retryAfter = res.headers['retry-after'];
+    return { kind: 'retryable', statusCode: status, error, retryAfterMs: parseRetryAfter(typeof retryAfter === 'string' ? retryAfter : null) };
   } catch (err) {
     if (opts.stop?.aborted) return { kind: 'aborted' };
     if (timeout.aborted) return { kind: 'retryable', statusCode: null, error: `timed out after ${opts.timeoutMs} ms` };
-    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-    return { kind: 'retryable', statusCode: null, error: `network error: ${cause?.code ?? cause?.message ?? (err as Error).message}` };
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'EADDRREFUSED') return { kind: 'retryable', statusCode: null, error: `refused: ${e.message}` };
+    return { kind: 'retryable', statusCode: null, error: `network error: ${e.code ?? e.message}` };
   }
 }
 
@@ -208,7 +329,7 @@ export async function settleAttempt(
 export async function deliver(
   db: Queryable,
   d: ClaimedDelivery,
-  opts: { timeoutMs: number; scheduleMs: number[]; stop?: AbortSignal; final?: boolean },
+  opts: { timeoutMs: number; scheduleMs: number[]; stop?: AbortSignal; final?: boolean } & WebhookUrlRules,
 ): Promise<{ outcome: DeliveryOutcome; result: AttemptResult }> {
   const result: AttemptResult = d.enabled ? await attemptDelivery(d, opts) : { kind: 'invalid', error: 'endpoint disabled' };
   return { outcome: await settleAttempt(db, d, result, opts), result };
@@ -218,7 +339,7 @@ export async function deliver(
  * `webhooks test`: a `ping` event to one endpoint, attempted once by the caller (not retried)
  * and recorded as a delivery like any other, so it shows in `webhooks deliveries`.
  */
-export async function sendPing(db: Queryable, endpointId: string, opts: { timeoutMs: number }) {
+export async function sendPing(db: Queryable, endpointId: string, opts: { timeoutMs: number } & WebhookUrlRules) {
   const endpoint = await findEndpointById(db, endpointId);
   if (!endpoint) throw new WebhookError(`no webhook endpoint ${JSON.stringify(endpointId)}`);
   const at = new Date();

@@ -26,3 +26,28 @@ const bodies = instance(false);
 export function compileValidator({ schema, httpPart }: { schema: unknown; httpPart?: string }): ValidateFunction {
   return (httpPart === 'body' ? bodies : textParts).compile(schema as AnySchema);
 }
+
+export interface IntegerRule {
+  type?: string;
+  minimum?: number;
+  maximum?: number;
+}
+
+/** Digits as sent, optionally signed: ASCII only (`\d` without the u flag), no exponent, no fraction. */
+const INTEGER_TEXT = /^[+-]?\d+$/;
+
+/**
+ * An integer query value is checked as text before anything turns it into a number: 400 digits
+ * of nines would become Infinity, which passes Ajv's integer check and reached the database.
+ * Compared with BigInt, so no length of digits can overflow; without declared bounds the value
+ * must still be a safe integer. Returns the reason it is refused, or null.
+ */
+export function checkIntegerText(value: string, rule: IntegerRule): string | null {
+  const text = value.trim();
+  if (!INTEGER_TEXT.test(text)) return 'must be an integer';
+  const n = BigInt(text);
+  const min = BigInt(rule.minimum ?? Number.MIN_SAFE_INTEGER);
+  const max = BigInt(rule.maximum ?? Number.MAX_SAFE_INTEGER);
+  if (n < min || n > max) return `must be an integer from ${min} to ${max}`;
+  return null;
+}

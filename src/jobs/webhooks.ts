@@ -7,6 +7,8 @@ export interface WebhookWorkerOptions {
   pollMs: number;
   timeoutMs: number;
   retryScheduleMs: number[];
+  /** WEBHOOK_ALLOW_PRIVATE (tests only): deliveries may go to loopback over http and to private addresses. */
+  allowPrivate?: boolean;
   /** Deliveries in flight at once in this process (default 32). */
   maxInFlight?: number;
   registry?: Registry;
@@ -92,6 +94,7 @@ export class WebhookWorker {
         timeoutMs: this.opts.timeoutMs,
         scheduleMs: this.opts.retryScheduleMs,
         stop: this.stop.signal,
+        allowPrivate: this.opts.allowPrivate,
       });
       this.count(outcome);
     } catch (err) {

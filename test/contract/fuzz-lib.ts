@@ -365,7 +365,14 @@ function badString(schema: Schema, rng: Rng): string | undefined {
 function badQueryValue(p: Parameter, rng: Rng): string | undefined {
   const s = p.schema;
   if (s.type === 'integer') {
-    const options = ['abc', '1.5', '1e3', '', 'NaN', '0x10', String((s.maximum as number) + rng.int(1, 1000)), String((s.minimum as number) - rng.int(1, 1000))];
+    const digits = (n: number) => Array.from({ length: n }, (_, i) => (i === 0 ? rng.int(1, 9) : rng.int(0, 9))).join('');
+    const options = [
+      'abc', '1.5', '1e3', '', 'NaN', '0x10', String((s.maximum as number) + rng.int(1, 1000)), String((s.minimum as number) - rng.int(1, 1000)),
+      // Huge (309+ digits become Infinity as a double), negative, exponents, and digits that are not ASCII.
+      digits(rng.int(16, 400)), `-${digits(rng.int(1, 400))}`, `+${digits(rng.int(309, 400))}`, `${'0'.repeat(rng.int(1, 400))}${digits(rng.int(4, 20))}`,
+      `${rng.int(1, 9)}e${rng.int(1, 400)}`, `-${rng.int(1, 9)}e${rng.int(300, 400)}`, 'Infinity', '-Infinity', '9007199254740993',
+      encodeURIComponent(rng.pick(['٣', '١٠', '１', '৫', '߃', '𝟓', '³', 'Ⅻ'])),
+    ];
     return rng.pick(options);
   }
   return badString(s, rng);

@@ -30,3 +30,45 @@ describe('docs/security.md', () => {
     }
   });
 });
+
+/** What each production dependency is for. A new dependency without a role here fails the test below. */
+const ROLES: Record<string, string> = {
+  '@electric-sql/pglite': 'embedded database (PostgreSQL compiled to WASM)',
+  '@fastify/rate-limit': 'per-key rate limits (its stores count failed authentications too)',
+  '@fastify/swagger': 'OpenAPI document',
+  '@fastify/swagger-ui': 'API reference page',
+  '@fastify/type-provider-typebox': 'TypeBox types for routes',
+  '@fastify/under-pressure': 'not used since issue 20 (event-loop delay is measured in src/http/event-loop-delay.ts); to remove',
+  ajv: 'request validation',
+  'ajv-formats': 'date-time and date formats',
+  'cli-progress': 'CLI only: import progress bar',
+  commander: 'CLI only: commands and options',
+  'csv-parse': 'CLI only: CSV import',
+  fastify: 'HTTP server',
+  ioredis: 'Redis (shared rate-limit counters)',
+  pg: 'PostgreSQL driver',
+  'pg-copy-streams': 'PostgreSQL COPY for imports',
+  pino: 'logs',
+  'prom-client': 'metrics',
+  standardwebhooks: 'webhook signatures',
+  typebox: 'schemas',
+};
+
+/** The dependency table of docs/security.md, made from package.json: it cannot drift from what is installed. */
+export function dependencyTable(): string {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+  const rows = Object.entries(pkg.dependencies)
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([name, range]) => `| ${name} | ${range} | ${ROLES[name] ?? 'ROLE MISSING: add it to test/security/docs.test.ts'} |`);
+  return ['| package | version (package.json) | role |', '|---|---|---|', ...rows].join('\n');
+}
+
+describe('docs/security.md dependency table', () => {
+  it('is the table generated from package.json, every production dependency with its role', () => {
+    const doc = readFileSync(join(ROOT, 'docs/security.md'), 'utf8');
+    const m = /<!-- dependencies:begin -->\n([\s\S]*?)\n<!-- dependencies:end -->/.exec(doc);
+    expect(m, 'the markers around the table').not.toBeNull();
+    expect(dependencyTable()).not.toContain('ROLE MISSING');
+    expect(m![1]).toBe(dependencyTable());
+  });
+});

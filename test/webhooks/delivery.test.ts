@@ -41,7 +41,7 @@ describe('webhook delivery', () => {
   const secrets = new Map<string, string>();
 
   const endpoint = async (org: string, path: string, eventTypes: null | ('action.created' | 'action.updated' | 'alert.created')[] = null) => {
-    const e = await addEndpoint(t.db, `org_${org}`, { url: `${rx.url}${path}`, eventTypes });
+    const e = await addEndpoint(t.db, `org_${org}`, { url: `${rx.url}${path}`, eventTypes, allowPrivate: true });
     secrets.set(path, e.secret);
     return e;
   };
@@ -59,7 +59,7 @@ describe('webhook delivery', () => {
   beforeAll(async () => {
     t = await createTestApp({ dataset: dataset() });
     rx = await startReceiver((path, n) => scripts.get(path)?.(n) ?? 200);
-    worker = new WebhookWorker(t.db, { pollMs: 20, timeoutMs: 1000, retryScheduleMs: RETRY_MS, registry });
+    worker = new WebhookWorker(t.db, { pollMs: 20, timeoutMs: 1000, retryScheduleMs: RETRY_MS, registry, allowPrivate: true });
     worker.start();
   });
   afterAll(async () => {
@@ -270,7 +270,7 @@ describe('webhook delivery', () => {
     expect((await postAction('badurl', 'webhook-badurl-1', { title: 'Bad URL' })).statusCode).toBe(200);
     expect(await waitFor(async () => (await listDeliveries(t.db, 'org_badurl', { status: 'failed', limit: 5 })).length === 1)).toBe(true);
     expect((await listDeliveries(t.db, 'org_badurl', { limit: 5 }))[0]).toMatchObject({
-      attempts: 1, lastError: 'http:// is allowed only to 127.0.0.0/8, ::1 or localhost; use https://',
+      attempts: 1, lastError: 'the URL must be https:// (http:// only to loopback, in tests, with WEBHOOK_ALLOW_PRIVATE=true)',
     });
 
     scripts.set('/slow', () => 'hang');
@@ -301,21 +301,27 @@ describe('webhook delivery', () => {
 });
 
 describe('webhook rules', () => {
-  it('accepts https:// anywhere and http:// only to loopback', () => {
-    for (const ok of ['https://hooks.example.com/x', 'https://10.0.0.1/x', 'http://127.0.0.1:8080/h', 'http://127.5.6.7/', 'http://localhost:3000/h', 'http://[::1]:9000/h']) {
+  it('accepts https:// to public hosts, and http:// only to loopback with WEBHOOK_ALLOW_PRIVATE', () => {
+    for (const ok of ['https://hooks.example.com/x', 'https://8.8.8.8/x']) {
       expect(checkWebhookUrl(ok).toString()).toBe(new URL(ok).toString());
     }
+    for (const ok of ['http://127.0.0.1:8080/h', 'http://127.5.6.7/', 'http://localhost:3000/h', 'http://[::1]:9000/h', 'https://10.0.0.1/x']) {
+      expect(checkWebhookUrl(ok, { allowPrivate: true }).toString()).toBe(new URL(ok).toString());
+    }
+    const HTTPS_ONLY = 'the URL must be https:// (http:// only to loopback, in tests, with WEBHOOK_ALLOW_PRIVATE=true)';
     for (const [bad, message] of [
-      ['http://example.com/h', 'http:// is allowed only to 127.0.0.0/8, ::1 or localhost; use https://'],
-      ['http://128.0.0.1/h', 'http:// is allowed only to 127.0.0.0/8, ::1 or localhost; use https://'],
-      ['http://127.0.0.1.example.com/h', 'http:// is allowed only to 127.0.0.0/8, ::1 or localhost; use https://'],
-      ['http://[::2]/h', 'http:// is allowed only to 127.0.0.0/8, ::1 or localhost; use https://'],
+      ['http://example.com/h', HTTPS_ONLY],
+      ['http://127.0.0.1:8080/h', HTTPS_ONLY],
+      ['http://128.0.0.1/h', HTTPS_ONLY],
+      ['http://127.0.0.1.example.com/h', HTTPS_ONLY],
+      ['http://[::2]/h', HTTPS_ONLY],
       ['ftp://127.0.0.1/h', 'the URL must be https:// (got ftp:)'],
       ['https://user:pw@example.com/', 'the URL must not carry credentials'],
       ['not a url', 'not a URL: "not a url"'],
     ]) {
       expect(() => checkWebhookUrl(bad)).toThrow(message);
     }
+    for (const bad of ['http://example.com/h', 'http://128.0.0.1/h', 'http://[::2]/h']) expect(() => checkWebhookUrl(bad, { allowPrivate: true })).toThrow(HTTPS_ONLY);
   });
 
   it('retries on the schedule with +-10% jitter, then gives up', () => {

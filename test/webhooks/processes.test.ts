@@ -45,6 +45,8 @@ describe('webhooks across processes and restarts', () => {
   const hungOnce = new Set<string>();
   beforeAll(async () => {
     cdb = await createCliDatabase();
+    // The receiver is on 127.0.0.1 over http: allowed only with this switch (tests only).
+    Object.assign(cdb.env, { WEBHOOK_ALLOW_PRIVATE: 'true' });
     const file = join(tmpdir(), `webhooks-ds-${process.pid}.json`);
     writeFileSync(file, JSON.stringify(dataset));
     expect((await runCli(['load', file], cdb.env)).code).toBe(0);
@@ -67,7 +69,7 @@ describe('webhooks across processes and restarts', () => {
   it('operator commands; signed with the printed secret; pending events survive SIGKILL; failures are listed and replayed', async () => {
     const refused = await runCli(['webhooks', 'add', '--org', 'org_p', '--url', 'http://example.com/hook'], cdb.env);
     expect(refused.code).toBe(1);
-    expect(refused.stderr.trim()).toBe('climate-pulse: http:// is allowed only to 127.0.0.0/8, ::1 or localhost; use https://');
+    expect(refused.stderr.trim()).toBe('climate-pulse: the URL must be https:// (http:// only to loopback, in tests, with WEBHOOK_ALLOW_PRIVATE=true)');
     const badType = await runCli(['webhooks', 'add', '--org', 'org_p', '--url', `${rx.url}/x`, '--events', 'action.created,pulse.created'], cdb.env);
     expect(badType.stderr.trim()).toBe('climate-pulse: unknown event type "pulse.created" (known: alert.created, action.created, action.updated)');
 

@@ -22,13 +22,13 @@ describe('webhook worker', () => {
   });
 
   it('at close abandons the attempt in flight, which is due again at once for the next worker', async () => {
-    const { secret } = await addEndpoint(t.db, 'org_w', { url: `${rx.url}/w`, eventTypes: ['action.created'] });
+    const { secret } = await addEndpoint(t.db, 'org_w', { url: `${rx.url}/w`, eventTypes: ['action.created'], allowPrivate: true });
     // Not subscribed: nothing is written.
     expect(await t.db.transaction((tx) => recordEvent(tx, 'org_w', 'alert.created', { id: 'al_1' }))).toBeNull();
     const eventId = await t.db.transaction((tx) => recordEvent(tx, 'org_w', 'action.created', { $id: 'act_1' }, new Date('2026-11-23T10:00:00.000Z')));
     expect(eventId).toMatch(/^msg_[0-9A-Za-z]{16}$/);
 
-    const first = new WebhookWorker(t.db, { pollMs: 20, timeoutMs: 10_000, retryScheduleMs: [60_000] });
+    const first = new WebhookWorker(t.db, { pollMs: 20, timeoutMs: 10_000, retryScheduleMs: [60_000], allowPrivate: true });
     first.start();
     expect(await waitFor(() => rx.received.length === 1)).toBe(true);
     const closedAt = Date.now();
@@ -39,7 +39,7 @@ describe('webhook worker', () => {
     expect(Date.parse(d.nextAttemptAt!)).toBeLessThanOrEqual(Date.now());
 
     hang = false;
-    const second = new WebhookWorker(t.db, { pollMs: 20, timeoutMs: 10_000, retryScheduleMs: [60_000] });
+    const second = new WebhookWorker(t.db, { pollMs: 20, timeoutMs: 10_000, retryScheduleMs: [60_000], allowPrivate: true });
     second.start();
     expect(await waitFor(() => rx.received.length === 2)).toBe(true);
     expect(await waitFor(async () => (await listDeliveries(t.db, 'org_w', { limit: 5 }))[0].status === 'succeeded')).toBe(true);

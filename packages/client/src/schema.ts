@@ -315,6 +315,8 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the window resets. */
                     "RateLimit-Reset"?: number;
+                    /** @description The RFC 6750 challenge; error="invalid_token" when a key was sent. */
+                    "WWW-Authenticate"?: "Bearer realm=\"climate-pulse\"" | "Bearer realm=\"climate-pulse\", error=\"invalid_token\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -507,6 +509,8 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the window resets. */
                     "RateLimit-Reset"?: number;
+                    /** @description The RFC 6750 challenge; error="invalid_token" when a key was sent. */
+                    "WWW-Authenticate"?: "Bearer realm=\"climate-pulse\"" | "Bearer realm=\"climate-pulse\", error=\"invalid_token\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -712,6 +716,8 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the window resets. */
                     "RateLimit-Reset"?: number;
+                    /** @description The RFC 6750 challenge; error="invalid_token" when a key was sent. */
+                    "WWW-Authenticate"?: "Bearer realm=\"climate-pulse\"" | "Bearer realm=\"climate-pulse\", error=\"invalid_token\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -938,6 +944,8 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the window resets. */
                     "RateLimit-Reset"?: number;
+                    /** @description The RFC 6750 challenge; error="invalid_token" when a key was sent. */
+                    "WWW-Authenticate"?: "Bearer realm=\"climate-pulse\"" | "Bearer realm=\"climate-pulse\", error=\"invalid_token\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1131,6 +1139,8 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the window resets. */
                     "RateLimit-Reset"?: number;
+                    /** @description The RFC 6750 challenge; error="invalid_token" when a key was sent. */
+                    "WWW-Authenticate"?: "Bearer realm=\"climate-pulse\"" | "Bearer realm=\"climate-pulse\", error=\"invalid_token\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1318,6 +1328,8 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the window resets. */
                     "RateLimit-Reset"?: number;
+                    /** @description The RFC 6750 challenge; error="invalid_token" when a key was sent. */
+                    "WWW-Authenticate"?: "Bearer realm=\"climate-pulse\"" | "Bearer realm=\"climate-pulse\", error=\"invalid_token\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1510,6 +1522,8 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the window resets. */
                     "RateLimit-Reset"?: number;
+                    /** @description The RFC 6750 challenge; error="invalid_token" when a key was sent. */
+                    "WWW-Authenticate"?: "Bearer realm=\"climate-pulse\"" | "Bearer realm=\"climate-pulse\", error=\"invalid_token\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1713,6 +1727,8 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the window resets. */
                     "RateLimit-Reset"?: number;
+                    /** @description The RFC 6750 challenge; error="invalid_token" when a key was sent. */
+                    "WWW-Authenticate"?: "Bearer realm=\"climate-pulse\"" | "Bearer realm=\"climate-pulse\", error=\"invalid_token\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1893,6 +1909,8 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the window resets. */
                     "RateLimit-Reset"?: number;
+                    /** @description The RFC 6750 challenge; error="invalid_token" when a key was sent. */
+                    "WWW-Authenticate"?: "Bearer realm=\"climate-pulse\"" | "Bearer realm=\"climate-pulse\", error=\"invalid_token\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2028,7 +2046,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description Trimmed; 1-80 characters, not only whitespace; unique in the organization regardless of case. */
+                    /** @description Trimmed; 1-80 characters after trimming (at most 256 as sent), not only whitespace; unique in the organization regardless of case. */
                     name: string;
                 };
             };
@@ -2090,6 +2108,8 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the window resets. */
                     "RateLimit-Reset"?: number;
+                    /** @description The RFC 6750 challenge; error="invalid_token" when a key was sent. */
+                    "WWW-Authenticate"?: "Bearer realm=\"climate-pulse\"" | "Bearer realm=\"climate-pulse\", error=\"invalid_token\"";
                     [name: string]: unknown;
                 };
                 content: {
@@ -2286,6 +2306,8 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the window resets. */
                     "RateLimit-Reset"?: number;
+                    /** @description The RFC 6750 challenge; error="invalid_token" when a key was sent. */
+                    "WWW-Authenticate"?: "Bearer realm=\"climate-pulse\"" | "Bearer realm=\"climate-pulse\", error=\"invalid_token\"";
                     [name: string]: unknown;
                 };
                 content: {

@@ -58,7 +58,7 @@ export function registerWebhookRoutes(app: App, { db, now, config }: AdminRouteD
       },
     },
     async (request, reply) => {
-      const e = await addOrgEndpoint(db, request.params.orgId, { url: request.body.url, eventTypes: request.body.eventTypes ?? null }, now());
+      const e = await addOrgEndpoint(db, request.params.orgId, { url: request.body.url, eventTypes: request.body.eventTypes ?? null, allowPrivate: config.webhookAllowPrivate }, now());
       reply.code(201);
       return e;
     },
@@ -137,7 +137,7 @@ export function registerWebhookRoutes(app: App, { db, now, config }: AdminRouteD
         response: adminResponses(Type.Object({ ...PingResultSchema.properties, url: Type.String() }, { additionalProperties: false }), 'What the attempt did.'),
       },
     },
-    async (request) => pingEndpoint(db, request.params.endpointId, config.webhookTimeoutMs),
+    async (request) => pingEndpoint(db, request.params.endpointId, { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate }),
   );
 
   app.post(

@@ -29,6 +29,13 @@ export const COMMON_HEADERS = {
 };
 
 const RETRY_AFTER = { 'Retry-After': intHeader('Whole seconds to wait before retrying (>= 1).', 1, 3600) };
+const WWW_AUTHENTICATE = {
+  'WWW-Authenticate': {
+    type: 'string',
+    enum: ['Bearer realm="climate-pulse"', 'Bearer realm="climate-pulse", error="invalid_token"'],
+    description: 'The RFC 6750 challenge; error="invalid_token" when a key was sent.',
+  },
+};
 
 /**
  * The documented answers of an endpoint: its success body, then every status the seed says any
@@ -44,7 +51,8 @@ export function responses(ok: TSchema, description: string, opts: { conflict?: s
     out[status] = {
       ...ERROR_REF,
       description: status === 409 && opts.conflict ? opts.conflict : ERROR_DESCRIPTIONS[status],
-      headers: status === 429 || status === 503 ? { ...COMMON_HEADERS, ...RETRY_AFTER } : COMMON_HEADERS,
+      headers:
+        status === 429 || status === 503 ? { ...COMMON_HEADERS, ...RETRY_AFTER } : status === 401 ? { ...COMMON_HEADERS, ...WWW_AUTHENTICATE } : COMMON_HEADERS,
     };
   }
   return out;

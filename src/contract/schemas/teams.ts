@@ -21,9 +21,10 @@ export const CreateTeamBodySchema = Type.Object(
   {
     name: Type.String({
       minLength: 1,
-      maxLength: 80,
+      // The bound of the text as sent; the 1-80 rule applies after trimming (domain/teams.ts).
+      maxLength: 256,
       pattern: '\\S',
-      description: 'Trimmed; 1-80 characters, not only whitespace; unique in the organization regardless of case.',
+      description: 'Trimmed; 1-80 characters after trimming (at most 256 as sent), not only whitespace; unique in the organization regardless of case.',
     }),
   },
   { additionalProperties: false, examples: [{ name: 'Platform' }] },

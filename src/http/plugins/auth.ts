@@ -13,21 +13,80 @@ declare module 'fastify' {
 
 const BEARER = /^bearer[ ]+([\x21-\x7e]{1,512})[ ]*$/i;
 
+/** RFC 6750: a key was sent and is not valid. Without one, errors.ts adds the bare challenge. */
+export const INVALID_TOKEN = 'Bearer realm="climate-pulse", error="invalid_token"';
+
+/** How many Authorization headers the client sent (Node keeps only the first of duplicates). */
+function authorizationHeaders(request: FastifyRequest): number {
+  const raw = request.raw.rawHeaders;
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i].toLowerCase() === 'authorization') n++;
+  return n;
+}
+
 /**
  * Authentication, organization and plan checks, in the contract's order (section 2).
  * Runs in onRequest, so it precedes body parsing and validation.
+ *
+ * A key is looked up in the database only after a failed authentication has been reserved for
+ * the client's address (AuthFailureLimiter), and given back when the key is valid. Keys already
+ * in the resolver's cache, and requests for a key whose lookup is already running, start no
+ * lookup and reserve nothing: a valid client's burst is not limited, a guesser's is.
  */
 export function registerAuth(app: FastifyInstance, keys: KeyResolver, failures: AuthFailureLimiter, usage: KeyUsageRecorder) {
   app.decorateRequest('principal', null as unknown as KeyPrincipal);
+  const running = new Map<string, Promise<KeyPrincipal | null>>();
+
+  const lookUp = async (ip: string, secret: string, join = true): Promise<{ principal: KeyPrincipal | null; counted: boolean }> => {
+    const cached = keys.peek(secret);
+    if (cached !== undefined) return { principal: cached, counted: false };
+    const joined = join ? running.get(secret) : undefined;
+    if (joined) {
+      try {
+        return { principal: await joined, counted: false };
+      } catch (err) {
+        // The address that started the lookup was refused (429); this request's own address decides.
+        if (err instanceof ApiError && err.code === 'rate_limited') return lookUp(ip, secret, false);
+        throw err;
+      }
+    }
+    // Registered before its first await, so concurrent requests for the same key join it.
+    const lookup = (async () => {
+      await failures.reserve(ip); // 429 here: past the limit, nothing is looked up
+      let principal: KeyPrincipal | null;
+      try {
+        principal = await keys.resolve(secret);
+      } catch (err) {
+        await failures.refund(ip); // the database failed, not the client
+        throw err;
+      }
+      if (principal && !principal.revoked) await failures.refund(ip);
+      return principal;
+    })();
+    running.set(secret, lookup);
+    try {
+      return { principal: await lookup, counted: true };
+    } finally {
+      if (running.get(secret) === lookup) running.delete(secret);
+    }
+  };
+
   app.addHook('onRequest', async (request: FastifyRequest) => {
     // An address that failed too often is refused before any key is looked at, so keys cannot be guessed at speed.
     await failures.check(request.ip);
     const header = request.headers.authorization;
-    const m = typeof header === 'string' ? BEARER.exec(header) : null;
-    const principal = m ? await keys.resolve(m[1]) : null;
+    // Two Authorization headers are ambiguous (which one is the key?): refused, never the first one taken.
+    const single = authorizationHeaders(request) <= 1;
+    const m = single && typeof header === 'string' ? BEARER.exec(header) : null;
+    const { principal, counted } = m ? await lookUp(request.ip, m[1]) : { principal: null, counted: false };
     if (!principal || principal.revoked) {
-      await failures.failed(request.ip);
-      throw new ApiError('unauthorized', m ? 'The API key is invalid or revoked.' : "Send 'Authorization: Bearer <API key>'.");
+      if (!counted) await failures.failed(request.ip);
+      const message = !single
+        ? 'Send exactly one Authorization header.'
+        : m
+          ? 'The API key is invalid or revoked.'
+          : "Send 'Authorization: Bearer <API key>'.";
+      throw new ApiError('unauthorized', message, m || !single ? { 'www-authenticate': INVALID_TOKEN } : {});
     }
     if (principal.orgDeleted) throw new ApiError('org_not_found', 'The organization of this API key no longer exists.');
     if (!principal.restApi) throw new ApiError('plan_forbidden', "The organization's plan does not include the REST API.");

@@ -101,7 +101,11 @@ export function toApiError(
   return new ApiError('internal_error', 'An unexpected error occurred; it has been logged with the request id.');
 }
 
+/** RFC 6750 challenge of every 401 (auth.ts adds `error="invalid_token"` when a key was sent). */
+export const BEARER_CHALLENGE = 'Bearer realm="climate-pulse"';
+
 export function sendError(reply: FastifyReply, e: ApiError) {
+  if (e.statusCode === 401 && !e.headers['www-authenticate']) reply.header('www-authenticate', BEARER_CHALLENGE);
   return reply
     .code(e.statusCode)
     .headers(e.headers)

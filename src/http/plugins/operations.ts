@@ -1,9 +1,9 @@
-import underPressure from '@fastify/under-pressure';
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DatabaseExecutor } from '../../db/executor.js';
 import { ApiError } from '../../contract/errors.js';
 import { sendError } from './errors.js';
+import { watchEventLoopDelay } from '../event-loop-delay.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -63,19 +63,18 @@ export async function registerOperations(
 
   if (opts.maxEventLoopDelayMs > 0) {
     let readyAt = Number.POSITIVE_INFINITY;
+    const loop = watchEventLoopDelay();
     app.addHook('onReady', async () => {
       readyAt = Date.now();
     });
-    await app.register(underPressure, {
-      maxEventLoopDelay: opts.maxEventLoopDelayMs,
-      sampleInterval: 200,
-      exposeStatusRoute: false,
-      pressureHandler: (_request, reply, type, value) => {
-        // Start-up (migrations, module loading, JIT) delays the loop without any load: serve normally.
-        if (Date.now() - readyAt < opts.sheddingWarmupMs) return;
-        app.log.warn({ type, value }, 'shedding load');
-        sendError(reply, new ApiError('service_unavailable', 'The service is overloaded; retry shortly.', { 'retry-after': '5' }));
-      },
+    app.addHook('onClose', async () => loop.stop());
+    app.addHook('onRequest', async (request, reply) => {
+      const delay = loop.delayMs();
+      // Start-up (migrations, module loading, JIT) delays the loop without any load: serve normally.
+      if (delay <= opts.maxEventLoopDelayMs || Date.now() - readyAt < opts.sheddingWarmupMs) return;
+      app.log.warn({ type: 'eventLoopDelay', value: Math.round(delay) }, 'shedding load');
+      reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff').header('cache-control', 'no-store');
+      return sendError(reply, new ApiError('service_unavailable', 'The service is overloaded; retry shortly.', { 'retry-after': '5' }));
     });
   }
 }

@@ -15,6 +15,19 @@ const RedisStore = require('@fastify/rate-limit/store/RedisStore.js') as new (ce
 const LocalStore = require('@fastify/rate-limit/store/LocalStore.js') as new (ce: boolean, eb: boolean, cache: number) => Store;
 
 export const WINDOW_MS = 60_000;
+
+declare module 'ioredis' {
+  interface RedisCommander {
+    refundLimit(key: string): Promise<number>;
+  }
+}
+
+/** Decrements a counter that exists and is above zero, atomically. */
+const REFUND_LUA = `
+  local current = tonumber(redis.call('GET', KEYS[1]) or '0')
+  if current > 0 then return redis.call('DECR', KEYS[1]) end
+  return 0
+`;
 const REDIS_RETRY_MS = 5_000;
 
 /**
@@ -31,9 +44,32 @@ export class LimitCounters {
   constructor(
     private readonly log: FastifyBaseLogger,
     readonly redis?: Redis,
-    namespace = 'climate-pulse:rl:',
+    private readonly namespace = 'climate-pulse:rl:',
   ) {
-    if (redis) this.shared = new RedisStore(false, false, redis, namespace);
+    if (redis) {
+      this.shared = new RedisStore(false, false, redis, namespace);
+      if (!redis.refundLimit) redis.defineCommand('refundLimit', { numberOfKeys: 1, lua: REFUND_LUA });
+      if (redis.status !== 'ready') {
+        // Said once, at start: until Redis answers, each process counts on its own.
+        this.log.warn('rate limits: Redis is not reachable at start; limits are per process until it answers');
+        this.downSince = Date.now();
+      }
+    }
+  }
+
+  /**
+   * Gives back one unit of `key` in the store that counts now (a failed-authentication
+   * reservation whose key turned out valid). Never below zero; a lost refund only makes the
+   * limit stricter, so errors are ignored.
+   */
+  async refund(key: string): Promise<void> {
+    const store = this.pick();
+    if (store === this.shared) {
+      await this.redis!.refundLimit(this.namespace + key).catch(() => {});
+      return;
+    }
+    const entry = (this.local as unknown as { lru: { get(k: string): { current: number } | undefined } }).lru.get(key);
+    if (entry && entry.current > 0) entry.current--;
   }
 
   private pick(): Store {
@@ -53,12 +89,13 @@ export class LimitCounters {
               this.downSince = 0;
               this.log.warn('rate limits: Redis is reachable again; limits are shared again');
             }
-            return resolve(res!);
+            // A copy: the in-memory store hands out its live entry, which later requests change.
+            return resolve({ current: res!.current, ttl: res!.ttl });
           }
           if (store !== this.shared) return reject(err);
           if (!this.downSince) this.log.error({ err: err.message }, 'rate limits: Redis unreachable; using per-process limits until it returns');
           this.downSince = Date.now();
-          this.local[method](key, (e, r) => (e ? reject(e) : resolve(r!)), timeWindow, max);
+          this.local[method](key, (e, r) => (e ? reject(e) : resolve({ current: r!.current, ttl: r!.ttl })), timeWindow, max);
         },
         timeWindow,
         max,
@@ -135,23 +172,42 @@ export async function registerKeyRateLimit(scope: FastifyInstance, counters: Lim
   });
 }
 
-/** Failed authentications counted per client address; past the limit the address gets 429. */
+/**
+ * Failed authentications counted per client address; past the limit the address gets 429.
+ * A request that will look a key up reserves its failure first (one atomic increment, in memory
+ * or in Redis) and gives it back when the key is valid: however many requests arrive at once,
+ * at most `perMinute` lookups start in a window (CONTRACT section 7).
+ */
 export class AuthFailureLimiter {
   constructor(
     private readonly counters: LimitCounters,
     private readonly perMinute: number,
   ) {}
 
-  async check(ip: string) {
-    const { current, ttl } = await this.counters.read(`authfail:${ip}`, WINDOW_MS, this.perMinute);
-    if (current >= this.perMinute) {
-      throw new ApiError('rate_limited', 'Too many failed authentications from this address; wait before retrying.', {
-        'retry-after': retryAfter(ttl),
-      });
-    }
+  private refuse(ttl: number): never {
+    throw new ApiError('rate_limited', 'Too many failed authentications from this address; wait before retrying.', {
+      'retry-after': retryAfter(ttl),
+    });
   }
 
+  /** Refuses an address already at the limit, before anything else is looked at. */
+  async check(ip: string) {
+    const { current, ttl } = await this.counters.read(`authfail:${ip}`, WINDOW_MS, this.perMinute);
+    if (current >= this.perMinute) this.refuse(ttl);
+  }
+
+  /** Counts one failure now; 429 when it is past the limit (else the caller answers 401). */
   async failed(ip: string) {
-    await this.counters.incr(`authfail:${ip}`, WINDOW_MS, this.perMinute);
+    const { current, ttl } = await this.counters.incr(`authfail:${ip}`, WINDOW_MS, this.perMinute);
+    if (current > this.perMinute) this.refuse(ttl);
+  }
+
+  /** Reserves a failure before a lookup: the same as `failed`, undone by `refund` if the key is valid. */
+  reserve(ip: string) {
+    return this.failed(ip);
+  }
+
+  refund(ip: string) {
+    return this.counters.refund(`authfail:${ip}`);
   }
 }

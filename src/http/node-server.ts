@@ -1,0 +1,78 @@
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { ErrorCode } from '../contract/errors.js';
+
+/**
+ * What Node's HTTP server refuses before any request reaches Fastify (headers over the limit,
+ * malformed framing, a request that does not arrive in time) is answered in the contract's
+ * error shape with an X-Request-Id, like every other answer (CONTRACT section 3). Used by every
+ * listener the service opens.
+ */
+export interface NodeServerLimits {
+  /** A request must have arrived whole within this time, else 408. */
+  requestTimeoutMs: number;
+  /** Open connections at once; further ones are closed as they arrive. */
+  maxConnections?: number;
+  log?: { warn(obj: object, msg: string): void };
+}
+
+/** How often Node looks for requests past their deadline: the timeout is honoured within this. */
+const CHECK_EVERY_MS = 500;
+
+function errorAnswer(status: number, code: ErrorCode, message: string): string {
+  const body = JSON.stringify({ error: { code, message } });
+  return (
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n` +
+    'Content-Type: application/json; charset=utf-8\r\n' +
+    `Content-Length: ${Buffer.byteLength(body)}\r\n` +
+    `X-Request-Id: ${randomUUID()}\r\n` +
+    'X-Content-Type-Options: nosniff\r\n' +
+    'Cache-Control: no-store\r\n' +
+    'Connection: close\r\n\r\n' +
+    body
+  );
+}
+
+/** The answer to a request Node's parser or timers refused. */
+export function clientErrorAnswer(err: { code?: string }, requestTimeoutMs: number): string {
+  switch (err.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return errorAnswer(431, 'invalid_request', 'The request headers are larger than the server accepts.');
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return errorAnswer(408, 'invalid_request', `The request did not arrive whole within ${requestTimeoutMs} ms.`);
+    default:
+      return errorAnswer(400, 'invalid_request', 'The request is not valid HTTP (malformed request line, headers or framing).');
+  }
+}
+
+/** Call before `listen`: Node reads the checking interval when the server starts listening. */
+export function answerNodeErrorsInContractShape(server: Server, limits: NodeServerLimits) {
+  server.requestTimeout = limits.requestTimeoutMs;
+  // Node's default (60 s) would outlast a shorter request timeout.
+  server.headersTimeout = Math.min(server.headersTimeout || 60_000, limits.requestTimeoutMs);
+  // Node checks deadlines every 30 s by default, so a 30 s timeout fired after 30-60 s.
+  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = Math.min(CHECK_EVERY_MS, limits.requestTimeoutMs);
+  if (limits.maxConnections) {
+    server.maxConnections = limits.maxConnections;
+    let warnedAt = 0;
+    server.on('drop', () => {
+      if (Date.now() - warnedAt < 60_000) return; // once a minute at most
+      warnedAt = Date.now();
+      limits.log?.warn({ maxConnections: limits.maxConnections }, 'connection limit reached; new connections are closed');
+    });
+  }
+  // The latest request of each connection, to know whether a refused one was answered already.
+  const latest = new WeakMap<Socket, ServerResponse>();
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => latest.set(req.socket, res));
+  server.removeAllListeners('clientError'); // Fastify's own answers in its own shape
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => {
+    if (err.code === 'ECONNRESET' || socket.destroyed) return;
+    // A request answered before its body arrived (a 401, say) that then times out gets no second answer.
+    const res = latest.get(socket);
+    const answered = res !== undefined && res.headersSent && !res.req.complete;
+    if (socket.writable && !answered) socket.end(clientErrorAnswer(err, limits.requestTimeoutMs));
+    socket.destroySoon?.();
+    setTimeout(() => socket.destroy(), 1_000).unref();
+  });
+}
