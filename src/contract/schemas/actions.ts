@@ -39,11 +39,24 @@ export type CreateActionBody = Static<typeof CreateActionBodySchema>;
 export const UpdateActionBodySchema = Type.Object(
   {
     title: Type.Optional(Type.String({ minLength: 2, maxLength: 120 })),
-    description: Type.Optional(Type.String({ maxLength: 500 })),
-    endDate: Type.Optional(Type.String({ format: 'date-time', maxLength: 35, description: "Not before the action's startDate." })),
+    description: Type.Optional(Nullable(Type.String({ maxLength: 500, description: 'Up to 500 characters, or null to clear.' }))),
+    endDate: Type.Optional(
+      Nullable(Type.String({ format: 'date-time', maxLength: 35, description: "Not before the action's startDate, or null to clear." })),
+    ),
     subteamId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64, description: 'A team of the organization, or null to clear.' }))),
+    status: Type.Optional(
+      Type.Union([Type.Literal('active'), Type.Literal('done'), Type.Literal('cancelled')], {
+        description:
+          'active -> done or cancelled; done or cancelled -> active (reopen). The status the action already has is accepted and changes nothing; done <-> cancelled directly is 409 invalid_transition.',
+      }),
+    ),
   },
-  { additionalProperties: false, minProperties: 1, examples: [{ title: 'Retro on workload, part 2' }] },
+  {
+    additionalProperties: false,
+    minProperties: 1,
+    description: 'At least one field; a field left out keeps its value.',
+    examples: [{ status: 'done' }, { description: null, endDate: null }, { title: 'Retro on workload, part 2', subteamId: 'team_web' }],
+  },
 );
 export type UpdateActionBody = Static<typeof UpdateActionBodySchema>;
 
