@@ -13,6 +13,7 @@ import { ALIAS_PREFIX, API_PREFIX, registerOpenApi } from './http/openapi.js';
 import { registerDocs } from './http/docs.js';
 import { registerAuth } from './http/plugins/auth.js';
 import { AuthFailureLimiter, connectRedis, LimitCounters, redisReady, registerKeyRateLimit } from './http/plugins/rate-limit.js';
+import { registerCaching } from './http/plugins/caching.js';
 import { registerErrorHandling, sendError } from './http/plugins/errors.js';
 import { registerOperations } from './http/plugins/operations.js';
 import { compileValidator } from './http/validation.js';
@@ -76,6 +77,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
 
   registerErrorHandling(app);
+  registerCaching(app);
   // Bodies are validated without type conversion; query strings, params and headers are coerced.
   app.setValidatorCompiler(compileValidator);
   // Only JSON bodies: a text/plain body is refused as invalid_json, not parsed as a string.
