@@ -88,7 +88,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     maxEventLoopDelayMs: db.kind === 'pglite' ? 0 : config.maxEventLoopDelayMs,
     sheddingWarmupMs: deps.sheddingWarmupMs ?? 5_000,
   });
-  await registerOpenApi(app);
+  await registerOpenApi(app, { publicBaseUrl: config.publicBaseUrl });
   await registerDocs(app);
 
   // While closing, a request that arrives on an open keep-alive connection gets the contract's

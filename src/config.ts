@@ -39,6 +39,8 @@ export const EnvSchema = Type.Object({
   WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 15_000 }),
   // The waits before each retry (the first attempt is immediate): durations like 500ms, 5s, 5m, 2h.
   WEBHOOK_RETRY_SCHEDULE: Type.String({ pattern: '^\\s*\\d+(ms|s|m|h)\\s*(,\\s*\\d+(ms|s|m|h)\\s*)*$', default: '5s,5m,30m,2h,5h,10h,10h' }),
+  // Where clients reach the service (https://api.example.com): the OpenAPI document's servers become absolute.
+  PUBLIC_BASE_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*)?$', maxLength: 2048 })),
 });
 
 type Env = Static<typeof EnvSchema>;
@@ -73,6 +75,8 @@ export interface Config {
   webhookTimeoutMs: number;
   /** Milliseconds to wait before each retry; its length is the number of retries. */
   webhookRetryScheduleMs: number[];
+  /** The public address of the service, without `/v1`; unset: the document's servers are relative. */
+  publicBaseUrl?: string;
 }
 
 export class ConfigError extends Error {}
@@ -123,6 +127,7 @@ function fromEnv(e: Env): Config {
     webhookPollMs: e.WEBHOOK_POLL_MS,
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
     webhookRetryScheduleMs: parseDurations(e.WEBHOOK_RETRY_SCHEDULE),
+    publicBaseUrl: e.PUBLIC_BASE_URL,
   };
 }
 
