@@ -119,7 +119,7 @@ export class ClimatePulseClient {
     this.raw = createClient<paths>({
       baseUrl,
       fetch: this.etagCache ? this.etagCache.wrap(transport) : transport,
-      headers: { authorization: `Bearer ${opts.apiKey}`, 'user-agent': 'climate-pulse-client/1.0.0' },
+      headers: { authorization: `Bearer ${opts.apiKey}`, 'user-agent': 'climate-pulse-client/1.1.0' },
     });
   }
 
