@@ -1,5 +1,6 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listDeliveries } from '../../../src/db/repositories/webhooks.js';
 import { addEndpoint } from '../../../src/domain/webhooks.js';
 import { WebhookWorker } from '../../../src/jobs/webhooks.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
@@ -44,14 +45,17 @@ describe('PATCH /actions/{id}: status transitions, null clears, action.updated',
     await new Promise((r) => setTimeout(r, 150));
     expect(rx.on('/a').length).toBe(n);
   };
-  /** The number of deliveries once none has arrived for 300 ms (the setup's own events included). */
+  /**
+   * The number of deliveries once every event written so far has been delivered: the outbox of
+   * org_a holds no pending delivery and the receiver has as many as the outbox says succeeded.
+   */
   const settled = async () => {
-    let n = -1;
-    while (n !== rx.on('/a').length) {
-      n = rx.on('/a').length;
-      await new Promise((r) => setTimeout(r, 300));
-    }
-    return n;
+    const done = async () => {
+      const all = await listDeliveries(t.db, 'org_a', { limit: 1000 });
+      return all.every((d) => d.status === 'succeeded') && rx.on('/a').length === all.length;
+    };
+    expect(await waitFor(done, 20_000)).toBe(true);
+    return rx.on('/a').length;
   };
   const patch = (body: unknown, id = 'act_a1', path = '/v1') => a().patch(`${path}/actions/${id}`, body);
 
