@@ -13,6 +13,7 @@ import { ALIAS_PREFIX, API_PREFIX, registerOpenApi } from './http/openapi.js';
 import { registerDocs } from './http/docs.js';
 import { registerAuth } from './http/plugins/auth.js';
 import { AuthFailureLimiter, connectRedis, LimitCounters, redisReady, registerKeyRateLimit } from './http/plugins/rate-limit.js';
+import { registerCaching } from './http/plugins/caching.js';
 import { registerErrorHandling, sendError } from './http/plugins/errors.js';
 import { registerOperations } from './http/plugins/operations.js';
 import { registerScopeCheck } from './http/plugins/scope.js';
@@ -77,6 +78,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
 
   registerErrorHandling(app);
+  registerCaching(app);
   // Bodies are validated without type conversion; query strings, params and headers are coerced.
   app.setValidatorCompiler(compileValidator);
   // Only JSON bodies: a text/plain body is refused as invalid_json, not parsed as a string.
@@ -87,7 +89,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     maxEventLoopDelayMs: db.kind === 'pglite' ? 0 : config.maxEventLoopDelayMs,
     sheddingWarmupMs: deps.sheddingWarmupMs ?? 5_000,
   });
-  await registerOpenApi(app);
+  await registerOpenApi(app, { publicBaseUrl: config.publicBaseUrl });
   await registerDocs(app);
 
   // While closing, a request that arrives on an open keep-alive connection gets the contract's

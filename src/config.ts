@@ -58,6 +58,8 @@ export const EnvSchema = Type.Object({
   // Tests only: webhooks to loopback over http and to private addresses. Never in production.
   WEBHOOK_ALLOW_PRIVATE: Flag(false),
   WEBHOOK_RETRY_SCHEDULE: Type.String({ pattern: '^\\s*\\d+(ms|s|m|h)\\s*(,\\s*\\d+(ms|s|m|h)\\s*)*$', default: '5s,5m,30m,2h,5h,10h,10h' }),
+  // Where clients reach the service (https://api.example.com): the OpenAPI document's servers become absolute.
+  PUBLIC_BASE_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*)?$', maxLength: 2048 })),
 });
 
 type Env = Static<typeof EnvSchema>;
@@ -100,6 +102,8 @@ export interface Config {
   webhookAllowPrivate: boolean;
   /** Milliseconds to wait before each retry; its length is the number of retries. */
   webhookRetryScheduleMs: number[];
+  /** The public address of the service, without `/v1`; unset: the document's servers are relative. */
+  publicBaseUrl?: string;
 }
 
 export class ConfigError extends Error {}
@@ -176,6 +180,7 @@ function fromEnv(e: Env): Config {
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE === 'true',
     webhookRetryScheduleMs: parseDurations(e.WEBHOOK_RETRY_SCHEDULE),
+    publicBaseUrl: e.PUBLIC_BASE_URL,
   };
 }
 

@@ -1,7 +1,7 @@
 import type { Queryable } from '../db/executor.js';
-import { getAction, getActionForUpdate, insertActionNotingSubscribers, updateAction, type ActionRow } from '../db/repositories/actions.js';
+import { getAction, getActionForUpdate, insertActionNotingSubscribers, updateAction, type ActionRow, type ActionStatus } from '../db/repositories/actions.js';
 import { teamExists } from '../db/repositories/teams.js';
-import { invalid, notFound } from '../contract/errors.js';
+import { ApiError, invalid, notFound } from '../contract/errors.js';
 import type { Action, CreateActionBody, UpdateActionBody } from '../contract/schemas/actions.js';
 import { newId } from './keys.js';
 import { parseDateTime } from './time.js';
@@ -48,23 +48,59 @@ export async function createAction(tx: Queryable, orgId: string, body: CreateAct
   return { id };
 }
 
-export async function editAction(tx: Queryable, orgId: string, id: string, body: UpdateActionBody): Promise<{ id: string }> {
+/** What an `action.updated` event carries besides the action: each changed field, before and after. */
+export type ActionChangeSet = Partial<{ [K in keyof Action]: { from: Action[K]; to: Action[K] } }>;
+
+function changesBetween(before: Action, after: Action): ActionChangeSet {
+  const out: Record<string, { from: unknown; to: unknown }> = {};
+  for (const k of Object.keys(after) as (keyof Action)[]) {
+    if (before[k] !== after[k]) out[k] = { from: before[k], to: after[k] };
+  }
+  return out as ActionChangeSet;
+}
+
+/**
+ * CONTRACT section 5: active -> done | cancelled, done | cancelled -> active; the same status
+ * again changes nothing; done <-> cancelled is refused (reopen first).
+ */
+export function checkTransition(from: ActionStatus, to: ActionStatus) {
+  if (from === to || from === 'active' || to === 'active') return;
+  throw new ApiError('invalid_transition', `An action that is ${from} cannot become ${to} directly; set its status to active first.`);
+}
+
+export async function editAction(
+  tx: Queryable,
+  orgId: string,
+  id: string,
+  body: UpdateActionBody,
+  now = new Date(),
+): Promise<{ id: string }> {
   // Locks the row: two edits of one action apply one after the other.
   const action = await getActionForUpdate(tx, orgId, id);
   if (!action) throw notFound('Action');
-  let endDate: string | undefined;
-  if (body.endDate !== undefined) {
+  let endDate: string | null | undefined;
+  if (body.endDate === null) endDate = null;
+  else if (body.endDate !== undefined) {
     const end = parseDateTime(body.endDate, 'endDate');
     if (end < new Date(action.startDate)) throw invalid(`Body field 'endDate' must not be before the action's startDate (${action.startDate}).`);
     endDate = end.toISOString();
   }
   await checkTeam(tx, orgId, body.subteamId);
+  // After the checks of the body's values: a request that breaks a rule is 400 whatever its status asks.
+  if (body.status !== undefined) checkTransition(action.status, body.status);
   const before = (await isSubscribed(tx, orgId, 'action.updated')) ? await currentItem(tx, orgId, id) : null;
-  await updateAction(tx, orgId, id, { title: body.title, description: body.description, endDate, subteamId: body.subteamId });
+  await updateAction(tx, orgId, id, {
+    title: body.title,
+    description: body.description,
+    endDate,
+    subteamId: body.subteamId,
+    status: body.status,
+  });
   if (before) {
     const after = await currentItem(tx, orgId, id);
+    const changes = changesBetween(before, after);
     // A PATCH that changes nothing visible raises no event.
-    if (JSON.stringify(after) !== JSON.stringify(before)) await recordEvent(tx, orgId, 'action.updated', after);
+    if (Object.keys(changes).length > 0) await recordEvent(tx, orgId, 'action.updated', after, now, { changes });
   }
   return { id };
 }

@@ -179,17 +179,26 @@ export async function addEndpoint(
   return { id, url, eventTypes: opts.eventTypes, secret };
 }
 
-const body = (type: string, at: Date, data: unknown) => JSON.stringify({ type, timestamp: at.toISOString(), data });
+const body = (type: string, at: Date, data: unknown, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ type, timestamp: at.toISOString(), data, ...extra });
 
 /**
  * Writes an event to the outbox inside the caller's transaction: one delivery per enabled
  * endpoint of the organization subscribed to `type`. It is sent only if that transaction
  * commits, and it cannot be lost once it has. Returns the event id (the `webhook-id`), or
- * null when no endpoint subscribes.
+ * null when no endpoint subscribes. `extra` adds top-level fields beside `data` (the `changes`
+ * of `action.updated`).
  */
-export async function recordEvent(tx: Queryable, orgId: string, type: WebhookEventType, data: unknown, at = new Date()): Promise<string | null> {
+export async function recordEvent(
+  tx: Queryable,
+  orgId: string,
+  type: WebhookEventType,
+  data: unknown,
+  at = new Date(),
+  extra?: Record<string, unknown>,
+): Promise<string | null> {
   const id = newId('msg');
-  const deliveries = await insertEventWithDeliveries(tx, orgId, { id, type, payload: body(type, at, data), createdAt: at });
+  const deliveries = await insertEventWithDeliveries(tx, orgId, { id, type, payload: body(type, at, data, extra), createdAt: at });
   return deliveries.length > 0 ? id : null;
 }
 

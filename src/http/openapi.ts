@@ -7,11 +7,126 @@ export const ALIAS_PREFIX = '/api/v1';
 /** A server entry; `x-internal: false` declares it public (OWASP API9, inventory). */
 const server = (url: string, description: string) => ({ url, description, 'x-internal': false });
 
+type Json = Record<string, unknown>;
+type Doc = { paths?: Record<string, Record<string, Json>>; components?: { schemas?: Record<string, unknown> } };
+
+/**
+ * Named component schemas from the schemas' own `title`s: every schema object of the finished
+ * document whose `title` is in `names` moves to `components.schemas[title]` and is replaced by
+ * a `$ref` wherever it appears (inner ones first, so a page refers to its item). The code keeps
+ * one TypeBox schema per shape, inline for validation and serialization; generated clients get
+ * `Pulse`, `PulsePage`, ... Two different schemas with one title are a programming error.
+ * Reusable by any document of this service (the operator API's too).
+ */
+export function hoistNamedSchemas<T extends object>(doc: T, names: ReadonlySet<string>): T {
+  const d = doc as Doc;
+  const schemas: Record<string, unknown> = { ...(d.components?.schemas ?? {}) };
+  const seen = new Map<string, string>();
+  const visit = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(visit);
+    if (!node || typeof node !== 'object') return node;
+    const out: Json = {};
+    for (const [k, v] of Object.entries(node)) out[k] = k === 'example' || k === 'examples' || k === 'x-examples' ? v : visit(v);
+    const title = out.title;
+    if (typeof title !== 'string' || !names.has(title)) return out;
+    const text = JSON.stringify(out);
+    const before = seen.get(title);
+    if (before !== undefined && before !== text) throw new Error(`OpenAPI: two different schemas are titled ${title}`);
+    seen.set(title, text);
+    schemas[title] = out;
+    return { $ref: `#/components/schemas/${title}` };
+  };
+  const paths = visit(d.paths ?? {}) as Doc['paths'];
+  const componentSchemas = visit(schemas) as Record<string, unknown>;
+  // A component refers to itself only through others: keep its body, not a $ref to itself.
+  for (const name of Object.keys(componentSchemas)) {
+    const c = componentSchemas[name] as Json;
+    if (c.$ref === `#/components/schemas/${name}`) componentSchemas[name] = schemas[name];
+  }
+  const sorted = Object.fromEntries(Object.keys(componentSchemas).sort().map((k) => [k, componentSchemas[k]]));
+  return { ...doc, paths, components: { ...(d.components ?? {}), schemas: sorted } } as T;
+}
+
+/** The titles of the public API's shapes that become named components (src/contract/schemas). */
+export const PUBLIC_COMPONENTS = new Set([
+  'Pulse', 'PulsePage', 'Stats', 'DailyStats', 'DailyStatsDay', 'Comment', 'CommentPage', 'Alert', 'AlertList',
+  'Organization', 'Action', 'ActionStatus', 'ActionList', 'ActionId', 'NewAction', 'ActionChange', 'Team', 'TeamList',
+  'NewTeam', 'CreatedTeam',
+]);
+
+/**
+ * Headers a route validates as optional, so that their absence gets its own error code, but that
+ * the server requires: the document says `required: true`, so generated clients refuse a call
+ * without them at compile time.
+ */
+export function requireHeaders(schema: Json, names: readonly string[]): Json {
+  const headers = schema.headers as { properties?: Record<string, unknown>; required?: string[] } | undefined;
+  if (!headers?.properties) return schema;
+  const present = names.filter((n) => n in headers.properties!);
+  if (present.length === 0) return schema;
+  return { ...schema, headers: { ...headers, required: [...new Set([...(headers.required ?? []), ...present])] } };
+}
+
+const VALIDATOR_HEADERS = {
+  ETag: {
+    schema: { type: 'string', maxLength: 64, pattern: '^"[A-Za-z0-9_-]+"$' },
+    description:
+      'Strong validator of this answer (a hash of its bytes; an encoded answer has its own tag). Send it as If-None-Match to get 304 while nothing changed.',
+  },
+  'Cache-Control': {
+    schema: { type: 'string', enum: ['private, no-cache', 'no-store'] },
+    description: 'private, no-cache: only the caller may keep it, and revalidates it on every use. no-store (comments): keep no copy.',
+  },
+};
+
+const IF_NONE_MATCH = {
+  name: 'If-None-Match',
+  in: 'header',
+  required: false,
+  description: 'ETag(s) of a copy you hold; while the answer is unchanged it is 304 Not Modified without a body.',
+  schema: { type: 'string', maxLength: 1024 },
+  example: '"q3Vb2mT6oYx0cG1sHf8kLp4wZr9"',
+};
+
+/**
+ * GET operations: the request may carry If-None-Match, the 200 carries ETag and Cache-Control,
+ * and 304 is documented with the headers it keeps (src/http/plugins/caching.ts).
+ */
+function documentValidators(doc: Doc): Doc {
+  const paths: Doc['paths'] = {};
+  for (const [path, ops] of Object.entries(doc.paths ?? {})) {
+    paths[path] = { ...ops };
+    const get = ops.get as { parameters?: Json[]; responses: Record<string, { headers?: Json }> } | undefined;
+    if (!get) continue;
+    const ok = get.responses['200'];
+    const common = Object.fromEntries(
+      Object.entries(ok.headers ?? {}).filter(([name]) => /^(X-Request-Id|RateLimit-)/.test(name)),
+    );
+    paths[path].get = {
+      ...get,
+      parameters: [...(get.parameters ?? []), IF_NONE_MATCH],
+      responses: {
+        ...Object.fromEntries(
+          Object.entries(get.responses).map(([status, r]) => [status, status === '200' ? { ...r, headers: { ...r.headers, ...VALIDATOR_HEADERS } } : r]),
+        ),
+        304: { description: 'Not Modified: the If-None-Match tag is still current. No body.', headers: { ...common, ...VALIDATOR_HEADERS } },
+      },
+    };
+  }
+  return { ...doc, paths };
+}
+
+export interface OpenApiOptions {
+  /** PUBLIC_BASE_URL: the servers become absolute (`<base>/v1`, `<base>/api/v1`). */
+  publicBaseUrl?: string;
+}
+
 /**
  * The OpenAPI 3.1 document is generated from the route schemas themselves. Paths are
  * written relative to the `/v1` server; the `/api/v1` alias is a second server entry.
  */
-export async function registerOpenApi(app: FastifyInstance) {
+export async function registerOpenApi(app: FastifyInstance, opts: OpenApiOptions = {}) {
+  const base = opts.publicBaseUrl?.replace(/\/+$/, '');
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
@@ -21,10 +136,12 @@ export async function registerOpenApi(app: FastifyInstance) {
         description:
           'Per-organization access to workplace mood records ("pulses"), statistics, anonymous comments, alerts, teams and improvement actions. Every response holds only data of the organization that owns the API key.',
       },
-      servers: [
-        server(API_PREFIX, 'Production API, versioned base path (relative to the host serving this document).'),
-        server(ALIAS_PREFIX, 'Production API, alias of /v1.'),
-      ],
+      servers: base
+        ? [server(`${base}${API_PREFIX}`, 'Production API, versioned base path.'), server(`${base}${ALIAS_PREFIX}`, 'Production API, alias of /v1.')]
+        : [
+            server(API_PREFIX, 'Production API, versioned base path (relative to the host serving this document).'),
+            server(ALIAS_PREFIX, 'Production API, alias of /v1.'),
+          ],
       components: {
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key of the organization: `Authorization: Bearer cp_live_...`.' },
@@ -40,9 +157,13 @@ export async function registerOpenApi(app: FastifyInstance) {
     transform: ({ schema, url }) => {
       const hidden = !url.startsWith(API_PREFIX + '/') || url.endsWith('/openapi.json');
       if (hidden) return { schema: { ...schema, hide: true }, url };
-      return { schema: renameKeys(schema, DOLLAR_ID, STAND_IN) as typeof schema, url: url.slice(API_PREFIX.length) };
+      const required = requireHeaders(schema as unknown as Json, ['idempotency-key']);
+      return { schema: renameKeys(required, DOLLAR_ID, STAND_IN) as typeof schema, url: url.slice(API_PREFIX.length) };
     },
-    transformObject: (documents) => renameKeys((documents as { openapiObject: object }).openapiObject, STAND_IN, DOLLAR_ID) as never,
+    transformObject: (documents) => {
+      const doc = renameKeys((documents as { openapiObject: object }).openapiObject, STAND_IN, DOLLAR_ID) as Doc;
+      return documentValidators(hoistNamedSchemas(doc, PUBLIC_COMPONENTS)) as never;
+    },
   });
 }
 

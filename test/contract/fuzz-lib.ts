@@ -49,7 +49,19 @@ export interface Operation {
 
 interface Doc {
   servers: { url: string }[];
+  components?: { schemas?: Record<string, Schema> };
   paths: Record<string, Record<string, { operationId: string; parameters?: Parameter[]; requestBody?: { content: Record<string, { schema: Schema }> }; responses: Record<string, unknown> }>>;
+}
+
+/** The document's named components inlined (the generators below read plain schemas). */
+function inlineRefs<T>(node: T, doc: Doc): T {
+  if (Array.isArray(node)) return node.map((n) => inlineRefs(n, doc)) as T;
+  if (!node || typeof node !== 'object') return node;
+  const ref = (node as Schema).$ref;
+  if (typeof ref === 'string' && ref.startsWith('#/components/schemas/')) {
+    return inlineRefs(doc.components!.schemas![ref.slice('#/components/schemas/'.length)], doc) as T;
+  }
+  return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, k === 'properties' ? Object.fromEntries(Object.entries(v as Schema).map(([p, s]) => [p, inlineRefs(s, doc)])) : inlineRefs(v, doc)])) as T;
 }
 
 export function operationsOf(doc: Doc): Operation[] {
@@ -60,8 +72,9 @@ export function operationsOf(doc: Doc): Operation[] {
         id: op.operationId,
         method: method.toUpperCase() as Operation['method'],
         path,
-        params: op.parameters ?? [],
-        body: op.requestBody?.content['application/json']?.schema,
+        // If-None-Match is a cache validator (a match answers 304), not an input the contract validates.
+        params: (op.parameters ?? []).filter((p) => p.name !== 'If-None-Match'),
+        body: inlineRefs(op.requestBody?.content['application/json']?.schema, doc),
         statuses: Object.keys(op.responses),
       });
     }
@@ -316,6 +329,10 @@ export function toRequest(d: Draft, kind: string, expect: FuzzRequest['expect'],
 /** What the contract says a valid request answers, given what this organization already holds. */
 function validOutcome(d: Draft, state: FuzzState): FuzzRequest['expect'] {
   const ok = [{ status: 200 }];
+  // The state does not follow each action's status: done <-> cancelled is refused (CONTRACT section 5).
+  if (d.op.method === 'PATCH' && (d.body?.status === 'done' || d.body?.status === 'cancelled')) {
+    return [...ok, { status: 409, code: 'invalid_transition' }];
+  }
   if (d.op.method !== 'POST') return ok;
   const key = d.headers['idempotency-key'];
   const fingerprint = `POST ${d.path} ${canonicalJson(d.body)}`;

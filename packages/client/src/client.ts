@@ -1,32 +1,49 @@
 import createClient, { type Client } from 'openapi-fetch';
+import { EtagCache, type EtagCacheOptions } from './cache.js';
 import { ClimatePulseError } from './errors.js';
 import { PagedList } from './paginate.js';
 import { attemptsOf, DEFAULT_RETRY, retryingFetch, type RetryOptions } from './retry.js';
-import type { operations, paths } from './schema.js';
+import type { components, operations, paths } from './schema.js';
 
-type Json<O extends keyof operations> = operations[O]['responses'][200]['content']['application/json'];
+type Schemas = components['schemas'];
 type Query<O extends keyof operations> = NonNullable<operations[O]['parameters']['query']>;
-type Body<O extends keyof operations> = NonNullable<operations[O]['requestBody']>['content']['application/json'];
 
-export type Org = Json<'getOrg'>;
-export type Stats = Json<'getStats'>;
-export type DailyStats = Json<'getDailyStats'>;
-export type PulseList = Json<'listPulses'>;
-export type Pulse = PulseList['items'][number];
-export type CommentList = Json<'listComments'>;
-export type Comment = CommentList['items'][number];
-export type Alert = Json<'listAlerts'>['items'][number];
-export type Team = Json<'listTeams'>['items'][number];
-export type CreatedTeam = Json<'createTeam'>;
-export type Action = Json<'listActions'>['items'][number];
-export type ActionId = Json<'createAction'>;
+// The API's shapes, named as in the OpenAPI document's components.
+export type Organization = Schemas['Organization'];
+/** @deprecated Use `Organization`. */
+export type Org = Organization;
+export type Stats = Schemas['Stats'];
+export type DailyStats = Schemas['DailyStats'];
+export type DailyStatsDay = Schemas['DailyStatsDay'];
+export type Pulse = Schemas['Pulse'];
+export type PulsePage = Schemas['PulsePage'];
+/** @deprecated Use `PulsePage`. */
+export type PulseList = PulsePage;
+export type Comment = Schemas['Comment'];
+export type CommentPage = Schemas['CommentPage'];
+/** @deprecated Use `CommentPage`. */
+export type CommentList = CommentPage;
+export type Alert = Schemas['Alert'];
+export type AlertList = Schemas['AlertList'];
+export type Team = Schemas['Team'];
+export type TeamList = Schemas['TeamList'];
+export type NewTeam = Schemas['NewTeam'];
+export type CreatedTeam = Schemas['CreatedTeam'];
+export type Action = Schemas['Action'];
+export type ActionStatus = Schemas['ActionStatus'];
+export type ActionList = Schemas['ActionList'];
+export type NewAction = Schemas['NewAction'];
+export type ActionChange = Schemas['ActionChange'];
+export type ActionId = Schemas['ActionId'];
+/** The error body of every failed request. */
+export type ApiErrorBody = Schemas['Error'];
 export type PulseQuery = Omit<Query<'listPulses'>, 'cursor'>;
 export type CommentQuery = Omit<Query<'listComments'>, 'cursor'>;
 export type DailyStatsQuery = Query<'getDailyStats'>;
 export type AlertQuery = Query<'listAlerts'>;
-export type NewTeam = Body<'createTeam'>;
-export type NewAction = Body<'createAction'>;
-export type ActionChange = Body<'updateAction'>;
+
+/** The page size `pulses.list` asks for unless told otherwise: the API's largest. */
+export const PULSES_PAGE_SIZE = 200;
 
 export interface ClientOptions {
   /** The service, e.g. `http://127.0.0.1:3000`; `/v1` is added unless the URL ends with `/v1`. */
@@ -39,6 +56,11 @@ export interface ClientOptions {
   /** The `fetch` to use (default: Node's). */
   fetch?: typeof globalThis.fetch;
   onRetry?: Parameters<typeof retryingFetch>[0]['onRetry'];
+  /**
+   * Send `If-None-Match` on GETs with the ETag of the last answer to the same URL, and reuse that
+   * answer when the server says 304 (nothing changed, no body sent). `true` or options; off by default.
+   */
+  etagCache?: boolean | EtagCacheOptions;
 }
 
 export interface WriteOptions {
@@ -81,6 +103,8 @@ async function unwrap<T>(call: Promise<Result<T>>): Promise<T> {
 export class ClimatePulseClient {
   /** The typed openapi-fetch client underneath, with the same retries, for anything not wrapped here. */
   readonly raw: Client<paths>;
+  /** The If-None-Match cache when `etagCache` is on. */
+  readonly etagCache?: EtagCache;
 
   constructor(opts: ClientOptions) {
     const root = opts.baseUrl.replace(/\/+$/, '');
@@ -91,15 +115,16 @@ export class ClimatePulseClient {
       timeoutMs: opts.timeoutMs ?? 30_000,
       onRetry: opts.onRetry,
     });
+    if (opts.etagCache) this.etagCache = new EtagCache(opts.etagCache === true ? {} : opts.etagCache);
     this.raw = createClient<paths>({
       baseUrl,
-      fetch: transport,
-      headers: { authorization: `Bearer ${opts.apiKey}`, 'user-agent': 'climate-pulse-client/1.0.0' },
+      fetch: this.etagCache ? this.etagCache.wrap(transport) : transport,
+      headers: { authorization: `Bearer ${opts.apiKey}`, 'user-agent': 'climate-pulse-client/1.1.0' },
     });
   }
 
   readonly org = {
-    get: (opts: { signal?: AbortSignal } = {}): Promise<Org> => unwrap(this.raw.GET('/org', { signal: opts.signal })),
+    get: (opts: { signal?: AbortSignal } = {}): Promise<Organization> => unwrap(this.raw.GET('/org', { signal: opts.signal })),
   };
 
   readonly stats = {
@@ -109,19 +134,22 @@ export class ClimatePulseClient {
   };
 
   readonly pulses = {
-    /** Every pulse matching `query`, newest first, over as many pages as it takes. */
-    list: (query: PulseQuery = {}, opts: { signal?: AbortSignal } = {}): PagedList<Pulse, PulseList> =>
-      new PagedList((cursor) => this.pulses.page({ ...query, cursor }, opts)),
-    /** One page. */
-    page: (query: Query<'listPulses'> = {}, opts: { signal?: AbortSignal } = {}): Promise<PulseList> =>
+    /**
+     * Every pulse matching `query`, newest first, over as many pages as it takes: pages of 200
+     * (the API's largest) unless `query.limit` says otherwise.
+     */
+    list: (query: PulseQuery = {}, opts: { signal?: AbortSignal } = {}): PagedList<Pulse, PulsePage> =>
+      new PagedList((cursor) => this.pulses.page({ limit: PULSES_PAGE_SIZE, ...query, cursor }, opts)),
+    /** One page (the API's default size, 50, unless `query.limit` is given). */
+    page: (query: Query<'listPulses'> = {}, opts: { signal?: AbortSignal } = {}): Promise<PulsePage> =>
       unwrap(this.raw.GET('/pulses', { params: { query }, signal: opts.signal })),
   };
 
   readonly comments = {
     /** Every released comment of the range, over as many pages as it takes. */
-    list: (query: CommentQuery = {}, opts: { signal?: AbortSignal } = {}): PagedList<Comment, CommentList> =>
+    list: (query: CommentQuery = {}, opts: { signal?: AbortSignal } = {}): PagedList<Comment, CommentPage> =>
       new PagedList((cursor) => this.comments.page({ ...query, cursor }, opts)),
-    page: (query: Query<'listComments'> = {}, opts: { signal?: AbortSignal } = {}): Promise<CommentList> =>
+    page: (query: Query<'listComments'> = {}, opts: { signal?: AbortSignal } = {}): Promise<CommentPage> =>
       unwrap(this.raw.GET('/comments', { params: { query }, signal: opts.signal })),
   };
 
@@ -154,6 +182,10 @@ export class ClimatePulseClient {
           signal: opts.signal,
         }),
       ),
+    /**
+     * Edit fields, `null` clears description, endDate or subteamId; `status`: active -> done or
+     * cancelled and back to active (done <-> cancelled is 409 invalid_transition).
+     */
     update: (id: string, change: ActionChange, opts: { signal?: AbortSignal } = {}): Promise<ActionId> =>
       unwrap(this.raw.PATCH('/actions/{id}', { params: { path: { id } }, body: change, signal: opts.signal })),
   };

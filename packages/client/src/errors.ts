@@ -1,20 +1,11 @@
-/** The error codes of the API (CONTRACT.md section 3), and the client's own two. */
+import type { components } from './schema.js';
+
+/**
+ * The error codes of the API (its closed list, from the OpenAPI document), the client's own two,
+ * and any other string (a newer server may know more).
+ */
 export type ErrorCode =
-  | 'invalid_request'
-  | 'invalid_json'
-  | 'invalid_cursor'
-  | 'idempotency_key_required'
-  | 'invalid_idempotency_key'
-  | 'payload_too_large'
-  | 'unauthorized'
-  | 'plan_forbidden'
-  | 'org_not_found'
-  | 'not_found'
-  | 'idempotency_key_reused'
-  | 'team_name_taken'
-  | 'rate_limited'
-  | 'internal_error'
-  | 'service_unavailable'
+  | components['schemas']['Error']['error']['code']
   /** No answer: the connection failed, was dropped, or timed out (status 0). */
   | 'network_error'
   /** An answer that is not the API's error shape (a proxy's page, say). */

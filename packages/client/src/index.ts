@@ -1,4 +1,5 @@
 export * from './client.js';
+export { EtagCache, type EtagCacheOptions } from './cache.js';
 export { ClimatePulseError, type ErrorCode } from './errors.js';
 export { PagedList, type Page } from './paginate.js';
 export { parseRetryAfter, type RetryOptions } from './retry.js';

@@ -184,7 +184,7 @@ export interface paths {
         head?: never;
         /**
          * Edit an improvement action
-         * @description At least one field. endDate must not be before the action's startDate; subteamId must name a team of the organization, or null to clear it. status is not writable. An action of another organization is 404.
+         * @description At least one field; a field left out keeps its value. description, endDate and subteamId take null to clear. endDate must not be before the action's startDate; subteamId must name a team of the organization. status: active -> done or cancelled, done or cancelled -> active; the status the action already has is accepted and changes nothing; done <-> cancelled directly is 409 invalid_transition. An action of another organization is 404. Raises the webhook event action.updated when something visible changed.
          */
         patch: operations["updateAction"];
         trace?: never;
@@ -193,6 +193,143 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** Action */
+        Action: {
+            /** @description The action id (the key is literally `$id`). */
+            $id: string;
+            title: string;
+            description: string | null;
+            /**
+             * Format: date-time
+             * @description When the action started (its creation time when created through the API).
+             * @example 2026-11-20T08:15:00.000Z
+             */
+            startDate: string;
+            endDate: string | null;
+            status: components["schemas"]["ActionStatus"];
+            subteamId: string | null;
+            subteamName: string | null;
+            /**
+             * Format: date-time
+             * @description When the action was created.
+             * @example 2026-11-20T08:15:00.000Z
+             */
+            createdAt: string;
+        };
+        /**
+         * ActionChange
+         * @description At least one field; a field left out keeps its value.
+         */
+        ActionChange: {
+            title?: string;
+            description?: string | null;
+            endDate?: string | null;
+            subteamId?: string | null;
+            status?: components["schemas"]["ActionStatus"];
+        };
+        /** ActionId */
+        ActionId: {
+            id: string;
+        };
+        /** ActionList */
+        ActionList: {
+            /** @description All actions of the organization, newest first. */
+            items: components["schemas"]["Action"][];
+        };
+        /**
+         * ActionStatus
+         * @description active -> done or cancelled; done or cancelled -> active (reopen); done <-> cancelled directly is refused.
+         */
+        ActionStatus: "active" | "done" | "cancelled";
+        /** Alert */
+        Alert: {
+            id: string;
+            /**
+             * @description MOOD_DROP, LOW_MOOD or PARTICIPATION_DROP from the engine; a free string.
+             * @example MOOD_DROP
+             */
+            type: string;
+            message: string;
+            weekISO: string | null;
+            subteamName: string | null;
+            readAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the alert was raised.
+             * @example 2026-11-20T08:15:00.000Z
+             */
+            createdAt: string;
+        };
+        /** AlertList */
+        AlertList: {
+            /** @description Newest first. */
+            items: components["schemas"]["Alert"][];
+        };
+        /** Comment */
+        Comment: {
+            comment: string;
+        };
+        /** CommentPage */
+        CommentPage: {
+            /** @description Released comments of CLEAN pulses: weeks newest first, and inside a week in the order of a keyed hash of the pulse, which says nothing of time, level or team. No author, time, level or team. */
+            items: components["schemas"]["Comment"][];
+            /**
+             * @description CLEAN pulses a cell needs before its comments are released: 5.
+             * @example 5
+             */
+            minimumSample: number;
+            /**
+             * Format: date
+             * @description The Monday of the first ISO week the answer covers.
+             * @example 2026-11-16
+             */
+            from: string;
+            /**
+             * Format: date
+             * @description The Sunday of the last ISO week the answer covers.
+             * @example 2026-11-22
+             */
+            to: string;
+            releasedThrough: string | null;
+            nextCursor: string | null;
+            /** @description True when a covered released week holds CLEAN pulses of the requested group that are withheld: a cell or remainder of 1-4 CLEAN pulses, a withdrawn cell, or pulses that reached a frozen week late. Computed from pulses, never from whether they carry a comment. */
+            suppressed: boolean;
+        };
+        /** CreatedTeam */
+        CreatedTeam: {
+            id: string;
+            name: string;
+        };
+        /** DailyStats */
+        DailyStats: {
+            /**
+             * Format: date-time
+             * @description The effective start of the range.
+             * @example 2026-11-20T08:15:00.000Z
+             */
+            from: string;
+            /**
+             * Format: date-time
+             * @description The effective end of the range.
+             * @example 2026-11-20T08:15:00.000Z
+             */
+            to: string;
+            /** @description Ascending by date; only days with at least one pulse. */
+            days: components["schemas"]["DailyStatsDay"][];
+        };
+        /** DailyStatsDay */
+        DailyStatsDay: {
+            /**
+             * Format: date
+             * @description UTC calendar day.
+             * @example 2026-11-20
+             */
+            date: string;
+            /** Format: int64 */
+            count: number;
+            /** @description Average pulse level of that day, 2 decimals. */
+            avg: number;
+        };
         /**
          * @description Every error has this shape.
          * @example {
@@ -204,11 +341,122 @@ export interface components {
          */
         Error: {
             error: {
-                /** @description Stable machine-readable code. */
-                code: string;
+                /**
+                 * @description Stable machine-readable code, one of a closed list (CONTRACT.md section 3); a new code is a new version of the API.
+                 * @enum {string}
+                 */
+                code: "invalid_request" | "invalid_json" | "invalid_cursor" | "idempotency_key_required" | "invalid_idempotency_key" | "payload_too_large" | "unauthorized" | "plan_forbidden" | "insufficient_scope" | "org_not_found" | "not_found" | "idempotency_key_reused" | "team_name_taken" | "invalid_transition" | "pulse_conflict" | "rate_limited" | "internal_error" | "service_unavailable";
                 /** @description Human-readable explanation naming the offending field. */
                 message: string;
             };
+        };
+        /** NewAction */
+        NewAction: {
+            title: string;
+            description?: string;
+            /**
+             * Format: date-time
+             * @description Not before the start (the time of creation).
+             */
+            endDate?: string;
+            subteamId?: string | null;
+        };
+        /** NewTeam */
+        NewTeam: {
+            /** @description Trimmed; 1-80 characters after trimming (at most 256 as sent), not only whitespace; unique in the organization regardless of case. */
+            name: string;
+        };
+        /** Organization */
+        Organization: {
+            id: string;
+            name: string;
+            /** Format: int32 */
+            memberCount: number;
+            /**
+             * Format: date-time
+             * @description When the organization was created.
+             * @example 2026-11-20T08:15:00.000Z
+             */
+            createdAt: string;
+        };
+        /**
+         * Pulse
+         * @description One mood record. The comment text is never part of a pulse.
+         * @example {
+         *       "id": "p_1",
+         *       "level": 4,
+         *       "moderationStatus": "CLEAN",
+         *       "reason": "workload",
+         *       "subteamId": "team_web",
+         *       "subteamName": "Web",
+         *       "createdAt": "2026-11-20T08:15:00.000Z"
+         *     }
+         */
+        Pulse: {
+            id: string;
+            /**
+             * Format: int32
+             * @description Mood level, 1 (worst) to 5 (best).
+             */
+            level: number;
+            moderationStatus: "CLEAN" | "FLAGGED";
+            reason: string | null;
+            subteamId: string | null;
+            subteamName: string | null;
+            /**
+             * Format: date-time
+             * @description When the pulse was recorded (UTC, millisecond precision).
+             * @example 2026-11-20T08:15:00.000Z
+             */
+            createdAt: string;
+        };
+        /**
+         * PulsePage
+         * @description One page of pulses, newest first. Repeat the same filters with `cursor` for the next page.
+         */
+        PulsePage: {
+            items: components["schemas"]["Pulse"][];
+            nextCursor: string | null;
+        };
+        /** Stats */
+        Stats: {
+            avgLevel: number | null;
+            /**
+             * @description Minimum pulse sample for exposing text-derived data.
+             * @example 5
+             */
+            minimumSample: number;
+            /** Format: int64 */
+            pulseCount: number;
+            weeklyAvgLevel: number | null;
+            /**
+             * Format: int64
+             * @description Pulses over the rolling last 7 days.
+             */
+            weeklyPulseCount: number;
+        };
+        /**
+         * Team
+         * @example {
+         *       "id": "team_web",
+         *       "name": "Web",
+         *       "createdAt": "2026-01-05T09:00:00.000Z"
+         *     }
+         */
+        Team: {
+            id: string;
+            name: string;
+            /**
+             * Format: date-time
+             * @description When the team was created.
+             * @example 2026-11-20T08:15:00.000Z
+             */
+            createdAt: string;
+        };
+        /** TeamList */
+        TeamList: {
+            /** @description Ordered by name (case-insensitive), then id. */
+            items: components["schemas"]["Team"][];
         };
     };
     responses: never;
@@ -244,7 +492,13 @@ export interface operations {
                 /** @description Only pulses of this team. */
                 subteamId?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description ETag(s) of a copy you hold; while the answer is unchanged it is 304 Not Modified without a body.
+                 * @example "q3Vb2mT6oYx0cG1sHf8kLp4wZr9"
+                 */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -261,31 +515,59 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the window resets. */
                     "RateLimit-Reset"?: number;
+                    /** @description Strong validator of this answer (a hash of its bytes; an encoded answer has its own tag). Send it as If-None-Match to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description private, no-cache: only the caller may keep it, and revalidates it on every use. no-store (comments): keep no copy. */
+                    "Cache-Control"?: "private, no-cache" | "no-store";
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            id: string;
-                            /**
-                             * Format: int32
-                             * @description Mood level, 1 (worst) to 5 (best).
-                             */
-                            level: number;
-                            moderationStatus: "CLEAN" | "FLAGGED";
-                            reason: string | null;
-                            subteamId: string | null;
-                            subteamName: string | null;
-                            /**
-                             * Format: date-time
-                             * @description When the pulse was recorded (UTC, millisecond precision).
-                             * @example 2026-11-20T08:15:00.000Z
-                             */
-                            createdAt: string;
-                        }[];
-                        nextCursor: string | null;
-                    };
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "p_1",
+                     *           "level": 4,
+                     *           "moderationStatus": "CLEAN",
+                     *           "reason": "workload",
+                     *           "subteamId": "team_web",
+                     *           "subteamName": "Web",
+                     *           "createdAt": "2026-11-20T08:15:00.000Z"
+                     *         },
+                     *         {
+                     *           "id": "p_0",
+                     *           "level": 2,
+                     *           "moderationStatus": "FLAGGED",
+                     *           "reason": null,
+                     *           "subteamId": null,
+                     *           "subteamName": null,
+                     *           "createdAt": "2026-11-19T16:40:00.000Z"
+                     *         }
+                     *       ],
+                     *       "nextCursor": "2026-11-19T16:40:00.000Z|p_0"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PulsePage"];
                 };
+            };
+            /** @description Not Modified: the If-None-Match tag is still current. No body. */
+            304: {
+                headers: {
+                    /** @description Echoes a valid incoming X-Request-Id (1-128 characters of A-Z a-z 0-9 . _ : -), else a generated UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests per minute allowed for this key's plan. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Strong validator of this answer (a hash of its bytes; an encoded answer has its own tag). Send it as If-None-Match to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description private, no-cache: only the caller may keep it, and revalidates it on every use. no-store (comments): keep no copy. */
+                    "Cache-Control"?: "private, no-cache" | "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request breaks a rule: invalid_request (including an unknown or repeated query parameter, or a body value of the wrong JSON type), invalid_json, invalid_cursor, idempotency_key_required, invalid_idempotency_key or payload_too_large. */
             400: {
@@ -434,7 +716,13 @@ export interface operations {
     getStats: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description ETag(s) of a copy you hold; while the answer is unchanged it is 304 Not Modified without a body.
+                 * @example "q3Vb2mT6oYx0cG1sHf8kLp4wZr9"
+                 */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -451,6 +739,10 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the window resets. */
                     "RateLimit-Reset"?: number;
+                    /** @description Strong validator of this answer (a hash of its bytes; an encoded answer has its own tag). Send it as If-None-Match to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description private, no-cache: only the caller may keep it, and revalidates it on every use. no-store (comments): keep no copy. */
+                    "Cache-Control"?: "private, no-cache" | "no-store";
                     [name: string]: unknown;
                 };
                 content: {
@@ -463,23 +755,27 @@ export interface operations {
                      *       "weeklyPulseCount": 75
                      *     }
                      */
-                    "application/json": {
-                        avgLevel: number | null;
-                        /**
-                         * @description Minimum pulse sample for exposing text-derived data.
-                         * @example 5
-                         */
-                        minimumSample: number;
-                        /** Format: int64 */
-                        pulseCount: number;
-                        weeklyAvgLevel: number | null;
-                        /**
-                         * Format: int64
-                         * @description Pulses over the rolling last 7 days.
-                         */
-                        weeklyPulseCount: number;
-                    };
+                    "application/json": components["schemas"]["Stats"];
                 };
+            };
+            /** @description Not Modified: the If-None-Match tag is still current. No body. */
+            304: {
+                headers: {
+                    /** @description Echoes a valid incoming X-Request-Id (1-128 characters of A-Z a-z 0-9 . _ : -), else a generated UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests per minute allowed for this key's plan. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Strong validator of this answer (a hash of its bytes; an encoded answer has its own tag). Send it as If-None-Match to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description private, no-cache: only the caller may keep it, and revalidates it on every use. no-store (comments): keep no copy. */
+                    "Cache-Control"?: "private, no-cache" | "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request breaks a rule: invalid_request (including an unknown or repeated query parameter, or a body value of the wrong JSON type), invalid_json, invalid_cursor, idempotency_key_required, invalid_idempotency_key or payload_too_large. */
             400: {
@@ -639,7 +935,13 @@ export interface operations {
                  */
                 to?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description ETag(s) of a copy you hold; while the answer is unchanged it is 304 Not Modified without a body.
+                 * @example "q3Vb2mT6oYx0cG1sHf8kLp4wZr9"
+                 */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -656,37 +958,52 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the window resets. */
                     "RateLimit-Reset"?: number;
+                    /** @description Strong validator of this answer (a hash of its bytes; an encoded answer has its own tag). Send it as If-None-Match to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description private, no-cache: only the caller may keep it, and revalidates it on every use. no-store (comments): keep no copy. */
+                    "Cache-Control"?: "private, no-cache" | "no-store";
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /**
-                         * Format: date-time
-                         * @description The effective start of the range.
-                         * @example 2026-11-20T08:15:00.000Z
-                         */
-                        from: string;
-                        /**
-                         * Format: date-time
-                         * @description The effective end of the range.
-                         * @example 2026-11-20T08:15:00.000Z
-                         */
-                        to: string;
-                        /** @description Ascending by date; only days with at least one pulse. */
-                        days: {
-                            /**
-                             * Format: date
-                             * @description UTC calendar day.
-                             * @example 2026-11-20
-                             */
-                            date: string;
-                            /** Format: int64 */
-                            count: number;
-                            /** @description Average pulse level of that day, 2 decimals. */
-                            avg: number;
-                        }[];
-                    };
+                    /**
+                     * @example {
+                     *       "from": "2026-08-22T12:00:00.000Z",
+                     *       "to": "2026-11-20T12:00:00.000Z",
+                     *       "days": [
+                     *         {
+                     *           "date": "2026-11-18",
+                     *           "count": 14,
+                     *           "avg": 3.57
+                     *         },
+                     *         {
+                     *           "date": "2026-11-19",
+                     *           "count": 11,
+                     *           "avg": 3.18
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DailyStats"];
                 };
+            };
+            /** @description Not Modified: the If-None-Match tag is still current. No body. */
+            304: {
+                headers: {
+                    /** @description Echoes a valid incoming X-Request-Id (1-128 characters of A-Z a-z 0-9 . _ : -), else a generated UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests per minute allowed for this key's plan. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Strong validator of this answer (a hash of its bytes; an encoded answer has its own tag). Send it as If-None-Match to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description private, no-cache: only the caller may keep it, and revalidates it on every use. no-store (comments): keep no copy. */
+                    "Cache-Control"?: "private, no-cache" | "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request breaks a rule: invalid_request (including an unknown or repeated query parameter, or a body value of the wrong JSON type), invalid_json, invalid_cursor, idempotency_key_required, invalid_idempotency_key or payload_too_large. */
             400: {
@@ -852,7 +1169,13 @@ export interface operations {
                 /** @description Only this team's released cells (never the pooled remainder). */
                 subteamId?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description ETag(s) of a copy you hold; while the answer is unchanged it is 304 Not Modified without a body.
+                 * @example "q3Vb2mT6oYx0cG1sHf8kLp4wZr9"
+                 */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -869,6 +1192,10 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the window resets. */
                     "RateLimit-Reset"?: number;
+                    /** @description Strong validator of this answer (a hash of its bytes; an encoded answer has its own tag). Send it as If-None-Match to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description private, no-cache: only the caller may keep it, and revalidates it on every use. no-store (comments): keep no copy. */
+                    "Cache-Control"?: "private, no-cache" | "no-store";
                     [name: string]: unknown;
                 };
                 content: {
@@ -887,34 +1214,27 @@ export interface operations {
                      *       "suppressed": false
                      *     }
                      */
-                    "application/json": {
-                        /** @description Released comments of CLEAN pulses: weeks newest first, and inside a week in the order of a keyed hash of the pulse, which says nothing of time, level or team. No author, time, level or team. */
-                        items: {
-                            comment: string;
-                        }[];
-                        /**
-                         * @description CLEAN pulses a cell needs before its comments are released: 5.
-                         * @example 5
-                         */
-                        minimumSample: number;
-                        /**
-                         * Format: date
-                         * @description The Monday of the first ISO week the answer covers.
-                         * @example 2026-11-16
-                         */
-                        from: string;
-                        /**
-                         * Format: date
-                         * @description The Sunday of the last ISO week the answer covers.
-                         * @example 2026-11-22
-                         */
-                        to: string;
-                        releasedThrough: string | null;
-                        nextCursor: string | null;
-                        /** @description True when a covered released week holds CLEAN pulses of the requested group that are withheld: a cell or remainder of 1-4 CLEAN pulses, a withdrawn cell, or pulses that reached a frozen week late. Computed from pulses, never from whether they carry a comment. */
-                        suppressed: boolean;
-                    };
+                    "application/json": components["schemas"]["CommentPage"];
                 };
+            };
+            /** @description Not Modified: the If-None-Match tag is still current. No body. */
+            304: {
+                headers: {
+                    /** @description Echoes a valid incoming X-Request-Id (1-128 characters of A-Z a-z 0-9 . _ : -), else a generated UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests per minute allowed for this key's plan. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Strong validator of this answer (a hash of its bytes; an encoded answer has its own tag). Send it as If-None-Match to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description private, no-cache: only the caller may keep it, and revalidates it on every use. no-store (comments): keep no copy. */
+                    "Cache-Control"?: "private, no-cache" | "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request breaks a rule: invalid_request (including an unknown or repeated query parameter, or a body value of the wrong JSON type), invalid_json, invalid_cursor, idempotency_key_required, invalid_idempotency_key or payload_too_large. */
             400: {
@@ -1069,7 +1389,13 @@ export interface operations {
                  */
                 limit?: number;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description ETag(s) of a copy you hold; while the answer is unchanged it is 304 Not Modified without a body.
+                 * @example "q3Vb2mT6oYx0cG1sHf8kLp4wZr9"
+                 */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1086,30 +1412,49 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the window resets. */
                     "RateLimit-Reset"?: number;
+                    /** @description Strong validator of this answer (a hash of its bytes; an encoded answer has its own tag). Send it as If-None-Match to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description private, no-cache: only the caller may keep it, and revalidates it on every use. no-store (comments): keep no copy. */
+                    "Cache-Control"?: "private, no-cache" | "no-store";
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        items: {
-                            id: string;
-                            /**
-                             * @description MOOD_DROP, LOW_MOOD or PARTICIPATION_DROP from the engine; a free string.
-                             * @example MOOD_DROP
-                             */
-                            type: string;
-                            message: string;
-                            weekISO: string | null;
-                            subteamName: string | null;
-                            readAt: string | null;
-                            /**
-                             * Format: date-time
-                             * @description When the alert was raised.
-                             * @example 2026-11-20T08:15:00.000Z
-                             */
-                            createdAt: string;
-                        }[];
-                    };
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "al_1",
+                     *           "type": "MOOD_DROP",
+                     *           "message": "Mood in Customer Support fell 25% week over week.",
+                     *           "weekISO": "2026-W46",
+                     *           "subteamName": "Customer Support",
+                     *           "readAt": null,
+                     *           "createdAt": "2026-11-17T01:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AlertList"];
                 };
+            };
+            /** @description Not Modified: the If-None-Match tag is still current. No body. */
+            304: {
+                headers: {
+                    /** @description Echoes a valid incoming X-Request-Id (1-128 characters of A-Z a-z 0-9 . _ : -), else a generated UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests per minute allowed for this key's plan. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Strong validator of this answer (a hash of its bytes; an encoded answer has its own tag). Send it as If-None-Match to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description private, no-cache: only the caller may keep it, and revalidates it on every use. no-store (comments): keep no copy. */
+                    "Cache-Control"?: "private, no-cache" | "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request breaks a rule: invalid_request (including an unknown or repeated query parameter, or a body value of the wrong JSON type), invalid_json, invalid_cursor, idempotency_key_required, invalid_idempotency_key or payload_too_large. */
             400: {
@@ -1258,7 +1603,13 @@ export interface operations {
     getOrg: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description ETag(s) of a copy you hold; while the answer is unchanged it is 304 Not Modified without a body.
+                 * @example "q3Vb2mT6oYx0cG1sHf8kLp4wZr9"
+                 */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1275,6 +1626,10 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the window resets. */
                     "RateLimit-Reset"?: number;
+                    /** @description Strong validator of this answer (a hash of its bytes; an encoded answer has its own tag). Send it as If-None-Match to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description private, no-cache: only the caller may keep it, and revalidates it on every use. no-store (comments): keep no copy. */
+                    "Cache-Control"?: "private, no-cache" | "no-store";
                     [name: string]: unknown;
                 };
                 content: {
@@ -1286,19 +1641,27 @@ export interface operations {
                      *       "createdAt": "2026-01-05T09:00:00.000Z"
                      *     }
                      */
-                    "application/json": {
-                        id: string;
-                        name: string;
-                        /** Format: int32 */
-                        memberCount: number;
-                        /**
-                         * Format: date-time
-                         * @description When the organization was created.
-                         * @example 2026-11-20T08:15:00.000Z
-                         */
-                        createdAt: string;
-                    };
+                    "application/json": components["schemas"]["Organization"];
                 };
+            };
+            /** @description Not Modified: the If-None-Match tag is still current. No body. */
+            304: {
+                headers: {
+                    /** @description Echoes a valid incoming X-Request-Id (1-128 characters of A-Z a-z 0-9 . _ : -), else a generated UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests per minute allowed for this key's plan. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Strong validator of this answer (a hash of its bytes; an encoded answer has its own tag). Send it as If-None-Match to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description private, no-cache: only the caller may keep it, and revalidates it on every use. no-store (comments): keep no copy. */
+                    "Cache-Control"?: "private, no-cache" | "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request breaks a rule: invalid_request (including an unknown or repeated query parameter, or a body value of the wrong JSON type), invalid_json, invalid_cursor, idempotency_key_required, invalid_idempotency_key or payload_too_large. */
             400: {
@@ -1447,7 +1810,13 @@ export interface operations {
     listActions: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description ETag(s) of a copy you hold; while the answer is unchanged it is 304 Not Modified without a body.
+                 * @example "q3Vb2mT6oYx0cG1sHf8kLp4wZr9"
+                 */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1464,35 +1833,50 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the window resets. */
                     "RateLimit-Reset"?: number;
+                    /** @description Strong validator of this answer (a hash of its bytes; an encoded answer has its own tag). Send it as If-None-Match to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description private, no-cache: only the caller may keep it, and revalidates it on every use. no-store (comments): keep no copy. */
+                    "Cache-Control"?: "private, no-cache" | "no-store";
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description All actions of the organization, newest first. */
-                        items: {
-                            /** @description The action id (the key is literally `$id`). */
-                            $id: string;
-                            title: string;
-                            description: string | null;
-                            /**
-                             * Format: date-time
-                             * @description When the action started (its creation time when created through the API).
-                             * @example 2026-11-20T08:15:00.000Z
-                             */
-                            startDate: string;
-                            endDate: string | null;
-                            status: "active" | "done" | "cancelled";
-                            subteamId: string | null;
-                            subteamName: string | null;
-                            /**
-                             * Format: date-time
-                             * @description When the action was created.
-                             * @example 2026-11-20T08:15:00.000Z
-                             */
-                            createdAt: string;
-                        }[];
-                    };
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "title": "Retro on workload",
+                     *           "description": "Every second Friday",
+                     *           "startDate": "2026-11-21T09:00:00.000Z",
+                     *           "endDate": null,
+                     *           "status": "active",
+                     *           "subteamId": "team_web",
+                     *           "subteamName": "Web",
+                     *           "createdAt": "2026-11-21T09:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ActionList"];
                 };
+            };
+            /** @description Not Modified: the If-None-Match tag is still current. No body. */
+            304: {
+                headers: {
+                    /** @description Echoes a valid incoming X-Request-Id (1-128 characters of A-Z a-z 0-9 . _ : -), else a generated UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests per minute allowed for this key's plan. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Strong validator of this answer (a hash of its bytes; an encoded answer has its own tag). Send it as If-None-Match to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description private, no-cache: only the caller may keep it, and revalidates it on every use. no-store (comments): keep no copy. */
+                    "Cache-Control"?: "private, no-cache" | "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request breaks a rule: invalid_request (including an unknown or repeated query parameter, or a body value of the wrong JSON type), invalid_json, invalid_cursor, idempotency_key_required, invalid_idempotency_key or payload_too_large. */
             400: {
@@ -1641,12 +2025,12 @@ export interface operations {
     createAction: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /**
                  * @description Required. 8-128 characters of A-Z a-z 0-9 . _ : -. A retry with the same key and body replays the first answer.
                  * @example a1b2c3d4-retry-safe
                  */
-                "idempotency-key"?: string;
+                "idempotency-key": string;
             };
             path?: never;
             cookie?: never;
@@ -1660,16 +2044,7 @@ export interface operations {
                  *       "subteamId": "team_web"
                  *     }
                  */
-                "application/json": {
-                    title: string;
-                    description?: string;
-                    /**
-                     * Format: date-time
-                     * @description Not before the start (the time of creation).
-                     */
-                    endDate?: string;
-                    subteamId?: string | null;
-                };
+                "application/json": components["schemas"]["NewAction"];
             };
         };
         responses: {
@@ -1694,9 +2069,7 @@ export interface operations {
                      *       "id": "act_7Qm2xV9b"
                      *     }
                      */
-                    "application/json": {
-                        id: string;
-                    };
+                    "application/json": components["schemas"]["ActionId"];
                 };
             };
             /** @description The request breaks a rule: invalid_request (including an unknown or repeated query parameter, or a body value of the wrong JSON type), invalid_json, invalid_cursor, idempotency_key_required, invalid_idempotency_key or payload_too_large. */
@@ -1846,7 +2219,13 @@ export interface operations {
     listTeams: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description ETag(s) of a copy you hold; while the answer is unchanged it is 304 Not Modified without a body.
+                 * @example "q3Vb2mT6oYx0cG1sHf8kLp4wZr9"
+                 */
+                "If-None-Match"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -1863,23 +2242,50 @@ export interface operations {
                     "RateLimit-Remaining"?: number;
                     /** @description Seconds until the window resets. */
                     "RateLimit-Reset"?: number;
+                    /** @description Strong validator of this answer (a hash of its bytes; an encoded answer has its own tag). Send it as If-None-Match to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description private, no-cache: only the caller may keep it, and revalidates it on every use. no-store (comments): keep no copy. */
+                    "Cache-Control"?: "private, no-cache" | "no-store";
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description Ordered by name (case-insensitive), then id. */
-                        items: {
-                            id: string;
-                            name: string;
-                            /**
-                             * Format: date-time
-                             * @description When the team was created.
-                             * @example 2026-11-20T08:15:00.000Z
-                             */
-                            createdAt: string;
-                        }[];
-                    };
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "id": "team_support",
+                     *           "name": "Customer Support",
+                     *           "createdAt": "2026-01-05T09:00:00.000Z"
+                     *         },
+                     *         {
+                     *           "id": "team_web",
+                     *           "name": "Web",
+                     *           "createdAt": "2026-01-05T09:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TeamList"];
                 };
+            };
+            /** @description Not Modified: the If-None-Match tag is still current. No body. */
+            304: {
+                headers: {
+                    /** @description Echoes a valid incoming X-Request-Id (1-128 characters of A-Z a-z 0-9 . _ : -), else a generated UUID. */
+                    "X-Request-Id"?: string;
+                    /** @description Requests per minute allowed for this key's plan. */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window, after this one. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    /** @description Strong validator of this answer (a hash of its bytes; an encoded answer has its own tag). Send it as If-None-Match to get 304 while nothing changed. */
+                    ETag?: string;
+                    /** @description private, no-cache: only the caller may keep it, and revalidates it on every use. no-store (comments): keep no copy. */
+                    "Cache-Control"?: "private, no-cache" | "no-store";
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description The request breaks a rule: invalid_request (including an unknown or repeated query parameter, or a body value of the wrong JSON type), invalid_json, invalid_cursor, idempotency_key_required, invalid_idempotency_key or payload_too_large. */
             400: {
@@ -2028,12 +2434,12 @@ export interface operations {
     createTeam: {
         parameters: {
             query?: never;
-            header?: {
+            header: {
                 /**
                  * @description Required. 8-128 characters of A-Z a-z 0-9 . _ : -. A retry with the same key and body replays the first answer.
                  * @example a1b2c3d4-retry-safe
                  */
-                "idempotency-key"?: string;
+                "idempotency-key": string;
             };
             path?: never;
             cookie?: never;
@@ -2045,10 +2451,7 @@ export interface operations {
                  *       "name": "Platform"
                  *     }
                  */
-                "application/json": {
-                    /** @description Trimmed; 1-80 characters after trimming (at most 256 as sent), not only whitespace; unique in the organization regardless of case. */
-                    name: string;
-                };
+                "application/json": components["schemas"]["NewTeam"];
             };
         };
         responses: {
@@ -2074,10 +2477,7 @@ export interface operations {
                      *       "name": "Platform"
                      *     }
                      */
-                    "application/json": {
-                        id: string;
-                        name: string;
-                    };
+                    "application/json": components["schemas"]["CreatedTeam"];
                 };
             };
             /** @description The request breaks a rule: invalid_request (including an unknown or repeated query parameter, or a body value of the wrong JSON type), invalid_json, invalid_cursor, idempotency_key_required, invalid_idempotency_key or payload_too_large. */
@@ -2234,23 +2634,10 @@ export interface operations {
             };
             cookie?: never;
         };
+        /** @description At least one field; a field left out keeps its value. */
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "title": "Retro on workload, part 2"
-                 *     }
-                 */
-                "application/json": {
-                    title?: string;
-                    description?: string;
-                    /**
-                     * Format: date-time
-                     * @description Not before the action's startDate.
-                     */
-                    endDate?: string;
-                    subteamId?: string | null;
-                };
+                "application/json": components["schemas"]["ActionChange"];
             };
         };
         responses: {
@@ -2273,9 +2660,7 @@ export interface operations {
                      *       "id": "act_7Qm2xV9b"
                      *     }
                      */
-                    "application/json": {
-                        id: string;
-                    };
+                    "application/json": components["schemas"]["ActionId"];
                 };
             };
             /** @description The request breaks a rule: invalid_request (including an unknown or repeated query parameter, or a body value of the wrong JSON type), invalid_json, invalid_cursor, idempotency_key_required, invalid_idempotency_key or payload_too_large. */
@@ -2348,7 +2733,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not returned by this operation today (it has no conflicting state); the seed allows 409 on every endpoint, with this error shape. */
+            /** @description invalid_transition: status done -> cancelled or cancelled -> done; reopen (status active) first. */
             409: {
                 headers: {
                     /** @description Echoes a valid incoming X-Request-Id (1-128 characters of A-Z a-z 0-9 . _ : -), else a generated UUID. */

@@ -1,7 +1,15 @@
 import { Type, type Static } from 'typebox';
 import { DateTimeSchema, Nullable } from './common.js';
 
-export const ActionStatusSchema = Type.Union([Type.Literal('active'), Type.Literal('done'), Type.Literal('cancelled')]);
+export const ActionStatusSchema = Type.Union([Type.Literal('active'), Type.Literal('done'), Type.Literal('cancelled')], {
+  title: 'ActionStatus',
+  description: 'active -> done or cancelled; done or cancelled -> active (reopen); done <-> cancelled directly is refused.',
+});
+
+const ACTION_EXAMPLE = {
+  $id: 'act_7Qm2xV9b', title: 'Retro on workload', description: 'Every second Friday', startDate: '2026-11-21T09:00:00.000Z',
+  endDate: null, status: 'active', subteamId: 'team_web', subteamName: 'Web', createdAt: '2026-11-21T09:00:00.000Z',
+};
 
 export const ActionSchema = Type.Object(
   {
@@ -15,13 +23,13 @@ export const ActionSchema = Type.Object(
     subteamName: Nullable(Type.String({ minLength: 1, maxLength: 80 })),
     createdAt: DateTimeSchema('When the action was created.'),
   },
-  { additionalProperties: false },
+  { title: 'Action', additionalProperties: false },
 );
 export type Action = Static<typeof ActionSchema>;
 
 export const ActionListSchema = Type.Object(
   { items: Type.Array(ActionSchema, { description: 'All actions of the organization, newest first.' }) },
-  { additionalProperties: false },
+  { title: 'ActionList', additionalProperties: false, examples: [{ items: [ACTION_EXAMPLE] }] },
 );
 export type ActionList = Static<typeof ActionListSchema>;
 
@@ -32,18 +40,27 @@ export const CreateActionBodySchema = Type.Object(
     endDate: Type.Optional(Type.String({ format: 'date-time', maxLength: 35, description: 'Not before the start (the time of creation).' })),
     subteamId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64, description: 'A team of the organization.' }))),
   },
-  { additionalProperties: false, examples: [{ title: 'Retro on workload', description: 'Monthly', subteamId: 'team_web' }] },
+  { title: 'NewAction', additionalProperties: false, examples: [{ title: 'Retro on workload', description: 'Monthly', subteamId: 'team_web' }] },
 );
 export type CreateActionBody = Static<typeof CreateActionBodySchema>;
 
 export const UpdateActionBodySchema = Type.Object(
   {
     title: Type.Optional(Type.String({ minLength: 2, maxLength: 120 })),
-    description: Type.Optional(Type.String({ maxLength: 500 })),
-    endDate: Type.Optional(Type.String({ format: 'date-time', maxLength: 35, description: "Not before the action's startDate." })),
+    description: Type.Optional(Nullable(Type.String({ maxLength: 500, description: 'Up to 500 characters, or null to clear.' }))),
+    endDate: Type.Optional(
+      Nullable(Type.String({ format: 'date-time', maxLength: 35, description: "Not before the action's startDate, or null to clear." })),
+    ),
     subteamId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64, description: 'A team of the organization, or null to clear.' }))),
+    status: Type.Optional(ActionStatusSchema),
   },
-  { additionalProperties: false, minProperties: 1, examples: [{ title: 'Retro on workload, part 2' }] },
+  {
+    title: 'ActionChange',
+    additionalProperties: false,
+    minProperties: 1,
+    description: 'At least one field; a field left out keeps its value.',
+    examples: [{ status: 'done' }, { description: null, endDate: null }, { title: 'Retro on workload, part 2', subteamId: 'team_web' }],
+  },
 );
 export type UpdateActionBody = Static<typeof UpdateActionBodySchema>;
 
@@ -51,5 +68,5 @@ export const ActionIdParamsSchema = Type.Object({ id: Type.String({ minLength: 1
 
 export const ActionIdSchema = Type.Object(
   { id: Type.String({ minLength: 1, maxLength: 128 }) },
-  { additionalProperties: false, examples: [{ id: 'act_7Qm2xV9b' }] },
+  { title: 'ActionId', additionalProperties: false, examples: [{ id: 'act_7Qm2xV9b' }] },
 );

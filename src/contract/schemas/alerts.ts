@@ -11,7 +11,7 @@ export const AlertSchema = Type.Object(
     readAt: Nullable(DateTimeSchema('When the alert was read; null while unread.')),
     createdAt: DateTimeSchema('When the alert was raised.'),
   },
-  { additionalProperties: false },
+  { title: 'Alert', additionalProperties: false },
 );
 export type Alert = Static<typeof AlertSchema>;
 
@@ -20,5 +20,21 @@ export const AlertListQuerySchema = Type.Object(
   { additionalProperties: false },
 );
 
-export const AlertListSchema = Type.Object({ items: Type.Array(AlertSchema, { maxItems: 50 }) }, { additionalProperties: false });
+export const AlertListSchema = Type.Object(
+  { items: Type.Array(AlertSchema, { maxItems: 50, description: 'Newest first.' }) },
+  {
+    title: 'AlertList',
+    additionalProperties: false,
+    examples: [
+      {
+        items: [
+          {
+            id: 'al_1', type: 'MOOD_DROP', message: 'Mood in Customer Support fell 25% week over week.', weekISO: '2026-W46',
+            subteamName: 'Customer Support', readAt: null, createdAt: '2026-11-17T01:00:00.000Z',
+          },
+        ],
+      },
+    ],
+  },
+);
 export type AlertList = Static<typeof AlertListSchema>;

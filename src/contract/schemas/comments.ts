@@ -18,7 +18,7 @@ export type CommentListQuery = Static<typeof CommentListQuerySchema>;
 export const CommentListSchema = Type.Object(
   {
     items: Type.Array(
-      Type.Object({ comment: Type.String({ minLength: 1, maxLength: 10_000 }) }, { additionalProperties: false }),
+      Type.Object({ comment: Type.String({ minLength: 1, maxLength: 10_000 }) }, { title: 'Comment', additionalProperties: false }),
       {
         maxItems: 100,
         description:
@@ -38,6 +38,7 @@ export const CommentListSchema = Type.Object(
     }),
   },
   {
+    title: 'CommentPage',
     additionalProperties: false,
     examples: [
       {

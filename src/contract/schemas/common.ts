@@ -1,4 +1,5 @@
 import { Type, type TSchema } from 'typebox';
+import { ERROR_STATUS, type ErrorCode } from '../errors.js';
 
 /** RFC 3339 with an offset or Z; rendered by the API as YYYY-MM-DDTHH:mm:ss.sssZ (24 characters, 27 for years past 9999). */
 export const DateTimeSchema = (description: string) =>
@@ -20,7 +21,11 @@ export const ErrorSchema = Type.Object(
   {
     error: Type.Object(
       {
-        code: Type.String({ minLength: 1, maxLength: 80, description: 'Stable machine-readable code.' }),
+        code: Type.Unsafe<ErrorCode>({
+          type: 'string',
+          enum: Object.keys(ERROR_STATUS),
+          description: 'Stable machine-readable code, one of a closed list (CONTRACT.md section 3); a new code is a new version of the API.',
+        }),
         message: Type.String({ minLength: 1, maxLength: 500, description: 'Human-readable explanation naming the offending field.' }),
       },
       { additionalProperties: false },
@@ -35,8 +40,9 @@ export const ErrorSchema = Type.Object(
 );
 
 /**
- * Declared optional so that a missing or malformed key is answered with its own codes
- * (idempotency_key_required, invalid_idempotency_key) rather than a generic validation error.
+ * Declared optional for validation, so that a missing or malformed key is answered with its own
+ * codes (idempotency_key_required, invalid_idempotency_key) rather than a generic validation
+ * error; the OpenAPI document declares it required (src/http/openapi.ts), as the server requires it.
  */
 export const IdempotencyHeadersSchema = Type.Object({
   'idempotency-key': Type.Optional(

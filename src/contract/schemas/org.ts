@@ -9,6 +9,7 @@ export const OrgSchema = Type.Object(
     createdAt: DateTimeSchema('When the organization was created.'),
   },
   {
+    title: 'Organization',
     additionalProperties: false,
     examples: [{ id: 'org_acme', name: 'Acme', memberCount: 42, createdAt: '2026-01-05T09:00:00.000Z' }],
   },

@@ -12,6 +12,7 @@ export const PulseSchema = Type.Object(
     createdAt: DateTimeSchema('When the pulse was recorded (UTC, millisecond precision).'),
   },
   {
+    title: 'Pulse',
     additionalProperties: false,
     description: 'One mood record. The comment text is never part of a pulse.',
     examples: [
@@ -51,6 +52,19 @@ export const PulseListSchema = Type.Object(
       Type.String({ maxLength: 512, description: 'Pass as `cursor` to get the next page; null when there are no more pages.' }),
     ),
   },
-  { additionalProperties: false },
+  {
+    title: 'PulsePage',
+    additionalProperties: false,
+    description: 'One page of pulses, newest first. Repeat the same filters with `cursor` for the next page.',
+    examples: [
+      {
+        items: [
+          { id: 'p_1', level: 4, moderationStatus: 'CLEAN', reason: 'workload', subteamId: 'team_web', subteamName: 'Web', createdAt: '2026-11-20T08:15:00.000Z' },
+          { id: 'p_0', level: 2, moderationStatus: 'FLAGGED', reason: null, subteamId: null, subteamName: null, createdAt: '2026-11-19T16:40:00.000Z' },
+        ],
+        nextCursor: '2026-11-19T16:40:00.000Z|p_0',
+      },
+    ],
+  },
 );
 export type PulseList = Static<typeof PulseListSchema>;

@@ -10,6 +10,7 @@ export const StatsSchema = Type.Object(
     weeklyPulseCount: CountSchema({ description: 'Pulses over the rolling last 7 days.' }),
   },
   {
+    title: 'Stats',
     additionalProperties: false,
     examples: [{ avgLevel: 3.62, minimumSample: 5, pulseCount: 1280, weeklyAvgLevel: 3.4, weeklyPulseCount: 75 }],
   },
@@ -31,7 +32,7 @@ export const DailyEntrySchema = Type.Object(
     count: CountSchema(),
     avg: Type.Number({ description: 'Average pulse level of that day, 2 decimals.' }),
   },
-  { additionalProperties: false },
+  { title: 'DailyStatsDay', additionalProperties: false },
 );
 
 export const DailyStatsSchema = Type.Object(
@@ -40,6 +41,19 @@ export const DailyStatsSchema = Type.Object(
     to: DateTimeSchema('The effective end of the range.'),
     days: Type.Array(DailyEntrySchema, { description: 'Ascending by date; only days with at least one pulse.' }),
   },
-  { additionalProperties: false },
+  {
+    title: 'DailyStats',
+    additionalProperties: false,
+    examples: [
+      {
+        from: '2026-08-22T12:00:00.000Z',
+        to: '2026-11-20T12:00:00.000Z',
+        days: [
+          { date: '2026-11-18', count: 14, avg: 3.57 },
+          { date: '2026-11-19', count: 11, avg: 3.18 },
+        ],
+      },
+    ],
+  },
 );
 export type DailyStats = Static<typeof DailyStatsSchema>;

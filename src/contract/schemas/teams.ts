@@ -7,13 +7,24 @@ export const TeamSchema = Type.Object(
     name: Type.String({ minLength: 1, maxLength: 80 }),
     createdAt: DateTimeSchema('When the team was created.'),
   },
-  { additionalProperties: false, examples: [{ id: 'team_web', name: 'Web', createdAt: '2026-01-05T09:00:00.000Z' }] },
+  { title: 'Team', additionalProperties: false, examples: [{ id: 'team_web', name: 'Web', createdAt: '2026-01-05T09:00:00.000Z' }] },
 );
 export type Team = Static<typeof TeamSchema>;
 
 export const TeamListSchema = Type.Object(
   { items: Type.Array(TeamSchema, { description: 'Ordered by name (case-insensitive), then id.' }) },
-  { additionalProperties: false },
+  {
+    title: 'TeamList',
+    additionalProperties: false,
+    examples: [
+      {
+        items: [
+          { id: 'team_support', name: 'Customer Support', createdAt: '2026-01-05T09:00:00.000Z' },
+          { id: 'team_web', name: 'Web', createdAt: '2026-01-05T09:00:00.000Z' },
+        ],
+      },
+    ],
+  },
 );
 export type TeamList = Static<typeof TeamListSchema>;
 
@@ -27,11 +38,11 @@ export const CreateTeamBodySchema = Type.Object(
       description: 'Trimmed; 1-80 characters after trimming (at most 256 as sent), not only whitespace; unique in the organization regardless of case.',
     }),
   },
-  { additionalProperties: false, examples: [{ name: 'Platform' }] },
+  { title: 'NewTeam', additionalProperties: false, examples: [{ name: 'Platform' }] },
 );
 export type CreateTeamBody = Static<typeof CreateTeamBodySchema>;
 
 export const CreatedTeamSchema = Type.Object(
   { id: Type.String({ minLength: 1, maxLength: 128 }), name: Type.String({ minLength: 1, maxLength: 80 }) },
-  { additionalProperties: false, examples: [{ id: 'team_3fZ8kq1', name: 'Platform' }] },
+  { title: 'CreatedTeam', additionalProperties: false, examples: [{ id: 'team_3fZ8kq1', name: 'Platform' }] },
 );

@@ -62,12 +62,16 @@ export async function getAction(db: Queryable, orgId: string, id: string): Promi
 
 const lockQuery = sql(
   'actions.lock',
-  `SELECT id, start_date FROM actions WHERE org_id = $1 AND id = $2 FOR UPDATE`,
+  `SELECT id, start_date, status FROM actions WHERE org_id = $1 AND id = $2 FOR UPDATE`,
 );
 
-export async function getActionForUpdate(db: Queryable, orgId: string, id: string): Promise<{ id: string; startDate: string } | null> {
-  const [r] = await db.query<{ id: string; start_date: Date }>(lockQuery, [orgId, id]);
-  return r ? { id: r.id, startDate: iso(r.start_date) } : null;
+export async function getActionForUpdate(
+  db: Queryable,
+  orgId: string,
+  id: string,
+): Promise<{ id: string; startDate: string; status: ActionStatus } | null> {
+  const [r] = await db.query<{ id: string; start_date: Date; status: ActionStatus }>(lockQuery, [orgId, id]);
+  return r ? { id: r.id, startDate: iso(r.start_date), status: r.status } : null;
 }
 
 export interface NewAction {
@@ -127,11 +131,13 @@ export async function insertActionNotingSubscribers(db: Queryable, orgId: string
   return r.subscribed;
 }
 
+/** Fields to change; `undefined` leaves a field as it is, `null` clears it. */
 export interface ActionChanges {
   title?: string;
-  description?: string;
-  endDate?: string;
+  description?: string | null;
+  endDate?: string | null;
   subteamId?: string | null;
+  status?: ActionStatus;
 }
 
 const updateQuery = sql(
@@ -141,6 +147,7 @@ const updateQuery = sql(
       description = CASE WHEN $5 THEN $6 ELSE description END,
       end_date = CASE WHEN $7 THEN $8::timestamptz ELSE end_date END,
       subteam_id = CASE WHEN $9 THEN $10 ELSE subteam_id END,
+      status = CASE WHEN $11 THEN $12 ELSE status END,
       updated_at = now()
     WHERE org_id = $1 AND id = $2
     RETURNING id`,
@@ -153,6 +160,7 @@ export async function updateAction(db: Queryable, orgId: string, id: string, c: 
     c.description !== undefined, c.description ?? null,
     c.endDate !== undefined, c.endDate ?? null,
     c.subteamId !== undefined, c.subteamId ?? null,
+    c.status !== undefined, c.status ?? null,
   ]);
   return rows.length > 0;
 }

@@ -5,7 +5,7 @@ import { NoQuerySchema } from '../../../contract/schemas/common.js';
 import { responses } from '../../../contract/schemas/responses.js';
 import type { App, RouteDeps } from '../types.js';
 
-export function registerUpdateAction(app: App, { db }: RouteDeps) {
+export function registerUpdateAction(app: App, { db, now }: RouteDeps) {
   app.patch(
     '/actions/:id',
     {
@@ -14,14 +14,16 @@ export function registerUpdateAction(app: App, { db }: RouteDeps) {
         operationId: 'updateAction',
         summary: 'Edit an improvement action',
         description:
-          "At least one field. endDate must not be before the action's startDate; subteamId must name a team of the organization, or null to clear it. status is not writable. An action of another organization is 404.",
+          "At least one field; a field left out keeps its value. description, endDate and subteamId take null to clear. endDate must not be before the action's startDate; subteamId must name a team of the organization. status: active -> done or cancelled, done or cancelled -> active; the status the action already has is accepted and changes nothing; done <-> cancelled directly is 409 invalid_transition. An action of another organization is 404. Raises the webhook event action.updated when something visible changed.",
         tags: ['actions'],
         querystring: NoQuerySchema,
         params: ActionIdParamsSchema,
         body: UpdateActionBodySchema,
-        response: responses(ActionIdSchema, 'The id of the action edited.'),
+        response: responses(ActionIdSchema, 'The id of the action edited.', {
+          conflict: 'invalid_transition: status done -> cancelled or cancelled -> done; reopen (status active) first.',
+        }),
       },
     },
-    async (request) => db.transaction((tx) => editAction(tx, request.principal.orgId, request.params.id, request.body)),
+    async (request) => db.transaction((tx) => editAction(tx, request.principal.orgId, request.params.id, request.body, now())),
   );
 }
