@@ -47,23 +47,32 @@ export async function weeksToRelease(db: Queryable, orgId: string, from: WeekDat
 }
 
 /**
- * Late pools per (week, group) of the frozen weeks of [from, to]: CLEAN pulses now, minus the
- * frozen pulses of the group that are CLEAN now. Derived from two small tables, never from pulses.
+ * Per week of [from, to], from two small tables and never from pulses: whether it is frozen (its
+ * release recorded groups), whether it holds CLEAN pulses, and its late pools per group: CLEAN
+ * pulses now minus the frozen pulses of the group that are CLEAN now. A frozen week always keeps the
+ * rollup rows of the groups it froze (at 0 when all left CLEAN), so one pass over the rollup sees it.
+ * `$T` is the group whose late pulses count as withheld (NULL: every group).
  */
-const LATE = `late AS (
-     SELECT s.week, s.grp, s.clean_count - coalesce(f.frozen_clean, 0) AS n
+const weekState = (team: string) => `wk AS (
+     SELECT s.week,
+            bool_or(f.week IS NOT NULL) AS frozen,
+            bool_or(s.clean_count > 0) AS has_clean,
+            max(s.clean_count - coalesce(f.frozen_clean, 0)) AS late_max,
+            coalesce(sum(s.clean_count - coalesce(f.frozen_clean, 0))
+                       FILTER (WHERE s.clean_count - coalesce(f.frozen_clean, 0) BETWEEN 1 AND 4), 0) AS late_small,
+            bool_or(s.clean_count - coalesce(f.frozen_clean, 0) > 0${team === 'NULL' ? '' : ` AND s.grp = ${team}`}) AS late_group
        FROM pulse_clean_week_stats s
        LEFT JOIN comment_frozen_groups f ON f.org_id = s.org_id AND f.week = s.week AND f.grp = s.grp
-      WHERE s.org_id = $1 AND s.week >= $2 AND s.week <= $3 AND s.clean_count > 0
-        AND EXISTS (SELECT 1 FROM comment_frozen_groups fw WHERE fw.org_id = s.org_id AND fw.week = s.week)
+      WHERE s.org_id = $1 AND s.week >= $2 AND s.week <= $3
+      GROUP BY s.week
    )`;
 
 const pendingLate = sql(
   'comments.pending_late',
-  `WITH ${LATE}
-   SELECT week, sum(n)::int AS n FROM late WHERE n > 0 GROUP BY week
-   HAVING max(n) >= 5 OR coalesce(sum(n) FILTER (WHERE n < 5), 0) >= 5
-   ORDER BY week`,
+  `WITH ${weekState('NULL')}
+   SELECT week, (late_max + late_small)::int AS n FROM wk
+    WHERE frozen AND (late_max >= 5 OR late_small >= 5)
+    ORDER BY week`,
 );
 
 /** Frozen weeks of [from, to] whose late pools would release something now (a pool of 5, or a late remainder of 5). */
@@ -202,17 +211,14 @@ function answerQuery(team: boolean, after: boolean) {
   const [weekParam, rankParam] = team ? ['$6', '$7'] : ['$5', '$6'];
   return sql(
     `comments.answer.${team ? 'cell' : 'org'}${after ? '_after' : ''}`,
-    `WITH ${LATE}, st AS (
-       SELECT
-         EXISTS (SELECT 1 FROM pulse_clean_week_stats s
-                  WHERE s.org_id = $1 AND s.week >= $2 AND s.week <= $3 AND s.clean_count > 0
-                    AND NOT EXISTS (SELECT 1 FROM comment_frozen_groups f WHERE f.org_id = s.org_id AND f.week = s.week)) AS unfrozen,
-         EXISTS (SELECT 1 FROM late WHERE n > 0 GROUP BY week
-                  HAVING max(n) >= 5 OR coalesce(sum(n) FILTER (WHERE n < 5), 0) >= 5) AS late_due,
-         EXISTS (SELECT 1 FROM late WHERE n > 0${team ? ` AND grp = ${cellParam}` : ''})
-         OR EXISTS (SELECT 1 FROM comment_cells c
-                     WHERE c.org_id = $1 AND c.week >= $2 AND c.week <= $3
-                       AND c.cell = ${team ? cellParam : `'rest'`} AND NOT c.released) AS withheld
+    `WITH ${weekState(team ? cellParam : 'NULL')}, st AS (
+       SELECT coalesce(bool_or(NOT frozen AND has_clean), false) AS unfrozen,
+              coalesce(bool_or(frozen AND (late_max >= 5 OR late_small >= 5)), false) AS late_due,
+              coalesce(bool_or(frozen AND late_group), false)
+              OR EXISTS (SELECT 1 FROM comment_cells c
+                          WHERE c.org_id = $1 AND c.week >= $2 AND c.week <= $3
+                            AND c.cell = ${team ? cellParam : `'rest'`} AND NOT c.released) AS withheld
+         FROM wk
      )
      SELECT st.unfrozen, st.late_due, st.withheld, r.week, r.rank, r.comment
        FROM st LEFT JOIN LATERAL (
@@ -261,12 +267,8 @@ export async function readAnswer(
 
 const dueQuery = sql(
   'comments.due',
-  `WITH ${LATE}
-   SELECT EXISTS (SELECT 1 FROM pulse_clean_week_stats s
-                   WHERE s.org_id = $1 AND s.week >= $2 AND s.week <= $3 AND s.clean_count > 0
-                     AND NOT EXISTS (SELECT 1 FROM comment_frozen_groups f WHERE f.org_id = s.org_id AND f.week = s.week))
-       OR EXISTS (SELECT 1 FROM late WHERE n > 0 GROUP BY week
-                   HAVING max(n) >= 5 OR coalesce(sum(n) FILTER (WHERE n < 5), 0) >= 5) AS due`,
+  `WITH ${weekState('NULL')}
+   SELECT coalesce(bool_or((NOT frozen AND has_clean) OR (frozen AND (late_max >= 5 OR late_small >= 5))), false) AS due FROM wk`,
 );
 
 /** Whether a release is due in the weeks [from, to]. */
