@@ -34,7 +34,7 @@ export const CommentListSchema = Type.Object(
     nextCursor: Nullable(Type.String({ maxLength: 512, description: 'Opaque; null when there are no more pages.' })),
     suppressed: Type.Boolean({
       description:
-        'True when a covered released week holds CLEAN pulses of the requested group that are withheld: a cell or remainder of 1-4 CLEAN pulses, a withdrawn cell, or pulses that reached a frozen week late. Computed from pulses, never from whether they carry a comment.',
+        'True when a covered released week holds CLEAN pulses of the requested group that are withheld: a cell or remainder of 1-4 CLEAN pulses, or late pools not yet released (pulses that reached a frozen week later). Computed from pulses, never from whether they carry a comment.',
     }),
   },
   {
