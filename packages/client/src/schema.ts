@@ -2108,7 +2108,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description plan_forbidden: the organization's plan does not include the REST API. */
+            /** @description plan_forbidden: the organization's plan does not include the REST API. insufficient_scope: the API key has scope read (GET only). */
             403: {
                 headers: {
                     /** @description Echoes a valid incoming X-Request-Id (1-128 characters of A-Z a-z 0-9 . _ : -), else a generated UUID. */
@@ -2516,7 +2516,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description plan_forbidden: the organization's plan does not include the REST API. */
+            /** @description plan_forbidden: the organization's plan does not include the REST API. insufficient_scope: the API key has scope read (GET only). */
             403: {
                 headers: {
                     /** @description Echoes a valid incoming X-Request-Id (1-128 characters of A-Z a-z 0-9 . _ : -), else a generated UUID. */
@@ -2699,7 +2699,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description plan_forbidden: the organization's plan does not include the REST API. */
+            /** @description plan_forbidden: the organization's plan does not include the REST API. insufficient_scope: the API key has scope read (GET only). */
             403: {
                 headers: {
                     /** @description Echoes a valid incoming X-Request-Id (1-128 characters of A-Z a-z 0-9 . _ : -), else a generated UUID. */

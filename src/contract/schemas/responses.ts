@@ -40,9 +40,9 @@ const WWW_AUTHENTICATE = {
 /**
  * The documented answers of an endpoint: its success body, then every status the seed says any
  * endpoint may return (400, 401, 403, 404, 409, 429, 500, 503). `conflict` describes when this
- * operation answers 409.
+ * operation answers 409; `write` marks a POST or PATCH, which a key of scope read may not call.
  */
-export function responses(ok: TSchema, description: string, opts: { conflict?: string; replayHeader?: boolean } = {}) {
+export function responses(ok: TSchema, description: string, opts: { conflict?: string; replayHeader?: boolean; write?: boolean } = {}) {
   const okHeaders = opts.replayHeader
     ? { ...COMMON_HEADERS, 'Idempotent-Replayed': { type: 'string', enum: ['true'], description: 'Present when this answer is a replay of an earlier request with the same Idempotency-Key.' } }
     : COMMON_HEADERS;
@@ -50,7 +50,12 @@ export function responses(ok: TSchema, description: string, opts: { conflict?: s
   for (const status of [400, 401, 403, 404, 409, 429, 500, 503]) {
     out[status] = {
       ...ERROR_REF,
-      description: status === 409 && opts.conflict ? opts.conflict : ERROR_DESCRIPTIONS[status],
+      description:
+        status === 409 && opts.conflict
+          ? opts.conflict
+          : status === 403 && opts.write
+            ? `${ERROR_DESCRIPTIONS[403]} insufficient_scope: the API key has scope read (GET only).`
+            : ERROR_DESCRIPTIONS[status],
       headers:
         status === 429 || status === 503 ? { ...COMMON_HEADERS, ...RETRY_AFTER } : status === 401 ? { ...COMMON_HEADERS, ...WWW_AUTHENTICATE } : COMMON_HEADERS,
     };

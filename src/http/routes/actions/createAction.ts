@@ -20,6 +20,7 @@ export function registerCreateAction(app: App, { db, now }: RouteDeps) {
         headers: IdempotencyHeadersSchema,
         body: CreateActionBodySchema,
         response: responses(ActionIdSchema, 'The id of the action created (or, on a replay, of the one created the first time).', {
+          write: true,
           conflict: 'idempotency_key_reused: the Idempotency-Key was used for a different request.',
           replayHeader: true,
         }),

@@ -20,6 +20,7 @@ export function registerUpdateAction(app: App, { db, now }: RouteDeps) {
         params: ActionIdParamsSchema,
         body: UpdateActionBodySchema,
         response: responses(ActionIdSchema, 'The id of the action edited.', {
+          write: true,
           conflict: 'invalid_transition: status done -> cancelled or cancelled -> done; reopen (status active) first.',
         }),
       },
