@@ -51,7 +51,7 @@ export const EnvSchema = Type.Object({
   // The operator API (CONTRACT.md section 10): a TCP listener only with both a port and a token.
   ADMIN_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   ADMIN_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
-  ADMIN_TOKEN: Type.Optional(Type.String({ minLength: 32, maxLength: 512, pattern: '^[\\x21-\\x7e]+$' })),
+  ADMIN_TOKEN: Type.Optional(secret(Type.String({ minLength: 32, maxLength: 512, pattern: '^[\\x21-\\x7e]+$' }))),
   WEBHOOK_POLL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1000 }),
   WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 15_000 }),
   // The waits before each retry (the first attempt is immediate): durations like 500ms, 5s, 5m, 2h.

@@ -68,8 +68,8 @@ export async function buildAdminApp(config: Config, deps: AdminDeps): Promise<Fa
     const m = typeof header === 'string' ? BEARER.exec(header) : null;
     // Compared as digests, so the comparison takes the same time whatever the length sent.
     if (!m || !timingSafeEqual(digest(m[1]), expected)) {
-      reply.header('www-authenticate', `Bearer realm="climate-pulse-admin"${m ? ', error="invalid_token"' : ''}`);
-      throw new ApiError('unauthorized', m ? 'The operator token is not valid.' : "Send 'Authorization: Bearer <ADMIN_TOKEN>'.");
+      const challenge = { 'www-authenticate': `Bearer realm="climate-pulse-admin"${m ? ', error="invalid_token"' : ''}` };
+      throw new ApiError('unauthorized', m ? 'The operator token is not valid.' : "Send 'Authorization: Bearer <ADMIN_TOKEN>'.", challenge);
     }
   });
   // One line per request, never a header (the operator token travels in one).
