@@ -24,15 +24,8 @@ const BASE = Date.parse('2026-10-26T00:00:00.000Z'); // a Monday
 const SEED = Number(process.env.PROPERTY_SEED ?? 20261123);
 const STEPS = Number(process.env.PROPERTY_STEPS ?? (DB_KIND === 'pglite' ? 36 : 48));
 
-function prng(seed: number) {
-  return () => {
-    seed |= 0;
-    seed = (seed + 0x6d2b79f5) | 0;
-    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A fixed pseudo-random sequence (Park-Miller), so a failure reproduces from its seed. */
+const prng = (seed: number) => () => (seed = (seed * 16807) % 2147483647) / 2147483647;
 
 /** Each rollup, and the same figures computed from the pulses. Rows whose count fell to 0 mean no group. */
 const COMPARISONS: { name: string; rollup: string; scan: string }[] = [
