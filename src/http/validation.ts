@@ -39,15 +39,17 @@ const INTEGER_TEXT = /^[+-]?\d+$/;
 /**
  * An integer query value is checked as text before anything turns it into a number: 400 digits
  * of nines would become Infinity, which passes Ajv's integer check and reached the database.
- * Compared with BigInt, so no length of digits can overflow; without declared bounds the value
- * must still be a safe integer. Returns the reason it is refused, or null.
+ * Read with BigInt, so no length of digits can overflow: a value outside the safe-integer range
+ * is refused here, one inside it is exact and left to the schema's bounds. Returns the reason it
+ * is refused, or null.
  */
 export function checkIntegerText(value: string, rule: IntegerRule): string | null {
   const text = value.trim();
   if (!INTEGER_TEXT.test(text)) return 'must be an integer';
   const n = BigInt(text);
-  const min = BigInt(rule.minimum ?? Number.MIN_SAFE_INTEGER);
-  const max = BigInt(rule.maximum ?? Number.MAX_SAFE_INTEGER);
-  if (n < min || n > max) return `must be an integer from ${min} to ${max}`;
-  return null;
+  // Within the safe range the number is exact, and the schema's own bounds (and messages) apply.
+  if (n >= BigInt(Number.MIN_SAFE_INTEGER) && n <= BigInt(Number.MAX_SAFE_INTEGER)) return null;
+  const min = rule.minimum ?? Number.MIN_SAFE_INTEGER;
+  const max = rule.maximum ?? Number.MAX_SAFE_INTEGER;
+  return `must be an integer from ${min} to ${max}`;
 }
