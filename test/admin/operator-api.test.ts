@@ -182,7 +182,7 @@ describe('operator API', () => {
     const batch = Array.from({ length: 10 }, (_, i) => pulse(i, i === 2 ? { subteamId: 'team_x' } : {}));
     // A week is frozen only once it holds pulses (CONTRACT section 5): one pulse there, then an answer
     // that releases the closed weeks of the last 30 days (2026-11-02's among them): the batch arrives late.
-    expect((await t.call('POST', `${ORG}/org_a/pulses`, { pulses: [pulse(100)] })).json()).toEqual({ inserted: 1, unchanged: 0, inFrozenWeeks: 0 });
+    expect((await t.call('POST', `${ORG}/org_a/pulses`, { pulses: [pulse(900)] })).json()).toEqual({ inserted: 1, unchanged: 0, inFrozenWeeks: 0 });
     expect((await t.app.inject({ url: '/v1/comments', headers: { authorization: 'Bearer cp_test_a_0123456789abcdef' } })).statusCode).toBe(200);
     const first = await t.call('POST', `${ORG}/org_a/pulses`, { pulses: batch });
     expect(first.statusCode).toBe(200);
