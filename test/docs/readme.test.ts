@@ -44,10 +44,17 @@ export function readmeCommands(markdown: string): ReadmeCommand[] {
       pending += line.slice(0, -1).trimEnd() + ' ';
       continue;
     }
+    // A single-quoted argument may span lines (a JSON body): join until its quote closes.
+    if (((pending + line).match(/'/g) ?? []).length % 2 === 1) {
+      pending += line.trim() + '\n';
+      continue;
+    }
     const text = (pending + line.trim()).trim();
     pending = '';
     if (!text || text.startsWith('#')) continue;
-    const runs = /^(curl|climate-pulse|printf)\s/.test(text) || /^[A-Z_]+=\$\(curl\s/.test(text);
+    // Set-up lines run too (A="...", pick() { ... }, READ_KEY=$(...)), except placeholders (…) and starting the server.
+    const setup = (/^[A-Z_][A-Z0-9_]*=/.test(text) && !/…|npm /.test(text)) || /^[a-z_]+\(\)\s*\{/.test(text);
+    const runs = /^(curl|climate-pulse|printf)\s/.test(text) || setup;
     if (!runs) continue;
     const expected = [...text.matchAll(/#\s*->\s*(\d{3})/g)].map((m) => Number(m[1]));
     const operator = section === ADMIN_SECTION || /\$ADMIN_TOKEN|127\.0\.0\.1:3001/.test(text) || text.startsWith('climate-pulse');
@@ -165,7 +172,8 @@ describe('README.md', () => {
     });
     expect(result.error).toBeUndefined();
     const report = result.stderr.split('@@CMD ').slice(1);
-    expect(report).toHaveLength(run.length);
+    // A command that ends the shell (an unset variable under set -u, say) leaves the rest unrun: show where.
+    expect(report.length, `stopped after: ${run[report.length - 1]?.text}\n${report.at(-1)?.slice(-600)}`).toBe(run.length);
     const failures: string[] = [];
     report.forEach((chunk, i) => {
       const c = run[i];
