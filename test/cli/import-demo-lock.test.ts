@@ -175,7 +175,12 @@ describe('the embedded-mode guard', () => {
     }
     try {
       const server = await startServerProcess(cdb.env);
-      const second = await runCli(['keys', 'list', '--org', 'x'], cdb.env);
+      // An operator command goes through the running server's socket (CONTRACT section 8) ...
+      const viaSocket = await runCli(['keys', 'list', '--org', 'x'], cdb.env);
+      expect(viaSocket.code).toBe(1);
+      expect(viaSocket.stderr).toMatch(/^climate-pulse: no organization "x"/);
+      // ... while a second server stops at once, naming the holder.
+      const second = await runCli(['serve'], cdb.env);
       expect(second.code).toBe(1);
       expect(second.stderr.trim()).toBe(
         `climate-pulse: the embedded database in ${cdb.dir} is in use by process ${server.child.pid} (climate-pulse serve, since ${
