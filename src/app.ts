@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from './config.js';
@@ -14,13 +13,14 @@ import { registerDocs } from './http/docs.js';
 import { registerAuth } from './http/plugins/auth.js';
 import { AuthFailureLimiter, connectRedis, LimitCounters, redisReady, registerKeyRateLimit } from './http/plugins/rate-limit.js';
 import { registerCaching } from './http/plugins/caching.js';
-import { registerErrorHandling, sendError } from './http/plugins/errors.js';
+import { registerErrorHandling } from './http/plugins/errors.js';
 import { registerOperations } from './http/plugins/operations.js';
 import { registerScopeCheck } from './http/plugins/scope.js';
 import { checkIntegerText, compileValidator, type IntegerRule } from './http/validation.js';
 import { ErrorSchema } from './contract/schemas/common.js';
 import { registerApiRoutes } from './http/routes/index.js';
 import type { App, RouteDeps } from './http/routes/types.js';
+import { contractServerOptions } from './http/server-options.js';
 
 export interface AppDeps {
   db: DatabaseExecutor;
@@ -33,8 +33,6 @@ export interface AppDeps {
   rateLimitNamespace?: string;
 }
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
 /** Builds the whole service as a Fastify instance. It never listens; server.ts does. */
 export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -43,19 +41,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     bodyLimit: config.bodyLimitBytes,
     requestTimeout: config.requestTimeoutMs,
     return503OnClosing: false, // the onRequest hook below answers in the contract's shape
-    genReqId: (req) => {
-      const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-    },
-    // Ids are up to 128 characters; Fastify's default path-parameter limit is 100.
-    routerOptions: { ignoreDuplicateSlashes: false, ignoreTrailingSlash: false, maxParamLength: 128 },
-    // Errors the router raises before any hook runs: same shape and headers as every other answer.
-    frameworkErrors: (err, request, reply) => {
-      reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff').header('cache-control', 'no-store');
-      const message =
-        err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path parameter is too long.' : 'The URL is not valid (malformed percent-encoding?).';
-      sendError(reply, new ApiError('invalid_request', message));
-    },
+    ...contractServerOptions,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const db = deps.db;

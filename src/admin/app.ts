@@ -1,4 +1,4 @@
-import { randomUUID, timingSafeEqual, createHash } from 'node:crypto';
+import { timingSafeEqual, createHash } from 'node:crypto';
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -6,9 +6,10 @@ import type { Config } from '../config.js';
 import type { DatabaseExecutor } from '../db/executor.js';
 import { ApiError } from '../contract/errors.js';
 import { ErrorSchema } from '../contract/schemas/common.js';
-import { registerErrorHandling, sendError } from '../http/plugins/errors.js';
+import { registerErrorHandling } from '../http/plugins/errors.js';
 import { compileValidator } from '../http/validation.js';
 import { registerAdminRoutes, ADMIN_PREFIX } from './routes/index.js';
+import { contractServerOptions } from '../http/server-options.js';
 
 export { ADMIN_PREFIX };
 
@@ -26,7 +27,6 @@ export interface AdminDeps {
   now?: () => Date;
 }
 
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
 const BEARER = /^bearer[ ]+([\x21-\x7e]{1,512})[ ]*$/i;
 
@@ -41,16 +41,7 @@ export async function buildAdminApp(config: Config, deps: AdminDeps): Promise<Fa
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimitBytes,
     requestTimeout: 0, // an import may stream a large file; the public API keeps its timeout
-    genReqId: (req) => {
-      const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-    },
-    routerOptions: { ignoreDuplicateSlashes: false, ignoreTrailingSlash: false, maxParamLength: 128 },
-    frameworkErrors: (err, request, reply) => {
-      reply.header('x-request-id', request.id).header('x-content-type-options', 'nosniff').header('cache-control', 'no-store');
-      const message = err.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'A path parameter is too long.' : 'The URL is not valid (malformed percent-encoding?).';
-      sendError(reply, new ApiError('invalid_request', message));
-    },
+    ...contractServerOptions,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   registerErrorHandling(app);
