@@ -25,15 +25,15 @@ describe('PATCH /actions/{id}: status transitions, null clears, action.updated',
   beforeAll(async () => {
     t = await createTestApp({ dataset: writesDataset(), now: NOW });
     rx = await startReceiver();
-    secret = (await addEndpoint(t.db, 'org_a', { url: `${rx.url}/a`, eventTypes: ['action.updated'] })).secret;
-    await addEndpoint(t.db, 'org_b', { url: `${rx.url}/b`, eventTypes: null });
-    worker = new WebhookWorker(t.db, { pollMs: 20, timeoutMs: 2000, retryScheduleMs: [100] });
+    secret = (await addEndpoint(t.db, 'org_a', { url: `${rx.url}/a`, eventTypes: ['action.updated'], allowPrivate: true })).secret;
+    await addEndpoint(t.db, 'org_b', { url: `${rx.url}/b`, eventTypes: null, allowPrivate: true });
+    worker = new WebhookWorker(t.db, { pollMs: 20, timeoutMs: 2000, retryScheduleMs: [100], allowPrivate: true });
     worker.start();
   });
   afterAll(async () => {
-    await worker.close();
-    await rx.close();
-    await t.close();
+    await worker?.close();
+    await rx?.close();
+    await t?.close();
   });
 
   const current = async (id = 'act_a1', key = KEY_A) =>
