@@ -46,6 +46,17 @@ describe('the pulse door', () => {
     expect(await count()).toEqual({ pulses: 3, total: 3 });
   });
 
+  it('writes every text exactly as given, whatever characters it holds (its own array serializer)', async () => {
+    const texts = ['"', '\\', '\\"', 'a,b', '{x}', 'NULL', 'null', '', ' ', '  padded  ', 'line\nbreak\ttab', 'é ü 💬', "it's", '\\N', 'a"b\\c"d'];
+    const pulses = texts.map((text, i) => pulse(`txt_${i}_${text}`, { reason: text, comment: text }));
+    expect(await t.db.transaction((tx) => writePulses(tx, 'org_other', pulses.map((p) => ({ ...p, subteamId: null })), { onExisting: 'fail' }))).toBe(texts.length);
+    const rows = await t.db.query<{ id: string; reason: string | null; comment: string | null }>(
+      sql('test.door.texts', `SELECT id, reason, comment FROM pulses WHERE org_id = 'org_other' AND id LIKE 'txt\\_%' ORDER BY id`),
+      [],
+    );
+    expect(rows).toEqual(pulses.map((p) => ({ id: p.id, reason: p.reason, comment: p.comment })).sort((a, b) => (a.id < b.id ? -1 : 1)));
+  });
+
   it("'fail' refuses an existing id with 23505 and writes nothing of the batch", async () => {
     const err = await t.db.transaction((tx) => writePulses(tx, ORG, [pulse('d'), pulse('a')], { onExisting: 'fail' })).catch((e: unknown) => e);
     expect(dbFailure(err)).toBe('unique_violation');
