@@ -226,7 +226,7 @@ function answerQuery(team: boolean, after: boolean) {
                             AND c.cell = ${team ? cellParam : `'rest'`} AND NOT c.released) AS withheld
          FROM wk
      )
-     SELECT st.unfrozen, st.late_due, st.withheld, r.week, r.rank, r.comment
+     SELECT st.unfrozen, st.late_due, st.withheld, to_char(r.week, 'YYYY-MM-DD') AS week, r.rank, r.comment
        FROM st LEFT JOIN LATERAL (
          SELECT week, rank, comment FROM comment_release_members
           WHERE org_id = $1${team ? ` AND cell = ${cellParam}` : ''} AND visible AND comment IS NOT NULL AND week >= $2 AND week <= $3
@@ -261,11 +261,11 @@ export async function readAnswer(
   const after = f.after ? [f.after.week, f.after.rank] : [];
   const q = f.cell !== undefined ? (f.after ? answers.cellAfter : answers.cell) : f.after ? answers.orgAfter : answers.org;
   const rows = await db.query<{
-    unfrozen: boolean; late_due: boolean; withheld: boolean; week: Date | string | null; rank: Uint8Array | null; comment: string | null;
+    unfrozen: boolean; late_due: boolean; withheld: boolean; week: string | null; rank: Uint8Array | null; comment: string | null;
   }>(q, [...base, ...cell, ...after]);
   const st = rows[0];
   return {
-    rows: rows.filter((r) => r.week !== null).map((r) => ({ week: day(r.week!), rank: Buffer.from(r.rank!), comment: r.comment! })),
+    rows: rows.filter((r) => r.week !== null).map((r) => ({ week: r.week!, rank: Buffer.from(r.rank!), comment: r.comment! })),
     due: st.unfrozen || st.late_due,
     withheld: st.withheld,
   };
