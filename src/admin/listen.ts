@@ -2,6 +2,7 @@ import { chmodSync, unlinkSync } from 'node:fs';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import type { DatabaseExecutor } from '../db/executor.js';
+import { answerNodeErrorsInContractShape } from '../http/node-server.js';
 import { buildAdminApp } from './app.js';
 import { adminSocketPath } from './socket.js';
 
@@ -27,6 +28,8 @@ export async function startAdminListeners(config: Config, db: DatabaseExecutor, 
     if (config.adminPort !== undefined && config.adminToken) {
       const tcp = await buildAdminApp(config, { db, token: config.adminToken, loggerInstance });
       apps.push(tcp);
+      // Malformed requests and oversized headers get the contract's error shape, as on the public port.
+      answerNodeErrorsInContractShape(tcp.server, { log: loggerInstance });
       out.address = await tcp.listen({ port: config.adminPort, host: config.adminHost });
     } else if (config.adminPort !== undefined) {
       log.warn('ADMIN_PORT is set without ADMIN_TOKEN (at least 32 characters): the operator API is not served on TCP');
@@ -40,6 +43,7 @@ export async function startAdminListeners(config: Config, db: DatabaseExecutor, 
       }
       const local = await buildAdminApp(config, { db, loggerInstance });
       apps.push(local);
+      answerNodeErrorsInContractShape(local.server, { log: loggerInstance });
       try {
         await local.listen({ path });
         chmodSync(path, 0o600);

@@ -10,8 +10,11 @@ import type { ErrorCode } from '../contract/errors.js';
  * listener the service opens.
  */
 export interface NodeServerLimits {
-  /** A request must have arrived whole within this time, else 408. */
-  requestTimeoutMs: number;
+  /**
+   * A request must have arrived whole within this time, else 408. Unset: the server's own timeouts
+   * stay (the operator API, whose imports stream for minutes, has none).
+   */
+  requestTimeoutMs?: number;
   /** Open connections at once; further ones are closed as they arrive. */
   maxConnections?: number;
   log?: { warn(obj: object, msg: string): void };
@@ -35,12 +38,12 @@ function errorAnswer(status: number, code: ErrorCode, message: string): string {
 }
 
 /** The answer to a request Node's parser or timers refused. */
-export function clientErrorAnswer(err: { code?: string }, requestTimeoutMs: number): string {
+export function clientErrorAnswer(err: { code?: string }, requestTimeoutMs?: number): string {
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW':
       return errorAnswer(431, 'invalid_request', 'The request headers are larger than the server accepts.');
     case 'ERR_HTTP_REQUEST_TIMEOUT':
-      return errorAnswer(408, 'invalid_request', `The request did not arrive whole within ${requestTimeoutMs} ms.`);
+      return errorAnswer(408, 'invalid_request', `The request did not arrive whole within ${requestTimeoutMs ?? 'the allowed'} ms.`);
     default:
       return errorAnswer(400, 'invalid_request', 'The request is not valid HTTP (malformed request line, headers or framing).');
   }
@@ -48,11 +51,13 @@ export function clientErrorAnswer(err: { code?: string }, requestTimeoutMs: numb
 
 /** Call before `listen`: Node reads the checking interval when the server starts listening. */
 export function answerNodeErrorsInContractShape(server: Server, limits: NodeServerLimits) {
-  server.requestTimeout = limits.requestTimeoutMs;
-  // Node's default (60 s) would outlast a shorter request timeout.
-  server.headersTimeout = Math.min(server.headersTimeout || 60_000, limits.requestTimeoutMs);
-  // Node checks deadlines every 30 s by default, so a 30 s timeout fired after 30-60 s.
-  (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = Math.min(CHECK_EVERY_MS, limits.requestTimeoutMs);
+  if (limits.requestTimeoutMs !== undefined) {
+    server.requestTimeout = limits.requestTimeoutMs;
+    // Node's default (60 s) would outlast a shorter request timeout.
+    server.headersTimeout = Math.min(server.headersTimeout || 60_000, limits.requestTimeoutMs);
+    // Node checks deadlines every 30 s by default, so a 30 s timeout fired after 30-60 s.
+    (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = Math.min(CHECK_EVERY_MS, limits.requestTimeoutMs);
+  }
   if (limits.maxConnections) {
     server.maxConnections = limits.maxConnections;
     let warnedAt = 0;

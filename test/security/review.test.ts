@@ -318,6 +318,7 @@ describe('finding 7: answers before routing are in the contract shape; timeouts 
     const config = loadConfig({
       PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', MAX_EVENT_LOOP_DELAY_MS: '0', REQUEST_TIMEOUT_MS: '1500', MAX_CONNECTIONS: '3',
       ALERTS_INTERVAL_MINUTES: '0', WEBHOOK_POLL_MS: '60000', ...(TEST_REDIS_URL ? { REDIS_URL: TEST_REDIS_URL } : {}),
+      ADMIN_PORT: '0', ADMIN_TOKEN: 'op_' + 'x'.repeat(40),
     });
     server = await startServer(config, { db: tdb.db });
     port = Number(new URL(server.address).port);
@@ -349,6 +350,15 @@ describe('finding 7: answers before routing are in the contract shape; timeouts 
       expectContractError(text, 400, 'invalid_request');
       expect(JSON.parse(bodyOf(text)).error.message).toBe('The request is not valid HTTP (malformed request line, headers or framing).');
     }
+  });
+
+  it('the operator API answers oversized headers and malformed framing in the contract shape too (CONTRACT.md section 10)', async () => {
+    const adminPort = Number(new URL(server.adminAddress!).port);
+    expect(adminPort).not.toBe(port);
+    expectContractError((await raw(adminPort, `GET /admin/v1/openapi.json HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)).text, 431, 'invalid_request');
+    const { text } = await raw(adminPort, 'GET /admin/v1/openapi.json HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n');
+    expectContractError(text, 400, 'invalid_request');
+    expect(JSON.parse(bodyOf(text)).error.message).toBe('The request is not valid HTTP (malformed request line, headers or framing).');
   });
 
   it('a request that does not arrive whole gets 408 invalid_request within a second of REQUEST_TIMEOUT_MS', async () => {
