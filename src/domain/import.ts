@@ -103,6 +103,9 @@ async function* readRows(file: string, format: 'ndjson' | 'csv', onBytes: (n: nu
   }
 }
 
+const hasNul = (v: string | null | undefined) => v != null && v.includes('\u0000');
+const CANONICAL_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
 export function validate(row: unknown, teams: Set<string>, seen: Set<string>): NewPulse | string {
   if (!checkRow.Check(row)) {
     const [e] = checkRow.Errors(row);
@@ -114,11 +117,12 @@ export function validate(row: unknown, teams: Set<string>, seen: Set<string>): N
   if (Number.isNaN(t) || !/(Z|[+-]\d\d:\d\d)$/i.test(r.createdAt)) return 'createdAt: must be an RFC 3339 date-time with an offset or Z';
   if (r.subteamId != null && !teams.has(r.subteamId)) return `subteamId: unknown team ${JSON.stringify(r.subteamId)}`;
   if (seen.has(r.id)) return `id: duplicate id ${JSON.stringify(r.id)} in this file`;
-  if (/\u0000/.test(`${r.id}${r.reason ?? ''}${r.comment ?? ''}${r.subteamId ?? ''}`)) return 'a value contains NUL';
+  if (hasNul(r.id) || hasNul(r.reason) || hasNul(r.comment) || hasNul(r.subteamId)) return 'a value contains NUL';
   seen.add(r.id);
   return {
     id: r.id, level: r.level, reason: r.reason ?? null, comment: r.comment ?? null, moderationStatus: r.moderationStatus,
-    subteamId: r.subteamId ?? null, createdAt: new Date(t).toISOString(),
+    // Already in the API's one form (most files are): kept as it is, not parsed and printed again.
+    subteamId: r.subteamId ?? null, createdAt: CANONICAL_TIME.test(r.createdAt) ? r.createdAt : new Date(t).toISOString(),
   };
 }
 
