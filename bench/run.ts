@@ -617,7 +617,7 @@ function renderMarkdown(r: Record<string, unknown>): string {
       lines.push('', 'Where the time goes (seconds; the first three are differences between COPYs of the same rows into tables with more of pulses\' machinery each, in this run):', '');
       lines.push('| phase | seconds |', '|---|---|');
       lines.push(`| COPY into a table with the primary key (org_id, id) | ${f(b.copyWithPrimaryKey)} |`);
-      lines.push(`| + maintaining the three secondary indexes of pulses | ${f(b.secondaryIndexes)} |`);
+      lines.push(`| + maintaining the secondary indexes of pulses (two since migration 0010) | ${f(b.secondaryIndexes)} |`);
       lines.push(`| + the two per-row foreign key checks pulses had until migration 0007 (now held by the rollups, checked once per rollup row) | ${f(b.perRowForeignKeyChecks)} |`);
       lines.push(`| importer: reading, parsing and validating NDJSON (node, overlaps the database) | ${f(b.importerParseValidate)} |`);
       lines.push(`| importer: waiting for the previous batch's statement (insert, indexes, rollup fold) | ${f(b.importerStreamWait)} |`);
