@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import crypto, { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -46,8 +46,12 @@ export function negotiateEncoding(header: string | undefined): Coding | null {
   return weight(best) > 0 ? best : null;
 }
 
-/** A strong validator of the identity representation: a hash of the exact bytes. */
-export const etagOf = (body: Buffer) => createHash('sha256').update(body).digest('base64url').slice(0, 27);
+/** One-shot hashing (Node 20.12+) skips the Hash object; older Node 20 releases take the long way. */
+const oneShot = (crypto as { hash?: (alg: string, data: string | Buffer, enc: 'base64url') => string }).hash;
+
+/** A strong validator of the identity representation: a hash of the exact bytes (a string is hashed as its UTF-8). */
+export const etagOf = (body: string | Buffer) =>
+  (oneShot ? oneShot('sha256', body, 'base64url') : createHash('sha256').update(body).digest('base64url')).slice(0, 27);
 
 /** The entity-tag of one representation: a compressed one is a different representation, so it gets its own tag. */
 const tagFor = (hash: string, coding: Coding | null) => `"${hash}${coding ? `-${coding}` : ''}"`;
@@ -88,22 +92,23 @@ function addVary(reply: FastifyReply, field: string) {
   reply.header('vary', [...list.filter(Boolean), field].join(', '));
 }
 
-async function onSend(request: FastifyRequest, reply: FastifyReply, payload: unknown) {
+/**
+ * A callback hook, not an async one: this runs on every answer, and a promise per answer cost more
+ * than the work itself; only compression waits.
+ */
+function onSend(request: FastifyRequest, reply: FastifyReply, payload: unknown, done: (err: Error | null, payload?: unknown) => void) {
   // Streams (the static files of /docs) keep their own validators and encoding.
-  if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
-  if (reply.getHeader('content-encoding')) return payload;
+  if ((typeof payload !== 'string' && !Buffer.isBuffer(payload)) || reply.getHeader('content-encoding')) return done(null, payload);
   addVary(reply, 'Accept-Encoding');
-  const read = request.method === 'GET' || request.method === 'HEAD';
-  const ok = reply.statusCode === 200;
-  const body = typeof payload === 'string' ? Buffer.from(payload) : payload;
-  const type = String(reply.getHeader('content-type') ?? '');
-  const coding = body.length >= COMPRESS_MIN_BYTES && COMPRESSIBLE.test(type) ? negotiateEncoding(request.headers['accept-encoding']) : null;
+  const accept = request.headers['accept-encoding'];
+  const size = accept === undefined ? 0 : typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
+  const coding = size >= COMPRESS_MIN_BYTES && COMPRESSIBLE.test(String(reply.getHeader('content-type') ?? '')) ? negotiateEncoding(accept) : null;
 
-  if (read && ok) {
+  if ((request.method === 'GET' || request.method === 'HEAD') && reply.statusCode === 200) {
     const policy = cacheControlFor(request.routeOptions.url ?? '');
     if (policy) reply.header('cache-control', policy);
     if (!reply.hasHeader('etag')) {
-      const hash = etagOf(body);
+      const hash = etagOf(payload);
       reply.header('etag', tagFor(hash, coding));
       // HEAD gets the validators only: Fastify's HEAD handling needs the body it measures.
       if (request.method === 'GET' && noneMatchHits(request.headers['if-none-match'], hash)) {
@@ -112,14 +117,14 @@ async function onSend(request: FastifyRequest, reply: FastifyReply, payload: unk
         reply.code(304);
         reply.removeHeader('content-type');
         reply.removeHeader('content-length');
-        return null;
+        return done(null, null);
       }
     }
   }
-  if (!coding) return payload;
+  if (!coding) return done(null, payload);
   reply.header('content-encoding', coding);
   reply.removeHeader('content-length');
-  return ENCODERS[coding](body);
+  ENCODERS[coding](typeof payload === 'string' ? Buffer.from(payload) : payload).then((b) => done(null, b), done);
 }
 
 /**
