@@ -5,49 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminSocketPath } from '../../src/admin/socket.js';
 import { createCliDatabase, runCli } from '../helpers/cli.js';
 import { TEST_DATABASE_URL } from '../helpers/db.js';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { freePort, ROOT, type ServerProcess } from '../helpers/process.js';
-
-/** Like startServerProcess, with a start-up bound that a busy machine (six agents on two cores) keeps. */
-async function startServerProcess(env: Record<string, string>): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve'], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', MAX_EVENT_LOOP_DELAY_MS: '0', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`server did not start:\n${out}`));
-    }, 150_000);
-    child.stdout!.on('data', () => {
-      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(out);
-      if (m && (env.ADMIN_PORT === undefined || /operator API on/.test(out))) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`server exited with ${code}:\n${out}`));
-    });
-  });
-  return {
-    child,
-    url,
-    output: () => out,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
-      const exited = once(child, 'exit');
-      child.kill('SIGTERM');
-      return (await exited)[0] as number | null;
-    },
-  };
-}
+import { freePort, startServerProcess, type ServerProcess } from '../helpers/process.js';
 
 /**
  * Issue 18's first acceptance line: with the server running on the embedded database, every
@@ -79,7 +37,7 @@ describe('operator commands while the server runs', { timeout: 600_000 }, () => 
     writeFileSync(tmp('ds.json'), JSON.stringify(dataset));
     expect((await runCli(['load', tmp('ds.json')], cdb.env)).code).toBe(0);
     adminPort = await freePort();
-    server = await startServerProcess({ ...cdb.env, LOG_LEVEL: 'info', KEY_CACHE_TTL_MS: '2000', ADMIN_PORT: String(adminPort), ADMIN_TOKEN: TOKEN });
+    server = await startServerProcess({ ...cdb.env, LOG_LEVEL: 'info', KEY_CACHE_TTL_MS: '2000', ADMIN_PORT: String(adminPort), ADMIN_TOKEN: TOKEN }, { startTimeoutMs: 150_000 });
   }, 240_000);
   afterAll(async () => {
     await server?.stop();
