@@ -49,7 +49,10 @@ const FOLDS = [
   ...ROLLUPS.map(({ table, keys, measures, where }, i) => {
     const cols = ['org_id', ...keys.map(([c]) => c), ...measures.map(([c]) => c)].join(', ');
     const exprs = ['$1', ...keys.map(([, e]) => e), ...measures.map(([, e]) => e)].join(', ');
-    const group = keys.length ? `GROUP BY ${keys.map((_, k) => k + 2).join(', ')}` : 'HAVING count(*) > 0';
+    // Sorted by key: concurrent batches of one organization (live ingestion) upsert shared rows in
+    // one order, so they queue instead of deadlocking (hash order differs between batches).
+    const positions = keys.map((_, k) => k + 2).join(', ');
+    const group = keys.length ? `GROUP BY ${positions} ORDER BY ${positions}` : 'HAVING count(*) > 0';
     const add = measures.map(([c]) => `${c} = r.${c} + EXCLUDED.${c}`).join(', ');
     return `fold_${i} AS (
      INSERT INTO ${table} AS r (${cols})
@@ -76,7 +79,8 @@ function insertAndFold(name: string, onConflict: string): NamedQuery {
 }
 const INSERT = {
   fail: insertAndFold('pulse_writes.insert', ''),
-  skip: insertAndFold('pulse_writes.insert_skip', 'ON CONFLICT (org_id, id) DO NOTHING'),
+  // In id order: two batches sharing ids (a re-send beside a new batch) wait on each other in one order.
+  skip: insertAndFold('pulse_writes.insert_skip', 'ORDER BY 2 ON CONFLICT (org_id, id) DO NOTHING'),
 };
 
 /**

@@ -113,4 +113,40 @@ describe('the pulse door', () => {
     expect(dbFailure(err)).toBe('unique_violation');
     expect(await count()).toEqual({ pulses: 253, total: 253 });
   });
+  it('concurrent batches of one organization sharing days, weeks and teams all commit: no deadlock, exact rollups', async () => {
+    // Live ingestion with four connections deadlocked (40P01) when two batches upserted shared
+    // rollup rows in different hash orders; the door now upserts in key order.
+    const org = 'org_concurrent';
+    await loadDataset(t.db, {
+      organizations: [{ id: org, name: 'C', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z', teams: Array.from({ length: 20 }, (_, k) => ({ id: `tc_${k}`, name: `C${k}`, createdAt: '2026-01-01T00:00:00.000Z' })) }],
+    });
+    const t0 = Date.parse('2026-10-05T00:00:00.000Z');
+    // Batches overlap in days, weeks and teams, each over its own number of them, so their groups
+    // hash into tables of different sizes and come out in different orders.
+    const batches = Array.from({ length: 48 }, (_, b) =>
+      Array.from({ length: 250 }, (_, k) => {
+        const i = b * 250 + k;
+        const teams = 2 + ((b * 5) % 19);
+        const days = 1 + ((b * 3) % 21);
+        return pulse(`c_${i}`, { level: 1 + (i % 5), subteamId: `tc_${(k * 7) % teams}`, createdAt: new Date(t0 + ((k * 7919) % (days * 86_400)) * 1000).toISOString() });
+      }),
+    );
+    let next = 0;
+    const failures: unknown[] = [];
+    await Promise.all(
+      Array.from({ length: 4 }, async () => {
+        while (next < batches.length) {
+          const batch = batches[next++];
+          await t.db.transaction((tx) => writePulses(tx, org, batch, { onExisting: 'skip' })).catch((e: unknown) => failures.push(e));
+        }
+      }),
+    );
+    expect(failures).toEqual([]);
+    expect(await count(org)).toEqual({ pulses: 48 * 250, total: 48 * 250 });
+    const [weeks] = await t.db.query<{ n: number }>(
+      sql('test.door.weeks', `SELECT sum(clean_count)::int AS n FROM pulse_clean_week_stats WHERE org_id = $1`),
+      [org],
+    );
+    expect(weeks.n).toBe(48 * 250);
+  });
 });
