@@ -125,10 +125,10 @@ interface Proc {
   stop(): Promise<void>;
 }
 
-async function startProcess(label: string, args: string[], env: Record<string, string>): Promise<Proc> {
+async function startProcess(label: string, args: string[], env: Record<string, string>, cwd = ROOT): Promise<Proc> {
   const port = await freePort();
   const child = spawn(process.execPath, args, {
-    cwd: ROOT,
+    cwd,
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -282,6 +282,11 @@ async function benchHttp(url: string, results: Record<string, unknown>) {
   const env = { DATABASE_URL: url, DB_POOL_MAX: '10' };
   const service = await startProcess('service', ['dist/cli/index.js', 'serve'], env);
   const floor = await startProcess('floor', ['bench/floor/server.mjs'], { ...env, FLOOR_ORG: MAIN_ORG });
+  // An earlier build (a checkout with its own dist/, BENCH_BASELINE_DIR) measured in the same rounds:
+  // "as fast as before" compared on the same machine in the same minutes, not against another day's run.
+  const baselineDir = process.env.BENCH_BASELINE_DIR;
+  const baseline = baselineDir ? await startProcess('baseline', ['dist/cli/index.js', 'serve'], env, baselineDir) : undefined;
+  if (baseline) results.baseline = { dir: baselineDir, commit: execFileSync('git', ['-C', baselineDir!, 'rev-parse', '--short', 'HEAD']).toString().trim() };
   const rounds = num('rounds');
   const seconds = num('duration');
   const connections = num('connections');
@@ -290,20 +295,26 @@ async function benchHttp(url: string, results: Record<string, unknown>) {
     for (const s of scenarios) {
       await drive(service.url, s, MAIN_KEY, 1, connections); // warm-up: JIT, prepared statements, caches
       await drive(floor.url, s, MAIN_KEY, 1, connections);
+      // The baseline takes part only where it answers this scenario (an older schema may not serve it).
+      const withBaseline = baseline && (await drive(baseline.url, s, MAIN_KEY, 1, connections)).errors === 0 ? baseline : undefined;
       const svc: Measure[] = [];
       const flr: Measure[] = [];
+      const bsl: Measure[] = [];
       for (let r = 0; r < rounds; r++) {
         svc.push(await drive(service.url, s, MAIN_KEY, seconds, connections));
         flr.push(await drive(floor.url, s, MAIN_KEY, seconds, connections));
+        if (withBaseline) bsl.push(await drive(withBaseline.url, s, MAIN_KEY, seconds, connections));
       }
       const a = sumUp(svc);
       const b = sumUp(flr);
+      const base = bsl.length ? sumUp(bsl) : undefined;
       const row = {
         scenario: s.name,
         service: a,
         floor: b,
         throughputRatio: a.reqPerSec / b.reqPerSec,
         p99Ratio: a.p99 / Math.max(b.p99, 1),
+        ...(base ? { baseline: base, baselineRatio: a.reqPerSec / base.reqPerSec, baselineFloorRatio: base.reqPerSec / b.reqPerSec } : {}),
         targets: s.target,
         met:
           a.errors === 0 &&
@@ -311,7 +322,7 @@ async function benchHttp(url: string, results: Record<string, unknown>) {
           (s.target.p99 === undefined || a.p99 / Math.max(b.p99, 1) <= s.target.p99),
       };
       table.push(row);
-      log(`${s.name}: service ${a.reqPerSec.toFixed(0)} req/s p50 ${a.p50} p99 ${a.p99} | floor ${b.reqPerSec.toFixed(0)} req/s p50 ${b.p50} p99 ${b.p99} | ratio ${row.throughputRatio.toFixed(2)}x errors ${a.errors}/${b.errors}`);
+      log(`${s.name}: service ${a.reqPerSec.toFixed(0)} req/s p50 ${a.p50} p99 ${a.p99} | floor ${b.reqPerSec.toFixed(0)} req/s p50 ${b.p50} p99 ${b.p99} | ratio ${row.throughputRatio.toFixed(2)}x errors ${a.errors}/${b.errors}${base ? ` | baseline ${base.reqPerSec.toFixed(0)} req/s (${(b.reqPerSec ? base.reqPerSec / b.reqPerSec : 0).toFixed(2)}x of the floor), service/baseline ${(a.reqPerSec / base.reqPerSec).toFixed(2)}x` : ''}`);
     }
     results.scenarios = table;
     results.servicePeakRssMb = service.peakRssMb();
@@ -327,6 +338,7 @@ async function benchHttp(url: string, results: Record<string, unknown>) {
   } finally {
     await service.stop();
     await floor.stop();
+    await baseline?.stop();
   }
 
 }
@@ -347,7 +359,7 @@ async function main() {
   const latestJson = join(ROOT, 'bench/results/latest.json');
   const previous = (existsSync(latestJson) ? JSON.parse(readFileSync(latestJson, 'utf8')) : {}) as Record<string, unknown>;
   if (flags['skip-http']) {
-    for (const k of ['scenarios', 'servicePeakRssMb', 'floorPeakRssMb', 'statsCurve']) results[k] = previous[k];
+    for (const k of ['scenarios', 'servicePeakRssMb', 'floorPeakRssMb', 'statsCurve', 'baseline']) results[k] = previous[k];
     results.httpFrom = previous.httpFrom ?? previous.startedAt;
   } else {
     await benchHttp(url, results);
@@ -565,6 +577,18 @@ function renderMarkdown(r: Record<string, unknown>): string {
     ].filter(Boolean).join(', ') || '—';
     lines.push(
       `| ${row.scenario} | ${row.service.reqPerSec.toFixed(0)} | ${row.service.p50} | ${row.service.p99} | ${row.service.errors} | ${row.floor.reqPerSec.toFixed(0)} | ${row.floor.p50} | ${row.floor.p99} | ${row.throughputRatio.toFixed(2)}x (p99 ${row.p99Ratio.toFixed(2)}x) | ${target} | ${row.met ? 'yes' : '**no**'} |`,
+    );
+  }
+  const based = ((r.scenarios ?? []) as { scenario: string; baseline?: Measure; baselineRatio?: number; baselineFloorRatio?: number }[]).filter((x) => x.baseline);
+  const bl = r.baseline as { commit: string } | undefined;
+  if (bl && based.length) {
+    lines.push(
+      '',
+      `The same rounds against an earlier build (commit ${bl.commit}, BENCH_BASELINE_DIR), where it answers the scenario with its own code on this schema:`,
+      '',
+      '| scenario | baseline req/s | baseline/floor | service/baseline |',
+      '|---|---|---|---|',
+      ...based.map((x) => `| ${x.scenario} | ${x.baseline!.reqPerSec.toFixed(0)} | ${x.baselineFloorRatio!.toFixed(2)}x | ${x.baselineRatio!.toFixed(2)}x |`),
     );
   }
   lines.push('', `Peak RSS under load: service ${Number(r.servicePeakRssMb ?? 0).toFixed(0)} MB (target < 250 MB), floor ${Number(r.floorPeakRssMb ?? 0).toFixed(0)} MB.`);
