@@ -9,6 +9,7 @@ import { orgIdsWithPulsesBetween } from '../../src/db/repositories/alerts.js';
 import { claimDueDeliveries, insertEndpoint, insertEventWithDeliveries, settleDelivery } from '../../src/db/repositories/webhooks.js';
 import { writePulses } from '../../src/db/pulse-writes.js';
 import { loadDataset } from '../../src/domain/dataset.js';
+import { moderatePulse } from '../../src/domain/moderation.js';
 import { createCliDatabase, runCli } from '../helpers/cli.js';
 import { createTestDatabase, TEST_CITUS_URL, type TestDatabase } from '../helpers/db.js';
 
@@ -111,6 +112,14 @@ describe.skipIf(!TEST_CITUS_URL)(`the schema distributed on Citus${SKIP_REASON}`
     expect(await settleDelivery(t.db, b.orgId, b.id, b.attempts, { status: 'succeeded', statusCode: 200, error: null })).toBe(true);
     const again = await claimDueDeliveries(t.db, 10, 60_000);
     expect(again.map((d) => [d.id, d.attempts])).toEqual([[a.id, 2]]);
+  });
+
+  it('moderates a pulse of a week not released yet, both ways (a guarded CTE that folded to false reached a worker unrouted)', async () => {
+    const clean = sql('test.citus.clean', `SELECT clean_count FROM pulse_clean_week_stats WHERE org_id = $1 AND week = '2026-11-02' AND grp = 'team:team_c'`);
+    expect(await moderatePulse(t.db, 'org_c2', 'org_c2_p', 'FLAGGED')).toEqual({ pulseId: 'org_c2_p', previous: 'CLEAN', current: 'FLAGGED', changed: true });
+    expect(await t.db.query(clean, ['org_c2'])).toEqual([{ clean_count: 0 }]);
+    expect(await moderatePulse(t.db, 'org_c2', 'org_c2_p', 'CLEAN')).toEqual({ pulseId: 'org_c2_p', previous: 'FLAGGED', current: 'CLEAN', changed: true });
+    expect(await t.db.query(clean, ['org_c2'])).toEqual([{ clean_count: 1 }]);
   });
 
   it('writes pulses through the door on the cluster, the rollups in the same statement', async () => {
