@@ -40,6 +40,18 @@ export async function insertTeams(db: Queryable, orgId: string, teams: { id: str
   await db.query(insertQuery, [orgId, teams.map((t) => t.id), teams.map((t) => t.name), teams.map((t) => t.createdAt)]);
 }
 
+/**
+ * One team: VALUES, so that Citus routes it to the organization's shard in one round trip. (A plain
+ * INSERT ... SELECT over unnest() is pulled to the coordinator and copied into the shard, and Citus
+ * reports a unique violation found by that copy as XX000, not 23505: a name taken by a concurrent
+ * request was a 500 instead of team_name_taken.)
+ */
+const insertOneQuery = sql('teams.insert_one', `INSERT INTO teams (org_id, id, name, created_at) VALUES ($1, $2, $3, $4)`);
+
+export async function insertTeam(db: Queryable, orgId: string, team: { id: string; name: string; createdAt: string }): Promise<void> {
+  await db.query(insertOneQuery, [orgId, team.id, team.name, team.createdAt]);
+}
+
 const byNameQuery = sql(
   'teams.by_name',
   `SELECT id, name, created_at FROM teams WHERE org_id = $1 AND lower(btrim(name)) = lower(btrim($2))`,
