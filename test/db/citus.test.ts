@@ -122,6 +122,16 @@ describe.skipIf(!TEST_CITUS_URL)(`the schema distributed on Citus${SKIP_REASON}`
     expect(await t.db.query(clean, ['org_c2'])).toEqual([{ clean_count: 1 }]);
   });
 
+  it('refuses a dataset whose alert or action exists as already in the database (Citus reported the unique violation of a copy as XX000)', async () => {
+    const org = { id: 'org_c1', name: 'org_c1', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z' };
+    const at = '2026-11-03T10:00:00.000Z';
+    const alert = { id: 'al_c', type: 'MOOD_DROP', message: 'Mood fell', weekISO: '2026-W45', subteamId: null, readAt: null, createdAt: at };
+    const action = { id: 'ac_c', title: 'Retro', description: null, startDate: at, endDate: null, status: 'active' as const, subteamId: null, createdAt: at };
+    await loadDataset(t.db, { organizations: [{ ...org, alerts: [alert], actions: [action] }] });
+    await expect(loadDataset(t.db, { organizations: [{ ...org, alerts: [alert] }] })).rejects.toThrow('already in the database: Key (org_id, id)=(org_c1, al_c) already exists.');
+    await expect(loadDataset(t.db, { organizations: [{ ...org, actions: [action] }] })).rejects.toThrow('already in the database: Key (org_id, id)=(org_c1, ac_c) already exists.');
+  });
+
   it('writes pulses through the door on the cluster, the rollups in the same statement', async () => {
     const n = await t.db.transaction((tx) =>
       writePulses(tx, 'org_c3', [

@@ -29,10 +29,17 @@ export async function teamExists(db: Queryable, orgId: string, teamId: string): 
   return (await db.query(existsQuery, [orgId, teamId])).length > 0;
 }
 
+/**
+ * Many teams (the dataset loader). RETURNING, counted in a CTE: Citus then inserts the pulled rows
+ * with one INSERT on the shard instead of a COPY, and a duplicate keeps its SQLSTATE (23505).
+ */
 const insertQuery = sql(
   'teams.insert',
-  `INSERT INTO teams (org_id, id, name, created_at)
-   SELECT $1, * FROM unnest($2::text[], $3::text[], $4::timestamptz[])`,
+  `WITH ins AS (
+     INSERT INTO teams (org_id, id, name, created_at)
+     SELECT $1, * FROM unnest($2::text[], $3::text[], $4::timestamptz[])
+     RETURNING 1)
+   SELECT count(*)::int AS n FROM ins`,
 );
 
 export async function insertTeams(db: Queryable, orgId: string, teams: { id: string; name: string; createdAt: string }[]): Promise<void> {
