@@ -25,22 +25,6 @@ export async function countOrgs(db: Queryable): Promise<number> {
   return r.n;
 }
 
-/**
- * Organizations (not deleted) with pulses on a day in [fromDay, toDay): the ones the alert
- * engine evaluates. Like countOrgs, a listing across organizations, not organization data.
- */
-const withPulsesQuery = sql(
-  'orgs.with_pulses_between',
-  `SELECT o.id FROM organizations o
-    WHERE o.deleted_at IS NULL
-      AND EXISTS (SELECT 1 FROM pulse_day_stats d WHERE d.org_id = o.id AND d.day >= $1::date AND d.day < $2::date)
-    ORDER BY o.id`,
-);
-
-export async function orgIdsWithPulsesBetween(db: Queryable, fromDay: string, toDay: string): Promise<string[]> {
-  return (await db.query<{ id: string }>(withPulsesQuery, [fromDay, toDay])).map((r) => r.id);
-}
-
 /** The operator's view of an organization: deleted ones too, with the plan and the deletion time. */
 export interface OrgRecord extends OrgRow {
   plan: string;
