@@ -129,7 +129,7 @@ export async function listOrgKeys(db: Queryable, orgId: string): Promise<KeyList
  * display prefix. Another organization's keys are never looked at (CONTRACT.md section 7); a
  * prefix matching several keys of the organization is refused, listing them.
  */
-export async function revokeOrgKey(db: Queryable, orgId: string, idOrPrefix: string): Promise<KeyListing> {
+export async function revokeOrgKey(db: Queryable, orgId: string, idOrPrefix: string, now = new Date()): Promise<KeyListing> {
   const org = await getOrg(db, orgId);
   if (!org) throw new ApiError('not_found', `no organization ${JSON.stringify(orgId)} (or it is deleted)`);
   const matches = await matchApiKeys(db, orgId, idOrPrefix);
@@ -139,6 +139,6 @@ export async function revokeOrgKey(db: Queryable, orgId: string, idOrPrefix: str
     const list = matches.map((k) => `${k.id} (${k.prefix})`).join(', ');
     throw invalid(`${JSON.stringify(idOrPrefix)} matches ${matches.length} keys of ${orgId}: ${list}; give the key id`);
   }
-  const revoked = await revokeApiKey(db, orgId, (exact ?? matches[0]).id);
+  const revoked = await revokeApiKey(db, orgId, (exact ?? matches[0]).id, now);
   return revoked!;
 }

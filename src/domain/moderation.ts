@@ -26,37 +26,46 @@ const currentStatus = sql(
 );
 
 /**
- * The status changes, the CLEAN rollup follows ($5 is +1 or -1), and for a pulse its week's release
- * recorded ($6): the status GET /pulses shows stays the recorded one ($4, NULL when they agree
- * again), the group's frozen CLEAN count follows (so its late pool does not move), and a released
- * comment is visible exactly while its pulse is CLEAN.
+ * The status changes and the CLEAN rollup follows. For a pulse its week's release recorded
+ * (`frozen`), also: the status GET /pulses shows stays the recorded one ($6, NULL when they agree
+ * again), the group's frozen CLEAN count follows (so its late pool does not move),
+ * and a released comment is visible exactly while its pulse is CLEAN. Four statements rather than
+ * one guarded by a boolean parameter: Citus leaves a data-modifying CTE whose WHERE folds to false
+ * unrouted, and the worker then refuses it ("cannot execute a distributed query from a query on a shard").
  */
-const changeQuery = (up: boolean) =>
+const changeQuery = (up: boolean, frozen: boolean) =>
   sql(
-    `moderation.change.${up ? 'up' : 'down'}`,
+    `moderation.change.${up ? 'up' : 'down'}${frozen ? '.frozen' : ''}`,
     `WITH pulse AS (
-       UPDATE pulses SET moderation_status = $3, status_at_release = $4 WHERE org_id = $1 AND id = $2 RETURNING 1
+       UPDATE pulses SET moderation_status = $3, status_at_release = ${frozen ? '$6' : 'NULL'} WHERE org_id = $1 AND id = $2 RETURNING 1
      ), clean AS (
        ${
          up
-           ? `INSERT INTO pulse_clean_week_stats AS s (org_id, week, grp, clean_count) VALUES ($1, $7::date, $8, 1)
+           ? `INSERT INTO pulse_clean_week_stats AS s (org_id, week, grp, clean_count) VALUES ($1, $4::date, $5, 1)
               ON CONFLICT (org_id, week, grp) DO UPDATE SET clean_count = s.clean_count + 1`
-           : `UPDATE pulse_clean_week_stats SET clean_count = clean_count - 1 WHERE org_id = $1 AND week = $7::date AND grp = $8`
+           : `UPDATE pulse_clean_week_stats SET clean_count = clean_count - 1 WHERE org_id = $1 AND week = $4::date AND grp = $5`
        }
        RETURNING 1
-     ), frozen AS (
-       UPDATE comment_frozen_groups SET frozen_clean = frozen_clean + $5
-        WHERE org_id = $1 AND week = $7::date AND grp = $8 AND $6::boolean
+     )${
+       frozen
+         ? `, frozen AS (
+       UPDATE comment_frozen_groups SET frozen_clean = frozen_clean + ${up ? 1 : -1}
+        WHERE org_id = $1 AND week = $4::date AND grp = $5
        RETURNING 1
      ), member AS (
        UPDATE comment_release_members SET visible = released AND $3 = 'CLEAN'
-        WHERE org_id = $1 AND pulse_id = $2 AND $6::boolean
+        WHERE org_id = $1 AND pulse_id = $2
        RETURNING 1
-     )
+     )`
+         : ''
+     }
      SELECT (SELECT count(*) FROM pulse)::int AS pulses, (SELECT count(*) FROM clean)::int AS clean,
-            (SELECT count(*) FROM frozen)::int AS frozen, (SELECT count(*) FROM member)::int AS members`,
+            ${frozen ? '(SELECT count(*) FROM frozen)::int' : '0'} AS frozen`,
   );
-const change = { up: changeQuery(true), down: changeQuery(false) };
+const change = {
+  up: { frozen: changeQuery(true, true), open: changeQuery(true, false) },
+  down: { frozen: changeQuery(false, true), open: changeQuery(false, false) },
+};
 
 /**
  * Sets the moderation status of one pulse, under the rule of CONTRACT.md section 5 (moderation
@@ -79,9 +88,9 @@ export async function moderatePulse(db: DatabaseExecutor, orgId: string, pulseId
     const frozen = row.frozen_status !== null;
     const shown = frozen && row.frozen_status !== status ? row.frozen_status : null;
     const up = status === 'CLEAN';
-    const [r] = await tx.query<{ pulses: number; clean: number; frozen: number }>(up ? change.up : change.down, [
-      orgId, pulseId, status, shown, up ? 1 : -1, frozen, row.week, row.grp,
-    ]);
+    const statement = change[up ? 'up' : 'down'][frozen ? 'frozen' : 'open'];
+    const params = [orgId, pulseId, status, row.week, row.grp, ...(frozen ? [shown] : [])];
+    const [r] = await tx.query<{ pulses: number; clean: number; frozen: number }>(statement, params);
     if (r.pulses !== 1 || r.clean !== 1 || r.frozen !== (frozen ? 1 : 0)) {
       throw new Error(`moderation of ${pulseId} found its rollups out of step (${JSON.stringify(r)})`);
     }

@@ -1,6 +1,6 @@
 import { dbFailure } from '../db/errors.js';
 import type { Queryable } from '../db/executor.js';
-import { findTeamByName, insertTeams } from '../db/repositories/teams.js';
+import { findTeamByName, insertTeam } from '../db/repositories/teams.js';
 import { ApiError, invalid } from '../contract/errors.js';
 import { newId } from './keys.js';
 
@@ -13,7 +13,7 @@ export async function createTeam(tx: Queryable, orgId: string, rawName: string, 
   if (await findTeamByName(tx, orgId, name)) throw taken();
   const id = newId('team');
   try {
-    await insertTeams(tx, orgId, [{ id, name, createdAt: now.toISOString() }]);
+    await insertTeam(tx, orgId, { id, name, createdAt: now.toISOString() });
   } catch (err) {
     // Two different keys creating the same name at once: the unique index decides.
     if (dbFailure(err) === 'unique_violation') throw taken();

@@ -9,6 +9,7 @@ import { orgIdsWithPulsesBetween } from '../../src/db/repositories/alerts.js';
 import { claimDueDeliveries, insertEndpoint, insertEventWithDeliveries, settleDelivery } from '../../src/db/repositories/webhooks.js';
 import { writePulses } from '../../src/db/pulse-writes.js';
 import { loadDataset } from '../../src/domain/dataset.js';
+import { moderatePulse } from '../../src/domain/moderation.js';
 import { createCliDatabase, runCli } from '../helpers/cli.js';
 import { createTestDatabase, TEST_CITUS_URL, type TestDatabase } from '../helpers/db.js';
 
@@ -111,6 +112,24 @@ describe.skipIf(!TEST_CITUS_URL)(`the schema distributed on Citus${SKIP_REASON}`
     expect(await settleDelivery(t.db, b.orgId, b.id, b.attempts, { status: 'succeeded', statusCode: 200, error: null })).toBe(true);
     const again = await claimDueDeliveries(t.db, 10, 60_000);
     expect(again.map((d) => [d.id, d.attempts])).toEqual([[a.id, 2]]);
+  });
+
+  it('moderates a pulse of a week not released yet, both ways (a guarded CTE that folded to false reached a worker unrouted)', async () => {
+    const clean = sql('test.citus.clean', `SELECT clean_count FROM pulse_clean_week_stats WHERE org_id = $1 AND week = '2026-11-02' AND grp = 'team:team_c'`);
+    expect(await moderatePulse(t.db, 'org_c2', 'org_c2_p', 'FLAGGED')).toEqual({ pulseId: 'org_c2_p', previous: 'CLEAN', current: 'FLAGGED', changed: true });
+    expect(await t.db.query(clean, ['org_c2'])).toEqual([{ clean_count: 0 }]);
+    expect(await moderatePulse(t.db, 'org_c2', 'org_c2_p', 'CLEAN')).toEqual({ pulseId: 'org_c2_p', previous: 'FLAGGED', current: 'CLEAN', changed: true });
+    expect(await t.db.query(clean, ['org_c2'])).toEqual([{ clean_count: 1 }]);
+  });
+
+  it('refuses a dataset whose alert or action exists as already in the database (Citus reported the unique violation of a copy as XX000)', async () => {
+    const org = { id: 'org_c1', name: 'org_c1', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z' };
+    const at = '2026-11-03T10:00:00.000Z';
+    const alert = { id: 'al_c', type: 'MOOD_DROP', message: 'Mood fell', weekISO: '2026-W45', subteamId: null, readAt: null, createdAt: at };
+    const action = { id: 'ac_c', title: 'Retro', description: null, startDate: at, endDate: null, status: 'active' as const, subteamId: null, createdAt: at };
+    await loadDataset(t.db, { organizations: [{ ...org, alerts: [alert], actions: [action] }] });
+    await expect(loadDataset(t.db, { organizations: [{ ...org, alerts: [alert] }] })).rejects.toThrow('already in the database: Key (org_id, id)=(org_c1, al_c) already exists.');
+    await expect(loadDataset(t.db, { organizations: [{ ...org, actions: [action] }] })).rejects.toThrow('already in the database: Key (org_id, id)=(org_c1, ac_c) already exists.');
   });
 
   it('writes pulses through the door on the cluster, the rollups in the same statement', async () => {

@@ -56,6 +56,6 @@ export function registerKeyRoutes(app: App, { db, now }: AdminRouteDeps) {
         response: adminResponses(KeyListingSchema, 'The key as revoked (revoking again keeps the first time).'),
       },
     },
-    async (request) => revokeOrgKey(db, request.params.orgId, request.params.keyId),
+    async (request) => revokeOrgKey(db, request.params.orgId, request.params.keyId, now()),
   );
 }

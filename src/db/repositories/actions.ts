@@ -85,12 +85,16 @@ export interface NewAction {
   createdAt: string;
 }
 
+/** Many actions (the dataset loader); RETURNING in a CTE keeps a duplicate's SQLSTATE on Citus (teams.insert says why). */
 const insertQuery = sql(
   'actions.insert',
-  `INSERT INTO actions (org_id, id, title, description, start_date, end_date, status, subteam_id, created_at, updated_at)
-   SELECT $1, u.*, u.created_at FROM unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[],
-                                          $7::text[], $8::text[], $9::timestamptz[])
-     AS u(id, title, description, start_date, end_date, status, subteam_id, created_at)`,
+  `WITH ins AS (
+     INSERT INTO actions (org_id, id, title, description, start_date, end_date, status, subteam_id, created_at, updated_at)
+     SELECT $1, u.*, u.created_at FROM unnest($2::text[], $3::text[], $4::text[], $5::timestamptz[], $6::timestamptz[],
+                                            $7::text[], $8::text[], $9::timestamptz[])
+       AS u(id, title, description, start_date, end_date, status, subteam_id, created_at)
+     RETURNING 1)
+   SELECT count(*)::int AS n FROM ins`,
 );
 
 export async function insertActions(db: Queryable, orgId: string, actions: NewAction[]): Promise<void> {

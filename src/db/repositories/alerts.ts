@@ -47,10 +47,14 @@ export interface NewAlert {
   createdAt: string;
 }
 
+/** Many alerts (the dataset loader); RETURNING in a CTE keeps a duplicate's SQLSTATE on Citus (teams.insert says why). */
 const insertQuery = sql(
   'alerts.insert',
-  `INSERT INTO alerts (org_id, id, type, message, week_iso, subteam_id, read_at, created_at)
-   SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::timestamptz[])`,
+  `WITH ins AS (
+     INSERT INTO alerts (org_id, id, type, message, week_iso, subteam_id, read_at, created_at)
+     SELECT $1, * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::timestamptz[])
+     RETURNING 1)
+   SELECT count(*)::int AS n FROM ins`,
 );
 
 export async function insertAlerts(db: Queryable, orgId: string, alerts: NewAlert[]): Promise<void> {

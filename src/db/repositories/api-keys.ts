@@ -106,14 +106,15 @@ export async function matchApiKeys(db: Queryable, orgId: string, idOrPrefix: str
   return (await db.query<DbKey>(matchKeys, [orgId, idOrPrefix])).map(toListing);
 }
 
+/** The time is a parameter: Citus runs no stable function (now()) inside COALESCE in a write. */
 const revokeKey = sql(
   'api_keys.revoke',
-  `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE org_id = $1 AND id = $2 RETURNING ${KEY_COLUMNS}`,
+  `UPDATE api_keys SET revoked_at = COALESCE(revoked_at, $3::timestamptz) WHERE org_id = $1 AND id = $2 RETURNING ${KEY_COLUMNS}`,
 );
 
 /** Revokes one key of one organization (never another organization's). Revoking again keeps the first time. */
-export async function revokeApiKey(db: Queryable, orgId: string, keyId: string): Promise<KeyListing | null> {
-  const [r] = await db.query<DbKey>(revokeKey, [orgId, keyId]);
+export async function revokeApiKey(db: Queryable, orgId: string, keyId: string, at: Date): Promise<KeyListing | null> {
+  const [r] = await db.query<DbKey>(revokeKey, [orgId, keyId, at.toISOString()]);
   return r ? toListing(r) : null;
 }
 

@@ -1,4 +1,4 @@
-import { sql, type Queryable } from '../executor.js';
+import { sql, type Queryable, type Transaction } from '../executor.js';
 import { iso } from './time.js';
 
 export interface OrgRow {
@@ -109,7 +109,16 @@ const orgTablesQuery = sql(
       AND EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid AND a.attname = 'org_id' AND NOT a.attisdropped)
     ORDER BY c.relname`,
 );
-const allowPulseErase = sql('orgs.erase.allow', `SELECT set_config('climate_pulse.erase_org', $1, true)`);
+/**
+ * Names the organization whose pulses may be deleted (pulses_refuse_rollup_changes reads it), for
+ * this transaction only. A SET LOCAL statement, not set_config(): on Citus the trigger fires on the
+ * workers, and Citus carries SET LOCAL (never set_config) to their connections of the transaction
+ * under citus.propagate_set_commands = 'local'; elsewhere that setting is an unused placeholder.
+ */
+const allowPulseErase = sql(
+  'orgs.erase.allow',
+  `SELECT format('SET LOCAL citus.propagate_set_commands = %L; SET LOCAL climate_pulse.erase_org = %L', 'local', $1::text) AS script`,
+);
 const deleteOrgRow = sql('orgs.erase.organization', `DELETE FROM organizations WHERE id = $1`);
 
 const names = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : String(v).replace(/^\{|\}$/g, '').split(',').filter(Boolean));
@@ -120,7 +129,7 @@ const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
  * referencing tables before the ones they reference, the organization last. Returns the
  * rows removed per table.
  */
-export async function eraseOrgRows(tx: Queryable, orgId: string): Promise<Record<string, number>> {
+export async function eraseOrgRows(tx: Transaction, orgId: string): Promise<Record<string, number>> {
   const tables = (await tx.query<{ name: string; refs: unknown }>(orgTablesQuery)).map((t) => ({ name: t.name, refs: names(t.refs) }));
   const pending = new Map(tables.map((t) => [t.name, new Set(t.refs.filter((r) => r !== 'organizations'))]));
   const order: string[] = [];
@@ -134,7 +143,8 @@ export async function eraseOrgRows(tx: Queryable, orgId: string): Promise<Record
       pending.delete(t);
     }
   }
-  await tx.query(allowPulseErase, [orgId]);
+  const [allow] = await tx.query<{ script: string }>(allowPulseErase, [orgId]);
+  await tx.exec(allow.script);
   const removed: Record<string, number> = {};
   for (const table of order) {
     const rows = await tx.query<{ n: number }>(

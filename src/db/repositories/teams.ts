@@ -29,15 +29,34 @@ export async function teamExists(db: Queryable, orgId: string, teamId: string): 
   return (await db.query(existsQuery, [orgId, teamId])).length > 0;
 }
 
+/**
+ * Many teams (the dataset loader). RETURNING, counted in a CTE: Citus then inserts the pulled rows
+ * with one INSERT on the shard instead of a COPY, and a duplicate keeps its SQLSTATE (23505).
+ */
 const insertQuery = sql(
   'teams.insert',
-  `INSERT INTO teams (org_id, id, name, created_at)
-   SELECT $1, * FROM unnest($2::text[], $3::text[], $4::timestamptz[])`,
+  `WITH ins AS (
+     INSERT INTO teams (org_id, id, name, created_at)
+     SELECT $1, * FROM unnest($2::text[], $3::text[], $4::timestamptz[])
+     RETURNING 1)
+   SELECT count(*)::int AS n FROM ins`,
 );
 
 export async function insertTeams(db: Queryable, orgId: string, teams: { id: string; name: string; createdAt: string }[]): Promise<void> {
   if (teams.length === 0) return;
   await db.query(insertQuery, [orgId, teams.map((t) => t.id), teams.map((t) => t.name), teams.map((t) => t.createdAt)]);
+}
+
+/**
+ * One team: VALUES, so that Citus routes it to the organization's shard in one round trip. (A plain
+ * INSERT ... SELECT over unnest() is pulled to the coordinator and copied into the shard, and Citus
+ * reports a unique violation found by that copy as XX000, not 23505: a name taken by a concurrent
+ * request was a 500 instead of team_name_taken.)
+ */
+const insertOneQuery = sql('teams.insert_one', `INSERT INTO teams (org_id, id, name, created_at) VALUES ($1, $2, $3, $4)`);
+
+export async function insertTeam(db: Queryable, orgId: string, team: { id: string; name: string; createdAt: string }): Promise<void> {
+  await db.query(insertOneQuery, [orgId, team.id, team.name, team.createdAt]);
 }
 
 const byNameQuery = sql(
