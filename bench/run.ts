@@ -577,8 +577,12 @@ function renderMarkdown(r: Record<string, unknown>): string {
       row.targets.throughput !== undefined ? `>= ${row.targets.throughput}x req/s` : '',
       row.targets.p99 !== undefined ? `p99 <= ${row.targets.p99}x` : '',
     ].filter(Boolean).join(', ') || '—';
+    // A floor that finished no request within a round (a full scan of a year) has no ratio, only a bound.
+    const ratio = row.floor.reqPerSec > 0
+      ? `${row.throughputRatio.toFixed(2)}x (p99 ${row.p99Ratio.toFixed(2)}x)`
+      : `over ${(row.service.reqPerSec * Number(flags.duration)).toFixed(0)}x (the floor finished no request in ${flags.duration} s)`;
     lines.push(
-      `| ${row.scenario} | ${row.service.reqPerSec.toFixed(0)} | ${row.service.p50} | ${row.service.p99} | ${row.service.errors} | ${row.floor.reqPerSec.toFixed(0)} | ${row.floor.p50} | ${row.floor.p99} | ${row.throughputRatio.toFixed(2)}x (p99 ${row.p99Ratio.toFixed(2)}x) | ${target} | ${row.met ? 'yes' : '**no**'} |`,
+      `| ${row.scenario} | ${row.service.reqPerSec.toFixed(0)} | ${row.service.p50} | ${row.service.p99} | ${row.service.errors} | ${row.floor.reqPerSec.toFixed(0)} | ${row.floor.reqPerSec > 0 ? row.floor.p50 : '—'} | ${row.floor.reqPerSec > 0 ? row.floor.p99 : '—'} | ${ratio} | ${target} | ${row.met ? 'yes' : '**no**'} |`,
     );
   }
   const based = ((r.scenarios ?? []) as { scenario: string; baseline?: Measure; baselineRatio?: number; baselineFloorRatio?: number }[]).filter((x) => x.baseline);
@@ -590,7 +594,7 @@ function renderMarkdown(r: Record<string, unknown>): string {
       '',
       '| scenario | baseline req/s | baseline/floor | service/baseline |',
       '|---|---|---|---|',
-      ...based.map((x) => `| ${x.scenario} | ${x.baseline!.reqPerSec.toFixed(0)} | ${x.baselineFloorRatio!.toFixed(2)}x | ${x.baselineRatio!.toFixed(2)}x |`),
+      ...based.map((x) => `| ${x.scenario} | ${x.baseline!.reqPerSec.toFixed(0)} | ${Number.isFinite(x.baselineFloorRatio) ? `${x.baselineFloorRatio!.toFixed(2)}x` : '—'} | ${x.baselineRatio!.toFixed(2)}x |`),
     );
   }
   lines.push('', `Peak RSS under load: service ${Number(r.servicePeakRssMb ?? 0).toFixed(0)} MB (target < 250 MB), floor ${Number(r.floorPeakRssMb ?? 0).toFixed(0)} MB.`);
