@@ -85,8 +85,8 @@ const INSERT = {
 
 /**
  * A PostgreSQL array literal: every element quoted (backslash and double quote escaped), null as
- * NULL. pg's own serializer escapes each element by regular expressions and cost 8 µs a pulse,
- * more than the database's insert of it; this is a tenth of that.
+ * NULL. pg's own serializer escapes each element by regular expressions: 40 ms for a batch of
+ * 5,000 pulses (8 µs a pulse, about half of what the database spends inserting one), against 2.5 ms.
  */
 export function arrayLiteral(values: readonly (string | number | null)[]): string {
   let out = '{';
