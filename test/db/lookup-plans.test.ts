@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../src/db/executor.js';
 import { byIdsQuery } from '../../src/db/repositories/pulse-lookup.js';
+import { listQuery, type PulseFilter } from '../../src/db/repositories/pulses.js';
 import { createTestDatabase, TEST_CITUS_URL, type TestDatabase } from '../helpers/db.js';
 
 /**
@@ -39,5 +40,43 @@ describe('the lookup of pulses by id (live ingestion)', () => {
     expect(plan).toMatch(/Index (Only )?Scan using pulses_pkey/);
     expect(plan).toMatch(/Index Cond: \(\(org_id = \$1\) AND \(id = w\.id\)\)/);
     expect(plan).not.toMatch(/Filter: \(id = ANY/);
+  });
+});
+
+/**
+ * Migration 0012: one index, pulses_page, serves every page of GET /pulses. Its team and level
+ * filters are trailing key columns, checked on the index entry: a filtered page never reads the
+ * rows of other teams or levels to skip them. (A plan with `Filter:` would read each row first.)
+ */
+describe('the pages of GET /pulses (migration 0012)', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+  });
+  afterAll(() => t.close());
+
+  const from = new Date('2026-10-01T00:00:00.000Z');
+  const to = new Date('2026-11-01T00:00:00.000Z');
+  const variants: [string, PulseFilter, RegExp[]][] = [
+    ['no filter', { from, to, limit: 21 }, [/Index Cond: \(\(org_id = \$1\) AND \(created_at >= \$2\) AND \(created_at < \$3\)\)/]],
+    ['a team', { from, to, limit: 21, subteamId: 'team_a' }, [/Index Cond: .*\(subteam_id = \$5\)/]],
+    ['a level', { from, to, limit: 21, level: 3 }, [/Index Cond: .*\(level = \$5\)/]],
+    ['a team and a level, after a cursor', { from, to, limit: 21, level: 3, subteamId: 'team_a', after: { createdAt: '2026-10-15T00:00:00.000Z', id: 'p_9' } }, [/Index Cond: .*\(level = \$5\)/, /Index Cond: .*\(subteam_id = \$6\)/, /Index Cond: .*ROW\(created_at, id\) < ROW\(\$7, \$8\)/]],
+  ];
+  it.skipIf(TEST_CITUS_URL).each(variants)('%s: a generic plan reads pulses_page in order and filters on the index entry', async (name, filter, conds) => {
+    const { q } = listQuery(filter);
+    const types = ['text', 'timestamptz', 'timestamptz', 'int', ...(filter.level !== undefined ? ['smallint'] : []), ...(filter.subteamId !== undefined ? ['text'] : []), ...(filter.after ? ['timestamptz', 'text'] : [])];
+    const args = ["'org_x'", "'2026-10-01Z'", "'2026-11-01Z'", '21', ...(filter.level !== undefined ? ['3'] : []), ...(filter.subteamId !== undefined ? ["'team_a'"] : []), ...(filter.after ? ["'2026-10-15Z'", "'p_9'"] : [])];
+    const plan = await t.db.transaction(async (tx) => {
+      await tx.query(sql('test.page_plans.generic', `SET LOCAL plan_cache_mode = force_generic_plan`));
+      await tx.query(sql(`test.page_plans.prepare.${types.length}.${name.length}`, `PREPARE page_generic (${types.join(', ')}) AS ${q.text}`));
+      const rows = await tx.query<{ 'QUERY PLAN': string }>(sql(`test.page_plans.explain.${name.length}`, `EXPLAIN EXECUTE page_generic (${args.join(', ')})`));
+      await tx.query(sql('test.page_plans.deallocate', `DEALLOCATE page_generic`));
+      return rows.map((r) => r['QUERY PLAN']).join('\n');
+    });
+    expect(plan).toMatch(/Index Scan using pulses_page on pulses p/);
+    for (const cond of conds) expect(plan).toMatch(cond);
+    expect(plan).not.toMatch(/Sort/);
+    expect(plan).not.toMatch(/Filter: .*(level|subteam_id) = /);
   });
 });

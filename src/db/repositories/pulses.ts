@@ -31,13 +31,13 @@ export interface PulseFilter {
 export const ISO_CREATED_AT = `to_char(p.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
 
 /**
- * One prepared statement per combination of filters, so each uses the index made for it. A pulse
+ * One prepared statement per combination of filters (all read pulses_page, migration 0012). A pulse
  * of a released week shows the status it had at the release (CONTRACT.md section 5):
  * `status_at_release` is set only while it differs from the current status, on the row read anyway.
  */
 const listVariants = new Map<string, NamedQuery>();
 
-function listQuery(f: PulseFilter): { q: NamedQuery; params: unknown[] } {
+export function listQuery(f: PulseFilter): { q: NamedQuery; params: unknown[] } {
   const params: unknown[] = [f.from.toISOString(), f.to.toISOString(), f.limit];
   const where = ['p.org_id = $1', 'p.created_at >= $2', 'p.created_at < $3'];
   let key = '';
