@@ -18,6 +18,7 @@ import { registerOperations } from './http/plugins/operations.js';
 import { registerScopeCheck } from './http/plugins/scope.js';
 import { checkIntegerText, compileValidator, type IntegerRule } from './http/validation.js';
 import { ErrorSchema } from './contract/schemas/common.js';
+import { TeamNames } from './domain/pulses.js';
 import { registerApiRoutes } from './http/routes/index.js';
 import type { App, RouteDeps } from './http/routes/types.js';
 import { contractServerOptions } from './http/server-options.js';
@@ -49,6 +50,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   const routeDeps: RouteDeps = {
     db,
     comments: new CommentReleases(secret, config.commentsReleaseDelayHours * 3_600_000),
+    teamNames: new TeamNames(config.keyCacheTtlMs),
     now: deps.now ?? (() => new Date()),
     idempotencyRetentionHours: config.idempotencyRetentionHours,
   };

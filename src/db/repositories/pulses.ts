@@ -6,6 +6,7 @@ export interface PulseRow {
   moderationStatus: 'CLEAN' | 'FLAGGED';
   reason: string | null;
   subteamId: string | null;
+  /** Not read here: null until the domain names the team (see listQuery). */
   subteamName: string | null;
   createdAt: string;
 }
@@ -35,11 +36,10 @@ export const ISO_CREATED_AT = `to_char(p.created_at AT TIME ZONE 'UTC', 'YYYY-MM
  * of a released week shows the status it had at the release (CONTRACT.md section 5):
  * `status_at_release` is set only while it differs from the current status, on the row read anyway.
  *
- * The team's name is a scalar subquery on teams' primary key, not a LEFT JOIN: with the join, the
- * generic plan (a Materialize of all the organization's teams, filtered per row) was costed above
- * the custom plans, so PostgreSQL planned every execution again (0.6 ms of planning for 0.1 ms of
- * work); with the subquery the generic plan is taken and a page costs the database a third less
- * (docs/decisions.md, issue 19).
+ * The team's name is not read here (src/domain/pulses.ts keeps the names): with a join to teams,
+ * the generic plan lost to the custom plans on a large organization and every page was planned
+ * again (0.64 ms of planning for 0.1 ms of work); a subquery per row cost the database half as much
+ * again as the page itself (docs/decisions.md, issue 19).
  */
 const listVariants = new Map<string, NamedQuery>();
 
@@ -62,8 +62,7 @@ export function listQuery(f: PulseFilter): { q: NamedQuery; params: unknown[] } 
   if (!q) {
     q = sql(
       `pulses.list.${key || 'plain'}`,
-      `SELECT p.id, p.level, coalesce(p.status_at_release, p.moderation_status) AS moderation_status, p.reason, p.subteam_id,
-              (SELECT t.name FROM teams t WHERE t.org_id = $1 AND t.id = p.subteam_id) AS subteam_name, ${ISO_CREATED_AT}
+      `SELECT p.id, p.level, coalesce(p.status_at_release, p.moderation_status) AS moderation_status, p.reason, p.subteam_id, ${ISO_CREATED_AT}
          FROM pulses p
         WHERE ${where.join(' AND ')}
         ORDER BY p.created_at DESC, p.id DESC
@@ -78,7 +77,7 @@ export async function listPulses(db: Queryable, orgId: string, f: PulseFilter): 
   const { q, params } = listQuery(f);
   const rows = await db.query<{
     id: string; level: number; moderation_status: 'CLEAN' | 'FLAGGED'; reason: string | null;
-    subteam_id: string | null; subteam_name: string | null; created_at: string;
+    subteam_id: string | null; created_at: string;
   }>(q, [orgId, ...params]);
   return rows.map((r) => ({
     id: r.id,
@@ -86,7 +85,7 @@ export async function listPulses(db: Queryable, orgId: string, f: PulseFilter): 
     moderationStatus: r.moderation_status,
     reason: r.reason,
     subteamId: r.subteam_id,
-    subteamName: r.subteam_name,
+    subteamName: null,
     createdAt: r.created_at,
   }));
 }

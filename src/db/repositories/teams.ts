@@ -23,6 +23,13 @@ export async function listTeamIds(db: Queryable, orgId: string): Promise<Set<str
   return new Set((await db.query<{ id: string }>(idsQuery, [orgId])).map((r) => r.id));
 }
 
+const namesQuery = sql('teams.names', `SELECT id, name FROM teams WHERE org_id = $1 AND id = ANY($2::text[])`);
+
+/** The names of those of `ids` that are teams of the organization. */
+export async function teamNames(db: Queryable, orgId: string, ids: string[]): Promise<{ id: string; name: string }[]> {
+  return db.query<{ id: string; name: string }>(namesQuery, [orgId, ids]);
+}
+
 const existsQuery = sql('teams.exists', `SELECT 1 AS ok FROM teams WHERE org_id = $1 AND id = $2`);
 
 export async function teamExists(db: Queryable, orgId: string, teamId: string): Promise<boolean> {

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, Raw
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { DatabaseExecutor } from '../../db/executor.js';
 import type { CommentReleases } from '../../domain/comments.js';
+import type { TeamNames } from '../../domain/pulses.js';
 
 export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
 
@@ -9,6 +10,7 @@ export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression,
 export interface RouteDeps {
   db: DatabaseExecutor;
   comments: CommentReleases;
+  teamNames: TeamNames;
   now: () => Date;
   idempotencyRetentionHours: number;
 }

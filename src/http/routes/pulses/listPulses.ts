@@ -3,7 +3,7 @@ import { PulseListQuerySchema, PulseListSchema } from '../../../contract/schemas
 import { responses } from '../../../contract/schemas/responses.js';
 import type { App, RouteDeps } from '../types.js';
 
-export function registerListPulses(app: App, { db, now }: RouteDeps) {
+export function registerListPulses(app: App, { db, now, teamNames }: RouteDeps) {
   app.get(
     '/pulses',
     {
@@ -17,6 +17,6 @@ export function registerListPulses(app: App, { db, now }: RouteDeps) {
         response: responses(PulseListSchema, 'A page of pulses.'),
       },
     },
-    async (request) => listPulsePage(db, request.principal.orgId, request.query, now()),
+    async (request) => listPulsePage(db, request.principal.orgId, request.query, now(), teamNames),
   );
 }
