@@ -596,6 +596,9 @@ function renderMarkdown(r: Record<string, unknown>): string {
       '|---|---|---|---|',
       ...based.map((x) => `| ${x.scenario} | ${x.baseline!.reqPerSec.toFixed(0)} | ${Number.isFinite(x.baselineFloorRatio) ? `${x.baselineFloorRatio!.toFixed(2)}x` : '—'} | ${x.baselineRatio!.toFixed(2)}x |`),
     );
+    if (based.some((x) => x.scenario.includes('gzip'))) {
+      lines.push('', `A build from before issue 21 (as ${bl.commit}) does not compress: its gzip row is the uncompressed answer, so that ratio sets compression against none; issue 21 compares the gzip row with the plain first page of the same service.`);
+    }
   }
   lines.push('', `Peak RSS under load: service ${Number(r.servicePeakRssMb ?? 0).toFixed(0)} MB (target < 250 MB), floor ${Number(r.floorPeakRssMb ?? 0).toFixed(0)} MB.`);
   const comments = ((r.scenarios ?? []) as { scenario: string; service: Measure }[]).find((x) => x.scenario === 'GET /v1/comments');
