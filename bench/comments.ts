@@ -190,7 +190,7 @@ export function privacyMarkdown(r: PrivacyBenchResult & { ranAt: string }): stri
   const lines = [
     '# Comments privacy bench (issue 17)',
     '',
-    `Run ${r.ranAt}, \`npm run bench -- --only privacy\`, on the shared 2-core machine while other work ran (figures are noisy; compare the ratios to the floor of the same run). Organization of ${r.pulses.toLocaleString('en')} pulses in 20 teams.`,
+    `Run ${r.ranAt}, \`npm run bench -- --only privacy\`, on the shared 2-core machine (figures are noisy; compare the ratios to the floor of the same run). Organization of ${r.pulses.toLocaleString('en')} pulses in 20 teams.`,
     '',
     '| scenario | service req/s | floor req/s | baseline req/s | service/floor | before: service/floor (latest.md) | now / before | service/baseline |',
     '|---|---|---|---|---|---|---|---|',
