@@ -2,7 +2,7 @@ import { request } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Dataset } from '../../src/domain/dataset.js';
-import { cacheControlFor, negotiateEncoding, noneMatchHits } from '../../src/http/plugins/caching.js';
+import { cacheControlFor, COMPRESS_IN_PLACE_MAX_BYTES, negotiateEncoding, noneMatchHits } from '../../src/http/plugins/caching.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { listen } from '../helpers/listen.js';
 
@@ -177,6 +177,17 @@ describe('compression and HTTP validators (issue 21)', () => {
     expect(doc.headers['cache-control']).toBe('public, max-age=300');
     expect(doc.headers['content-encoding']).toBe('gzip');
     expect((await raw(base, '/openapi.json', { 'if-none-match': String(doc.headers.etag) })).status).toBe(304);
+  });
+
+  it('compresses a body larger than what is compressed in place on the thread pool, to the same bytes', async () => {
+    const plain = await raw(base, '/openapi.json');
+    expect(plain.body.length).toBeGreaterThan(COMPRESS_IN_PLACE_MAX_BYTES);
+    for (const coding of ['gzip', 'br']) {
+      const coded = await raw(base, '/openapi.json', { 'accept-encoding': coding });
+      expect(coded.headers['content-encoding']).toBe(coding);
+      expect(coded.body.length).toBeLessThan(plain.body.length / 4);
+      expect(decode(coded).equals(plain.body)).toBe(true);
+    }
   });
 
   it('does not compress an answer under 1 KiB', async () => {
