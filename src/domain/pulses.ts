@@ -1,6 +1,6 @@
 import type { Queryable } from '../db/executor.js';
 import { listPulses, type Keyset } from '../db/repositories/pulses.js';
-import { teamNames } from '../db/repositories/teams.js';
+import { listTeamNames } from '../db/repositories/teams.js';
 import { ApiError } from '../contract/errors.js';
 import type { PulseList, PulseListQuery } from '../contract/schemas/pulses.js';
 import { DAY_MS, resolveRange } from './time.js';
@@ -46,12 +46,12 @@ export class TeamNames {
     }
     const missing = new Set<string>();
     for (const id of ids) if (!entry.names.has(id)) missing.add(id);
-    if (missing.size > 0) for (const t of await teamNames(db, orgId, [...missing])) entry.names.set(t.id, t.name);
+    if (missing.size > 0) for (const t of await listTeamNames(db, orgId, [...missing])) entry.names.set(t.id, t.name);
     return entry.names;
   }
 }
 
-export async function listPulsePage(db: Queryable, orgId: string, q: PulseListQuery, now = new Date(), teams = new TeamNames(0)): Promise<PulseList> {
+export async function listPulsePage(db: Queryable, orgId: string, q: PulseListQuery, now: Date, teams: TeamNames): Promise<PulseList> {
   const { from, to } = resolveRange(q, 30 * DAY_MS, now);
   const limit = q.limit ?? 50;
   const after = q.cursor !== undefined ? decodePulseCursor(q.cursor) : undefined;

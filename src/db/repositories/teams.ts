@@ -26,7 +26,7 @@ export async function listTeamIds(db: Queryable, orgId: string): Promise<Set<str
 const namesQuery = sql('teams.names', `SELECT id, name FROM teams WHERE org_id = $1 AND id = ANY($2::text[])`);
 
 /** The names of those of `ids` that are teams of the organization. */
-export async function teamNames(db: Queryable, orgId: string, ids: string[]): Promise<{ id: string; name: string }[]> {
+export async function listTeamNames(db: Queryable, orgId: string, ids: string[]): Promise<{ id: string; name: string }[]> {
   return db.query<{ id: string; name: string }>(namesQuery, [orgId, ids]);
 }
 

@@ -28,8 +28,9 @@ const brotliOptions = (size: number) => ({
 });
 
 /** gzip level 6 (zlib's default) and brotli quality 4: about 0.2 ms for a 33 KB page of 200 pulses, 6-7 % of its size. */
+const GZIP_OPTIONS = { level: 6 };
 const ENCODERS: Record<Coding, { inPlace(body: Buffer): Buffer; pooled(body: Buffer): Promise<Buffer> }> = {
-  gzip: { inPlace: (body) => zlib.gzipSync(body, { level: 6 }), pooled: (body) => gzip(body, { level: 6 }) },
+  gzip: { inPlace: (body) => zlib.gzipSync(body, GZIP_OPTIONS), pooled: (body) => gzip(body, GZIP_OPTIONS) },
   br: { inPlace: (body) => zlib.brotliCompressSync(body, brotliOptions(body.length)), pooled: (body) => brotli(body, brotliOptions(body.length)) },
 };
 
