@@ -55,9 +55,13 @@ export class CommentReleases {
     this.orderKeyId = createHmac('sha256', key.subarray(0, 32)).update('comments-order-key-id').digest().subarray(0, 8);
   }
 
-  /** The key of the order inside a week for one organization: HMAC-SHA256(key, org_id || 0x00 || pulse id). */
-  orderKey(orgId: string): OrderKey {
-    return { innerPrefix: Buffer.concat([this.pads.inner, Buffer.from(orgId, 'utf8'), Buffer.from([0])]), outer: this.pads.outer, id: this.orderKeyId };
+  /**
+   * The key of the order inside a week for one organization: HMAC-SHA256(key, salt || 0x00 || pulse id),
+   * where the salt is the organization's own (made with its row), so that an organization erased and
+   * created again with the same id does not repeat the old order (CONTRACT.md section 5).
+   */
+  orderKey(orderSalt: Buffer): OrderKey {
+    return { innerPrefix: Buffer.concat([this.pads.inner, orderSalt, Buffer.from([0])]), outer: this.pads.outer, id: this.orderKeyId };
   }
 
   /** The last week (its Monday) that may be released at `now`: ended, plus the delay for late syncs. */
@@ -72,9 +76,8 @@ export class CommentReleases {
    * processes releasing at once produce one release; the database's keys refuse a second one.
    */
   async release(db: DatabaseExecutor, orgId: string, first: WeekDate, last: WeekDate): Promise<void> {
-    const key = this.orderKey(orgId);
     await db.transaction(async (tx) => {
-      await lockReleases(tx, orgId);
+      const key = this.orderKey(await lockReleases(tx, orgId));
       for (const weeks of chunks(await weeksToRelease(tx, orgId, first, last))) await releaseNewWeeks(tx, orgId, weeks, key);
       for (const weeks of chunks(await weeksWithLatePools(tx, orgId, first, last))) await releaseLatePools(tx, orgId, weeks, key);
     });

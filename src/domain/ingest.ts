@@ -1,6 +1,6 @@
 import type { DatabaseExecutor } from '../db/executor.js';
 import { writePulses, type NewPulse } from '../db/pulse-writes.js';
-import { pulsesByIds } from '../db/repositories/pulse-lookup.js';
+import { pulsesByIds, type StoredPulse } from '../db/repositories/pulse-lookup.js';
 import { listTeamIds } from '../db/repositories/teams.js';
 import { ApiError, invalid } from '../contract/errors.js';
 import { FrozenWeekTally } from './comments.js';
@@ -23,12 +23,13 @@ const at = (i: number, problem: string) =>
 /**
  * What a sender may re-send unchanged. The moderation status is the moderation's once the pulse
  * exists (`pulses moderate`), so a re-sent pulse that differs only there is unchanged, not a
- * conflict: a retry after moderation neither fails nor undoes it.
+ * conflict: a retry after moderation neither fails nor undoes it. The comment is never compared
+ * (and never read): were it, `unchanged` against 409 would confirm a guessed comment of a pulse.
+ * A re-sent pulse keeps its stored comment.
  */
-const sameAsSent = (stored: NewPulse, sent: NewPulse) =>
+const sameAsSent = (stored: StoredPulse, sent: NewPulse) =>
   stored.level === sent.level &&
   stored.reason === sent.reason &&
-  stored.comment === sent.comment &&
   stored.subteamId === sent.subteamId &&
   stored.createdAt === sent.createdAt;
 

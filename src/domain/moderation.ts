@@ -14,10 +14,14 @@ export interface ModerationResult {
 /** Waits for a release of this organization's comments in progress (which holds the row FOR NO KEY UPDATE). */
 const lockOrg = sql('moderation.lock_org', `SELECT 1 FROM organizations WHERE id = $1 FOR SHARE`);
 
-/** The pulse, locked, with its cell group, its week and what its week's release recorded of it. */
+/**
+ * The pulse, locked, with its cell group, its week, the status GET /pulses shows of it and what its
+ * week's release recorded of it.
+ */
 const currentStatus = sql(
   'moderation.current',
-  `SELECT p.moderation_status, date_trunc('week', p.created_at AT TIME ZONE 'UTC')::date::text AS week,
+  `SELECT p.moderation_status, coalesce(p.shown_status, p.moderation_status) AS shown_status,
+          date_trunc('week', p.created_at AT TIME ZONE 'UTC')::date::text AS week,
           coalesce('team:' || p.subteam_id, 'none') AS grp, m.frozen_status
      FROM pulses p
      LEFT JOIN comment_release_members m ON m.org_id = p.org_id AND m.pulse_id = p.id
@@ -26,10 +30,10 @@ const currentStatus = sql(
 );
 
 /**
- * The status changes and the CLEAN rollup follows. For a pulse its week's release recorded
- * (`frozen`), also: the status GET /pulses shows stays the recorded one ($6, NULL when they agree
- * again), the group's frozen CLEAN count follows (so its late pool does not move),
- * and a released comment is visible exactly while its pulse is CLEAN. Four statements rather than
+ * The status changes and the CLEAN rollup follows; the status GET /pulses shows does not change
+ * ($6: kept while it differs from the new status, NULL when they agree again). For a pulse its
+ * week's release recorded (`frozen`), also: the group's frozen CLEAN count follows (so its late
+ * pool does not move), and a released comment is visible exactly while its pulse is CLEAN. Four statements rather than
  * one guarded by a boolean parameter: Citus leaves a data-modifying CTE whose WHERE folds to false
  * unrouted, and the worker then refuses it ("cannot execute a distributed query from a query on a shard").
  */
@@ -37,7 +41,7 @@ const changeQuery = (up: boolean, frozen: boolean) =>
   sql(
     `moderation.change.${up ? 'up' : 'down'}${frozen ? '.frozen' : ''}`,
     `WITH pulse AS (
-       UPDATE pulses SET moderation_status = $3, status_at_release = ${frozen ? '$6' : 'NULL'} WHERE org_id = $1 AND id = $2 RETURNING 1
+       UPDATE pulses SET moderation_status = $3, shown_status = $6 WHERE org_id = $1 AND id = $2 RETURNING 1
      ), clean AS (
        ${
          up
@@ -68,28 +72,29 @@ const change = {
 };
 
 /**
- * Sets the moderation status of one pulse, under the rule of CONTRACT.md section 5 (moderation
- * after release). The one operation behind the CLI's `pulses moderate` and the operator API, and
- * the only way a status changes: it keeps pulse_clean_week_stats exact and, for a pulse of a
- * released week, hides or shows its released comment while every count, `suppressed` and the
- * status GET /pulses shows stay as they were at the release. One organization's row is locked
+ * Sets the moderation status of one pulse, under the rules of CONTRACT.md section 5 (moderation
+ * before and after release). The one operation behind the CLI's `pulses moderate` and the operator
+ * API, and the only way a status changes: it keeps pulse_clean_week_stats exact and never changes
+ * the status GET /pulses shows (the status the pulse arrived with until a release covers it, then
+ * the one it had at that release: moderators act on a comment's words, so a visible flip would
+ * name the pulse whose comment a release shows). For a pulse of a released week it hides or shows
+ * its released comment while every count and `suppressed` stay as they were at the release. One organization's row is locked
  * (FOR SHARE: moderations of one organization run side by side; a release waits for them).
  */
 export async function moderatePulse(db: DatabaseExecutor, orgId: string, pulseId: string, status: ModerationStatus): Promise<ModerationResult> {
   return db.transaction(async (tx) => {
     await tx.query(lockOrg, [orgId]);
-    const [row] = await tx.query<{ moderation_status: ModerationStatus; week: string; grp: string; frozen_status: ModerationStatus | null }>(
-      currentStatus,
-      [orgId, pulseId],
-    );
+    const [row] = await tx.query<{
+      moderation_status: ModerationStatus; shown_status: ModerationStatus; week: string; grp: string; frozen_status: ModerationStatus | null;
+    }>(currentStatus, [orgId, pulseId]);
     if (!row) throw new ApiError('not_found', `Pulse ${JSON.stringify(pulseId)} not found.`);
     const previous = row.moderation_status;
     if (previous === status) return { pulseId, previous, current: status, changed: false };
     const frozen = row.frozen_status !== null;
-    const shown = frozen && row.frozen_status !== status ? row.frozen_status : null;
+    const shown = row.shown_status !== status ? row.shown_status : null;
     const up = status === 'CLEAN';
     const statement = change[up ? 'up' : 'down'][frozen ? 'frozen' : 'open'];
-    const params = [orgId, pulseId, status, row.week, row.grp, ...(frozen ? [shown] : [])];
+    const params = [orgId, pulseId, status, row.week, row.grp, shown];
     const [r] = await tx.query<{ pulses: number; clean: number; frozen: number }>(statement, params);
     if (r.pulses !== 1 || r.clean !== 1 || r.frozen !== (frozen ? 1 : 0)) {
       throw new Error(`moderation of ${pulseId} found its rollups out of step (${JSON.stringify(r)})`);

@@ -62,7 +62,11 @@ export class CommentModel {
   readonly frozen = new Map<string, Frozen>();
   /** Every release of late pools: the cells it added. */
   readonly lateCells: ModelCell[] = [];
+  /** The status each pulse arrived with (a re-sent pulse keeps its first). */
+  private readonly arrival = new Map<string, 'CLEAN' | 'FLAGGED'>();
   private readonly orderKey: Buffer;
+  /** The organization's order salt, made with its row: read it from the database (`readSalt`). */
+  salt?: Buffer;
 
   constructor(
     secret: string,
@@ -72,8 +76,20 @@ export class CommentModel {
     this.orderKey = createHash('sha256').update('comments-order:').update(secret).digest();
   }
 
+  /** Reads the organization's order salt, which the database makes at random with the row. */
+  async readSalt(db: { query<T>(q: { name: string; text: string }, params: unknown[]): Promise<T[]> }) {
+    const [r] = await db.query<{ order_salt: Uint8Array }>({ name: 'test.order_salt', text: 'SELECT order_salt FROM organizations WHERE id = $1' }, [this.orgId]);
+    this.salt = Buffer.from(r.order_salt);
+    return this;
+  }
+
   add(pulses: ModelPulse[]) {
-    for (const p of pulses) if (!this.pulses.has(p.id)) this.pulses.set(p.id, { ...p });
+    for (const p of pulses) {
+      if (this.pulses.has(p.id)) continue;
+      this.pulses.set(p.id, { ...p });
+      this.arrival.set(p.id, p.moderationStatus);
+    }
+    return this;
   }
 
   /** A change of moderation status (the moderation operation). */
@@ -81,14 +97,15 @@ export class CommentModel {
     this.pulses.get(id)!.moderationStatus = status;
   }
 
-  /** The status GET /pulses shows: as at the release that recorded the pulse, else the current one. */
+  /** The status GET /pulses shows: as at the release that recorded the pulse, else the one it arrived with. */
   shownStatus(id: string): 'CLEAN' | 'FLAGGED' {
-    return this.frozen.get(id)?.status ?? this.pulses.get(id)!.moderationStatus;
+    return this.frozen.get(id)?.status ?? this.arrival.get(id)!;
   }
 
   rank(id: string): Buffer {
+    if (!this.salt) throw new Error(`the model of ${this.orgId} needs the organization's order salt (readSalt) to order comments`);
     return createHmac('sha256', this.orderKey)
-      .update(Buffer.concat([Buffer.from(this.orgId, 'utf8'), Buffer.from([0]), Buffer.from(id, 'utf8')]))
+      .update(Buffer.concat([this.salt, Buffer.from([0]), Buffer.from(id, 'utf8')]))
       .digest();
   }
 

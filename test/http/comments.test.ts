@@ -85,6 +85,7 @@ describe('GET /comments: cells, weeks and the envelope', () => {
     t = await createTestApp({ dataset: dataset(DATA), clock: () => new Date(clock), env: { COMMENT_CURSOR_SECRET: SECRET } });
     c = api(t.app, KEY);
     model.add(DATA);
+    await model.readSalt(t.db);
   });
   afterAll(() => t.close());
 
@@ -283,7 +284,7 @@ describe('GET /comments: cells, weeks and the envelope', () => {
     await expect(moderatePulse(t.db, ORG, 'p_nope', 'FLAGGED')).rejects.toMatchObject({ code: 'not_found' });
   });
 
-  it('GET /pulses shows the status as at the release for released weeks, the current one otherwise', async () => {
+  it('GET /pulses shows the status as at the release for released weeks, the one a pulse arrived with otherwise', async () => {
     const status = async (id: string, from: string) =>
       (await c.get(`/v1/pulses?from=${from}&limit=100`)).json().items.find((p: { id: string }) => p.id === id).moderationStatus;
     // W46 is released: a pulse FLAGGED at the release stays FLAGGED when set CLEAN, and is never released.
@@ -294,11 +295,11 @@ describe('GET /comments: cells, weeks and the envelope', () => {
     const org = await walk('from=2026-11-09&to=2026-11-15');
     expect(org.ids).not.toContain(wasFlagged.id);
     expect(org.ids).toEqual(model.answer('2026-11-09', '2026-11-15', undefined, clock).ids);
-    // W47 is not released: its status is the current one, both ways.
-    const open = DATA.find((p) => p.subteamId === 't_five' && p.createdAt >= '2026-11-16')!;
+    // W47 is not released: the status it arrived with, whatever moderation does before the release.
+    const open = DATA.find((p) => p.subteamId === 't_five' && p.createdAt >= '2026-11-16' && p.moderationStatus === 'CLEAN')!;
     await moderatePulse(t.db, ORG, open.id, 'FLAGGED');
     model.setStatus(open.id, 'FLAGGED');
-    expect(await status(open.id, '2026-11-16T00:00:00.000Z')).toBe('FLAGGED');
+    expect(await status(open.id, '2026-11-16T00:00:00.000Z')).toBe('CLEAN');
     await moderatePulse(t.db, ORG, open.id, 'CLEAN');
     model.setStatus(open.id, 'CLEAN');
     expect(await status(open.id, '2026-11-16T00:00:00.000Z')).toBe('CLEAN');
@@ -363,6 +364,7 @@ describe('GET /comments: the attacks that tied a comment to one pulse', () => {
     t = await createTestApp({ dataset: ds, clock: () => new Date(clock), env: { COMMENT_CURSOR_SECRET: SECRET } });
     c = api(t.app, KEY);
     model.add(base);
+    await model.readSalt(t.db);
   });
   afterAll(() => t.close());
 
@@ -498,6 +500,8 @@ describe('GET /comments: the attacks of a changing world (issue 17)', () => {
       const [mv, mm] = [new CommentModel(SECRET, 24 * 3_600_000, 'org_victim'), new CommentModel(SECRET, 24 * 3_600_000, 'org_mirror')];
       mv.add(twelve('victim'));
       mm.add(twelve('mirror'));
+      await mv.readSalt(t.db);
+      await mm.readSalt(t.db);
       expect(victim.map((i: number) => `m_${i}`)).toEqual(mv.answer('2026-11-09', '2026-11-15', undefined, clock).ids);
       expect(mirror.map((i: number) => `m_${i}`)).toEqual(mm.answer('2026-11-09', '2026-11-15', undefined, clock).ids);
     } finally {

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../src/db/executor.js';
 import { loadDataset, type Dataset } from '../../src/domain/dataset.js';
+import { deleteOrganization } from '../../src/domain/orgs.js';
+import { ingestPulses } from '../../src/domain/ingest.js';
 import { moderatePulse } from '../../src/domain/moderation.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { CommentModel, hasComment, mondayOf, ymd, type ModelCell, type ModelPulse } from '../helpers/comment-model.js';
@@ -143,7 +145,7 @@ describe(`GET /comments under attack, with moderation, late pulses and a twin or
   beforeAll(async () => {
     const history = Array.from({ length: 9 }, (_, w) => week(START + w * WEEK)).flat();
     t = await createTestApp({ dataset: dataset(history, true), clock: () => new Date(clock), env: { COMMENT_CURSOR_SECRET: SECRET } });
-    for (const m of Object.values(models)) m.add(history);
+    for (const m of Object.values(models)) await m.add(history).readSalt(t.db);
   });
   afterAll(() => t.close());
 
@@ -161,6 +163,8 @@ describe(`GET /comments under attack, with moderation, late pulses and a twin or
     let sameOrder = 0;
     let lateCellsSeen = 0;
     let removedSeen = 0;
+    let watchedBeforeRelease = 0;
+    let guessesSent = 0;
     const cellKey = (c: ModelCell) => `${ymd(c.week)}/${c.name}#${c.batch}`;
 
     async function ask(from: string, to: string, team: string | undefined, label: string, answers?: { label: string; ids: Set<string> }[]) {
@@ -226,6 +230,38 @@ describe(`GET /comments under attack, with moderation, late pulses and a twin or
       );
       const old = round % 2 === 1 ? week(START - int(4, 30) * WEEK, 0.6) : [];
       await importPulses([...week(mondayOf(clock), 0.5), ...late, ...old]);
+
+      // Moderators review pulses no release has covered yet (flag, then clear after review) while the
+      // attacker watches GET /pulses over their week: nothing may move (CONTRACT.md section 5).
+      const uncovered = [...model.pulses.values()].filter((p) => !model.frozen.has(p.id) && Date.parse(p.createdAt) < clock);
+      for (let i = 0; i < 3 && uncovered.length > 0; i++) {
+        const p = uncovered.splice(int(0, uncovered.length - 1), 1)[0];
+        const w = mondayOf(Date.parse(p.createdAt));
+        const watch = async () => (await api(t.app, KEYS[0]).get(`/v1/pulses?from=${new Date(w).toISOString()}&to=${new Date(w + WEEK).toISOString()}&limit=200`)).body;
+        const before = await watch();
+        const other = status(ORG, p.id) === 'CLEAN' ? 'FLAGGED' : 'CLEAN';
+        for (const org of [ORG, TWIN]) await moderate(org, p.id, other);
+        expect(await watch(), `round ${round}: GET /pulses moved when ${p.id} was moderated before its release`).toBe(before);
+        if (rnd() < 0.5) {
+          for (const org of [ORG, TWIN]) await moderate(org, p.id, other === 'CLEAN' ? 'FLAGGED' : 'CLEAN');
+          expect(await watch(), `round ${round}: GET /pulses moved when ${p.id} was moderated back`).toBe(before);
+        } else if (other === 'FLAGGED') everFlagged.add(p.id);
+        watchedBeforeRelease++;
+      }
+
+      // The attacker with the operator token re-sends pulses with guessed comments (right and wrong):
+      // every answer is the same, so no guess is confirmed; stored comments stay.
+      const listed: Record<string, unknown>[] = (await api(t.app, KEYS[0]).get(`/v1/pulses?from=${new Date(clock - 60 * DAY).toISOString()}&limit=200`)).json().items;
+      for (let i = 0; i < 4 && listed.length > 0; i++) {
+        const { subteamName: _, ...stored } = pick(listed) as Record<string, unknown> & { id: string; subteamName: unknown };
+        const right = model.pulses.get(stored.id)!.comment;
+        const answers = new Set<string>();
+        for (const comment of [right, `words of adv_${String(int(1, seq)).padStart(5, '0')}`, null]) {
+          answers.add(JSON.stringify(await ingestPulses(t.db, ORG, [{ ...stored, comment }])));
+          guessesSent++;
+        }
+        expect([...answers], `round ${round}: re-sending ${stored.id} with guesses`).toEqual([JSON.stringify({ inserted: 0, unchanged: 1, inFrozenWeeks: 0 })]);
+      }
 
       // Moderation between rounds, the same in both organizations except for the twin moves.
       const released = [...model.frozen.keys()].filter((id) => model.cellOf(id)?.released);
@@ -318,7 +354,46 @@ describe(`GET /comments under attack, with moderation, late pulses and a twin or
     expect(lateCellsSeen).toBeGreaterThan(0);
     expect(removedSeen).toBeGreaterThan(0);
     expect(twinMoves).toBeGreaterThan(2);
+    expect(watchedBeforeRelease).toBeGreaterThan(10);
+    expect(guessesSent).toBeGreaterThan(60);
     expect(compared).toBeGreaterThan(20);
     expect(sameOrder).toBe(0);
   }, 300_000);
+
+  it('erasing the organization and creating it again with the same pulses ties no comment by its order', async () => {
+    // The attacker reads every released week, erases the organization, creates it again with the same
+    // id and the same pulse ids whose comments now name them, and lines the two answers up by position.
+    const from = ymd(START - 40 * WEEK);
+    const to = ymd(clock - 10 * DAY);
+    const victim = await walk(KEYS[0], from, to, undefined, 100);
+    const byWeek = (ids: string[]) => {
+      const out = new Map<number, string[]>();
+      for (const id of ids) out.set(model.weekOf(id), [...(out.get(model.weekOf(id)) ?? []), id]);
+      return out;
+    };
+    const all = [...model.pulses.values()];
+    await deleteOrganization(t.db, ORG, { erase: true });
+    const mirror: ModelPulse[] = all.map((p) => ({ ...p, comment: p.comment ? `mirror ${p.id}` : p.comment }));
+    for (const p of mirror) if (p.comment) textOf.set(p.comment, p.id);
+    const ds = dataset(mirror, true);
+    ds.organizations = ds.organizations!.filter((o) => o.id === ORG);
+    await loadDataset(t.db, ds);
+    for (const p of all) if (p.moderationStatus !== 'CLEAN') await moderatePulse(t.db, ORG, p.id, p.moderationStatus);
+    const again = await walk(KEYS[0], from, to, undefined, 100);
+    let weeks = 0;
+    let sameWeeks = 0;
+    let tied = 0;
+    for (const [w, ids] of byWeek(victim.ids)) {
+      const other = (byWeek(again.ids).get(w) ?? []).filter((id) => ids.includes(id));
+      const same = ids.filter((id) => other.includes(id));
+      if (same.length < 5) continue;
+      weeks++;
+      // The order of a week's common comments differs (equal by chance once in 120 for five); positions match only by chance.
+      if (JSON.stringify(other) === JSON.stringify(same)) sameWeeks++;
+      tied += same.filter((id, i) => other[i] === id).length;
+    }
+    expect(weeks).toBeGreaterThan(5);
+    expect(sameWeeks, 'weeks whose order mirrors the erased organization').toBeLessThan(2);
+    expect(tied / victim.ids.length).toBeLessThan(0.3);
+  }, 120_000);
 });

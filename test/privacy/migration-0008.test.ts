@@ -45,7 +45,7 @@ describe('migration 0008 on comments released by migration 0003', () => {
       const page = await listCommentPage(db, 'org_m', { from: '2026-11-02', to: '2026-11-08', limit: 100 }, releases, now);
       expect(page.items.map((i) => i.comment).sort()).toEqual(['c2', 'c3', 'c4', 'c5', 'c6']);
       expect(page.suppressed).toBe(false);
-      expect(await q(`SELECT id, status_at_release FROM pulses WHERE status_at_release IS NOT NULL`)).toEqual([{ id: 'm_1', status_at_release: 'CLEAN' }]);
+      expect(await q(`SELECT id, shown_status FROM pulses WHERE shown_status IS NOT NULL`)).toEqual([{ id: 'm_1', shown_status: 'CLEAN' }]);
       expect(await q(`SELECT grp, frozen_clean FROM comment_frozen_groups`)).toEqual([{ grp: 'team:a', frozen_clean: 6 }]);
       expect(await q(`SELECT count(*)::int AS n FROM comment_release_members`)).toEqual([{ n: 8 }]);
 
@@ -55,7 +55,7 @@ describe('migration 0008 on comments released by migration 0003', () => {
       const after = await listCommentPage(db, 'org_m', { from: '2026-11-02', to: '2026-11-08', limit: 100 }, releases, now);
       expect(after.items.map((i) => i.comment).sort()).toEqual(['c1', 'c2', 'c3', 'c4', 'c5', 'c6']);
       expect(after.suppressed).toBe(false);
-      expect(await q(`SELECT count(*)::int AS n FROM pulses WHERE status_at_release IS NOT NULL`)).toEqual([{ n: 1 }]);
+      expect(await q(`SELECT count(*)::int AS n FROM pulses WHERE shown_status IS NOT NULL`)).toEqual([{ n: 1 }]);
     } finally {
       await db.close();
     }

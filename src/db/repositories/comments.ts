@@ -10,15 +10,18 @@ export interface ReleasedComment {
   comment: string;
 }
 
-const lockOrg = sql('comments.lock_org', `SELECT id FROM organizations WHERE id = $1 FOR NO KEY UPDATE`);
+const lockOrg = sql('comments.lock_org', `SELECT order_salt FROM organizations WHERE id = $1 FOR NO KEY UPDATE`);
 
 /**
  * Serializes the releases of one organization across every process on the database; the
  * moderation operation takes the same row FOR SHARE, so a status change and a release never
- * miss each other. Only this organization's row is locked.
+ * miss each other. Only this organization's row is locked. Returns the organization's order salt
+ * (migration 0013), read from the row the lock reads anyway: only a release needs it.
  */
-export async function lockReleases(tx: Transaction, orgId: string): Promise<void> {
-  await tx.query(lockOrg, [orgId]);
+export async function lockReleases(tx: Transaction, orgId: string): Promise<Buffer> {
+  const [r] = await tx.query<{ order_salt: Uint8Array }>(lockOrg, [orgId]);
+  if (!r) throw new Error(`no organization ${orgId} to release comments of`);
+  return Buffer.from(r.order_salt);
 }
 
 /** The instants [lo, hi) of weeks, as PostgreSQL reads them. */
@@ -91,8 +94,10 @@ export async function weeksWithLatePools(db: Queryable, orgId: string, from: Wee
  * Freezes weeks that were never frozen: every pulse of them is recorded with its status; every
  * CLEAN pulse becomes a member of its group's cell, or of the week's remainder when its group has
  * 1-4; cells of at least 5 and remainders of at least 5 are released. The rank is
- * HMAC-SHA256(orderKey, org_id || 0x00 || pulse id), computed from the key's outer pad ($5) and
- * the inner pad followed by the organization's prefix ($4).
+ * HMAC-SHA256(orderKey, order salt || 0x00 || pulse id), computed from the key's outer pad ($5) and
+ * the inner pad followed by the organization's prefix ($4). The release covers every pulse of the
+ * weeks, so from now on GET /pulses shows each with its status now (`shown` clears the arrival
+ * status kept by a moderation before the release; the partial index finds those few).
  */
 const releaseWeeks = sql(
   'comments.release_weeks',
@@ -116,6 +121,11 @@ const releaseWeeks = sql(
      UNION ALL
      SELECT $1, week, 'rest', 0, rest, rest >= 5, $6::bytea FROM weeks WHERE rest > 0
      RETURNING 1
+   ), shown AS (
+     UPDATE pulses p SET shown_status = NULL
+       FROM unnest($2::timestamptz[], $3::timestamptz[]) AS w(lo, hi)
+      WHERE p.org_id = $1 AND p.shown_status IS NOT NULL AND p.created_at >= w.lo AND p.created_at < w.hi
+     RETURNING 1
    ), members AS (
      INSERT INTO comment_release_members (org_id, pulse_id, week, grp, batch, frozen_status, cell, rank, comment, released, visible)
      SELECT $1, s.id, s.week, s.grp, 0,
@@ -129,11 +139,11 @@ const releaseWeeks = sql(
      RETURNING 1
    )
    SELECT (SELECT count(*) FROM members)::int AS members, (SELECT count(*) FROM cells)::int AS cells,
-          (SELECT count(*) FROM frozen)::int AS groups`,
+          (SELECT count(*) FROM frozen)::int AS groups, (SELECT count(*) FROM shown)::int AS shown`,
 );
 
 export interface OrderKey {
-  /** The inner pad of the HMAC key followed by the organization id and a 0x00 byte. */
+  /** The inner pad of the HMAC key followed by the organization's order salt and a 0x00 byte. */
   innerPrefix: Buffer;
   outer: Buffer;
   /** A short public name of the key, recorded with every batch of cells it ordered. */
@@ -151,7 +161,8 @@ export async function releaseNewWeeks(tx: Transaction, orgId: string, weeks: Wee
  * Releases the late pools of frozen weeks: per week, the CLEAN pulses that no release recorded,
  * by group. A group of at least 5 becomes a new released cell; groups of 1-4 are pooled into a new
  * remainder, released (and frozen) only when it holds at least 5, else they wait. Each release is
- * a new batch of the week, frozen like the first.
+ * a new batch of the week, frozen like the first, and covers its pulses: GET /pulses shows them
+ * with their status now (`shown`).
  */
 const releaseLate = sql(
   'comments.release_late',
@@ -183,6 +194,11 @@ const releaseLate = sql(
      UNION ALL
      SELECT $1, week, 'rest', batch, rest, true, $6::bytea FROM weeks WHERE rest >= 5
      RETURNING 1
+   ), shown AS (
+     UPDATE pulses p SET shown_status = NULL
+       FROM src s JOIN rel r ON r.week = s.week AND r.grp = s.grp
+      WHERE p.org_id = $1 AND p.id = s.id AND p.shown_status IS NOT NULL
+     RETURNING 1
    ), members AS (
      INSERT INTO comment_release_members (org_id, pulse_id, week, grp, batch, frozen_status, cell, rank, comment, released, visible)
      SELECT $1, s.id, s.week, s.grp, r.batch, 'CLEAN', CASE WHEN r.own THEN s.grp ELSE 'rest' END,
@@ -191,7 +207,7 @@ const releaseLate = sql(
      RETURNING 1
    )
    SELECT (SELECT count(*) FROM members)::int AS members, (SELECT count(*) FROM cells)::int AS cells,
-          (SELECT count(*) FROM frozen)::int AS groups`,
+          (SELECT count(*) FROM frozen)::int AS groups, (SELECT count(*) FROM shown)::int AS shown`,
 );
 
 export async function releaseLatePools(tx: Transaction, orgId: string, weeks: WeekDate[], key: OrderKey): Promise<number> {

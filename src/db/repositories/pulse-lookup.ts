@@ -10,16 +10,23 @@ import type { NewPulse } from './pulses.js';
  */
 export const byIdsQuery = sql(
   'pulses.by_ids',
-  `SELECT p.id, p.level, p.reason, p.comment, p.moderation_status, p.subteam_id, p.created_at
+  `SELECT p.id, p.level, p.reason, p.moderation_status, p.subteam_id, p.created_at
      FROM unnest($2::text[]) AS w(id)
      CROSS JOIN LATERAL (SELECT * FROM pulses WHERE org_id = $1 AND id = w.id LIMIT 1) p`,
 );
 
-/** The stored fields of the pulses with these ids (those that exist), as a batch would send them. */
-export async function pulsesByIds(db: Queryable, orgId: string, ids: string[]): Promise<Map<string, NewPulse>> {
+/** A stored pulse as ingestion compares it: every field a batch sends except the comment. */
+export type StoredPulse = Omit<NewPulse, 'comment'>;
+
+/**
+ * The stored fields of the pulses with these ids (those that exist), as a batch would send them,
+ * without the comment: ingestion never compares it (CONTRACT.md section 10), so no answer can say
+ * whether a guessed text is a pulse's comment. Not reading it makes that hold by construction.
+ */
+export async function pulsesByIds(db: Queryable, orgId: string, ids: string[]): Promise<Map<string, StoredPulse>> {
   if (ids.length === 0) return new Map();
   const rows = await db.query<{
-    id: string; level: number; reason: string | null; comment: string | null; moderation_status: 'CLEAN' | 'FLAGGED';
+    id: string; level: number; reason: string | null; moderation_status: 'CLEAN' | 'FLAGGED';
     subteam_id: string | null; created_at: Date | string;
   }>(byIdsQuery, [orgId, ids]);
   return new Map(
@@ -29,7 +36,6 @@ export async function pulsesByIds(db: Queryable, orgId: string, ids: string[]): 
         id: r.id,
         level: r.level,
         reason: r.reason,
-        comment: r.comment,
         moderationStatus: r.moderation_status,
         subteamId: r.subteam_id,
         createdAt: new Date(r.created_at).toISOString(),

@@ -33,8 +33,9 @@ export const ISO_CREATED_AT = `to_char(p.created_at AT TIME ZONE 'UTC', 'YYYY-MM
 
 /**
  * One prepared statement per combination of filters (all read pulses_page, migration 0012). A pulse
- * of a released week shows the status it had at the release (CONTRACT.md section 5):
- * `status_at_release` is set only while it differs from the current status, on the row read anyway.
+ * shows the status it arrived with until a release covers it, then the status it had at that
+ * release (CONTRACT.md section 5): `shown_status` is set only while it differs from the current
+ * status (migration 0013), on the row read anyway.
  *
  * The team's name is not read here (src/domain/pulses.ts keeps the names): with a join to teams,
  * the generic plan lost to the custom plans on a large organization and every page was planned
@@ -62,7 +63,7 @@ export function listQuery(f: PulseFilter): { q: NamedQuery; params: unknown[] } 
   if (!q) {
     q = sql(
       `pulses.list.${key || 'plain'}`,
-      `SELECT p.id, p.level, coalesce(p.status_at_release, p.moderation_status) AS moderation_status, p.reason, p.subteam_id, ${ISO_CREATED_AT}
+      `SELECT p.id, p.level, coalesce(p.shown_status, p.moderation_status) AS moderation_status, p.reason, p.subteam_id, ${ISO_CREATED_AT}
          FROM pulses p
         WHERE ${where.join(' AND ')}
         ORDER BY p.created_at DESC, p.id DESC
