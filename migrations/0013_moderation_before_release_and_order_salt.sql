@@ -14,11 +14,11 @@ CREATE INDEX pulses_shown_status ON pulses (org_id, created_at) WHERE shown_stat
 --   Keyed by the organization id, an organization erased and created again with the same id and
 --   the same pulse ids mirrored the old order. The salt is made with the organization's row: 128
 --   bits of a hash of two random UUIDs (244 bits from the server's strong random source; no
---   extension needed). Organizations that exist already keep the key they were ordered by, their
---   id; erased and created again, they get a random salt like every new row.
---   Added without a default, filled, then given its default: on Citus, organizations is a
---   reference table, and a volatile default filled in by ADD COLUMN would differ between replicas.
+--   extension needed). On Citus, organizations is a reference table: the default is evaluated once,
+--   on the coordinator, for every replica.
+--   Organizations that exist already keep NULL: they keep the key they were ordered by, their id
+--   (src/db/repositories/comments.ts), and get a random salt only when erased and created again.
+--   Not filled in here: Citus refuses an UPDATE of a reference table through a non-immutable
+--   function (convert_to), and a volatile default filled in by ADD COLUMN would differ between replicas.
 ALTER TABLE organizations ADD COLUMN order_salt bytea;
-UPDATE organizations SET order_salt = convert_to(id, 'UTF8');
 ALTER TABLE organizations ALTER COLUMN order_salt SET DEFAULT substring(sha256(uuid_send(gen_random_uuid()) || uuid_send(gen_random_uuid())) FROM 1 FOR 16);
-ALTER TABLE organizations ALTER COLUMN order_salt SET NOT NULL;

@@ -19,9 +19,10 @@ const lockOrg = sql('comments.lock_org', `SELECT order_salt FROM organizations W
  * (migration 0013), read from the row the lock reads anyway: only a release needs it.
  */
 export async function lockReleases(tx: Transaction, orgId: string): Promise<Buffer> {
-  const [r] = await tx.query<{ order_salt: Uint8Array }>(lockOrg, [orgId]);
+  const [r] = await tx.query<{ order_salt: Uint8Array | null }>(lockOrg, [orgId]);
   if (!r) throw new Error(`no organization ${orgId} to release comments of`);
-  return Buffer.from(r.order_salt);
+  // NULL: an organization made before migration 0013 keeps the key it was ordered by, its id.
+  return r.order_salt ? Buffer.from(r.order_salt) : Buffer.from(orgId, 'utf8');
 }
 
 /** The instants [lo, hi) of weeks, as PostgreSQL reads them. */
