@@ -1,6 +1,7 @@
 import type { DatabaseExecutor } from '../db/executor.js';
 import { sql } from '../db/executor.js';
 import { ApiError } from '../contract/errors.js';
+import { lockAgainstReleases } from '../db/repositories/comments.js';
 
 export type ModerationStatus = 'CLEAN' | 'FLAGGED';
 
@@ -11,8 +12,6 @@ export interface ModerationResult {
   changed: boolean;
 }
 
-/** Waits for a release of this organization's comments in progress (which holds the row FOR NO KEY UPDATE). */
-const lockOrg = sql('moderation.lock_org', `SELECT 1 FROM organizations WHERE id = $1 FOR SHARE`);
 
 /**
  * The pulse, locked, with its cell group, its week, the status GET /pulses shows of it and what its
@@ -78,12 +77,13 @@ const change = {
  * the status GET /pulses shows (the status the pulse arrived with until a release covers it, then
  * the one it had at that release: moderators act on a comment's words, so a visible flip would
  * name the pulse whose comment a release shows). For a pulse of a released week it hides or shows
- * its released comment while every count and `suppressed` stay as they were at the release. One organization's row is locked
- * (FOR SHARE: moderations of one organization run side by side; a release waits for them).
+ * its released comment while every count and `suppressed` stay as they were at the release. The
+ * organization's release lock is taken shared: moderations of one organization run side by side; a
+ * release waits for them.
  */
 export async function moderatePulse(db: DatabaseExecutor, orgId: string, pulseId: string, status: ModerationStatus): Promise<ModerationResult> {
   return db.transaction(async (tx) => {
-    await tx.query(lockOrg, [orgId]);
+    await lockAgainstReleases(tx, orgId);
     const [row] = await tx.query<{
       moderation_status: ModerationStatus; shown_status: ModerationStatus; week: string; grp: string; frozen_status: ModerationStatus | null;
     }>(currentStatus, [orgId, pulseId]);

@@ -10,19 +10,37 @@ export interface ReleasedComment {
   comment: string;
 }
 
-const lockOrg = sql('comments.lock_org', `SELECT order_salt FROM organizations WHERE id = $1 FOR NO KEY UPDATE`);
+/**
+ * The releases of one organization, and its moderations, are ordered by a transaction-scoped
+ * advisory lock of the organization (exclusive for a release, shared for a moderation), in a
+ * namespace of its own (the two-key form; the migration lock uses the one-key form). It was a row
+ * lock on `organizations` (FOR NO KEY UPDATE / FOR SHARE); on Citus that table is a reference table
+ * locked on every placement, and two processes releasing the same week at once deadlocked there
+ * (40P01, a 500). An advisory lock taken by a statement without a table runs where the API
+ * processes connect, the coordinator, like the row lock before it.
+ */
+const RELEASE_LOCK_SPACE = 0x43505245; // 'CPRE'
+const lockExclusive = sql('comments.lock_releases', `SELECT pg_advisory_xact_lock(${RELEASE_LOCK_SPACE}, hashtext($1))`);
+const lockShared = sql('comments.lock_releases_shared', `SELECT pg_advisory_xact_lock_shared(${RELEASE_LOCK_SPACE}, hashtext($1))`);
+const orderSalt = sql('comments.order_salt', `SELECT order_salt FROM organizations WHERE id = $1`);
 
 /**
  * Serializes the releases of one organization across every process on the database; the
- * moderation operation takes the same row FOR SHARE, so a status change and a release never
- * miss each other. Only this organization's row is locked. Returns the organization's order salt
- * (migration 0013), read from the row the lock reads anyway: only a release needs it.
+ * moderation operation takes the same lock shared (`lockAgainstReleases`), so a status change and a
+ * release never miss each other. Returns the organization's order salt (migration 0013): only a
+ * release needs it.
  */
 export async function lockReleases(tx: Transaction, orgId: string): Promise<Buffer> {
-  const [r] = await tx.query<{ order_salt: Uint8Array | null }>(lockOrg, [orgId]);
+  await tx.query(lockExclusive, [orgId]);
+  const [r] = await tx.query<{ order_salt: Uint8Array | null }>(orderSalt, [orgId]);
   if (!r) throw new Error(`no organization ${orgId} to release comments of`);
   // NULL: an organization made before migration 0013 keeps the key it was ordered by, its id.
   return r.order_salt ? Buffer.from(r.order_salt) : Buffer.from(orgId, 'utf8');
+}
+
+/** Waits for a release of the organization in progress; moderations of one organization run side by side. */
+export async function lockAgainstReleases(tx: Transaction, orgId: string): Promise<void> {
+  await tx.query(lockShared, [orgId]);
 }
 
 /** The instants [lo, hi) of weeks, as PostgreSQL reads them. */
