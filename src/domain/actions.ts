@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/executor.js';
-import { getAction, getActionForUpdate, insertActionNotingSubscribers, updateAction, type ActionRow, type ActionStatus } from '../db/repositories/actions.js';
+import { getAction, getActionForUpdate, insertActionNotingSubscribers, listActions, updateAction, type ActionRow, type ActionStatus } from '../db/repositories/actions.js';
 import { teamExists } from '../db/repositories/teams.js';
 import { ApiError, invalid, notFound } from '../contract/errors.js';
 import type { Action, CreateActionBody, UpdateActionBody } from '../contract/schemas/actions.js';
@@ -9,6 +9,11 @@ import { isSubscribed, recordEvent } from './webhooks.js';
 
 /** An action as GET /actions shows it: the id under the key `$id`. */
 export const toActionItem = ({ id, ...rest }: ActionRow): Action => ({ $id: id, ...rest });
+
+/** GET /actions: every action of the organization, newest first, each with its id under `$id`. */
+export async function listActionItems(db: Queryable, orgId: string): Promise<Action[]> {
+  return (await listActions(db, orgId)).map(toActionItem);
+}
 
 /** The action as GET /actions shows it, read inside the transaction that changed it. */
 async function currentItem(tx: Queryable, orgId: string, id: string): Promise<Action> {

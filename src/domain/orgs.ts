@@ -1,5 +1,6 @@
 import type { DatabaseExecutor, Queryable } from '../db/executor.js';
-import { eraseOrgRows, getOrgRecord, insertOrg, softDeleteOrg, updateOrg, type OrgRecord } from '../db/repositories/orgs.js';
+import { eraseOrgRows, getOrg, getOrgRecord, insertOrg, softDeleteOrg, updateOrg, type OrgRecord } from '../db/repositories/orgs.js';
+import type { Org } from '../contract/schemas/org.js';
 import { getPlan } from '../db/repositories/plans.js';
 import { ApiError, invalid } from '../contract/errors.js';
 import { newId } from './keys.js';
@@ -60,4 +61,14 @@ export async function deleteOrganization(
     const rowsRemoved = await eraseOrgRows(tx, orgId);
     return { organization: org, erased: true, rowsRemoved };
   });
+}
+
+/**
+ * GET /org: the organization of an API key, as the public API shows it. A key's organization
+ * deleted between the key check and this read is `org_not_found`, as the key check would say.
+ */
+export async function readOrganization(db: Queryable, orgId: string): Promise<Org> {
+  const org = await getOrg(db, orgId);
+  if (!org) throw new ApiError('org_not_found', 'The organization of this API key no longer exists.');
+  return org;
 }

@@ -1,6 +1,6 @@
 import { dbFailure } from '../db/errors.js';
 import type { Queryable } from '../db/executor.js';
-import { findTeamByName, insertTeam } from '../db/repositories/teams.js';
+import { findTeamByName, insertTeam, listTeams } from '../db/repositories/teams.js';
 import { ApiError, invalid } from '../contract/errors.js';
 import { newId } from './keys.js';
 
@@ -20,4 +20,9 @@ export async function createTeam(tx: Queryable, orgId: string, rawName: string, 
     throw err;
   }
   return { id, name };
+}
+
+/** GET /teams: every team of the organization, by name (case-insensitive), then id. */
+export async function listOrgTeams(db: Queryable, orgId: string) {
+  return listTeams(db, orgId);
 }

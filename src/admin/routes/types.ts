@@ -1,5 +1,5 @@
 import type { Config } from '../../config.js';
-import type { DatabaseExecutor } from '../../db/executor.js';
+import type { DatabaseExecutor } from '../../domain/database.js';
 
 export type { App } from '../../http/routes/types.js';
 

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { DatabaseExecutor } from '../../db/executor.js';
+import type { DatabaseExecutor } from '../../domain/database.js';
 import type { CommentReleases } from '../../domain/comments.js';
 import type { TeamNames } from '../../domain/pulses.js';
 

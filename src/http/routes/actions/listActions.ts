@@ -1,5 +1,4 @@
-import { listActions } from '../../../db/repositories/actions.js';
-import { toActionItem } from '../../../domain/actions.js';
+import { listActionItems } from '../../../domain/actions.js';
 import { ActionListSchema } from '../../../contract/schemas/actions.js';
 import { NoQuerySchema } from '../../../contract/schemas/common.js';
 import { responses } from '../../../contract/schemas/responses.js';
@@ -17,8 +16,6 @@ export function registerListActions(app: App, { db }: RouteDeps) {
         response: responses(ActionListSchema, 'Every action; each carries its id under the key `$id`.'),
       },
     },
-    async (request) => ({
-      items: (await listActions(db, request.principal.orgId)).map(toActionItem),
-    }),
+    async (request) => ({ items: await listActionItems(db, request.principal.orgId) }),
   );
 }

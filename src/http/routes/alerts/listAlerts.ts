@@ -1,4 +1,4 @@
-import { recentAlerts } from '../../../db/repositories/alerts.js';
+import { listRecentAlerts } from '../../../domain/alert-reads.js';
 import { AlertListQuerySchema, AlertListSchema } from '../../../contract/schemas/alerts.js';
 import { responses } from '../../../contract/schemas/responses.js';
 import type { App, RouteDeps } from '../types.js';
@@ -25,6 +25,6 @@ export function registerListAlerts(app: App, { db }: RouteDeps) {
         response: responses(AlertListSchema, 'Alerts, newest first.'),
       },
     },
-    async (request) => ({ items: await recentAlerts(db, request.principal.orgId, request.query.limit ?? 10) }),
+    async (request) => ({ items: await listRecentAlerts(db, request.principal.orgId, request.query.limit) }),
   );
 }

@@ -1,5 +1,4 @@
-import { getOrg } from '../../../db/repositories/orgs.js';
-import { ApiError } from '../../../contract/errors.js';
+import { readOrganization } from '../../../domain/orgs.js';
 import { OrgSchema } from '../../../contract/schemas/org.js';
 import { NoQuerySchema } from '../../../contract/schemas/common.js';
 import { responses } from '../../../contract/schemas/responses.js';
@@ -17,11 +16,6 @@ export function registerGetOrg(app: App, { db }: RouteDeps) {
         response: responses(OrgSchema, 'The organization record.'),
       },
     },
-    async (request) => {
-      const org = await getOrg(db, request.principal.orgId);
-      // Deleted between the key check and this read.
-      if (!org) throw new ApiError('org_not_found', 'The organization of this API key no longer exists.');
-      return org;
-    },
+    async (request) => readOrganization(db, request.principal.orgId),
   );
 }

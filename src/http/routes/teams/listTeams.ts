@@ -1,4 +1,4 @@
-import { listTeams } from '../../../db/repositories/teams.js';
+import { listOrgTeams } from '../../../domain/teams.js';
 import { NoQuerySchema } from '../../../contract/schemas/common.js';
 import { responses } from '../../../contract/schemas/responses.js';
 import { TeamListSchema } from '../../../contract/schemas/teams.js';
@@ -16,6 +16,6 @@ export function registerListTeams(app: App, { db }: RouteDeps) {
         response: responses(TeamListSchema, 'Every team of the organization, ordered by name (case-insensitive), then id.'),
       },
     },
-    async (request) => ({ items: await listTeams(db, request.principal.orgId) }),
+    async (request) => ({ items: await listOrgTeams(db, request.principal.orgId) }),
   );
 }

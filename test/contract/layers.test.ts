@@ -1,0 +1,53 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ROOT } from '../helpers/process.js';
+
+/**
+ * The floors of docs/architecture.md, checked on every import of every file under src/ (static,
+ * type-only and dynamic): faces (http, admin, cli, jobs) -> domain -> db, all of them -> contract.
+ * A route file calls the domain, never a repository; the domain never knows a face or Fastify.
+ */
+const SRC = join(ROOT, 'src');
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? files(path) : path.endsWith('.ts') ? [path] : [];
+  });
+}
+
+/** Every module a file imports: src-relative paths for its own modules, package names otherwise. */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const specs = [...text.matchAll(/(?:^|\n)\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)].map((m) => m[1] ?? m[2]);
+  return specs.map((s) => (s.startsWith('.') ? relative(SRC, resolve(dirname(file), s)).replace(/\.js$/, '.ts') : s));
+}
+
+const all = files(SRC).map((f) => ({ file: relative(SRC, f), imports: importsOf(f) }));
+const under = (prefix: string) => all.filter((f) => f.file.startsWith(prefix));
+const offenders = (from: { file: string; imports: string[] }[], bad: (spec: string) => boolean) =>
+  from.flatMap(({ file, imports }) => imports.filter(bad).map((spec) => `${file} imports ${spec}`));
+
+describe('layers', () => {
+  it('reads the imports it checks (a rule that sees no import could not fail)', () => {
+    expect(all.length).toBeGreaterThan(100);
+    expect(all.find((f) => f.file === 'http/routes/org/getOrg.ts')?.imports).toContain('domain/orgs.ts');
+  });
+
+  it('no route file (public or operator) imports anything under src/db/', () => {
+    expect(offenders([...under('http/routes/'), ...under('admin/routes/')], (s) => s.startsWith('db/'))).toEqual([]);
+  });
+
+  it('no domain module imports Fastify or a face (http, admin, console, cli, jobs)', () => {
+    expect(offenders(under('domain/'), (s) => s === 'fastify' || s.startsWith('@fastify/') || /^(http|admin|console|cli|jobs)\//.test(s))).toEqual([]);
+  });
+
+  it('the database layer imports neither the domain nor a face', () => {
+    expect(offenders(under('db/'), (s) => /^(domain|http|admin|console|cli|jobs)\//.test(s) || s === 'fastify')).toEqual([]);
+  });
+
+  it('the contract imports nothing of the service', () => {
+    expect(offenders(under('contract/'), (s) => /^(domain|db|http|admin|console|cli|jobs)\//.test(s))).toEqual([]);
+  });
+});
