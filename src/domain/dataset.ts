@@ -9,7 +9,9 @@ import { dbFailure } from '../db/errors.js';
 import { FrozenWeekTally } from './comments.js';
 import { insertTeams, listTeamIds } from '../db/repositories/teams.js';
 import { createApiKey } from './keys.js';
+import { DATE_TIME_RULE, canonicalDateTime, instantOf } from '../contract/schemas/date-time.js';
 
+// Format date-time is the API's one rule (contract/schemas/date-time.ts), registered with TypeBox there.
 const DateTime = Type.String({ format: 'date-time' });
 const NullableString = (max: number, min = 0) => Type.Union([Type.String({ minLength: min, maxLength: max }), Type.Null()]);
 const Id = Type.String({ minLength: 1, maxLength: 128 });
@@ -155,12 +157,12 @@ function describe(error: { keyword: string; message: string; schemaPath: string;
     return `must be ${s.minLength}-${s.maxLength} characters`;
   }
   if (error.keyword === 'boolean') return 'unknown field';
-  if (error.keyword === 'format') return 'must be an RFC 3339 date-time with an offset or Z';
+  if (error.keyword === 'format') return DATE_TIME_RULE;
   return error.message;
 }
 
-const isValidTime = (s: string | null | undefined) => s == null || !Number.isNaN(Date.parse(s));
-const ms = (s: string) => new Date(s).toISOString();
+const isValidTime = (s: string | null | undefined) => s == null || instantOf(s) !== null;
+const ms = canonicalDateTime;
 const msOrNull = (s: string | null | undefined) => (s == null ? null : ms(s));
 
 /**
@@ -226,7 +228,7 @@ export async function validateDataset(db: Queryable, data: unknown): Promise<str
     }
     for (const [j, a] of (o.actions ?? []).entries()) {
       if (!isValidTime(a.startDate) || !isValidTime(a.createdAt) || !isValidTime(a.endDate)) return `${at}.actions[${j}]: not a valid date-time`;
-      if (a.endDate != null && Date.parse(a.endDate) < Date.parse(a.startDate)) return `${at}.actions[${j}].endDate: must not be before startDate`;
+      if (a.endDate != null && instantOf(a.endDate)! < instantOf(a.startDate)!) return `${at}.actions[${j}].endDate: must not be before startDate`;
     }
   }
   return null;

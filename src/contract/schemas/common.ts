@@ -1,7 +1,11 @@
 import { Type, type TSchema } from 'typebox';
 import { ERROR_STATUS, type ErrorCode } from '../errors.js';
+import './date-time.js'; // registers the API's date-time rule with TypeBox before any schema is checked
 
-/** RFC 3339 with an offset or Z; rendered by the API as YYYY-MM-DDTHH:mm:ss.sssZ (24 characters, 27 for years past 9999). */
+/**
+ * RFC 3339 with an offset or Z, a real instant from 0001-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z
+ * (date-time.ts); rendered by the API as YYYY-MM-DDTHH:mm:ss.sssZ.
+ */
 export const DateTimeSchema = (description: string) =>
   Type.String({ format: 'date-time', maxLength: 35, description, examples: ['2026-11-20T08:15:00.000Z'] });
 
