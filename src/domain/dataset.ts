@@ -10,6 +10,7 @@ import { FrozenWeekTally } from './comments.js';
 import { insertTeams, listTeamIds } from '../db/repositories/teams.js';
 import { createApiKey } from './keys.js';
 import { DATE_TIME_RULE, canonicalDateTime, instantOf } from '../contract/schemas/date-time.js';
+import { ORG_ID_PATTERN, ORG_ID_RULE, OrgIdSchema } from '../contract/schemas/common.js';
 
 // Format date-time is the API's one rule (contract/schemas/date-time.ts), registered with TypeBox there.
 const DateTime = Type.String({ format: 'date-time' });
@@ -34,7 +35,7 @@ export const DatasetSchema = Type.Object(
       Type.Array(
         Type.Object(
           {
-            id: Id,
+            id: OrgIdSchema(),
             name: Type.String({ minLength: 1, maxLength: 256 }),
             plan: Type.String({ minLength: 1, maxLength: 64 }),
             memberCount: Type.Optional(Type.Integer({ minimum: 0 })),
@@ -149,7 +150,8 @@ function schemaAt(schemaPath: string): Record<string, unknown> {
 }
 
 function describe(error: { keyword: string; message: string; schemaPath: string; instancePath: string }): string {
-  const s = schemaAt(error.schemaPath) as { minimum?: number; maximum?: number; minLength?: number; maxLength?: number };
+  const s = schemaAt(error.schemaPath) as { minimum?: number; maximum?: number; minLength?: number; maxLength?: number; pattern?: string };
+  if (s.pattern === ORG_ID_PATTERN) return ORG_ID_RULE;
   if ((error.keyword === 'minimum' || error.keyword === 'maximum') && s.minimum !== undefined && s.maximum !== undefined) {
     return `must be ${s.minimum}-${s.maximum}`;
   }

@@ -12,6 +12,16 @@ export const DateTimeSchema = (description: string) =>
 /** An id of the seed: 1-128 characters. */
 export const IdSchema = (opts: { description?: string } = {}) => Type.String({ minLength: 1, maxLength: 128, ...opts });
 
+/**
+ * The one rule of an organization id wherever one is created (the operator API and the CLI, the
+ * dataset file): 1-128 of A-Z a-z 0-9 . _ : - and never `.` or `..`, which a client that
+ * normalizes URLs removes from a path (`/organizations/../keys` becomes `/keys`).
+ */
+export const ORG_ID_PATTERN = '^(?!\\.\\.?$)[A-Za-z0-9._:-]+$';
+export const ORG_ID_RULE = 'must be 1-128 characters of A-Z a-z 0-9 . _ : -, and not . or ..';
+export const OrgIdSchema = (opts: { description?: string } = {}) =>
+  Type.String({ minLength: 1, maxLength: 128, pattern: ORG_ID_PATTERN, ...opts });
+
 /** The largest integer a JSON client can hold exactly (2^53 - 1), the bound of every count. */
 export const MAX_COUNT = Number.MAX_SAFE_INTEGER;
 

@@ -1,6 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type ErrorCode } from '../../contract/errors.js';
 import { DATE_TIME_RULE } from '../../contract/schemas/date-time.js';
+import { ORG_ID_PATTERN, ORG_ID_RULE } from '../../contract/schemas/common.js';
 import { checkIdempotencyKey } from '../../domain/idempotency.js';
 import { dbFailure, isDatabaseUnavailable } from '../../db/errors.js';
 
@@ -38,6 +39,9 @@ export function describeValidation(context: string | undefined, errors: AjvError
         return `${capital} '${field}' ${DATE_TIME_RULE}.`;
       }
       if (e.params.format === 'date') return `${capital} '${field}' must be a calendar date YYYY-MM-DD.`;
+      break;
+    case 'pattern':
+      if (e.params.pattern === ORG_ID_PATTERN) return `${capital} '${field}' ${ORG_ID_RULE}.`;
       break;
     case 'type':
       if (field === '' && context === 'body') return 'The body must be a JSON object.';
