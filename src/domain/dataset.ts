@@ -9,7 +9,10 @@ import { dbFailure } from '../db/errors.js';
 import { FrozenWeekTally } from './comments.js';
 import { insertTeams, listTeamIds } from '../db/repositories/teams.js';
 import { createApiKey } from './keys.js';
+import { DATE_TIME_RULE, canonicalDateTime, instantOf } from '../contract/schemas/date-time.js';
+import { ORG_ID_PATTERN, ORG_ID_RULE, OrgIdSchema } from '../contract/schemas/common.js';
 
+// Format date-time is the API's one rule (contract/schemas/date-time.ts), registered with TypeBox there.
 const DateTime = Type.String({ format: 'date-time' });
 const NullableString = (max: number, min = 0) => Type.Union([Type.String({ minLength: min, maxLength: max }), Type.Null()]);
 const Id = Type.String({ minLength: 1, maxLength: 128 });
@@ -32,7 +35,7 @@ export const DatasetSchema = Type.Object(
       Type.Array(
         Type.Object(
           {
-            id: Id,
+            id: OrgIdSchema(),
             name: Type.String({ minLength: 1, maxLength: 256 }),
             plan: Type.String({ minLength: 1, maxLength: 64 }),
             memberCount: Type.Optional(Type.Integer({ minimum: 0 })),
@@ -147,7 +150,8 @@ function schemaAt(schemaPath: string): Record<string, unknown> {
 }
 
 function describe(error: { keyword: string; message: string; schemaPath: string; instancePath: string }): string {
-  const s = schemaAt(error.schemaPath) as { minimum?: number; maximum?: number; minLength?: number; maxLength?: number };
+  const s = schemaAt(error.schemaPath) as { minimum?: number; maximum?: number; minLength?: number; maxLength?: number; pattern?: string };
+  if (s.pattern === ORG_ID_PATTERN) return ORG_ID_RULE;
   if ((error.keyword === 'minimum' || error.keyword === 'maximum') && s.minimum !== undefined && s.maximum !== undefined) {
     return `must be ${s.minimum}-${s.maximum}`;
   }
@@ -155,12 +159,12 @@ function describe(error: { keyword: string; message: string; schemaPath: string;
     return `must be ${s.minLength}-${s.maxLength} characters`;
   }
   if (error.keyword === 'boolean') return 'unknown field';
-  if (error.keyword === 'format') return 'must be an RFC 3339 date-time with an offset or Z';
+  if (error.keyword === 'format') return DATE_TIME_RULE;
   return error.message;
 }
 
-const isValidTime = (s: string | null | undefined) => s == null || !Number.isNaN(Date.parse(s));
-const ms = (s: string) => new Date(s).toISOString();
+const isValidTime = (s: string | null | undefined) => s == null || instantOf(s) !== null;
+const ms = canonicalDateTime;
 const msOrNull = (s: string | null | undefined) => (s == null ? null : ms(s));
 
 /**
@@ -226,7 +230,7 @@ export async function validateDataset(db: Queryable, data: unknown): Promise<str
     }
     for (const [j, a] of (o.actions ?? []).entries()) {
       if (!isValidTime(a.startDate) || !isValidTime(a.createdAt) || !isValidTime(a.endDate)) return `${at}.actions[${j}]: not a valid date-time`;
-      if (a.endDate != null && Date.parse(a.endDate) < Date.parse(a.startDate)) return `${at}.actions[${j}].endDate: must not be before startDate`;
+      if (a.endDate != null && instantOf(a.endDate)! < instantOf(a.startDate)!) return `${at}.actions[${j}].endDate: must not be before startDate`;
     }
   }
   return null;

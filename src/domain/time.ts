@@ -1,24 +1,15 @@
 import { invalid } from '../contract/errors.js';
+import { DATE_TIME_RULE, FIRST_INSTANT, instantOf } from '../contract/schemas/date-time.js';
 
 export const DAY_MS = 86_400_000;
-/** The first instant PostgreSQL and RFC 3339 share: there is no year 0 in PostgreSQL. */
-const FIRST_INSTANT = Date.parse('0001-01-01T00:00:00.000Z');
-
-const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 
 /**
- * Parses an RFC 3339 date-time with an offset or Z. Validation already checked the shape;
- * this refuses what JavaScript cannot place on the time line (a leap second, year 0000).
+ * Parses a date-time under the API's one rule (contract/schemas/date-time.ts): validation has
+ * normally refused a bad one already; this is the same check for values that did not pass a schema.
  */
 export function parseDateTime(value: string, field: string): Date {
-  const m = RFC3339.exec(value);
-  const t = m ? Date.parse(value.replace(' ', 'T')) : NaN;
-  // Year 0000 is valid RFC 3339 but not a PostgreSQL year (there is no year zero); an offset can
-  // also carry 9999-12-31 into UTC year 10000, which the API's 4-digit rendering cannot show.
-  const year = new Date(t).getUTCFullYear();
-  if (!m || Number.isNaN(t) || m[1] === '0000' || year < 1 || year > 9999) {
-    throw invalid(`'${field}' must be an RFC 3339 date-time with an offset or Z, like 2026-11-20T08:15:00Z.`);
-  }
+  const t = instantOf(value);
+  if (t === null) throw invalid(`'${field}' ${DATE_TIME_RULE}.`);
   return new Date(t);
 }
 

@@ -16,7 +16,9 @@ import { addEndpoint, sendPing, WEBHOOK_EVENT_TYPES, WebhookError, type WebhookE
 
 /**
  * The operator's webhook operations (`webhooks ...` and `/admin/v1/.../webhook-endpoints`), on
- * top of domain/webhooks.ts. Messages are the ones the CLI prints.
+ * top of domain/webhooks.ts. Messages are the ones the CLI prints. Every one of them answers 404
+ * not_found for a deleted organization, as the rest of the operator API does (requireLiveOrg),
+ * including the ones that name an endpoint or a delivery by its id alone.
  */
 export interface EndpointView {
   id: string;
@@ -63,14 +65,16 @@ export async function listOrgEndpoints(db: Queryable, orgId: string): Promise<En
   return (await listEndpoints(db, orgId)).map(view);
 }
 
-/** An endpoint named by its id alone (the CLI's `webhooks remove|enable|test ID`). */
+/** An endpoint named by its id alone (the CLI's `webhooks remove|enable|test ID`), of a live organization. */
 export async function endpointById(db: Queryable, id: string): Promise<EndpointView> {
   const e = await findEndpointById(db, id);
   if (!e) throw new ApiError('not_found', `no webhook endpoint ${JSON.stringify(id)}`);
+  await requireLiveOrg(db, e.orgId);
   return view(e);
 }
 
 export async function removeOrgEndpoint(db: Queryable, orgId: string, id: string): Promise<EndpointView> {
+  await requireLiveOrg(db, orgId);
   const e = await findEndpointById(db, id);
   if (!e || e.orgId !== orgId) throw new ApiError('not_found', `no webhook endpoint ${JSON.stringify(id)}`);
   await deleteEndpoint(db, orgId, id);
@@ -104,6 +108,7 @@ export async function listOrgDeliveries(db: Queryable, orgId: string, opts: { fa
 export async function replayDeliveryById(db: Queryable, id: string): Promise<{ id: string; eventId: string; type: string; url: string }> {
   const delivery = await findDeliveryById(db, id);
   if (!delivery) throw new ApiError('not_found', `no webhook delivery ${JSON.stringify(id)}`);
+  await requireLiveOrg(db, delivery.orgId);
   if (delivery.status !== 'failed') throw invalid(`delivery ${id} is ${delivery.status}; only failed deliveries are replayed`);
   const endpoint = await endpointById(db, delivery.endpointId);
   if (!endpoint.enabled) {

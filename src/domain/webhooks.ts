@@ -33,8 +33,9 @@ export const newWebhookSecret = () => `whsec_${randomBytes(32).toString('base64'
 
 /**
  * Addresses a webhook may never reach (SSRF): the service's own host, its private networks, the
- * cloud metadata service, and every special-purpose range. IPv6 forms that carry an IPv4 address
- * (mapped, compatible, NAT64, 6to4) are judged by that address.
+ * cloud metadata service, and every special-purpose range (docs/security.md). IPv6 forms that carry
+ * an IPv4 address (mapped, SIIT-translated, compatible, NAT64, 6to4) are judged by that address
+ * first; an IPv6 address outside global unicast (2000::/3) is refused whatever it carries.
  */
 const REFUSED_V4: [string, number, string][] = [
   ['0.0.0.0', 8, 'unspecified'], ['10.0.0.0', 8, 'private'], ['100.64.0.0', 10, 'private (shared)'], ['127.0.0.0', 8, 'loopback'],
@@ -45,7 +46,15 @@ const REFUSED_V4: [string, number, string][] = [
 const REFUSED_V6: [string, number, string][] = [
   ['::', 128, 'unspecified'], ['::1', 128, 'loopback'], ['fc00::', 7, 'private'], ['fe80::', 10, 'link-local'], ['fec0::', 10, 'private'],
   ['ff00::', 8, 'multicast'], ['100::', 64, 'reserved'], ['2001:db8::', 32, 'reserved'], ['2001::', 23, 'reserved'],
+  // Local-use NAT64 (RFC 8215): its prefix length, so where an IPv4 address sits, is the network's own.
+  ['64:ff9b:1::', 48, 'private'],
+  ['::ffff:0:0:0', 96, 'reserved'], // SIIT, IPv4-translated (RFC 2765); its IPv4 is judged first
+  ['3fff::', 20, 'reserved'], // documentation (RFC 9637)
+  ['5f00::', 16, 'reserved'], // SRv6 SIDs (RFC 9602)
 ];
+/** Global unicast: every public IPv6 address is in it (the ranges above carve out of it). */
+const GLOBAL_UNICAST = new BlockList();
+GLOBAL_UNICAST.addSubnet('2000::', 3, 'ipv6');
 const blocks = new Map<string, BlockList>();
 for (const [net, prefix, kind] of [...REFUSED_V4.map((r) => [...r, 'ipv4'] as const), ...REFUSED_V6.map((r) => [...r, 'ipv6'] as const)]) {
   const list = blocks.get(kind) ?? new BlockList();
@@ -68,12 +77,16 @@ function ipv6Groups(ip: string): number[] {
   return [...h, ...zeros, ...t].map((g) => parseInt(g, 16));
 }
 
-/** The IPv4 address an IPv6 address carries (mapped, compatible, NAT64, 6to4), if any. */
-function embeddedIpv4(ip: string): string | null {
+/**
+ * The IPv4 address an IPv6 address carries, if any, and whether connecting to the IPv6 form
+ * reaches that IPv4 host (mapped, compatible, NAT64, 6to4) or not (SIIT-translated, refused anyway).
+ */
+function embeddedIpv4(ip: string): { ipv4: string; reachesIt: boolean } | null {
   const g = ipv6Groups(ip);
-  const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  const v4 = (hi: number, lo: number, reachesIt = true) => ({ ipv4: `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`, reachesIt });
   const zero = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
   if (zero(0, 5) && g[5] === 0xffff) return v4(g[6], g[7]); // ::ffff:a.b.c.d
+  if (zero(0, 4) && g[4] === 0xffff && g[5] === 0) return v4(g[6], g[7], false); // ::ffff:0:a.b.c.d (SIIT)
   if (zero(0, 6) && (g[6] !== 0 || g[7] > 1)) return v4(g[6], g[7]); // ::a.b.c.d (deprecated)
   if (g[0] === 0x64 && g[1] === 0xff9b && zero(2, 6)) return v4(g[6], g[7]); // 64:ff9b::/96
   if (g[0] === 0x2002) return v4(g[1], g[2]); // 6to4
@@ -86,9 +99,14 @@ export function refusedAddressKind(ip: string): string | null {
   if (family === 0) return 'not an IP address';
   if (family === 6) {
     const inner = embeddedIpv4(ip);
-    if (inner) return refusedAddressKind(inner);
+    if (inner) {
+      const kind = refusedAddressKind(inner.ipv4);
+      if (kind) return kind;
+      if (inner.reachesIt) return null; // a public IPv4 address, written in IPv6
+    }
   }
   for (const [kind, list] of blocks) if (list.check(ip, family === 4 ? 'ipv4' : 'ipv6')) return kind;
+  if (family === 6 && !GLOBAL_UNICAST.check(ip, 'ipv6')) return 'reserved';
   return null;
 }
 

@@ -1,5 +1,6 @@
 import AjvModule, { type AnySchema, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import { isApiDateTime } from '../contract/schemas/date-time.js';
 
 // ajv and ajv-formats are CommonJS: under NodeNext their exports are the default export's `default`.
 const Ajv = (AjvModule as unknown as { default: typeof AjvModule.default }).default;
@@ -16,6 +17,8 @@ const COMMON = { removeAdditional: false, useDefaults: false, allErrors: false, 
 function instance(coerceTypes: boolean) {
   const ajv = new Ajv({ ...COMMON, coerceTypes });
   addFormats(ajv);
+  // ajv-formats takes a leap second, year 0000 and +01 offsets; the API's one rule does not.
+  ajv.addFormat('date-time', isApiDateTime);
   return ajv;
 }
 

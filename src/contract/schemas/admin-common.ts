@@ -5,7 +5,7 @@ import { COMMON_HEADERS } from './responses.js';
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'The request breaks a rule: invalid_request (names the first bad value, such as pulses[3].level), invalid_json or payload_too_large. Nothing was written.',
   401: 'unauthorized: the Authorization header is missing or does not carry the operator token (ADMIN_TOKEN).',
-  404: 'not_found: no such organization, key, pulse, alert, endpoint or path.',
+  404: 'not_found: no such organization (or it is deleted), key, pulse, alert, endpoint, delivery or path.',
   409: 'Not returned by this operation.',
   500: 'internal_error: unexpected; logged with the request id.',
   503: 'service_unavailable: the database is unreachable or cannot store data; retry after Retry-After seconds.',

@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { DateTimeSchema, Nullable } from './common.js';
+import { DateTimeSchema, Nullable, OrgIdSchema } from './common.js';
 
 const Name = Type.String({ minLength: 1, maxLength: 256, description: 'Display name, 1-256 characters.' });
 const PlanName = Type.String({ minLength: 1, maxLength: 64, description: 'Name of a plan (free, business, enterprise or one set with PUT /admin/v1/plans/{name}).' });
@@ -20,7 +20,7 @@ export type AdminOrg = Static<typeof AdminOrgSchema>;
 
 export const CreateOrgBodySchema = Type.Object(
   {
-    id: Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._:-]+$', description: 'Default: org_ + 16 random base62 characters.' })),
+    id: Type.Optional(OrgIdSchema({ description: '1-128 of A-Z a-z 0-9 . _ : -, not `.` or `..`. Default: org_ + 16 random base62 characters.' })),
     name: Name,
     plan: PlanName,
     memberCount: Type.Optional(MemberCount),

@@ -1,12 +1,26 @@
 import { Type, type TSchema } from 'typebox';
 import { ERROR_STATUS, type ErrorCode } from '../errors.js';
+import './date-time.js'; // registers the API's date-time rule with TypeBox before any schema is checked
 
-/** RFC 3339 with an offset or Z; rendered by the API as YYYY-MM-DDTHH:mm:ss.sssZ (24 characters, 27 for years past 9999). */
+/**
+ * RFC 3339 with an offset or Z, a real instant from 0001-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z
+ * (date-time.ts); rendered by the API as YYYY-MM-DDTHH:mm:ss.sssZ.
+ */
 export const DateTimeSchema = (description: string) =>
   Type.String({ format: 'date-time', maxLength: 35, description, examples: ['2026-11-20T08:15:00.000Z'] });
 
 /** An id of the seed: 1-128 characters. */
 export const IdSchema = (opts: { description?: string } = {}) => Type.String({ minLength: 1, maxLength: 128, ...opts });
+
+/**
+ * The one rule of an organization id wherever one is created (the operator API and the CLI, the
+ * dataset file): 1-128 of A-Z a-z 0-9 . _ : - and never `.` or `..`, which a client that
+ * normalizes URLs removes from a path (`/organizations/../keys` becomes `/keys`).
+ */
+export const ORG_ID_PATTERN = '^(?!\\.\\.?$)[A-Za-z0-9._:-]+$';
+export const ORG_ID_RULE = 'must be 1-128 characters of A-Z a-z 0-9 . _ : -, and not . or ..';
+export const OrgIdSchema = (opts: { description?: string } = {}) =>
+  Type.String({ minLength: 1, maxLength: 128, pattern: ORG_ID_PATTERN, ...opts });
 
 /** The largest integer a JSON client can hold exactly (2^53 - 1), the bound of every count. */
 export const MAX_COUNT = Number.MAX_SAFE_INTEGER;

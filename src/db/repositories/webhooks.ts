@@ -31,6 +31,13 @@ const toEndpoint = (r: DbEndpoint): WebhookEndpoint => ({
 
 const ENDPOINT_COLUMNS = 'org_id, id, url, event_types, enabled, disabled_reason, created_at, disabled_at';
 
+/**
+ * Organization $1 is not deleted. Every query that makes or claims a delivery carries it: a deleted
+ * organization's webhooks send nothing (docs/webhooks.md). Not correlated with the outer query:
+ * Citus runs no subquery correlated with a reference table.
+ */
+const ORG_IS_LIVE = 'EXISTS (SELECT 1 FROM organizations o WHERE o.id = $1 AND o.deleted_at IS NULL)';
+
 const insertEndpointQuery = sql(
   'webhook_endpoints.insert',
   `INSERT INTO webhook_endpoints (org_id, id, url, secret, event_types, created_at) VALUES ($1, $2, $3, $4, $5, $6)`,
@@ -101,7 +108,7 @@ export async function enableEndpoint(db: Queryable, orgId: string, id: string): 
 const subscribedQuery = sql(
   'webhook_endpoints.subscribed',
   `SELECT EXISTS (SELECT 1 FROM webhook_endpoints
-                   WHERE org_id = $1 AND enabled AND (event_types IS NULL OR $2 = ANY (event_types))) AS subscribed`,
+                   WHERE org_id = $1 AND enabled AND (event_types IS NULL OR $2 = ANY (event_types)) AND ${ORG_IS_LIVE}) AS subscribed`,
 );
 
 export async function hasSubscribers(db: Queryable, orgId: string, type: string): Promise<boolean> {
@@ -113,7 +120,7 @@ const fanOutQuery = sql(
   'webhook_events.fan_out',
   `WITH targets AS (
      SELECT id FROM webhook_endpoints
-      WHERE org_id = $1 AND enabled AND (event_types IS NULL OR $3 = ANY (event_types))),
+      WHERE org_id = $1 AND enabled AND (event_types IS NULL OR $3 = ANY (event_types)) AND ${ORG_IS_LIVE}),
    ev AS (
      INSERT INTO webhook_events (org_id, id, type, payload, created_at)
      SELECT $1, $2, $3, $4, $5 WHERE EXISTS (SELECT 1 FROM targets)
@@ -126,7 +133,8 @@ const fanOutQuery = sql(
 
 /**
  * Writes the event and one pending delivery per enabled endpoint of the organization that
- * subscribes to its type, in one statement of the caller's transaction. No subscriber: nothing.
+ * subscribes to its type, in one statement of the caller's transaction. No subscriber, or the
+ * organization is deleted (a key still cached for a few seconds can write): nothing.
  */
 export async function insertEventWithDeliveries(
   db: Queryable,
@@ -193,17 +201,37 @@ const toClaimed = (r: DbClaimed): ClaimedDelivery => ({
 });
 
 /**
- * Organizations with due deliveries, the longest-waiting first: the one query of the worker across
- * organizations. It locks nothing (Citus runs row locks only inside one organization's shard).
+ * Organizations with due deliveries, the longest-waiting first, and whether each is deleted: the
+ * one query of the worker across organizations. It locks nothing (Citus runs row locks only inside
+ * one organization's shard).
  */
 const dueOrgsQuery = sql(
   'webhook_deliveries.due_orgs',
-  `SELECT org_id FROM webhook_deliveries
-    WHERE status = 'pending' AND next_attempt_at <= now()
-    GROUP BY org_id
-    ORDER BY min(next_attempt_at), org_id
+  `SELECT d.org_id, o.deleted_at IS NOT NULL AS deleted
+     FROM webhook_deliveries d JOIN organizations o ON o.id = d.org_id
+    WHERE d.status = 'pending' AND d.next_attempt_at <= now()
+    GROUP BY d.org_id, o.deleted_at
+    ORDER BY min(d.next_attempt_at), d.org_id
     LIMIT $1`,
 );
+
+export const ORG_DELETED_ERROR = 'organization deleted';
+
+const cancelOrgQuery = sql(
+  'webhook_deliveries.cancel_org',
+  `UPDATE webhook_deliveries
+      SET status = 'failed', next_attempt_at = NULL, completed_at = now(), last_error = '${ORG_DELETED_ERROR}'
+    WHERE org_id = $1 AND status = 'pending'
+   RETURNING id`,
+);
+
+/**
+ * A deleted organization's pending deliveries, due or not, fail without being sent: none is sent
+ * after the delete. An attempt in flight then settles nothing (its settle requires 'pending').
+ */
+export async function cancelOrgDeliveries(db: Queryable, orgId: string): Promise<number> {
+  return (await db.query(cancelOrgQuery, [orgId])).length;
+}
 
 /**
  * Claims one organization's due deliveries, skipping rows another process holds, and leases them
@@ -214,7 +242,7 @@ const claimQuery = sql(
   'webhook_deliveries.claim',
   `WITH due AS (
      SELECT org_id, id FROM webhook_deliveries
-      WHERE org_id = $1 AND status = 'pending' AND next_attempt_at <= now()
+      WHERE org_id = $1 AND status = 'pending' AND next_attempt_at <= now() AND ${ORG_IS_LIVE}
       ORDER BY next_attempt_at
       LIMIT $2
       FOR UPDATE SKIP LOCKED)
@@ -235,14 +263,19 @@ export async function claimOrgDeliveries(db: Queryable, orgId: string, limit: nu
 /**
  * Claims up to `limit` due deliveries across organizations: lists the organizations with due
  * deliveries, then claims organization by organization (each claim one statement on one shard
- * under Citus) until the limit is reached.
+ * under Citus) until the limit is reached. A deleted organization's deliveries are cancelled, not
+ * claimed (and its claim refuses them too, should the delete land in between).
  */
 export async function claimDueDeliveries(db: Queryable, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
   const claimed: ClaimedDelivery[] = [];
   if (limit <= 0) return claimed;
-  const orgs = await db.query<{ org_id: string }>(dueOrgsQuery, [limit]);
-  for (const { org_id } of orgs) {
+  const orgs = await db.query<{ org_id: string; deleted: boolean }>(dueOrgsQuery, [limit]);
+  for (const { org_id, deleted } of orgs) {
     if (claimed.length >= limit) break;
+    if (deleted) {
+      await cancelOrgDeliveries(db, org_id);
+      continue;
+    }
     claimed.push(...(await claimOrgDeliveries(db, org_id, limit - claimed.length, leaseMs)));
   }
   return claimed;
@@ -371,7 +404,7 @@ const replayQuery = sql(
   'webhook_deliveries.replay',
   `UPDATE webhook_deliveries
       SET status = 'pending', attempts = 0, next_attempt_at = now(), completed_at = NULL
-    WHERE org_id = $1 AND id = $2 AND status = 'failed'
+    WHERE org_id = $1 AND id = $2 AND status = 'failed' AND ${ORG_IS_LIVE}
    RETURNING id`,
 );
 
@@ -380,10 +413,15 @@ export async function replayDelivery(db: Queryable, orgId: string, id: string): 
   return (await db.query(replayQuery, [orgId, id])).length > 0;
 }
 
-/** Across organizations, for the metric: seconds since the oldest pending delivery's event was written. */
+/**
+ * Across organizations, for the metric: seconds since the oldest pending delivery's event was
+ * written. A deleted organization's wait to be cancelled is not a delay of the outbox.
+ */
 const oldestPendingQuery = sql(
   'webhook_deliveries.oldest_pending',
-  `SELECT extract(epoch FROM now() - min(created_at))::float8 AS seconds FROM webhook_deliveries WHERE status = 'pending'`,
+  `SELECT extract(epoch FROM now() - min(d.created_at))::float8 AS seconds
+     FROM webhook_deliveries d JOIN organizations o ON o.id = d.org_id
+    WHERE d.status = 'pending' AND o.deleted_at IS NULL`,
 );
 
 export async function oldestPendingSeconds(db: Queryable): Promise<number> {

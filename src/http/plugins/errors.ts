@@ -1,5 +1,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, type ErrorCode } from '../../contract/errors.js';
+import { DATE_TIME_RULE } from '../../contract/schemas/date-time.js';
+import { ORG_ID_PATTERN, ORG_ID_RULE } from '../../contract/schemas/common.js';
 import { checkIdempotencyKey } from '../../domain/idempotency.js';
 import { dbFailure, isDatabaseUnavailable } from '../../db/errors.js';
 
@@ -34,9 +36,12 @@ export function describeValidation(context: string | undefined, errors: AjvError
       return context === 'body' ? 'The body must contain at least one field.' : `At least one ${what} is required.`;
     case 'format':
       if (e.params.format === 'date-time') {
-        return `${capital} '${field}' must be an RFC 3339 date-time with an offset or Z, like 2026-11-20T08:15:00Z.`;
+        return `${capital} '${field}' ${DATE_TIME_RULE}.`;
       }
       if (e.params.format === 'date') return `${capital} '${field}' must be a calendar date YYYY-MM-DD.`;
+      break;
+    case 'pattern':
+      if (e.params.pattern === ORG_ID_PATTERN) return `${capital} '${field}' ${ORG_ID_RULE}.`;
       break;
     case 'type':
       if (field === '' && context === 'body') return 'The body must be a JSON object.';
