@@ -24,12 +24,19 @@ export async function startAdminListeners(config: Config, db: DatabaseExecutor, 
   const apps: FastifyInstance[] = [];
   const out: AdminListeners = { close: async () => void (await Promise.all(apps.map((a) => a.close()))) };
   const loggerInstance = log.child({ listener: 'admin' });
+  // The public listener's kind of limits, fitted to imports that legitimately stream for minutes.
+  const limits = {
+    maxConnections: config.adminMaxConnections,
+    headersTimeoutMs: config.adminHeadersTimeoutMs,
+    bodyIdleTimeoutMs: config.adminBodyIdleTimeoutMs,
+    log: loggerInstance,
+  };
   try {
     if (config.adminPort !== undefined && config.adminToken) {
       const tcp = await buildAdminApp(config, { db, token: config.adminToken, loggerInstance });
       apps.push(tcp);
       // Malformed requests and oversized headers get the contract's error shape, as on the public port.
-      answerNodeErrorsInContractShape(tcp.server, { log: loggerInstance });
+      answerNodeErrorsInContractShape(tcp.server, limits);
       out.address = await tcp.listen({ port: config.adminPort, host: config.adminHost });
     } else if (config.adminPort !== undefined) {
       log.warn('ADMIN_PORT is set without ADMIN_TOKEN (at least 32 characters): the operator API is not served on TCP');
@@ -43,7 +50,7 @@ export async function startAdminListeners(config: Config, db: DatabaseExecutor, 
       }
       const local = await buildAdminApp(config, { db, loggerInstance });
       apps.push(local);
-      answerNodeErrorsInContractShape(local.server, { log: loggerInstance });
+      answerNodeErrorsInContractShape(local.server, limits);
       try {
         await local.listen({ path });
         chmodSync(path, 0o600);
