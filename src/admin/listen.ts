@@ -4,6 +4,7 @@ import type { Config } from '../config.js';
 import type { DatabaseExecutor } from '../db/executor.js';
 import { answerNodeErrorsInContractShape } from '../http/node-server.js';
 import { buildAdminApp } from './app.js';
+import { removeStaleImportFiles } from './routes/pulses.js';
 import { adminSocketPath } from './socket.js';
 
 export interface AdminListeners {
@@ -24,6 +25,9 @@ export async function startAdminListeners(config: Config, db: DatabaseExecutor, 
   const apps: FastifyInstance[] = [];
   const out: AdminListeners = { close: async () => void (await Promise.all(apps.map((a) => a.close()))) };
   const loggerInstance = log.child({ listener: 'admin' });
+  // What a killed process's import left in the temporary directory goes before anything is served.
+  const stale = await removeStaleImportFiles();
+  if (stale.length) loggerInstance.info({ removed: stale }, 'removed the temporary files of imports that did not finish');
   // The public listener's kind of limits, fitted to imports that legitimately stream for minutes.
   const limits = {
     maxConnections: config.adminMaxConnections,
