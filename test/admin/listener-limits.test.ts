@@ -244,6 +244,25 @@ describe('issue 26: the operator listener is bounded', () => {
     expect(await pulseCount()).toBe(2);
   });
 
+  it('a client gone mid-import stops it: nothing is written and the temporary file goes', async () => {
+    const before = await pulseCount();
+    const rows = Array.from({ length: 30_000 }, (_, i) => `${pulse(100_000 + i)}\n`).join('');
+    await new Promise<void>((resolve, reject) => {
+      const req = httpRequest({ port: admin.port, host: '127.0.0.1', method: 'POST', path: IMPORT, headers: { ...auth, 'content-type': 'application/x-ndjson' } }, (res) => {
+        res.once('data', () => {
+          req.destroy(); // the first progress line: the import is running
+          resolve();
+        });
+      });
+      req.on('error', () => {});
+      req.end(rows);
+      setTimeout(() => reject(new Error('no progress line')), 60_000).unref();
+    });
+    await until(() => leftovers([livePid]).length === 0, 60_000);
+    expect(leftovers([livePid])).toEqual([]);
+    expect(await pulseCount()).toBe(before);
+  });
+
   it('a half-sent request on the operator listener gets 408 invalid_request after ADMIN_HEADERS_TIMEOUT_MS (it was kept 60 s), on TCP and on the Unix socket', async () => {
     for (const target of [admin, sock] as Target[]) {
       const { text, ms } = await raw(target, `GET /admin/v1/organizations/${ORG} HTTP/1.1\r\nHost: x\r\n`);
