@@ -52,6 +52,14 @@ export const EnvSchema = Type.Object({
   ADMIN_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   ADMIN_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   ADMIN_TOKEN: Type.Optional(secret(Type.String({ minLength: 32, maxLength: 512, pattern: '^[\\x21-\\x7e]+$' }))),
+  // Limits of each operator listener (TCP and the Unix socket), docs/security.md: connections at
+  // once; the time a request's headers may take; how long a request body may stop arriving.
+  ADMIN_MAX_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 100_000, default: 64 }),
+  ADMIN_HEADERS_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 10_000 }),
+  ADMIN_BODY_IDLE_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 30_000 }),
+  // A file sent to the operator API's import (its temporary copy), and one NDJSON line or CSV record of any import.
+  IMPORT_MAX_BYTES: Type.Integer({ minimum: 1024, maximum: 2 ** 40, default: 2 * 1024 ** 3 }),
+  IMPORT_MAX_LINE_BYTES: Type.Integer({ minimum: 1024, maximum: 64 * 1024 ** 2, default: 1024 ** 2 }),
   WEBHOOK_POLL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1000 }),
   WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 15_000 }),
   // The waits before each retry (the first attempt is immediate): durations like 500ms, 5s, 5m, 2h.
@@ -96,6 +104,16 @@ export interface Config {
   adminPort?: number;
   adminHost: string;
   adminToken?: string;
+  /** Open connections of each operator listener at once; more are closed as they arrive. */
+  adminMaxConnections: number;
+  /** A request's headers must have arrived within this time on an operator listener, else 408. */
+  adminHeadersTimeoutMs: number;
+  /** A request body that stops arriving for this long on an operator listener: 408, connection closed. */
+  adminBodyIdleTimeoutMs: number;
+  /** The largest file the operator API's import accepts (its temporary copy on disk). */
+  importMaxBytes: number;
+  /** The longest NDJSON line or CSV record of an import; a longer one refuses the whole file. */
+  importMaxLineBytes: number;
   webhookPollMs: number;
   webhookTimeoutMs: number;
   /** Webhooks may go to loopback over http and to private addresses (tests only). */
@@ -176,6 +194,11 @@ function fromEnv(e: Env): Config {
     adminPort: e.ADMIN_PORT,
     adminHost: e.ADMIN_HOST,
     adminToken: e.ADMIN_TOKEN,
+    adminMaxConnections: e.ADMIN_MAX_CONNECTIONS,
+    adminHeadersTimeoutMs: e.ADMIN_HEADERS_TIMEOUT_MS,
+    adminBodyIdleTimeoutMs: e.ADMIN_BODY_IDLE_TIMEOUT_MS,
+    importMaxBytes: e.IMPORT_MAX_BYTES,
+    importMaxLineBytes: e.IMPORT_MAX_LINE_BYTES,
     webhookPollMs: e.WEBHOOK_POLL_MS,
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
     webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE === 'true',

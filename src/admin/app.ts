@@ -30,6 +30,12 @@ export interface AdminDeps {
 const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
 const BEARER = /^bearer[ ]+([\x21-\x7e]{1,512})[ ]*$/i;
 
+function authorizationHeaders(raw: string[]): number {
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i].toLowerCase() === 'authorization') n++;
+  return n;
+}
+
 /**
  * The operator API (CONTRACT.md section 10): a second Fastify app, never on the public port,
  * with the public app's error handling, strict validation and schemas, and its own OpenAPI
@@ -40,7 +46,10 @@ export async function buildAdminApp(config: Config, deps: AdminDeps): Promise<Fa
     ...(deps.loggerInstance ? { loggerInstance: deps.loggerInstance } : { logger: deps.logger ?? false }),
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimitBytes,
-    requestTimeout: 0, // an import may stream a large file; the public API keeps its timeout
+    // An import may stream a large file for minutes: no whole-request timeout here. The listeners
+    // bound the headers and a stalled body instead (listen.ts); an idle connection goes after 5 s.
+    requestTimeout: 0,
+    keepAliveTimeout: 5_000,
     ...contractServerOptions,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -56,11 +65,16 @@ export async function buildAdminApp(config: Config, deps: AdminDeps): Promise<Fa
     reply.header('cache-control', 'no-store');
     if (!expected) return;
     const header = request.headers.authorization;
-    const m = typeof header === 'string' ? BEARER.exec(header) : null;
+    // Two Authorization headers are ambiguous (Node keeps the first): refused, as on the public API.
+    const single = authorizationHeaders(request.raw.rawHeaders) <= 1;
+    const m = single && typeof header === 'string' ? BEARER.exec(header) : null;
     // Compared as digests, so the comparison takes the same time whatever the length sent.
     if (!m || !timingSafeEqual(digest(m[1]), expected)) {
-      const challenge = { 'www-authenticate': `Bearer realm="climate-pulse-admin"${m ? ', error="invalid_token"' : ''}` };
-      throw new ApiError('unauthorized', m ? 'The operator token is not valid.' : "Send 'Authorization: Bearer <ADMIN_TOKEN>'.", challenge);
+      const sent = m !== null || !single;
+      // Closed after the answer: a client without the token holds no connection (and no body is read).
+      const headers = { 'www-authenticate': `Bearer realm="climate-pulse-admin"${sent ? ', error="invalid_token"' : ''}`, connection: 'close' };
+      const message = !single ? 'Send exactly one Authorization header.' : m ? 'The operator token is not valid.' : "Send 'Authorization: Bearer <ADMIN_TOKEN>'.";
+      throw new ApiError('unauthorized', message, headers);
     }
   });
   // One line per request, never a header (the operator token travels in one).

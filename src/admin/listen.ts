@@ -4,6 +4,7 @@ import type { Config } from '../config.js';
 import type { DatabaseExecutor } from '../db/executor.js';
 import { answerNodeErrorsInContractShape } from '../http/node-server.js';
 import { buildAdminApp } from './app.js';
+import { removeStaleImportFiles } from './routes/pulses.js';
 import { adminSocketPath } from './socket.js';
 
 export interface AdminListeners {
@@ -24,12 +25,22 @@ export async function startAdminListeners(config: Config, db: DatabaseExecutor, 
   const apps: FastifyInstance[] = [];
   const out: AdminListeners = { close: async () => void (await Promise.all(apps.map((a) => a.close()))) };
   const loggerInstance = log.child({ listener: 'admin' });
+  // What a killed process's import left in the temporary directory goes before anything is served.
+  const stale = await removeStaleImportFiles();
+  if (stale.length) loggerInstance.info({ removed: stale }, 'removed the temporary files of imports that did not finish');
+  // The public listener's kind of limits, fitted to imports that legitimately stream for minutes.
+  const limits = {
+    maxConnections: config.adminMaxConnections,
+    headersTimeoutMs: config.adminHeadersTimeoutMs,
+    bodyIdleTimeoutMs: config.adminBodyIdleTimeoutMs,
+    log: loggerInstance,
+  };
   try {
     if (config.adminPort !== undefined && config.adminToken) {
       const tcp = await buildAdminApp(config, { db, token: config.adminToken, loggerInstance });
       apps.push(tcp);
       // Malformed requests and oversized headers get the contract's error shape, as on the public port.
-      answerNodeErrorsInContractShape(tcp.server, { log: loggerInstance });
+      answerNodeErrorsInContractShape(tcp.server, limits);
       out.address = await tcp.listen({ port: config.adminPort, host: config.adminHost });
     } else if (config.adminPort !== undefined) {
       log.warn('ADMIN_PORT is set without ADMIN_TOKEN (at least 32 characters): the operator API is not served on TCP');
@@ -43,7 +54,7 @@ export async function startAdminListeners(config: Config, db: DatabaseExecutor, 
       }
       const local = await buildAdminApp(config, { db, loggerInstance });
       apps.push(local);
-      answerNodeErrorsInContractShape(local.server, { log: loggerInstance });
+      answerNodeErrorsInContractShape(local.server, limits);
       try {
         await local.listen({ path });
         chmodSync(path, 0o600);

@@ -51,10 +51,17 @@ function socketRequest(
   onResponse: (status: number, res: NodeJS.ReadableStream) => Promise<unknown>,
 ): Promise<unknown> {
   return new Promise((resolve, reject) => {
+    let answered = false;
     const req = httpRequest({ socketPath, method, path, headers: opts.headers }, (res) => {
+      answered = true;
+      // An answer before the whole body was sent is a refusal (a file over a limit): stop sending.
+      if (typeof opts.body === 'object') (opts.body as NodeJS.ReadableStream & { destroy(): void }).destroy();
       onResponse(res.statusCode ?? 0, res).then(resolve, reject);
     });
-    req.on('error', (err) => reject(new CliError(`the running server's operator socket ${socketPath} failed: ${err.message}`)));
+    req.on('error', (err) => {
+      // Once the server has answered, its answer says what happened (the connection then closes under the upload).
+      if (!answered) reject(new CliError(`the running server's operator socket ${socketPath} failed: ${err.message}`));
+    });
     if (opts.body === undefined) req.end();
     else if (typeof opts.body === 'string') req.end(opts.body);
     else opts.body.pipe(req);

@@ -1,5 +1,6 @@
 import { createReadStream, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
+import { pipeline, Transform, type Readable } from 'node:stream';
 import { parse as parseCsv } from 'csv-parse';
 import { Type } from 'typebox';
 import { Compile } from 'typebox/compile';
@@ -63,26 +64,143 @@ export interface ImportOptions {
   /** Called with (bytes read, total bytes, rows) as the file is read. */
   progress?: (bytes: number, total: number, rows: number) => void;
   maxReportedProblems?: number;
+  /** The longest NDJSON line or CSV record (IMPORT_MAX_LINE_BYTES); a longer one refuses the file. */
+  maxLineBytes?: number;
+  /** Aborting it stops the import between two rows; nothing is written. */
+  signal?: AbortSignal;
 }
 
-/** Reads rows one at a time, with their line numbers, in bounded memory. */
-async function* readRows(file: string, format: 'ndjson' | 'csv', onBytes: (n: number) => void): AsyncGenerator<{ line: number; row: unknown; error?: string }> {
-  const stream = createReadStream(file);
-  stream.on('data', (chunk) => onBytes(chunk.length));
-  if (format === 'ndjson') {
-    let line = 0;
-    for await (const text of createInterface({ input: stream, crlfDelay: Infinity })) {
-      line++;
-      if (text.trim() === '') continue;
-      try {
-        yield { line, row: JSON.parse(text) };
-      } catch {
-        yield { line, row: null, error: 'not valid JSON' };
-      }
-    }
-    return;
+/** IMPORT_MAX_LINE_BYTES's default: 16 times the longest valid row (a 10,000-character comment, escaped). */
+export const DEFAULT_MAX_LINE_BYTES = 1024 * 1024;
+
+/** A line (NDJSON) or record (CSV) over the cap: the whole file is refused, nothing is written. */
+export class ImportLineTooLong extends Error {
+  constructor(
+    readonly line: number,
+    readonly maxLineBytes: number,
+    format: 'ndjson' | 'csv',
+  ) {
+    super(
+      format === 'csv'
+        ? `the CSV record that starts on line ${line} is longer than ${maxLineBytes} bytes (IMPORT_MAX_LINE_BYTES); nothing was written`
+        : `line ${line} is longer than ${maxLineBytes} bytes (IMPORT_MAX_LINE_BYTES); nothing was written`,
+    );
   }
-  const parser = stream.pipe(parseCsv({ columns: true, relax_column_count: false, skip_empty_lines: true, info: true }));
+}
+
+const LF = 0x0a;
+const CR = 0x0d;
+const QUOTE = 0x22;
+
+/**
+ * Follows an import file's bytes as they arrive and throws ImportLineTooLong as soon as the line
+ * (NDJSON) or record (CSV, whose quoted fields may hold line breaks) being read passes the cap, so
+ * nothing downstream ever buffers a longer one. Lines end as readline ends them (LF, CRLF, a lone
+ * CR), so line numbers are the importer's. Scans with indexOf: a byte loop was ten times slower.
+ */
+export class LineLengthGuard {
+  private line = 1;
+  private startLine = 1;
+  private length = 0;
+  private quoted = false;
+  private afterCr = false;
+
+  constructor(
+    private readonly format: 'ndjson' | 'csv',
+    private readonly maxLineBytes: number,
+  ) {}
+
+  push(chunk: Uint8Array): void {
+    const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    const end = buf.length;
+    const next = (byte: number, from: number) => {
+      const i = buf.indexOf(byte, from);
+      return i < 0 ? end : i;
+    };
+    let lf = next(LF, 0);
+    let cr = next(CR, 0);
+    let quote = this.format === 'csv' ? next(QUOTE, 0) : end;
+    let pos = 0;
+    for (;;) {
+      const at = Math.min(lf, cr, quote);
+      if (at > pos) {
+        this.afterCr = false;
+        this.length += at - pos;
+        if (this.length > this.maxLineBytes) throw new ImportLineTooLong(this.startLine, this.maxLineBytes, this.format);
+      }
+      if (at === end) return;
+      if (at === quote) {
+        this.quoted = !this.quoted; // "" inside a quoted field toggles twice
+        this.afterCr = false;
+        if (++this.length > this.maxLineBytes) throw new ImportLineTooLong(this.startLine, this.maxLineBytes, this.format);
+        quote = next(QUOTE, at + 1);
+      } else {
+        if (at === cr || !this.afterCr) this.line++; // CRLF is one break
+        this.afterCr = at === cr;
+        if (this.quoted) this.length++;
+        else {
+          this.length = 0;
+          this.startLine = this.line;
+        }
+        if (at === cr) cr = next(CR, at + 1);
+        else lf = next(LF, at + 1);
+      }
+      pos = at + 1;
+    }
+  }
+}
+
+/**
+ * Reads rows one at a time, with their line numbers, in bounded memory: a line or record longer
+ * than maxLineBytes throws ImportLineTooLong before the reader holds it.
+ */
+async function* readRows(
+  file: string,
+  format: 'ndjson' | 'csv',
+  maxLineBytes: number,
+  onBytes: (n: number) => void,
+): AsyncGenerator<{ line: number; row: unknown; error?: string }> {
+  const stream = createReadStream(file);
+  const guard = new LineLengthGuard(format, maxLineBytes);
+  const checked = pipeline(
+    stream,
+    new Transform({
+      transform(chunk: Buffer, _encoding, callback) {
+        onBytes(chunk.length);
+        try {
+          guard.push(chunk);
+          callback(null, chunk);
+        } catch (err) {
+          callback(err as Error);
+        }
+      },
+    }),
+    () => {}, // the error reaches the reader below, which throws it
+  );
+  try {
+    if (format === 'ndjson') {
+      let line = 0;
+      for await (const text of createInterface({ input: checked, crlfDelay: Infinity })) {
+        line++;
+        if (text.trim() === '') continue;
+        try {
+          yield { line, row: JSON.parse(text) };
+        } catch {
+          yield { line, row: null, error: 'not valid JSON' };
+        }
+      }
+      return;
+    }
+    yield* readCsvRows(checked, maxLineBytes);
+  } finally {
+    checked.destroy(); // a reader stopped early (an aborted import) closes the file
+  }
+}
+
+async function* readCsvRows(input: Readable, maxLineBytes: number): AsyncGenerator<{ line: number; row: unknown; error?: string }> {
+  // max_record_size (characters) never binds before the guard (bytes); it is the parser's own bound.
+  const parser = input.pipe(parseCsv({ columns: true, relax_column_count: false, skip_empty_lines: true, info: true, max_record_size: maxLineBytes }));
+  input.once('error', (err) => parser.destroy(err));
   try {
     for await (const rec of parser as AsyncIterable<{ record: Record<string, string>; info: { lines: number } }>) {
       const r = rec.record;
@@ -99,6 +217,7 @@ async function* readRows(file: string, format: 'ndjson' | 'csv', onBytes: (n: nu
       };
     }
   } catch (err) {
+    if (err instanceof ImportLineTooLong) throw err;
     yield { line: 0, row: null, error: `CSV: ${(err as Error).message}` };
   }
 }
@@ -186,7 +305,8 @@ export async function importPulses(db: DatabaseExecutor, opts: ImportOptions): P
       phases.streamWait += performance.now() - t;
       batch = [];
     };
-    for await (const { line, row, error } of readRows(opts.file, format, (n) => (bytes += n))) {
+    for await (const { line, row, error } of readRows(opts.file, format, opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, (n) => (bytes += n))) {
+      opts.signal?.throwIfAborted();
       rows++;
       const result = error ? error : validate(row, teams, seen);
       if (typeof result === 'string') report(line, result);

@@ -1,11 +1,10 @@
 import { createWriteStream } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { lstat, mkdtemp, readdir, rm } from 'node:fs/promises';
+import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { ingestPulses } from '../../domain/ingest.js';
-import { ImportAborted, importPulses, type ImportSummary } from '../../domain/import.js';
+import { ImportAborted, ImportLineTooLong, importPulses, LineLengthGuard, type ImportSummary } from '../../domain/import.js';
 import { requireLiveOrg } from '../../domain/keys.js';
 import { moderatePulse } from '../../domain/moderation.js';
 import { toApiError } from '../../http/plugins/errors.js';
@@ -25,7 +24,7 @@ import type { AdminRouteDeps, App } from './types.js';
 /** 1,000 pulses with comments of up to 10,000 characters. */
 const INGEST_BODY_LIMIT = 16 * 1024 * 1024;
 
-export function registerPulseRoutes(app: App, { db }: AdminRouteDeps) {
+export function registerPulseRoutes(app: App, { db, config }: AdminRouteDeps) {
   app.post(
     '/organizations/:orgId/pulses',
     {
@@ -71,7 +70,9 @@ export function registerPulseRoutes(app: App, { db }: AdminRouteDeps) {
 
   // The file import of `climate-pulse import-pulses` while an embedded server holds the database:
   // the file is the body (NDJSON or CSV), the importer runs here, in one transaction, and the answer
-  // streams its progress as NDJSON lines, then the summary (docs/decisions.md, issue 18).
+  // streams its progress as NDJSON lines, then the summary (docs/decisions.md, issue 18). The body
+  // is bounded (IMPORT_MAX_BYTES, IMPORT_MAX_LINE_BYTES) as it arrives, before any answer is sent,
+  // so a refusal is a plain 400; its temporary copy goes whatever happens (docs/security.md).
   app.register(async (scope: App) => {
     scope.addContentTypeParser(['application/x-ndjson', 'text/csv'], (_request, payload, done) => done(null, payload));
     scope.post(
@@ -81,7 +82,7 @@ export function registerPulseRoutes(app: App, { db }: AdminRouteDeps) {
           operationId: 'importPulses',
           summary: 'Import a file of pulses (NDJSON or CSV) in one transaction',
           description:
-            'The body is the file (Content-Type application/x-ndjson or text/csv). The answer is NDJSON: {"progress":{bytes,total,rows}} lines while the import runs, then {"summary":{...}} or {"error":{code,message},"summary"?:{...}}; nothing is written unless the last line is a summary.',
+            'The body is the file (Content-Type application/x-ndjson or text/csv), at most IMPORT_MAX_BYTES (400 payload_too_large), with no NDJSON line or CSV record over IMPORT_MAX_LINE_BYTES (400 invalid_request naming its line). The answer is NDJSON: {"progress":{bytes,total,rows}} lines while the import runs, then {"summary":{...}} or {"error":{code,message},"summary"?:{...}}; nothing is written unless the last line is a summary.',
           tags: ['pulses'],
           querystring: ImportQuerySchema,
           params: OrgIdParamsSchema,
@@ -94,14 +95,19 @@ export function registerPulseRoutes(app: App, { db }: AdminRouteDeps) {
         if (type !== 'application/x-ndjson' && type !== 'text/csv') {
           throw new ApiError('invalid_json', "Content-Type must be 'application/x-ndjson' or 'text/csv'.");
         }
+        if (Number(request.headers['content-length'] ?? 0) > config.importMaxBytes) throw refuse(request.raw, tooLarge(config.importMaxBytes));
         await requireLiveOrg(db, orgId);
         const format = request.query.format ?? (type === 'text/csv' ? 'csv' : 'ndjson');
-        const dir = await mkdtemp(join(tmpdir(), 'cp-import-')); // 0700
+        const dir = await mkdtemp(join(tmpdir(), `${TEMP_PREFIX}${process.pid}-`)); // 0700
+        const removeDir = () => rm(dir, { recursive: true, force: true });
         const file = join(dir, `upload.${format}`);
         try {
-          await pipeline(request.body as Readable, createWriteStream(file, { mode: 0o600 }));
+          await receive(request.raw, file, new LineLengthGuard(format, config.importMaxLineBytes), config.importMaxBytes);
           reply.hijack();
           const out = reply.raw;
+          // A client gone before the outcome: the import stops and writes nothing.
+          const cancel = new AbortController();
+          out.once('close', () => out.writableFinished || cancel.abort(new Error('the client closed the connection')));
           out.writeHead(200, {
             'content-type': 'application/x-ndjson',
             'x-request-id': request.id,
@@ -109,17 +115,22 @@ export function registerPulseRoutes(app: App, { db }: AdminRouteDeps) {
             'cache-control': 'no-store',
           });
           const line = (o: unknown) => out.write(JSON.stringify(o) + '\n');
+          let outcome: unknown;
           try {
             const summary = await importPulses(db, {
               orgId,
               file,
               format,
               onError: request.query.onError ?? 'abort',
+              maxLineBytes: config.importMaxLineBytes,
+              signal: cancel.signal,
               progress: (bytes, total, rows) => line({ progress: { bytes, total, rows } }),
             });
-            line({ summary });
+            outcome = { summary };
           } catch (err) {
-            if (err instanceof ImportAborted) line({ error: { code: 'invalid_request', message: err.message }, summary: err.summary satisfies ImportSummary });
+            if (cancel.signal.aborted) request.log.info({ orgId }, 'import stopped: the client closed the connection; nothing was written');
+            else if (err instanceof ImportAborted) outcome = { error: { code: 'invalid_request', message: err.message }, summary: err.summary satisfies ImportSummary };
+            else if (err instanceof ImportLineTooLong) outcome = { error: { code: 'invalid_request', message: err.message } };
             else {
               const e = err as { code?: string; detail?: string; message?: string };
               const apiError =
@@ -127,14 +138,108 @@ export function registerPulseRoutes(app: App, { db }: AdminRouteDeps) {
                   ? new ApiError('invalid_request', `import aborted, nothing was written: already in the database: ${e.detail ?? e.message}`)
                   : toApiError(err as never);
               if (apiError.statusCode >= 500) request.log.error({ err }, 'import failed');
-              line({ error: { code: apiError.code, message: apiError.message } });
+              outcome = { error: { code: apiError.code, message: apiError.message } };
             }
           }
+          await removeDir(); // before the outcome: a client that has it finds nothing left behind
+          if (outcome) line(outcome);
           out.end();
         } finally {
-          await rm(dir, { recursive: true, force: true });
+          await removeDir();
         }
       },
     );
   });
+}
+
+/** Every import's temporary directory is named after its process, so a later start knows whose it was. */
+const TEMP_PREFIX = 'cp-import-';
+const TEMP_DIR = /^cp-import-(?:(\d+)-)?[A-Za-z0-9]{6}$/;
+
+/** How long a refused upload is still read (and dropped) after the answer, so the client can read it. */
+const LINGER_MS = 1_000;
+
+const tooLarge = (max: number) => new ApiError('payload_too_large', `The file is larger than ${max} bytes (IMPORT_MAX_BYTES); nothing was written.`);
+
+/**
+ * The answer to an upload refused before its end. The rest of the body is read and dropped for a
+ * moment, then the connection is closed: closing at once (Connection: close) would reset it under
+ * a client still sending, which then often loses the answer (RFC 9112, section 9.6).
+ */
+function refuse(body: IncomingMessage, err: ApiError): ApiError {
+  body.resume();
+  setTimeout(() => body.complete || body.socket?.destroy(), LINGER_MS).unref();
+  return err;
+}
+
+/**
+ * Copies the upload into `file`, checking the caps as bytes arrive: more than maxBytes, or a line
+ * (record) over the guard's cap, stops it there with a 400; nothing reads a longer line.
+ */
+function receive(body: IncomingMessage, file: string, guard: LineLengthGuard, maxBytes: number): Promise<void> {
+  const out = createWriteStream(file, { mode: 0o600 });
+  let received = 0;
+  return new Promise<void>((resolve, reject) => {
+    let settled = false;
+    const settle = (err?: Error) => {
+      if (settled) return;
+      settled = true;
+      body.off('data', onData);
+      if (!err) return void out.end(() => resolve());
+      out.destroy();
+      reject(err instanceof ApiError ? refuse(body, err) : err);
+    };
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      try {
+        if (received > maxBytes) throw tooLarge(maxBytes);
+        guard.push(chunk);
+      } catch (err) {
+        return settle(err instanceof ImportLineTooLong ? new ApiError('invalid_request', err.message) : (err as Error));
+      }
+      if (!out.write(chunk)) {
+        body.pause();
+        out.once('drain', () => settled || body.resume());
+      }
+    };
+    const closed = () => settle(new ApiError('invalid_request', 'The connection closed before the file arrived whole; nothing was written.'));
+    body.on('data', onData);
+    body.once('end', () => settle());
+    body.once('close', closed);
+    body.once('error', closed);
+    out.once('error', (err) => settle(err));
+  });
+}
+
+/**
+ * Removes the temporary directories of imports whose process is gone (killed mid-import, so its
+ * `finally` never ran), and those of the naming before process ids. Directories of live processes
+ * (other workers, other servers on this host) are left alone, as is anything not ours.
+ */
+export async function removeStaleImportFiles(dir = tmpdir()): Promise<string[]> {
+  const removed: string[] = [];
+  const uid = process.getuid?.();
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    const m = TEMP_DIR.exec(name);
+    if (!m || (m[1] && isAlive(Number(m[1])))) continue;
+    try {
+      const st = await lstat(join(dir, name));
+      if (!st.isDirectory() || (uid !== undefined && st.uid !== uid)) continue;
+      await rm(join(dir, name), { recursive: true, force: true });
+      removed.push(name);
+    } catch {
+      /* gone meanwhile, or not ours to remove */
+    }
+  }
+  return removed;
+}
+
+function isAlive(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'; // alive, another user's
+  }
 }

@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import cliProgress from 'cli-progress';
-import { ImportAborted, importPulses, type ImportSummary, type OnError } from '../../domain/import.js';
+import { ImportAborted, ImportLineTooLong, importPulses, type ImportSummary, type OnError } from '../../domain/import.js';
 import { dbFailure } from '../../db/errors.js';
 import { loadConfig } from '../../config.js';
 import { withDatabase } from '../db.js';
@@ -48,9 +48,10 @@ export function registerImportPulses(program: Command) {
         }
       };
       const format = opts.format ?? (/\.csv$/i.test(file) ? 'csv' : 'ndjson');
+      const config = loadConfig();
       try {
         // An embedded server holds the database: the same importer runs there, fed through its socket.
-        const socket = await runningServerSocket(loadConfig());
+        const socket = await runningServerSocket(config);
         if (socket) {
           const summary = await importThroughSocket(socket, { orgId: opts.org, file, format, onError: opts.onError, progress });
           bar?.stop();
@@ -58,7 +59,9 @@ export function registerImportPulses(program: Command) {
           return;
         }
         await withDatabase(async (db) => {
-          const summary = await importPulses(db, { orgId: opts.org, file, format: opts.format, onError: opts.onError, progress });
+          const summary = await importPulses(db, {
+            orgId: opts.org, file, format: opts.format, onError: opts.onError, progress, maxLineBytes: config.importMaxLineBytes,
+          });
           bar?.stop();
           printSummary(summary);
         });
@@ -68,6 +71,7 @@ export function registerImportPulses(program: Command) {
           if (err.summary) printSummary(err.summary);
           throw new CliError(err.message);
         }
+        if (err instanceof ImportLineTooLong) throw new CliError(`${file}: ${err.message}`);
         if (err instanceof ImportAborted) {
           printSummary(err.summary);
           throw new CliError(err.message);
