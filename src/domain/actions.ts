@@ -3,7 +3,7 @@ import { getAction, getActionForUpdate, insertActionNotingSubscribers, listActio
 import { teamExists } from '../db/repositories/teams.js';
 import { ApiError, invalid, notFound } from '../contract/errors.js';
 import type { Action, CreateActionBody, UpdateActionBody } from '../contract/schemas/actions.js';
-import { newId } from './keys.js';
+import { newId } from './ids.js';
 import { parseDateTime } from './time.js';
 import { isSubscribed, recordEvent } from './webhooks.js';
 

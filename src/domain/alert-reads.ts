@@ -2,7 +2,7 @@ import type { Queryable } from '../db/executor.js';
 import { markAlertRead, recentAlerts } from '../db/repositories/alerts.js';
 import { ApiError } from '../contract/errors.js';
 import type { Alert } from '../contract/schemas/alerts.js';
-import { requireLiveOrg } from './keys.js';
+import { requireLiveOrg } from './orgs.js';
 
 /**
  * The read marker of an alert (`PATCH .../alerts/{id}` and `alerts mark-read`): read sets

@@ -2,7 +2,7 @@ import type { Config } from '../config.js';
 import type { DatabaseExecutor, Transaction } from '../db/executor.js';
 import { recordAlertCreated } from './webhooks.js';
 import { groupWeekAggregates, insertRaisedAlerts, orgIdsWithPulsesBetween, type AlertRow, type GroupWeekRow, type RaisedAlert } from '../db/repositories/alerts.js';
-import { newId } from './keys.js';
+import { newId } from './ids.js';
 import { isoWeekLabel, startOfIsoWeek, WEEK_MS, ymd } from './time.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { DatabaseExecutor } from '../db/executor.js';
 import { DEFAULT_THRESHOLDS, lastClosedWeek, runAlertEngine, type AlertThresholds } from './alerts.js';
 import { loadDataset, type Dataset } from './dataset.js';
-import { randomBase62 } from './keys.js';
+import { randomBase62 } from './ids.js';
 
 const DAY = 86_400_000;
 const DEMO_DAYS = 120;

@@ -6,7 +6,7 @@ import { Type } from 'typebox';
 import { Compile } from 'typebox/compile';
 import type { DatabaseExecutor } from '../db/executor.js';
 import { PulseWriter, type NewPulse } from '../db/pulse-writes.js';
-import { getOrg } from '../db/repositories/orgs.js';
+import { requireLiveOrg } from './orgs.js';
 import { listTeamIds } from '../db/repositories/teams.js';
 import { FrozenWeekTally } from './comments.js';
 
@@ -262,7 +262,7 @@ export async function importPulses(db: DatabaseExecutor, opts: ImportOptions): P
   const total = statSync(opts.file).size;
   const batchSize = opts.batchSize ?? 5_000;
   const maxProblems = opts.maxReportedProblems ?? 100;
-  if (!(await getOrg(db, opts.orgId))) throw new Error(`no organization ${JSON.stringify(opts.orgId)} (or it is deleted)`);
+  await requireLiveOrg(db, opts.orgId);
   const teams = await listTeamIds(db, opts.orgId);
 
   const problems: ImportProblem[] = [];

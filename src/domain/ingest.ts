@@ -5,7 +5,7 @@ import { listTeamIds } from '../db/repositories/teams.js';
 import { ApiError, invalid } from '../contract/errors.js';
 import { FrozenWeekTally } from './comments.js';
 import { validate } from './import.js';
-import { requireLiveOrg } from './keys.js';
+import { requireLiveOrg } from './orgs.js';
 
 export interface IngestResult {
   inserted: number;

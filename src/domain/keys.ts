@@ -1,4 +1,4 @@
-import { createHash, randomInt } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { Queryable } from '../db/executor.js';
 import {
   findKeyByHash,
@@ -10,19 +10,9 @@ import {
   type KeyPrincipal,
   type KeyScope,
 } from '../db/repositories/api-keys.js';
-import { getOrg } from '../db/repositories/orgs.js';
 import { ApiError, invalid } from '../contract/errors.js';
-
-const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-
-export function randomBase62(length: number): string {
-  let out = '';
-  for (let i = 0; i < length; i++) out += BASE62[randomInt(62)];
-  return out;
-}
-
-/** Ids carry a type prefix: org_, team_, act_, key_. */
-export const newId = (prefix: string) => `${prefix}_${randomBase62(16)}`;
+import { newId, randomBase62 } from './ids.js';
+import { requireLiveOrg } from './orgs.js';
 
 export const hashKey = (secret: string): Buffer => createHash('sha256').update(secret, 'utf8').digest();
 
@@ -86,10 +76,6 @@ export class KeyResolver {
   }
 }
 
-/** The organization must exist and not be deleted; the message is what the CLI prints. */
-export async function requireLiveOrg(db: Queryable, orgId: string): Promise<void> {
-  if (!(await getOrg(db, orgId))) throw new ApiError('not_found', `no organization ${JSON.stringify(orgId)} (or it is deleted)`);
-}
 
 export interface CreatedKey extends Omit<KeyListing, 'lastUsedAt' | 'revokedAt'> {
   /** The secret: in this answer only, never stored. */
@@ -130,8 +116,7 @@ export async function listOrgKeys(db: Queryable, orgId: string): Promise<KeyList
  * prefix matching several keys of the organization is refused, listing them.
  */
 export async function revokeOrgKey(db: Queryable, orgId: string, idOrPrefix: string, now = new Date()): Promise<KeyListing> {
-  const org = await getOrg(db, orgId);
-  if (!org) throw new ApiError('not_found', `no organization ${JSON.stringify(orgId)} (or it is deleted)`);
+  await requireLiveOrg(db, orgId);
   const matches = await matchApiKeys(db, orgId, idOrPrefix);
   const exact = matches.find((k) => k.id === idOrPrefix);
   if (!exact && matches.length === 0) throw new ApiError('not_found', `no key with id or prefix ${JSON.stringify(idOrPrefix)} in ${orgId}`);

@@ -2,6 +2,7 @@ import type { DatabaseExecutor } from '../db/executor.js';
 import { sql } from '../db/executor.js';
 import { ApiError } from '../contract/errors.js';
 import { lockAgainstReleases } from '../db/repositories/comments.js';
+import { requireLiveOrg } from './orgs.js';
 
 export type ModerationStatus = 'CLEAN' | 'FLAGGED';
 
@@ -82,6 +83,7 @@ const change = {
  * release waits for them.
  */
 export async function moderatePulse(db: DatabaseExecutor, orgId: string, pulseId: string, status: ModerationStatus): Promise<ModerationResult> {
+  await requireLiveOrg(db, orgId);
   return db.transaction(async (tx) => {
     await lockAgainstReleases(tx, orgId);
     const [row] = await tx.query<{

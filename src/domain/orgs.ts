@@ -3,7 +3,7 @@ import { eraseOrgRows, getOrg, getOrgRecord, insertOrg, softDeleteOrg, updateOrg
 import type { Org } from '../contract/schemas/org.js';
 import { getPlan } from '../db/repositories/plans.js';
 import { ApiError, invalid } from '../contract/errors.js';
-import { newId } from './keys.js';
+import { newId } from './ids.js';
 
 export type { OrgRecord };
 
@@ -71,4 +71,13 @@ export async function readOrganization(db: Queryable, orgId: string): Promise<Or
   const org = await getOrg(db, orgId);
   if (!org) throw new ApiError('org_not_found', 'The organization of this API key no longer exists.');
   return org;
+}
+
+/**
+ * The one home of "the organization exists and is not deleted" for operator operations: a
+ * deleted or unknown organization is 404 not_found (the public API says org_not_found from the key
+ * check); the message is what the CLI prints.
+ */
+export async function requireLiveOrg(db: Queryable, orgId: string): Promise<void> {
+  if (!(await getOrg(db, orgId))) throw new ApiError('not_found', `no organization ${JSON.stringify(orgId)} (or it is deleted)`);
 }

@@ -2,7 +2,7 @@ import { dbFailure } from '../db/errors.js';
 import type { Queryable } from '../db/executor.js';
 import { findTeamByName, insertTeam, listTeams } from '../db/repositories/teams.js';
 import { ApiError, invalid } from '../contract/errors.js';
-import { newId } from './keys.js';
+import { newId } from './ids.js';
 
 export async function createTeam(tx: Queryable, orgId: string, rawName: string, now: Date): Promise<{ id: string; name: string }> {
   const name = rawName.trim();

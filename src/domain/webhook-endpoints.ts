@@ -11,7 +11,7 @@ import {
   type WebhookEndpoint,
 } from '../db/repositories/webhooks.js';
 import { ApiError, invalid } from '../contract/errors.js';
-import { requireLiveOrg } from './keys.js';
+import { requireLiveOrg } from './orgs.js';
 import { addEndpoint, sendPing, WEBHOOK_EVENT_TYPES, WebhookError, type WebhookEventType } from './webhooks.js';
 
 /**

@@ -17,7 +17,7 @@ import {
   type ClaimedDelivery,
 } from '../db/repositories/webhooks.js';
 import type { Alert } from '../contract/schemas/alerts.js';
-import { newId } from './keys.js';
+import { newId } from './ids.js';
 
 /** The event types an endpoint can subscribe to. `ping` is sent only by `webhooks test`. */
 export const WEBHOOK_EVENT_TYPES = ['alert.created', 'action.created', 'action.updated'] as const;

@@ -3,7 +3,7 @@ import { requireJsonObject } from '../../http/plugins/writes.js';
 import { AdminNoQuerySchema, OrgItemParamsSchema, adminResponses } from '../../contract/schemas/admin-common.js';
 import { AlertRunSchema, MarkReadBodySchema, RunAlertsBodySchema } from '../../contract/schemas/admin-alerts.js';
 import { runAlertEngine, thresholdsFrom } from '../../domain/alerts.js';
-import { requireLiveOrg } from '../../domain/keys.js';
+import { requireLiveOrg } from '../../domain/orgs.js';
 import { parseIsoWeek } from '../../domain/time.js';
 import { invalid } from '../../contract/errors.js';
 import { AdminNoQuerySchema as NoQuery } from '../../contract/schemas/admin-common.js';

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ingestPulses } from '../../domain/ingest.js';
 import { ImportAborted, ImportLineTooLong, importPulses, LineLengthGuard, type ImportSummary } from '../../domain/import.js';
-import { requireLiveOrg } from '../../domain/keys.js';
+import { requireLiveOrg } from '../../domain/orgs.js';
 import { moderatePulse } from '../../domain/moderation.js';
 import { toApiError } from '../../http/plugins/errors.js';
 import { requireJsonObject } from '../../http/plugins/writes.js';
@@ -62,10 +62,7 @@ export function registerPulseRoutes(app: App, { db, config }: AdminRouteDeps) {
         response: adminResponses(ModerationResultSchema, 'The status before and after.'),
       },
     },
-    async (request) => {
-      await requireLiveOrg(db, request.params.orgId);
-      return moderatePulse(db, request.params.orgId, request.params.pulseId, request.body.moderationStatus);
-    },
+    async (request) => moderatePulse(db, request.params.orgId, request.params.pulseId, request.body.moderationStatus),
   );
 
   // The file import of `climate-pulse import-pulses` while an embedded server holds the database:

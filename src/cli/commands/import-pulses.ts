@@ -5,6 +5,7 @@ import { dbFailure } from '../../db/errors.js';
 import { loadConfig } from '../../config.js';
 import { withDatabase } from '../db.js';
 import { CliError } from '../errors.js';
+import { ApiError } from '../../contract/errors.js';
 import { importThroughSocket, RemoteImportFailed, runningServerSocket } from '../operator.js';
 
 function printSummary(s: ImportSummary) {
@@ -79,7 +80,7 @@ export function registerImportPulses(program: Command) {
         const e = err as { code?: string; detail?: string; message: string };
         if (dbFailure(err) === 'unique_violation') throw new CliError(`import aborted, nothing was written: already in the database: ${e.detail ?? e.message}`);
         if (e.code === 'ENOENT') throw new CliError(`${file}: no such file`);
-        if (/^no organization/.test(e.message)) throw new CliError(e.message);
+        if (err instanceof ApiError) throw new CliError(err.message);
         throw err;
       }
     });
