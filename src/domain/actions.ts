@@ -78,7 +78,7 @@ export async function editAction(
   orgId: string,
   id: string,
   body: UpdateActionBody,
-  now = new Date(),
+  now: Date,
 ): Promise<{ id: string }> {
   // Locks the row: two edits of one action apply one after the other.
   const action = await getActionForUpdate(tx, orgId, id);

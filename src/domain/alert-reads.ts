@@ -9,7 +9,7 @@ import { requireLiveOrg } from './orgs.js';
  * `readAt` to now the first time and keeps it after; unread clears it. Returns the alert as
  * GET /alerts shows it.
  */
-export async function setAlertRead(db: Queryable, orgId: string, alertId: string, read: boolean, now = new Date()): Promise<Alert> {
+export async function setAlertRead(db: Queryable, orgId: string, alertId: string, read: boolean, now: Date): Promise<Alert> {
   await requireLiveOrg(db, orgId);
   const alert = await markAlertRead(db, orgId, alertId, read, now);
   if (!alert) throw new ApiError('not_found', `no alert ${JSON.stringify(alertId)} in ${orgId}`);

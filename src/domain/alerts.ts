@@ -210,7 +210,7 @@ export async function runAlertEngine(db: DatabaseExecutor, opts: AlertEngineOpti
       const inserted = await db.transaction(async (tx) => {
         const rowsIn = await insertRaisedAlerts(tx, orgId, candidates.map((c) => ({ ...c, createdAt })));
         // alert.created goes to the webhook outbox in the transaction that raised the alert: never lost, never early.
-        for (const alert of rowsIn) await recordAlertCreated(tx, orgId, alert);
+        for (const alert of rowsIn) await recordAlertCreated(tx, orgId, alert, new Date(startedAt));
         if (rowsIn.length > 0 && opts.onInserted) await opts.onInserted(tx, orgId, rowsIn);
         return rowsIn;
       });

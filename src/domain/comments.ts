@@ -84,7 +84,7 @@ export class CommentReleases {
   }
 
   /** Kept for callers that freeze weeks ahead of an answer (tests, the bench). */
-  async ensureReleased(db: DatabaseExecutor, orgId: string, first: WeekDate, last: WeekDate, _now?: Date): Promise<void> {
+  async ensureReleased(db: DatabaseExecutor, orgId: string, first: WeekDate, last: WeekDate): Promise<void> {
     if (await releaseDue(db, orgId, first, last)) await this.release(db, orgId, first, last);
   }
 
@@ -163,7 +163,7 @@ export async function listCommentPage(
   orgId: string,
   q: CommentListQuery,
   releases: CommentReleases,
-  now = new Date(),
+  now: Date,
 ): Promise<CommentList> {
   const limit = q.limit ?? 20;
   const cursor = q.cursor !== undefined ? releases.open(orgId, q.cursor) : undefined;

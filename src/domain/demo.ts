@@ -119,7 +119,7 @@ export interface DemoAlertSettings {
  */
 export async function createDemo(
   db: DatabaseExecutor,
-  now = new Date(),
+  now: Date,
   alerts: DemoAlertSettings = { thresholds: DEFAULT_THRESHOLDS, closeDelayMinutes: 60 },
 ): Promise<{ orgId: string; key: string; pulses: number; alerts: number }> {
   const orgId = `org_demo_${randomBase62(6)}`;
@@ -129,6 +129,6 @@ export async function createDemo(
   for (let w = lastClosedWeek(now, alerts.closeDelayMinutes); w.getTime() > now.getTime() - DEMO_DAYS * DAY; w = new Date(w.getTime() - 7 * DAY)) {
     weeks.unshift(w);
   }
-  const report = await runAlertEngine(db, { thresholds: alerts.thresholds, weeks, orgIds: [orgId], clock: () => new Date() });
+  const report = await runAlertEngine(db, { thresholds: alerts.thresholds, weeks, orgIds: [orgId], clock: () => now });
   return { orgId, key, pulses: summary.pulses, alerts: report.raised.length };
 }

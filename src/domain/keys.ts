@@ -87,7 +87,7 @@ export async function createOrgKey(
   db: Queryable,
   orgId: string,
   opts: { name?: string | null; scope?: KeyScope; expiresAt?: string | null },
-  now = new Date(),
+  now: Date,
 ): Promise<CreatedKey> {
   await requireLiveOrg(db, orgId);
   const expiresAt = opts.expiresAt == null ? null : new Date(opts.expiresAt);
@@ -115,7 +115,7 @@ export async function listOrgKeys(db: Queryable, orgId: string): Promise<KeyList
  * display prefix. Another organization's keys are never looked at (CONTRACT.md section 7); a
  * prefix matching several keys of the organization is refused, listing them.
  */
-export async function revokeOrgKey(db: Queryable, orgId: string, idOrPrefix: string, now = new Date()): Promise<KeyListing> {
+export async function revokeOrgKey(db: Queryable, orgId: string, idOrPrefix: string, now: Date): Promise<KeyListing> {
   await requireLiveOrg(db, orgId);
   const matches = await matchApiKeys(db, orgId, idOrPrefix);
   const exact = matches.find((k) => k.id === idOrPrefix);

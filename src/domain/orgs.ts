@@ -17,7 +17,7 @@ async function requirePlan(db: Queryable, plan: string) {
 export async function createOrganization(
   db: Queryable,
   input: { id?: string; name: string; plan: string; memberCount?: number },
-  now = new Date(),
+  now: Date,
 ): Promise<OrgRecord> {
   await requirePlan(db, input.plan);
   const id = input.id ?? newId('org');
@@ -52,7 +52,7 @@ export async function deleteOrganization(
   db: DatabaseExecutor,
   orgId: string,
   opts: { erase: boolean },
-  now = new Date(),
+  now: Date,
 ): Promise<{ organization: OrgRecord; erased: boolean; rowsRemoved?: Record<string, number> }> {
   return db.transaction(async (tx) => {
     const org = await softDeleteOrg(tx, orgId, now);

@@ -6,7 +6,7 @@ import { average, DAY_MS, resolveRange } from './time.js';
 
 export const MINIMUM_SAMPLE = 5;
 
-export async function overallStats(db: Queryable, orgId: string, now = new Date()): Promise<Stats> {
+export async function overallStats(db: Queryable, orgId: string, now: Date): Promise<Stats> {
   const [total, week] = await Promise.all([
     pulseTotals(db, orgId),
     rangeAggregate(db, orgId, new Date(now.getTime() - 7 * DAY_MS), now),
@@ -20,7 +20,7 @@ export async function overallStats(db: Queryable, orgId: string, now = new Date(
   };
 }
 
-export async function dailyStats(db: Queryable, orgId: string, q: DailyStatsQuery, now = new Date()): Promise<DailyStats> {
+export async function dailyStats(db: Queryable, orgId: string, q: DailyStatsQuery, now: Date): Promise<DailyStats> {
   const { from, to } = resolveRange(q, 90 * DAY_MS, now);
   if (from.getTime() < now.getTime() - 365 * DAY_MS) {
     throw invalid(`'from' must be at most 365 days back.`);

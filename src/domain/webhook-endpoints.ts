@@ -46,7 +46,7 @@ export async function addOrgEndpoint(
   db: Queryable,
   orgId: string,
   opts: { url: string; eventTypes: WebhookEventType[] | null; allowPrivate?: boolean },
-  now = new Date(),
+  now: Date,
 ): Promise<EndpointView & { secret: string }> {
   await requireLiveOrg(db, orgId);
   try {

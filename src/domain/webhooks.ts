@@ -188,12 +188,12 @@ export function parseEventTypes(list: string | undefined): WebhookEventType[] | 
 export async function addEndpoint(
   db: Queryable,
   orgId: string,
-  opts: { url: string; eventTypes: WebhookEventType[] | null; now?: Date } & WebhookUrlRules,
+  opts: { url: string; eventTypes: WebhookEventType[] | null; now: Date } & WebhookUrlRules,
 ): Promise<{ id: string; url: string; eventTypes: WebhookEventType[] | null; secret: string }> {
   const url = checkWebhookUrl(opts.url, opts).toString();
   const id = newId('whe');
   const secret = newWebhookSecret();
-  await insertEndpoint(db, orgId, { id, url, secret, eventTypes: opts.eventTypes, createdAt: opts.now ?? new Date() });
+  await insertEndpoint(db, orgId, { id, url, secret, eventTypes: opts.eventTypes, createdAt: opts.now });
   return { id, url, eventTypes: opts.eventTypes, secret };
 }
 
@@ -212,7 +212,7 @@ export async function recordEvent(
   orgId: string,
   type: WebhookEventType,
   data: unknown,
-  at = new Date(),
+  at: Date,
   extra?: Record<string, unknown>,
 ): Promise<string | null> {
   const id = newId('msg');
@@ -227,7 +227,7 @@ export const isSubscribed = (tx: Queryable, orgId: string, type: WebhookEventTyp
  * `alert.created` with the alert as GET /alerts shows it. The fields are copied one by one, so
  * a database row with more columns (a team id, say) cannot widen what leaves the service.
  */
-export function recordAlertCreated(tx: Queryable, orgId: string, alert: Alert, at = new Date()) {
+export function recordAlertCreated(tx: Queryable, orgId: string, alert: Alert, at: Date) {
   const { id, type, message, weekISO, subteamName, readAt, createdAt } = alert;
   return recordEvent(tx, orgId, 'alert.created', { id, type, message, weekISO, subteamName, readAt, createdAt }, at);
 }

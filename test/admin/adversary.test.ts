@@ -47,7 +47,7 @@ describe('adversaries of the operator API', () => {
       const exact = matches.find((k) => k.id === text);
       let outcome: string;
       try {
-        const r = await revokeOrgKey(t.db, orgId, text);
+        const r = await revokeOrgKey(t.db, orgId, text, new Date());
         outcome = `revoked ${r.id}`;
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;

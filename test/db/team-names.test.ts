@@ -34,7 +34,7 @@ describe('team names of pulse pages', () => {
     const names = new TeamNames(5_000);
     const at = 2_000_000;
     expect((await names.of(t.db, 'org_names', ['team_a'], at)).get('team_a')).toBe('Alpha');
-    await deleteOrganization(t.db, 'org_names', { erase: true });
+    await deleteOrganization(t.db, 'org_names', { erase: true }, new Date());
     await loadDataset(t.db, { organizations: [org('org_names', [team('team_a', 'Reborn')])] });
     expect((await names.of(t.db, 'org_names', ['team_a'], at + 5_000)).get('team_a')).toBe('Reborn');
   });

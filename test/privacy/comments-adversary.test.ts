@@ -372,7 +372,7 @@ describe(`GET /comments under attack, with moderation, late pulses and a twin or
       return out;
     };
     const all = [...model.pulses.values()];
-    await deleteOrganization(t.db, ORG, { erase: true });
+    await deleteOrganization(t.db, ORG, { erase: true }, new Date());
     const mirror: ModelPulse[] = all.map((p) => ({ ...p, comment: p.comment ? `mirror ${p.id}` : p.comment }));
     for (const p of mirror) if (p.comment) textOf.set(p.comment, p.id);
     const ds = dataset(mirror, true);

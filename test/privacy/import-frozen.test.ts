@@ -25,7 +25,7 @@ describe('imports into weeks whose comments are already released', () => {
       }],
     });
     // The week of 2026-11-02 is released (frozen); the week of 2026-11-09 is not.
-    await new CommentReleases('frozen-import-secret-0123456789abcdef', 0).ensureReleased(t.db, ORG, '2026-11-02', '2026-11-02', new Date('2026-11-20T00:00:00Z'));
+    await new CommentReleases('frozen-import-secret-0123456789abcdef', 0).ensureReleased(t.db, ORG, '2026-11-02', '2026-11-02');
   });
   afterAll(async () => {
     await t.close();

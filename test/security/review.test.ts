@@ -256,7 +256,7 @@ describe('finding 6: webhooks never reach internal addresses', () => {
     expect(() => checkWebhookUrl(url)).toThrow(message);
     const t = await createTestDatabase();
     try {
-      await expect(addEndpoint(t.db, 'org_x', { url, eventTypes: null })).rejects.toThrow(message);
+      await expect(addEndpoint(t.db, 'org_x', { url, eventTypes: null, now: new Date() })).rejects.toThrow(message);
     } finally {
       await t.close();
     }

@@ -33,8 +33,8 @@ describe('webhooks of a soft-deleted organization', () => {
         organizations: [{ id: 'org_gone', name: 'Gone', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z', apiKeys: [{ key: KEY, name: 'ci' }, { key: BUSY_KEY, name: 'busy' }] }],
       },
     });
-    endpointId = (await addEndpoint(t.db, 'org_gone', { url: `${rx.url}/live`, eventTypes: ['action.created'], allowPrivate: true })).id;
-    await addEndpoint(t.db, 'org_gone', { url: `${rx.url}/retry`, eventTypes: ['alert.created'], allowPrivate: true });
+    endpointId = (await addEndpoint(t.db, 'org_gone', { url: `${rx.url}/live`, eventTypes: ['action.created'], allowPrivate: true, now: new Date() })).id;
+    await addEndpoint(t.db, 'org_gone', { url: `${rx.url}/retry`, eventTypes: ['alert.created'], allowPrivate: true, now: new Date() });
   });
   afterAll(async () => {
     await t.close();
@@ -49,7 +49,7 @@ describe('webhooks of a soft-deleted organization', () => {
 
   it('before the delete: an action is delivered, an alert fails once and waits for its retry; a failed delivery exists', async () => {
     expect((await postAction('before-the-delete')).statusCode).toBe(200);
-    await t.db.transaction((tx) => recordEvent(tx, 'org_gone', 'alert.created', { id: 'al_1' }));
+    await t.db.transaction((tx) => recordEvent(tx, 'org_gone', 'alert.created', { id: 'al_1' }, new Date()));
     expect(await workerRound(t)).toBe(2);
     expect(rx.on('/live')).toHaveLength(1);
     expect(rx.on('/retry')).toHaveLength(1);
@@ -57,7 +57,7 @@ describe('webhooks of a soft-deleted organization', () => {
     expect(deliveries.map((d) => [d.type, d.status, d.attempts]).sort()).toEqual([['action.created', 'succeeded', 1], ['alert.created', 'pending', 1]]);
     // A second alert whose retry is far away (60 s), and one that failed for good (to replay).
     failFirst = false;
-    await t.db.transaction((tx) => recordEvent(tx, 'org_gone', 'alert.created', { id: 'al_2' }));
+    await t.db.transaction((tx) => recordEvent(tx, 'org_gone', 'alert.created', { id: 'al_2' }, new Date()));
     await t.db.query({ name: 'test.fail_one', text: "UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, completed_at = now() WHERE org_id = 'org_gone' AND status = 'pending' AND attempts = 0" });
     failedDeliveryId = (await listDeliveries(t.db, 'org_gone', { status: 'failed', limit: 1 }))[0].id;
   });
@@ -68,7 +68,7 @@ describe('webhooks of a soft-deleted organization', () => {
     expect((await t.call('DELETE', `${ORG}/org_gone`)).statusCode).toBe(200);
     const res = await postAction('after-the-delete', BUSY_KEY);
     expect(res.statusCode).toBe(200); // the cached key: the write itself is the key cache's 5 s, not this fix
-    expect(await t.db.transaction((tx) => recordEvent(tx, 'org_gone', 'action.created', { id: 'act_x' }))).toBeNull();
+    expect(await t.db.transaction((tx) => recordEvent(tx, 'org_gone', 'action.created', { id: 'act_x' }, new Date()))).toBeNull();
     const deliveries = await listDeliveries(t.db, 'org_gone', { limit: 10 });
     expect(deliveries.filter((d) => d.type === 'action.created')).toHaveLength(1);
   });

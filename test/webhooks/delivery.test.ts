@@ -41,7 +41,7 @@ describe('webhook delivery', () => {
   const secrets = new Map<string, string>();
 
   const endpoint = async (org: string, path: string, eventTypes: null | ('action.created' | 'action.updated' | 'alert.created')[] = null) => {
-    const e = await addEndpoint(t.db, `org_${org}`, { url: `${rx.url}${path}`, eventTypes, allowPrivate: true });
+    const e = await addEndpoint(t.db, `org_${org}`, { url: `${rx.url}${path}`, eventTypes, allowPrivate: true, now: new Date() });
     secrets.set(path, e.secret);
     return e;
   };
@@ -118,7 +118,7 @@ describe('webhook delivery', () => {
         { id: 'al_w1', type: 'MOOD_DROP', message: 'Mood fell 20% in Team main', weekISO: '2026-W47', subteamId: 'team_main', readAt: null, createdAt: '2026-11-21T06:00:00.000Z' },
       ]);
       const [alert] = await recentAlerts(tx, 'org_main', 1);
-      await recordAlertCreated(tx, 'org_main', { ...alert, subteamId: 'team_main' } as typeof alert);
+      await recordAlertCreated(tx, 'org_main', { ...alert, subteamId: 'team_main' } as typeof alert, new Date());
     });
     expect(await waitFor(() => rx.on('/main-alerts').length === 1)).toBe(true);
     const [alert] = await getItems('main', '/v1/alerts');

@@ -22,9 +22,9 @@ describe('webhook worker', () => {
   });
 
   it('at close abandons the attempt in flight, which is due again at once for the next worker', async () => {
-    const { secret } = await addEndpoint(t.db, 'org_w', { url: `${rx.url}/w`, eventTypes: ['action.created'], allowPrivate: true });
+    const { secret } = await addEndpoint(t.db, 'org_w', { url: `${rx.url}/w`, eventTypes: ['action.created'], allowPrivate: true, now: new Date() });
     // Not subscribed: nothing is written.
-    expect(await t.db.transaction((tx) => recordEvent(tx, 'org_w', 'alert.created', { id: 'al_1' }))).toBeNull();
+    expect(await t.db.transaction((tx) => recordEvent(tx, 'org_w', 'alert.created', { id: 'al_1' }, new Date()))).toBeNull();
     const eventId = await t.db.transaction((tx) => recordEvent(tx, 'org_w', 'action.created', { $id: 'act_1' }, new Date('2026-11-23T10:00:00.000Z')));
     expect(eventId).toMatch(/^msg_[0-9A-Za-z]{16}$/);
 
