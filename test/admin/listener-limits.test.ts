@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -116,6 +116,7 @@ describe('issue 26: the operator listener is bounded', () => {
   let publicPort: number;
   let dataDir: string;
   let livePid: string;
+  let recentUnnamed: string;
   const stale: string[] = [];
 
   const pulseCount = async () => (await tdb.db.query<{ n: number }>(sql('t.count', `SELECT count(*)::int AS n FROM pulses WHERE org_id = '${ORG}'`)))[0].n;
@@ -126,13 +127,20 @@ describe('issue 26: the operator listener is bounded', () => {
     const dead = spawn(process.execPath, ['-e', '']);
     await once(dead, 'exit');
     expect(dead.pid).toBeTypeOf('number');
+    const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
     for (const name of [`cp-import-${dead.pid}-aB3dE6`, 'cp-import-Xy12Zq']) {
       mkdirSync(join(TMP, name));
       writeFileSync(join(TMP, name, 'upload.ndjson'), 'x'.repeat(1024));
+      utimesSync(join(TMP, name, 'upload.ndjson'), twoHoursAgo, twoHoursAgo);
+      utimesSync(join(TMP, name), twoHoursAgo, twoHoursAgo);
       stale.push(name);
     }
     livePid = `cp-import-${process.pid}-live01`; // a live process's import: never touched
     mkdirSync(join(TMP, livePid));
+    // Named the old way but written to a minute ago: a process of an earlier version may be importing it.
+    recentUnnamed = 'cp-import-Rc3nt1';
+    mkdirSync(join(TMP, recentUnnamed));
+    writeFileSync(join(TMP, recentUnnamed, 'upload.ndjson'), 'x');
 
     tdb = await createTestDatabase();
     await loadDataset(tdb.db, { organizations: [{ id: ORG, name: 'L', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z' }] });
@@ -158,8 +166,9 @@ describe('issue 26: the operator listener is bounded', () => {
   });
 
   it('removes at start the cp-import-* directories a killed process left (one of 1 GiB stayed in /tmp), and keeps a live process\'s', () => {
-    expect(leftovers()).toEqual([livePid]);
+    expect(leftovers().sort()).toEqual([livePid, recentUnnamed].sort());
     for (const name of stale) expect(readdirSync(TMP)).not.toContain(name);
+    rmSync(join(TMP, recentUnnamed), { recursive: true });
   });
 
   it('one NDJSON line of a few MB without a newline, over IMPORT_MAX_LINE_BYTES: 400 invalid_request naming its line, nothing written, no temporary file left, both APIs still up', async () => {

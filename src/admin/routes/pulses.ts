@@ -208,10 +208,15 @@ function receive(body: IncomingMessage, file: string, guard: LineLengthGuard, ma
   });
 }
 
+/** A directory named before process ids whose upload has not changed for this long is stale. */
+const UNNAMED_STALE_MS = 60 * 60_000;
+
 /**
  * Removes the temporary directories of imports whose process is gone (killed mid-import, so its
- * `finally` never ran), and those of the naming before process ids. Directories of live processes
- * (other workers, other servers on this host) are left alone, as is anything not ours.
+ * `finally` never ran), and those of the naming before process ids once their upload has not
+ * changed for an hour (a process of an earlier version may still be importing one). Directories
+ * of live processes (other workers, other servers on this host) are left alone, as is anything
+ * not ours.
  */
 export async function removeStaleImportFiles(dir = tmpdir()): Promise<string[]> {
   const removed: string[] = [];
@@ -220,15 +225,23 @@ export async function removeStaleImportFiles(dir = tmpdir()): Promise<string[]> 
     const m = TEMP_DIR.exec(name);
     if (!m || (m[1] && isAlive(Number(m[1])))) continue;
     try {
-      const st = await lstat(join(dir, name));
+      const path = join(dir, name);
+      const st = await lstat(path);
       if (!st.isDirectory() || (uid !== undefined && st.uid !== uid)) continue;
-      await rm(join(dir, name), { recursive: true, force: true });
+      if (!m[1] && (await lastChange(path)) > Date.now() - UNNAMED_STALE_MS) continue;
+      await rm(path, { recursive: true, force: true });
       removed.push(name);
     } catch {
       /* gone meanwhile, or not ours to remove */
     }
   }
   return removed;
+}
+
+async function lastChange(path: string): Promise<number> {
+  let latest = (await lstat(path)).mtimeMs;
+  for (const entry of await readdir(path)) latest = Math.max(latest, (await lstat(join(path, entry))).mtimeMs);
+  return latest;
 }
 
 function isAlive(pid: number): boolean {
