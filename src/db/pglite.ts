@@ -1,4 +1,5 @@
 import { PGlite } from '@electric-sql/pglite';
+import { NodeFS } from '@electric-sql/pglite/nodefs';
 import type { DatabaseExecutor, NamedQuery, Transaction } from './executor.js';
 import { initializeDataDir } from './pglite-init.js';
 
@@ -16,6 +17,37 @@ export const PGLITE_START_PARAMS = [
   ...Object.entries(PGLITE_SETTINGS).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
 ];
 
+type SetAttr = (target: unknown, attr: { mode?: number | null } & Record<string, unknown>) => void;
+interface EmscriptenNodeFs {
+  node_ops: { setattr: SetAttr };
+  stream_ops: { setattr: SetAttr };
+}
+
+/**
+ * The data directory's files on disk, with every mode PGlite sets cut to the owner's bits.
+ * Emscripten creates a file and then chmods it to the mode PostgreSQL asked for (0644 for
+ * pg_internal.init, while the server runs): a chmod, which the process umask does not narrow.
+ * CONTRACT.md section 8 wants 0600 files and 0700 directories at all times, not only at rest.
+ */
+class OwnerOnlyNodeFS extends NodeFS {
+  override async init(...args: Parameters<NodeFS['init']>) {
+    const { emscriptenOpts } = await super.init(...args);
+    const ownerOnly = (mod: { NODEFS: unknown }) => {
+      const nodefs = mod.NODEFS as EmscriptenNodeFs;
+      for (const ops of [nodefs.node_ops, nodefs.stream_ops]) {
+        const setattr = ops.setattr;
+        ops.setattr = (target, attr) => setattr(target, attr.mode == null ? attr : { ...attr, mode: attr.mode & ~0o077 });
+      }
+    };
+    return { emscriptenOpts: { ...emscriptenOpts, preRun: [...(emscriptenOpts.preRun ?? []), ownerOnly as never] } };
+  }
+}
+
+/** PGlite on `dataDir` (in memory without one), its files the owner's only. */
+export function openPglite(dataDir?: string): PGlite {
+  return dataDir ? new PGlite({ fs: new OwnerOnlyNodeFS(dataDir), startParams: PGLITE_START_PARAMS }) : new PGlite({ startParams: PGLITE_START_PARAMS });
+}
+
 /**
  * The embedded database: the same PostgreSQL dialect compiled to WASM, in `dataDir`
  * (or in memory when no directory is given). One process at a time may open a directory.
@@ -28,7 +60,7 @@ export class PgliteExecutor implements DatabaseExecutor {
   /** An empty `dataDir` is initialized first, outside this process's WASM heap (src/db/pglite-init.ts). */
   static async open(dataDir?: string): Promise<PgliteExecutor> {
     if (dataDir) await initializeDataDir(dataDir);
-    const db = dataDir ? new PGlite(dataDir, { startParams: PGLITE_START_PARAMS }) : new PGlite({ startParams: PGLITE_START_PARAMS });
+    const db = openPglite(dataDir);
     await db.waitReady;
     return new PgliteExecutor(db);
   }
