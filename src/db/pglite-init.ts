@@ -149,7 +149,7 @@ export function restrictToOwner(dir: string) {
  * Checked at every start: a data directory that others can read or write would hand them every
  * organization's comments and the service's secrets, so the service refuses it, saying how to fix
  * it. What is inside an owner-only directory is out of others' reach; it is made 0600/0700 anyway
- * (PGlite writes some files, such as pg_internal.init, with 0644).
+ * (earlier versions left pg_internal.init 0644; a directory copied by hand may keep wider modes).
  */
 export function checkOwnerOnly(dir: string) {
   checkNotShared(dir);
@@ -209,8 +209,9 @@ async function initInChild(dir: string): Promise<void> {
 
 /** Makes `dir` an initialized PGlite data directory without running initdb in this process. */
 export async function initializeDataDir(dir: string, opts: { template?: string | null } = {}): Promise<'existing' | 'template' | 'initdb'> {
-  if (checkDataDirRoot(dir)) checkDataDirTree(dir);
-  else mkdirSync(dir, { recursive: true, mode: OWNER_DIR });
+  if (!checkDataDirRoot(dir)) mkdirSync(dir, { recursive: true, mode: OWNER_DIR });
+  // An existing database is walked by checkOwnerOnly (links and owners refused, before PGlite opens it).
+  else if (!isInitialized(dir)) checkDataDirTree(dir);
   if (isInitialized(dir)) {
     checkOwnerOnly(dir);
     return 'existing';
