@@ -3,7 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { createInterface } from 'node:readline';
 import { buildAdminApp } from '../admin/app.js';
-import { adminSocketPath } from '../admin/socket.js';
+import { trustedAdminSocket } from '../admin/socket.js';
 import { loadConfig, type Config } from '../config.js';
 import type { ImportSummary } from '../domain/import.js';
 import { withDatabase } from './db.js';
@@ -94,11 +94,14 @@ function socketOperator(socketPath: string): Operator {
   };
 }
 
-/** The running embedded server's socket, when one answers (never in PostgreSQL mode). */
+/**
+ * The running embedded server's socket, when one answers (never in PostgreSQL mode). A socket or
+ * DATA_DIR of another user is refused before connecting: its owner could answer in the server's place.
+ */
 export async function runningServerSocket(config: Config): Promise<string | null> {
   if (config.databaseUrl) return null;
-  const path = adminSocketPath(config.dataDir);
-  return (await socketAnswers(path)) ? path : null;
+  const path = trustedAdminSocket(config.dataDir);
+  return path && (await socketAnswers(path)) ? path : null;
 }
 
 export async function withOperator<T>(fn: (op: Operator) => Promise<T>): Promise<T> {

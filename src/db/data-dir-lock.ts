@@ -1,7 +1,7 @@
 import { mkdirSync, openSync, readFileSync, unlinkSync, writeSync, closeSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
-import { restrictToOwner } from './pglite-init.js';
+import { checkDataDirRoot, checkDataDirTree, restrictToOwner } from './pglite-init.js';
 
 /** Another live process holds the embedded data directory. */
 export class DataDirLockedError extends Error {}
@@ -28,9 +28,9 @@ function unwritable(dir: string, err: unknown): Error {
 }
 
 /**
- * The process that holds an embedded data directory creates files for its owner only: PGlite
- * writes some files (pg_internal.init) 0644 whatever PostgreSQL asks, and only the umask narrows
- * that. Nothing else this process writes is meant for other users either.
+ * The process that holds an embedded data directory creates files for its owner only. PGlite's
+ * own chmods are narrowed where it makes them (src/db/pglite.ts); nothing else this process
+ * writes is meant for other users either.
  */
 function ownerOnlyUmask() {
   try {
@@ -64,10 +64,14 @@ function alive(pid: number): boolean {
 export function lockDataDir(dataDir: string, command = process.argv.slice(2).join(' ') || 'climate-pulse'): () => void {
   const dir = resolve(dataDir);
   ownerOnlyUmask();
-  try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
-  } catch (err) {
-    throw unwritable(dir, err);
+  // Before anything is written: a directory of another user, or a link, is refused (src/db/pglite-init.ts).
+  if (checkDataDirRoot(dir)) checkDataDirTree(dir);
+  else {
+    try {
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+    } catch (err) {
+      throw unwritable(dir, err);
+    }
   }
   const file = join(dir, 'climate-pulse.lock');
   const me: Holder = { pid: process.pid, host: hostname(), command: `climate-pulse ${command}`.trim(), startedAt: new Date().toISOString() };
@@ -91,7 +95,7 @@ export function lockDataDir(dataDir: string, command = process.argv.slice(2).joi
         if (released) return;
         released = true;
         try {
-          restrictToOwner(dir); // PGlite leaves a few files 0644 (pg_internal.init); none stays so at rest
+          restrictToOwner(dir); // belt and braces: nothing is left wider than 0600/0700 at rest
         } catch {
           /* best effort: the next start narrows them again */
         }

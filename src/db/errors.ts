@@ -14,7 +14,9 @@ export type DbFailure =
   /** The connection is gone: the server shut down or restarted (57P01, 57P03, class 08) or the network failed. */
   | 'connection_lost'
   /** The server cannot take the connection now: too many clients (53300), or the pool timed out waiting for one. */
-  | 'unavailable';
+  | 'unavailable'
+  /** The embedded database's one connection is held by a long transaction (a file import): working, not down (src/db/pglite.ts). */
+  | 'busy';
 
 const BY_CODE: Record<string, DbFailure> = {
   '23505': 'unique_violation',
@@ -34,6 +36,7 @@ const BY_CODE: Record<string, DbFailure> = {
   ETIMEDOUT: 'connection_lost',
   ENOTFOUND: 'connection_lost',
   '53300': 'unavailable',
+  CP_DB_BUSY: 'busy',
 };
 
 export function dbFailure(err: unknown): DbFailure | null {
@@ -54,5 +57,5 @@ export function dbFailure(err: unknown): DbFailure | null {
 /** The database cannot answer now (retry later), as opposed to refusing this statement. */
 export function isDatabaseUnavailable(err: unknown): boolean {
   const f = dbFailure(err);
-  return f === 'connection_lost' || f === 'unavailable';
+  return f === 'connection_lost' || f === 'unavailable' || f === 'busy';
 }

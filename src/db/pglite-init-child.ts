@@ -2,13 +2,12 @@
  * Child process of src/db/pglite-init.ts: `init DIR` runs PGlite's initdb for DIR and exits,
  * taking its memory with it; `template` makes the template data directory (run by `npm run build`).
  */
-import { PGlite } from '@electric-sql/pglite';
-import { PGLITE_START_PARAMS } from './pglite.js';
+import { openPglite } from './pglite.js';
 import { makeTemplate, templateDir } from './pglite-init.js';
 
 const [command, dir] = process.argv.slice(2);
 if (command === 'init' && dir) {
-  const db = new PGlite(dir, { startParams: PGLITE_START_PARAMS });
+  const db = openPglite(dir);
   await db.waitReady;
   await db.close();
 } else if (command === 'template') {

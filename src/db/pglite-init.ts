@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
-import { dirname, join, resolve } from 'node:path';
+import { chmodSync, copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, type Stats } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
@@ -41,22 +41,97 @@ export class DataDirInitError extends Error {}
 
 export const isInitialized = (dir: string) => existsSync(join(dir, MARKER));
 
-/** DATA_DIR or something in it can be read or written by other users: the service refuses to open it. */
+/**
+ * DATA_DIR or something in it is not this user's alone: others can read or write it, it belongs to
+ * another user, or it is (or holds) a symbolic link. The service refuses to open it.
+ */
 export class DataDirPermissionsError extends DataDirInitError {}
 
 const OWNER_DIR = 0o700;
 const OWNER_FILE = 0o600;
 
-/** Every directory and file under `dir` (symbolic links are not followed), `dir` first. */
-function* tree(dir: string): Generator<{ path: string; mode: number; isDir: boolean }> {
-  const root = lstatSync(dir);
-  yield { path: dir, mode: root.mode & 0o777, isDir: root.isDirectory() };
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isSymbolicLink()) continue;
-    if (entry.isDirectory()) yield* tree(path);
-    else yield { path, mode: lstatSync(path).mode & 0o777, isDir: false };
+const uid = () => process.getuid?.();
+
+/** Another user owns `path`: they could swap what is in it (the operator socket, a link) under this process. */
+function checkOwner(root: string, path: string, st: Stats) {
+  const me = uid();
+  if (me === undefined || st.uid === me) return;
+  const what = path === root ? `the embedded database in ${root}` : `${relative(root, path)} in the embedded database in ${root}`;
+  throw new DataDirPermissionsError(
+    `${what} belongs to uid ${st.uid}, not to uid ${me} that runs climate-pulse; run climate-pulse as uid ${st.uid}, or set DATA_DIR to a directory of uid ${me}`,
+  );
+}
+
+/**
+ * DATA_DIR itself must be a real directory (never a symbolic link: the database follows none) of
+ * the user running this process. Returns false when it does not exist yet.
+ */
+export function checkDataDirRoot(dir: string): boolean {
+  const where = resolve(dir);
+  let st: Stats;
+  try {
+    st = lstatSync(where);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
   }
+  if (st.isSymbolicLink()) {
+    let real: string | undefined;
+    try {
+      real = realpathSync(where);
+    } catch {
+      /* dangling */
+    }
+    throw new DataDirPermissionsError(
+      real
+        ? `DATA_DIR ${where} is a symbolic link to ${real}; the embedded database never follows links: set DATA_DIR=${real}`
+        : `DATA_DIR ${where} is a symbolic link to ${readlinkSync(where)}, which does not exist; the embedded database never follows links: set DATA_DIR to a real directory`,
+    );
+  }
+  if (!st.isDirectory()) throw new DataDirPermissionsError(`DATA_DIR ${where} is not a directory; set DATA_DIR to a directory (a new one is made when missing)`);
+  checkOwner(where, where, st);
+  return true;
+}
+
+/**
+ * Every directory and file under `dir`, `dir` first. A symbolic link, an entry of another user or
+ * anything but a file, a directory or a socket (the operator socket) is refused, never followed:
+ * a dangling PG_VERSION link would otherwise have this process write a file wherever it points.
+ */
+function* tree(dir: string, root = resolve(dir), top = lstatSync(dir)): Generator<{ path: string; mode: number; isDir: boolean }> {
+  yield { path: dir, mode: top.mode & 0o777, isDir: top.isDirectory() };
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' && resolve(dir) !== root) return; // removed meanwhile (a temporary directory)
+    throw err;
+  }
+  for (const name of names) {
+    const path = join(dir, name);
+    let st: Stats;
+    try {
+      st = lstatSync(path);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue; // removed meanwhile
+      throw err;
+    }
+    const rel = relative(root, resolve(path));
+    if (st.isSymbolicLink()) {
+      throw new DataDirPermissionsError(
+        `the embedded database in ${root} holds a symbolic link, ${rel} -> ${readlinkSync(path)}; it never follows links in its directory: remove the link (restore the file from a backup if one is missing) and start again`,
+      );
+    }
+    checkOwner(root, resolve(path), st);
+    if (st.isDirectory()) yield* tree(path, root, st);
+    else if (st.isFile() || st.isSocket()) yield { path, mode: st.mode & 0o777, isDir: false };
+    else throw new DataDirPermissionsError(`the embedded database in ${root} holds ${rel}, which is not a file or a directory; remove it and start again`);
+  }
+}
+
+/** Refuses DATA_DIR when it, or anything in it, is a link or another user's (see `tree`); reads only. */
+export function checkDataDirTree(dir: string) {
+  for (const _ of tree(dir)) void _;
 }
 
 /**
@@ -74,9 +149,15 @@ export function restrictToOwner(dir: string) {
  * Checked at every start: a data directory that others can read or write would hand them every
  * organization's comments and the service's secrets, so the service refuses it, saying how to fix
  * it. What is inside an owner-only directory is out of others' reach; it is made 0600/0700 anyway
- * (PGlite writes some files, such as pg_internal.init, with 0644).
+ * (earlier versions left pg_internal.init 0644; a directory copied by hand may keep wider modes).
  */
 export function checkOwnerOnly(dir: string) {
+  checkNotShared(dir);
+  restrictToOwner(dir);
+}
+
+/** Refuses DATA_DIR when others may read, write or enter it (the start check, and the CLI's before it trusts the socket in it). */
+export function checkNotShared(dir: string) {
   const mode = lstatSync(dir).mode & 0o777;
   if (mode & 0o077) {
     const where = resolve(dir);
@@ -84,7 +165,6 @@ export function checkOwnerOnly(dir: string) {
       `the embedded database in ${where} can be read or written by other users (it is ${mode.toString(8).padStart(4, '0')}); run: chmod -R go-rwx ${where}`,
     );
   }
-  restrictToOwner(dir);
 }
 
 /** A directory being made into a database is the owner's only before anything is written into it. */
@@ -129,7 +209,9 @@ async function initInChild(dir: string): Promise<void> {
 
 /** Makes `dir` an initialized PGlite data directory without running initdb in this process. */
 export async function initializeDataDir(dir: string, opts: { template?: string | null } = {}): Promise<'existing' | 'template' | 'initdb'> {
-  mkdirSync(dir, { recursive: true, mode: OWNER_DIR });
+  if (!checkDataDirRoot(dir)) mkdirSync(dir, { recursive: true, mode: OWNER_DIR });
+  // An existing database is walked by checkOwnerOnly (links and owners refused, before PGlite opens it).
+  else if (!isInitialized(dir)) checkDataDirTree(dir);
   if (isInitialized(dir)) {
     checkOwnerOnly(dir);
     return 'existing';

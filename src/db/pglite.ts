@@ -1,4 +1,5 @@
 import { PGlite } from '@electric-sql/pglite';
+import { NodeFS } from '@electric-sql/pglite/nodefs';
 import type { DatabaseExecutor, NamedQuery, Transaction } from './executor.js';
 import { initializeDataDir } from './pglite-init.js';
 
@@ -16,45 +17,172 @@ export const PGLITE_START_PARAMS = [
   ...Object.entries(PGLITE_SETTINGS).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
 ];
 
+type SetAttr = (target: unknown, attr: { mode?: number | null } & Record<string, unknown>) => void;
+interface EmscriptenNodeFs {
+  node_ops: { setattr: SetAttr };
+  stream_ops: { setattr: SetAttr };
+}
+
+/**
+ * The data directory's files on disk, with every mode PGlite sets cut to the owner's bits.
+ * Emscripten creates a file and then chmods it to the mode PostgreSQL asked for (0644 for
+ * pg_internal.init, while the server runs): a chmod, which the process umask does not narrow.
+ * CONTRACT.md section 8 wants 0600 files and 0700 directories at all times, not only at rest.
+ */
+class OwnerOnlyNodeFS extends NodeFS {
+  override async init(...args: Parameters<NodeFS['init']>) {
+    const { emscriptenOpts } = await super.init(...args);
+    const ownerOnly = (mod: { NODEFS: unknown }) => {
+      const nodefs = mod.NODEFS as EmscriptenNodeFs;
+      for (const ops of [nodefs.node_ops, nodefs.stream_ops]) {
+        const setattr = ops.setattr;
+        ops.setattr = (target, attr) => setattr(target, attr.mode == null ? attr : { ...attr, mode: attr.mode & ~0o077 });
+      }
+    };
+    return { emscriptenOpts: { ...emscriptenOpts, preRun: [...(emscriptenOpts.preRun ?? []), ownerOnly as never] } };
+  }
+}
+
+/** PGlite on `dataDir` (in memory without one), its files the owner's only. */
+export function openPglite(dataDir?: string): PGlite {
+  return dataDir ? new PGlite({ fs: new OwnerOnlyNodeFS(dataDir), startParams: PGLITE_START_PARAMS }) : new PGlite({ startParams: PGLITE_START_PARAMS });
+}
+
+/**
+ * How long a caller waits behind another one that has held the connection for a while (a file
+ * import, one transaction of a minute or more) before it is refused: then a request answers 503
+ * service_unavailable with Retry-After within about a second instead of hanging until the commit
+ * (docs/decisions.md, "Issue 26: public requests during an embedded import").
+ */
+export const CONNECTION_WAIT_MS = 1_000;
+/** A holder this long is not a short query in a queue: one waiting behind it past the bound is refused. */
+const LONG_HOLD_MS = 250;
+
+/** The embedded database's one connection stayed taken by one holder past the wait bound. */
+export class DatabaseBusyError extends Error {
+  /** src/db/errors.ts maps it to 'busy'. */
+  readonly code = 'CP_DB_BUSY';
+  constructor() {
+    super('the embedded database is busy with a long transaction (such as a file import); retry shortly');
+  }
+}
+
+interface Waiter {
+  admit(): void;
+  timer?: NodeJS.Timeout;
+}
+
+/**
+ * PGlite has one connection: a transaction holds it from BEGIN to COMMIT, and everyone else waits
+ * (PGlite's own queue has no bound). Here callers take it first come, first served; one who has
+ * waited `waitMs` while the current holder has held it LONG_HOLD_MS or more is refused. Short
+ * queries queued behind each other still wait as long as they must: only a long holder makes
+ * others fail, so a refusal comes between `waitMs` and `waitMs + LONG_HOLD_MS` after the call.
+ */
+class ConnectionGate {
+  private taken = false;
+  private heldSince = 0;
+  private readonly queue: Waiter[] = [];
+
+  constructor(private readonly waitMs: number) {}
+
+  async run<T>(fn: () => Promise<T>): Promise<T> {
+    await this.take();
+    try {
+      return await fn();
+    } finally {
+      this.give();
+    }
+  }
+
+  private take(): Promise<void> {
+    if (!this.taken) {
+      this.taken = true;
+      this.heldSince = performance.now();
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => {
+      const since = performance.now();
+      const waiter: Waiter = {
+        admit: () => {
+          clearTimeout(waiter.timer);
+          resolve();
+        },
+      };
+      const check = () => {
+        const now = performance.now();
+        const left = Math.max(since + this.waitMs, this.heldSince + LONG_HOLD_MS) - now;
+        if (left > 0) {
+          waiter.timer = setTimeout(check, left);
+          return;
+        }
+        const i = this.queue.indexOf(waiter);
+        if (i < 0) return; // admitted meanwhile
+        this.queue.splice(i, 1);
+        reject(new DatabaseBusyError());
+      };
+      waiter.timer = setTimeout(check, this.waitMs);
+      this.queue.push(waiter);
+    });
+  }
+
+  private give() {
+    const next = this.queue.shift();
+    if (!next) {
+      this.taken = false;
+      return;
+    }
+    this.heldSince = performance.now();
+    next.admit();
+  }
+}
+
 /**
  * The embedded database: the same PostgreSQL dialect compiled to WASM, in `dataDir`
  * (or in memory when no directory is given). One process at a time may open a directory.
  */
 export class PgliteExecutor implements DatabaseExecutor {
   readonly kind = 'pglite' as const;
+  private readonly gate: ConnectionGate;
 
-  private constructor(readonly db: PGlite) {}
+  private constructor(
+    readonly db: PGlite,
+    waitMs: number,
+  ) {
+    this.gate = new ConnectionGate(waitMs);
+  }
 
   /** An empty `dataDir` is initialized first, outside this process's WASM heap (src/db/pglite-init.ts). */
-  static async open(dataDir?: string): Promise<PgliteExecutor> {
+  static async open(dataDir?: string, opts: { waitMs?: number } = {}): Promise<PgliteExecutor> {
     if (dataDir) await initializeDataDir(dataDir);
-    const db = dataDir ? new PGlite(dataDir, { startParams: PGLITE_START_PARAMS }) : new PGlite({ startParams: PGLITE_START_PARAMS });
+    const db = openPglite(dataDir);
     await db.waitReady;
-    return new PgliteExecutor(db);
+    return new PgliteExecutor(db, opts.waitMs ?? CONNECTION_WAIT_MS);
   }
 
   async query<T>(q: NamedQuery, params: unknown[] = []): Promise<T[]> {
-    const res = await this.db.query<T>(q.text, params);
-    return res.rows;
+    return this.gate.run(async () => (await this.db.query<T>(q.text, params)).rows);
   }
 
   async transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
-    return this.db.transaction(async (t) => {
-      const tx: Transaction = {
-        async query<R>(q: NamedQuery, params: unknown[] = []) {
-          const res = await t.query<R>(q.text, params);
-          return res.rows;
-        },
-        async exec(sqlText: string) {
-          await t.exec(sqlText);
-        },
-      };
-      return fn(tx);
-    });
+    return this.gate.run(() =>
+      this.db.transaction(async (t) => {
+        const tx: Transaction = {
+          async query<R>(q: NamedQuery, params: unknown[] = []) {
+            const res = await t.query<R>(q.text, params);
+            return res.rows;
+          },
+          async exec(sqlText: string) {
+            await t.exec(sqlText);
+          },
+        };
+        return fn(tx);
+      }),
+    );
   }
 
   async exec(sqlText: string): Promise<void> {
-    await this.db.exec(sqlText);
+    await this.gate.run(() => this.db.exec(sqlText));
   }
 
   async close(): Promise<void> {

@@ -260,7 +260,8 @@ export async function importPulses(db: DatabaseExecutor, opts: ImportOptions): P
   const started = Date.now();
   const format = opts.format ?? (/\.csv$/i.test(opts.file) ? 'csv' : 'ndjson');
   const total = statSync(opts.file).size;
-  const batchSize = opts.batchSize ?? 5_000;
+  // PGlite runs each batch's statement on the event loop: smaller batches keep every pause short (docs/decisions.md, issue 26).
+  const batchSize = opts.batchSize ?? (db.kind === 'pglite' ? 1_000 : 5_000);
   const maxProblems = opts.maxReportedProblems ?? 100;
   await requireLiveOrg(db, opts.orgId);
   const teams = await listTeamIds(db, opts.orgId);
