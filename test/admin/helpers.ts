@@ -4,6 +4,7 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { loadDataset, type Dataset } from '../../src/domain/dataset.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { expectDocumented } from '../helpers/openapi.js';
 
 export const TOKEN = 'test-admin-token-0123456789abcdef0123';
 
@@ -26,8 +27,14 @@ export async function createAdminTest(opts: { dataset?: Dataset; env?: Record<st
     admin,
     app,
     config,
-    call: (method, url, body, headers = {}) =>
-      admin.inject({ method, url, headers: { authorization: `Bearer ${TOKEN}`, ...headers }, ...(body === undefined ? {} : { payload: body as object }) } as InjectOptions),
+    // Every JSON answer is checked against the operator API's own document, as /v1 answers are.
+    call: async (method, url, body, headers = {}) => {
+      const res = await admin.inject({ method, url, headers: { authorization: `Bearer ${TOKEN}`, ...headers }, ...(body === undefined ? {} : { payload: body as object }) } as InjectOptions);
+      const json = String(res.headers['content-type'] ?? '').startsWith('application/json');
+      const unrouted = res.statusCode === 404 && /No such endpoint/.test(res.body);
+      if (json && !unrouted && headers.authorization === undefined && !url.endsWith('/openapi.json')) await expectDocumented(admin, String(method), url, res);
+      return res;
+    },
     async close() {
       await admin.close();
       await app.close();

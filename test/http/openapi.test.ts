@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateOpenApi, OPENAPI_PATH } from '../../scripts/write-openapi.js';
+import { ADMIN_OPENAPI_PATH, generateAdminOpenApi, generateOpenApi, OPENAPI_PATH } from '../../scripts/write-openapi.js';
 import { KEYS, NOW, readDataset } from '../fixtures/dataset.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { expectDocumented } from '../helpers/openapi.js';
@@ -105,5 +105,10 @@ describe('OpenAPI document', () => {
   it('is committed as docs/openapi.json, as the code generates it', async () => {
     const committed = readFileSync(OPENAPI_PATH, 'utf8');
     expect(committed === (await generateOpenApi()), 'docs/openapi.json is stale: run `npm run openapi` and commit it').toBe(true);
+  });
+
+  it("the operator API's document is committed as docs/openapi-admin.json, as the code generates it", async () => {
+    const committed = readFileSync(ADMIN_OPENAPI_PATH, 'utf8');
+    expect(committed === (await generateAdminOpenApi()), 'docs/openapi-admin.json is stale: run `npm run openapi` and commit it').toBe(true);
   });
 });

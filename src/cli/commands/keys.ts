@@ -1,6 +1,5 @@
 import { Option, type Command } from 'commander';
-import type { KeyListing } from '../../db/repositories/api-keys.js';
-import type { CreatedKey } from '../../domain/keys.js';
+import type { CreatedKey, KeyListing } from '../../contract/schemas/admin-keys.js';
 import { withOperator } from '../operator.js';
 import { CliError } from '../errors.js';
 

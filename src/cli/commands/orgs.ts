@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { OrgRecord } from '../../domain/orgs.js';
+import type { AdminOrg as OrgRecord } from '../../contract/schemas/admin-orgs.js';
 import { withOperator } from '../operator.js';
 import { CliError } from '../errors.js';
 

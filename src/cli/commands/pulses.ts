@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { ModerationResult } from '../../domain/moderation.js';
+import type { ModerationResult } from '../../contract/schemas/admin-pulses.js';
 import { withOperator } from '../operator.js';
 import { CliError } from '../errors.js';
 

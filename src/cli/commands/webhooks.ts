@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
-import type { DeliveryListing } from '../../db/repositories/webhooks.js';
-import type { EndpointView } from '../../domain/webhook-endpoints.js';
+import type { Delivery as DeliveryListing, Endpoint as EndpointView } from '../../contract/schemas/admin-webhooks.js';
 import { parseEventTypes, WEBHOOK_EVENT_TYPES } from '../../domain/webhooks.js';
 import { withOperator } from '../operator.js';
 import { CliError } from '../errors.js';

@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 
 export const MarkReadBodySchema = Type.Object(
   { read: Type.Boolean({ description: 'true sets readAt to now (once: again keeps the first time); false clears it.' }) },
@@ -29,3 +29,7 @@ export const AlertRunSchema = Type.Object(
   },
   { additionalProperties: false },
 );
+
+export type MarkReadBody = Static<typeof MarkReadBodySchema>;
+export type RunAlertsBody = Static<typeof RunAlertsBodySchema>;
+export type AlertRun = Static<typeof AlertRunSchema>;

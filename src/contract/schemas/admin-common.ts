@@ -1,4 +1,4 @@
-import { Type, type TSchema } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 import { COMMON_HEADERS } from './responses.js';
 
 /** The operator API's answers (CONTRACT.md section 10): the success body, then its error statuses. */
@@ -41,3 +41,6 @@ export const OrgItemParamsSchema = (name: string, description: string) =>
   );
 
 export const AdminNoQuerySchema = Type.Object({}, { additionalProperties: false });
+
+export type OrgIdParams = Static<typeof OrgIdParamsSchema>;
+export type AdminNoQuery = Static<typeof AdminNoQuerySchema>;

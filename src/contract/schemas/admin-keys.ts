@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { DateTimeSchema, Nullable } from './common.js';
 
 const Scope = Type.Union([Type.Literal('read_write'), Type.Literal('read')], {
@@ -39,3 +39,8 @@ export const KeyListingSchema = Type.Object(
 );
 
 export const KeyListSchema = Type.Object({ items: Type.Array(KeyListingSchema) }, { additionalProperties: false });
+
+export type CreateKeyBody = Static<typeof CreateKeyBodySchema>;
+export type CreatedKey = Static<typeof CreatedKeySchema>;
+export type KeyListing = Static<typeof KeyListingSchema>;
+export type KeyList = Static<typeof KeyListSchema>;

@@ -70,3 +70,9 @@ export const PlanSchema = Type.Object(
   },
   { additionalProperties: false },
 );
+
+export type DeleteOrgQuery = Static<typeof DeleteOrgQuerySchema>;
+export type DeletedOrg = Static<typeof DeletedOrgSchema>;
+export type PlanParams = Static<typeof PlanParamsSchema>;
+export type PutPlanBody = Static<typeof PutPlanBodySchema>;
+export type Plan = Static<typeof PlanSchema>;

@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { CountSchema, DateTimeSchema, Nullable } from './common.js';
 
 const Id = Type.String({ minLength: 1, maxLength: 128 });
@@ -49,3 +49,10 @@ export const ImportQuerySchema = Type.Object(
   },
   { additionalProperties: false },
 );
+
+export type IngestPulse = Static<typeof IngestPulseSchema>;
+export type IngestBody = Static<typeof IngestBodySchema>;
+export type IngestResult = Static<typeof IngestResultSchema>;
+export type ModerateBody = Static<typeof ModerateBodySchema>;
+export type ModerationResult = Static<typeof ModerationResultSchema>;
+export type ImportQuery = Static<typeof ImportQuerySchema>;

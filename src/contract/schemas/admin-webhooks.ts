@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { CountSchema, DateTimeSchema, Nullable } from './common.js';
 
 const EventType = Type.Union([Type.Literal('alert.created'), Type.Literal('action.created'), Type.Literal('action.updated')]);
@@ -71,3 +71,14 @@ export const ReplayResultSchema = Type.Object(
   { id: Type.String(), eventId: Type.String(), type: Type.String(), url: Type.String() },
   { additionalProperties: false },
 );
+
+export type CreateEndpointBody = Static<typeof CreateEndpointBodySchema>;
+export type Endpoint = Static<typeof EndpointSchema>;
+export type CreatedEndpoint = Static<typeof CreatedEndpointSchema>;
+export type EndpointList = Static<typeof EndpointListSchema>;
+export type Removed = Static<typeof RemovedSchema>;
+export type PingResult = Static<typeof PingResultSchema>;
+export type DeliveryQuery = Static<typeof DeliveryQuerySchema>;
+export type Delivery = Static<typeof DeliverySchema>;
+export type DeliveryList = Static<typeof DeliveryListSchema>;
+export type ReplayResult = Static<typeof ReplayResultSchema>;
