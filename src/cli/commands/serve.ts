@@ -19,6 +19,10 @@ Signals:
 See docs/deployment.md.`;
 
 export function registerServe(program: Command) {
+  program.addHelpText(
+    'after',
+    '\nSignals to `serve`: SIGTERM or SIGINT drain and exit 0; SIGHUP replaces the WORKERS one at a time.\nSee `climate-pulse serve --help` and docs/deployment.md.',
+  );
   program
     .command('serve')
     .description('apply pending migrations, then serve the API')
