@@ -24,12 +24,13 @@ export interface Traffic {
  * `clients` loops, each sending its next request as soon as the previous one is answered, through
  * Node's `fetch` (which keeps its connections open, like most client libraries and load balancers).
  * With `stopOnError`, a loop ends at its first failed fetch (the port closed); otherwise it goes on.
+ * `pauseMs` is a client's think time between an answer and its next request (0: none).
  * Bounded: every loop ends by `maxMs` at the latest.
  */
 export function runClients(
   clients: number,
   send: (client: number, seq: number) => Promise<Response>,
-  opts: { stopOnError?: boolean; maxMs?: number } = {},
+  opts: { stopOnError?: boolean; maxMs?: number; pauseMs?: number } = {},
 ): Traffic {
   const log: Sent[] = [];
   let stopped = false;
@@ -49,6 +50,7 @@ export function runClients(
       if (entry.error && opts.stopOnError) return;
       // A refused connection answers at once: a short pause keeps a failing loop from spinning.
       if (entry.error) await new Promise((r) => setTimeout(r, 20));
+      else if (opts.pauseMs) await new Promise((r) => setTimeout(r, opts.pauseMs));
     }
   };
   const loops = Array.from({ length: clients }, (_, i) => loop(i));
