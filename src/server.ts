@@ -76,6 +76,7 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
         process.exit(1);
       }, config.shutdownGraceMs);
       timer.unref();
+      const startedAt = Date.now();
       // /readyz says 503 at once; every answer from now on closes its connection.
       draining = true;
       for (const d of drains) d.begin();
@@ -85,12 +86,14 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
       if (config.shutdownDelayMs > 0) await new Promise((r) => setTimeout(r, config.shutdownDelayMs));
       // No new connections; requests on open ones are served (answered with Connection: close).
       await Promise.all(drains.map((d) => d.stopListening()));
+      const drainedMs = Date.now() - startedAt;
       await admin.close();
       await app.close(); // its onClose hooks: Redis, the key-usage flush
       await alertsStopped;
       await webhooks.close();
       await db.close();
       clearTimeout(timer);
+      app.log.info({ drainedMs, totalMs: Date.now() - startedAt }, 'shutdown complete');
     })());
   return { app, db, address, metricsAddress: metrics?.address, adminAddress: admin.address, adminSocket: admin.socketPath, close };
 }

@@ -4,9 +4,11 @@ import { readFileSync } from 'node:fs';
 import { Server as NetServer, type Socket } from 'node:net';
 
 /**
- * A connection idle when the drain starts may be one its client is writing its next request on
+ * A connection that has just fallen idle may be one its client is writing its next request on
  * right now (a keep-alive client sends it as soon as the previous answer is read). Closing it then
- * loses that request, so it gets this long to bring one, answered with `Connection: close`.
+ * loses that request, so during a drain a connection is closed once it has been idle this long
+ * (one idle for longer already at the signal, at once); a request it brings first is answered
+ * with `Connection: close`.
  */
 export const IDLE_LINGER_MS = 1_000;
 /**
@@ -62,6 +64,7 @@ export function trackConnections(server: Server): ConnectionDrain {
       if (conn) {
         conn.active--;
         conn.idleSince = Date.now();
+        conn.bytesRead = req.socket.bytesRead;
       }
     });
   });
