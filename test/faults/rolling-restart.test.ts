@@ -41,7 +41,7 @@ const mixedTraffic = (url: string, tag: string) =>
             headers: { authorization: `Bearer ${KEY_A}`, 'idempotency-key': `${tag}-${client}-${seq}`, 'content-type': 'application/json' },
             body: JSON.stringify({ name: `${tag} ${client}-${seq}` }),
           }),
-    { maxMs: 100_000, pauseMs: 10 },
+    { maxMs: 150_000, pauseMs: 10 },
   );
 
 const failures = (log: Sent[]) => log.filter((e) => e.status !== 200).map((e) => ({ client: e.client, status: e.status, error: e.error, body: e.body?.slice(0, 200) }));
@@ -78,7 +78,7 @@ describe.skipIf(!TEST_DATABASE_URL)(`SIGHUP to the primary of WORKERS=2 under ${
     }
     return server;
   };
-  const rollOutcome = (s: ServerProcess, nth: number) => waitUntil(() => (s.output().match(/rolling restart (done|stopped)/g) ?? []).length >= nth, 60_000);
+  const rollOutcome = (s: ServerProcess, nth: number) => waitUntil(() => (s.output().match(/rolling restart (done|stopped)/g) ?? []).length >= nth, 120_000);
 
   it('replaces every worker one at a time with the port open: 0 failed requests, every worker pid new, the primary the same; a second SIGHUP during the roll is ignored', async () => {
     const s = await serverRunning();
@@ -110,7 +110,7 @@ describe.skipIf(!TEST_DATABASE_URL)(`SIGHUP to the primary of WORKERS=2 under ${
     const names = log.filter((e) => e.client >= READERS).map((e) => JSON.parse(e.body!).name as string);
     const rows = await t.db.query<{ name: string }>({ name: 'test.roll_teams', text: "SELECT name FROM teams WHERE org_id = 'org_a' AND name LIKE 'Roll %'" });
     expect(rows.map((r) => r.name).sort()).toEqual([...names].sort());
-  }, 150_000);
+  }, 200_000);
 
   it('stops a roll whose new worker cannot start (its database unreachable): one line says why, the old workers serve on with 0 failed requests', async () => {
     const s = await serverRunning();
@@ -138,5 +138,5 @@ describe.skipIf(!TEST_DATABASE_URL)(`SIGHUP to the primary of WORKERS=2 under ${
     expect(workerPids(primary)).toEqual(before);
     // The failed worker is not restarted in a loop.
     expect(s.output()).not.toMatch(/exited \(1\); starting another/);
-  }, 150_000);
+  }, 200_000);
 });
