@@ -33,6 +33,8 @@ export interface AppDeps {
   sheddingWarmupMs?: number;
   /** Prefix of the rate-limit keys in Redis; tests give each run its own. */
   rateLimitNamespace?: string;
+  /** True from a shutdown signal on: /readyz then answers 503 while the port still serves (server.ts). */
+  draining?: () => boolean;
 }
 
 /** Builds the whole service as a Fastify instance. It never listens; server.ts does. */
@@ -99,6 +101,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async () => {
+    if (deps.draining?.()) throw new ApiError('service_unavailable', 'The service is shutting down.', { 'retry-after': '1' });
     try {
       await db.query(sql('health.ready', 'SELECT 1 AS ok'));
     } catch (err) {

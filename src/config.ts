@@ -40,6 +40,10 @@ export const EnvSchema = Type.Object({
   MAX_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1024 }),
   METRICS_PORT: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
   WORKERS: Type.Integer({ minimum: 1, maximum: 64, default: 1 }),
+  // The bound on a shutdown, counted from SIGTERM/SIGINT (the delay below included): past it the process exits 1.
+  SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 1000, maximum: 600_000, default: 10_000 }),
+  // From the signal on /readyz answers 503 while the port still serves this long (load balancers catch up).
+  SHUTDOWN_DELAY_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 0 }),
   MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 1000 }),
   COMMENT_CURSOR_SECRET: Type.Optional(secret(Type.String({ minLength: 32 }))),
   COMMENTS_RELEASE_DELAY_HOURS: Type.Number({ minimum: 0, maximum: 720, default: 24 }),
@@ -90,6 +94,10 @@ export interface Config {
   maxConnections: number;
   metricsPort?: number;
   workers: number;
+  /** Upper bound on a shutdown from the signal on; past it the process exits 1. */
+  shutdownGraceMs: number;
+  /** How long /readyz answers 503 with the port still serving before it closes. */
+  shutdownDelayMs: number;
   maxEventLoopDelayMs: number;
   commentCursorSecret?: string;
   /** Hours after a week ends before its comments are released (late syncs still join it). */
@@ -141,6 +149,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     const value = converted[name];
     if (value !== undefined && !URL.canParse(value)) throw new ConfigError(describeError(name, known, 'is not a valid URL'));
   }
+  // The drain needs time after the delay: a delay that fills the grace would end every shutdown in exit 1.
+  if (converted.SHUTDOWN_DELAY_MS >= converted.SHUTDOWN_GRACE_MS) {
+    throw new ConfigError(describeError('SHUTDOWN_DELAY_MS', known, `must be less than SHUTDOWN_GRACE_MS (${converted.SHUTDOWN_GRACE_MS})`));
+  }
   return fromEnv(converted);
 }
 
@@ -181,6 +193,8 @@ function fromEnv(e: Env): Config {
     maxConnections: e.MAX_CONNECTIONS,
     metricsPort: e.METRICS_PORT,
     workers: e.WORKERS,
+    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
+    shutdownDelayMs: e.SHUTDOWN_DELAY_MS,
     maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
     commentCursorSecret: e.COMMENT_CURSOR_SECRET,
     commentsReleaseDelayHours: e.COMMENTS_RELEASE_DELAY_HOURS,

@@ -10,6 +10,7 @@ import { openDatabase } from './db/open.js';
 import { purgeIdempotencyRecords } from './db/repositories/idempotency.js';
 import { startAlertSchedule } from './jobs/alerts.js';
 import { WebhookWorker } from './jobs/webhooks.js';
+import { trackConnections, type ConnectionDrain } from './http/drain.js';
 import { answerNodeErrorsInContractShape } from './http/node-server.js';
 
 export interface RunningServer {
@@ -23,7 +24,6 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
-const SHUTDOWN_GRACE_MS = 10_000;
 const PURGE_EVERY_MS = 10 * 60_000;
 
 /** config -> database -> migrations -> listen. Returns a handle that shuts down gracefully. */
@@ -31,14 +31,17 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
   const db = opts.db ?? (await openDatabase(config));
   await migrate(db);
   await warmPool(db, config.dbPoolMax);
+  let draining = false;
   const app = await buildApp(config, {
     db,
+    draining: () => draining,
     logger: {
       level: config.logLevel,
       redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
     },
   });
   answerNodeErrorsInContractShape(app.server, { requestTimeoutMs: config.requestTimeoutMs, maxConnections: config.maxConnections, log: app.log });
+  const publicDrain = trackConnections(app.server);
   warnOfLooseLimits(config, app.log);
   const address = await app.listen({ port: config.port, host: config.host });
   const admin = await startAdminListeners(config, db, app.log); // the operator API: never on the public port
@@ -64,23 +67,33 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
   });
   webhooks.start();
   const metrics = config.metricsPort ? await serveMetrics(app, config.host, config.metricsPort) : undefined;
+  const drains = [publicDrain, ...admin.drains, ...(metrics ? [metrics.drain] : [])];
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
       const timer = setTimeout(() => {
-        app.log.error('shutdown took too long; exiting');
+        app.log.error({ graceMs: config.shutdownGraceMs }, 'shutdown took too long; exiting');
         process.exit(1);
-      }, SHUTDOWN_GRACE_MS);
+      }, config.shutdownGraceMs);
       timer.unref();
+      const startedAt = Date.now();
+      // /readyz says 503 at once; every answer from now on closes its connection.
+      draining = true;
+      for (const d of drains) d.begin();
       clearInterval(purgeTimer);
       const alertsStopped = alerts?.stop(); // no new run; one in progress finishes before the pool closes
-      await new Promise((r) => (metrics ? metrics.server.close(r) : r(undefined)));
+      // The port still serves while load balancers see /readyz fail and stop sending.
+      if (config.shutdownDelayMs > 0) await new Promise((r) => setTimeout(r, config.shutdownDelayMs));
+      // No new connections; requests on open ones are served (answered with Connection: close).
+      await Promise.all(drains.map((d) => d.stopListening()));
+      const drainedMs = Date.now() - startedAt;
       await admin.close();
-      await app.close(); // stops accepting, lets in-flight requests finish
+      await app.close(); // its onClose hooks: Redis, the key-usage flush
       await alertsStopped;
       await webhooks.close();
       await db.close();
       clearTimeout(timer);
+      app.log.info({ drainedMs, totalMs: Date.now() - startedAt }, 'shutdown complete');
     })());
   return { app, db, address, metricsAddress: metrics?.address, adminAddress: admin.address, adminSocket: admin.socketPath, close };
 }
@@ -115,7 +128,7 @@ export function closeOnSignals(server: RunningServer) {
 }
 
 /** Prometheus metrics on their own port, never on the API port. */
-async function serveMetrics(app: FastifyInstance, host: string, port: number): Promise<{ server: Server; address: string }> {
+async function serveMetrics(app: FastifyInstance, host: string, port: number): Promise<{ server: Server; drain: ConnectionDrain; address: string }> {
   const server = createServer((req, res) => {
     if (req.url !== '/metrics') {
       res.writeHead(404).end();
@@ -126,7 +139,8 @@ async function serveMetrics(app: FastifyInstance, host: string, port: number): P
       () => res.writeHead(500).end(),
     );
   });
+  const drain = trackConnections(server);
   await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, host, resolve));
   const a = server.address() as { port: number };
-  return { server, address: `http://${host}:${a.port}/metrics` };
+  return { server, drain, address: `http://${host}:${a.port}/metrics` };
 }

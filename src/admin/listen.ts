@@ -2,6 +2,7 @@ import { chmodSync, unlinkSync } from 'node:fs';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Config } from '../config.js';
 import type { DatabaseExecutor } from '../db/executor.js';
+import { trackConnections, type ConnectionDrain } from '../http/drain.js';
 import { answerNodeErrorsInContractShape } from '../http/node-server.js';
 import { buildAdminApp } from './app.js';
 import { removeStaleImportFiles } from './routes/pulses.js';
@@ -12,6 +13,8 @@ export interface AdminListeners {
   address?: string;
   /** The Unix socket in DATA_DIR (embedded mode). */
   socketPath?: string;
+  /** One per listener, for the shutdown (server.ts). */
+  drains: ConnectionDrain[];
   close(): Promise<void>;
 }
 
@@ -23,7 +26,7 @@ export interface AdminListeners {
  */
 export async function startAdminListeners(config: Config, db: DatabaseExecutor, log: FastifyBaseLogger): Promise<AdminListeners> {
   const apps: FastifyInstance[] = [];
-  const out: AdminListeners = { close: async () => void (await Promise.all(apps.map((a) => a.close()))) };
+  const out: AdminListeners = { drains: [], close: async () => void (await Promise.all(apps.map((a) => a.close()))) };
   const loggerInstance = log.child({ listener: 'admin' });
   // What a killed process's import left in the temporary directory goes before anything is served.
   const stale = await removeStaleImportFiles();
@@ -41,6 +44,7 @@ export async function startAdminListeners(config: Config, db: DatabaseExecutor, 
       apps.push(tcp);
       // Malformed requests and oversized headers get the contract's error shape, as on the public port.
       answerNodeErrorsInContractShape(tcp.server, limits);
+      out.drains.push(trackConnections(tcp.server));
       out.address = await tcp.listen({ port: config.adminPort, host: config.adminHost });
     } else if (config.adminPort !== undefined) {
       log.warn('ADMIN_PORT is set without ADMIN_TOKEN (at least 32 characters): the operator API is not served on TCP');
@@ -55,6 +59,7 @@ export async function startAdminListeners(config: Config, db: DatabaseExecutor, 
       const local = await buildAdminApp(config, { db, loggerInstance });
       apps.push(local);
       answerNodeErrorsInContractShape(local.server, limits);
+      out.drains.push(trackConnections(local.server));
       try {
         await local.listen({ path });
         chmodSync(path, 0o600);

@@ -18,8 +18,11 @@ export interface ServerProcess {
  * (default 55 s) stays under vitest's 60 s hook timeout, so a server that does not start is reported
  * with its output; a test that starts a heavier server sets its own bound and hook timeout.
  */
-export async function startServerProcess(env: Record<string, string>, opts: { startTimeoutMs?: number } = {}): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve'], {
+export async function startServerProcess(
+  env: Record<string, string>,
+  opts: { startTimeoutMs?: number; /** The script run instead of src/cli/index.ts (WORKERS re-run it for each worker). */ entry?: string } = {},
+): Promise<ServerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', opts.entry ?? 'src/cli/index.ts', 'serve'], {
     cwd: ROOT,
     // A process that just started has a delayed event loop; tests of load shedding set their own value.
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', MAX_EVENT_LOOP_DELAY_MS: '0', ...env },
