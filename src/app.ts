@@ -44,6 +44,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     logController: new LogController({ disableRequestLogging: true }), // one line per request, written by the operations plugin
     bodyLimit: config.bodyLimitBytes,
     requestTimeout: config.requestTimeoutMs,
+    // Only these proxies' X-Forwarded-For is believed: request.ip is the client they report (the failed-authentication limit's key).
+    trustProxy: config.trustProxy ?? false,
     return503OnClosing: false, // the onRequest hook below answers in the contract's shape
     ...contractServerOptions,
   }).withTypeProvider<TypeBoxTypeProvider>();

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
 
@@ -33,6 +34,8 @@ export const EnvSchema = Type.Object({
   IDEMPOTENCY_RETENTION_HOURS: Type.Number({ exclusiveMinimum: 0, default: 24 }),
   KEY_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 5000, default: 2000 }),
   AUTH_FAILURES_PER_MINUTE: Type.Integer({ minimum: 1, default: 30 }),
+  // The reverse proxies in front of the service: their X-Forwarded-For names the client. Unset: none.
+  TRUST_PROXY: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'a comma-separated list of proxy addresses or CIDRs' })),
   DB_POOL_MAX: Type.Integer({ minimum: 1, maximum: 500, default: 10 }),
   DB_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10_000 }),
   REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 30_000 }),
@@ -87,6 +90,11 @@ export interface Config {
   idempotencyRetentionHours: number;
   keyCacheTtlMs: number;
   authFailuresPerMinute: number;
+  /**
+   * Addresses and CIDRs (IPv4, IPv6) of the reverse proxies in front of the service, for Fastify's
+   * `trustProxy`: `request.ip` is then the client address they report in X-Forwarded-For. Unset: none.
+   */
+  trustProxy?: string[];
   dbPoolMax: number;
   dbStatementTimeoutMs: number;
   requestTimeoutMs: number;
@@ -153,6 +161,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (converted.SHUTDOWN_DELAY_MS >= converted.SHUTDOWN_GRACE_MS) {
     throw new ConfigError(describeError('SHUTDOWN_DELAY_MS', known, `must be less than SHUTDOWN_GRACE_MS (${converted.SHUTDOWN_GRACE_MS})`));
   }
+  if (converted.TRUST_PROXY !== undefined) {
+    const problem = trustedProxyProblem(converted.TRUST_PROXY);
+    if (problem) throw new ConfigError(describeError('TRUST_PROXY', known, problem));
+  }
   return fromEnv(converted);
 }
 
@@ -187,6 +199,7 @@ function fromEnv(e: Env): Config {
     idempotencyRetentionHours: e.IDEMPOTENCY_RETENTION_HOURS,
     keyCacheTtlMs: e.KEY_CACHE_TTL_MS,
     authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
+    trustProxy: e.TRUST_PROXY?.split(',').map((entry) => entry.trim()),
     dbPoolMax: e.DB_POOL_MAX,
     dbStatementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
     requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
@@ -236,4 +249,26 @@ export function parseDurations(text: string): number[] {
     const [, n, unit] = /^\s*(\d+)(ms|s|m|h)\s*$/.exec(part)!;
     return Number(n) * UNIT_MS[unit as keyof typeof UNIT_MS];
   });
+}
+
+/**
+ * Why a TRUST_PROXY list is refused, or null. Each entry is an address in its standard form or a
+ * CIDR with a prefix of 1-32 (IPv4) or 1-128 (IPv6): no legacy forms (`010.0.0.1`, `1.2.3`), netmasks,
+ * zones or /0, which Fastify's parser would read in ways the operator did not mean, or refuse later.
+ */
+export function trustedProxyProblem(text: string): string | null {
+  for (const raw of text.split(',')) {
+    const entry = raw.trim();
+    if (!entry) return 'has an empty entry (a comma-separated list of proxy addresses or CIDRs)';
+    const [address, prefix, extra] = entry.split('/');
+    const family = extra === undefined && !address.includes('%') ? isIP(address) : 0;
+    const max = family === 4 ? 32 : 128;
+    const prefixOk = prefix === undefined || (/^[1-9]\d{0,2}$/.test(prefix) && Number(prefix) <= max);
+    // An IPv4-mapped IPv6 range is read as its IPv4 range (prefix - 96).
+    const mappedOk = prefix === undefined || family !== 6 || !/^::ffff:\d/i.test(address) || Number(prefix) > 96;
+    if (!family || !prefixOk || !mappedOk) {
+      return `has ${JSON.stringify(entry)}, which is not an IPv4 or IPv6 address or CIDR (such as 10.0.0.7, 10.0.0.0/8 or fd00::/8)`;
+    }
+  }
+  return null;
 }

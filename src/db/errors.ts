@@ -59,3 +59,65 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   const f = dbFailure(err);
   return f === 'connection_lost' || f === 'unavailable' || f === 'busy';
 }
+
+/** What a unique index guards, in the contract's words, keyed by constraint (index) name; `inOrg`: unique within an organization. */
+const UNIQUE_THINGS: Record<string, { thing: string; field: 'id' | 'name' | 'key' | 'week'; inOrg: boolean }> = {
+  organizations_pkey: { thing: 'an organization', field: 'id', inOrg: false },
+  plans_pkey: { thing: 'a plan', field: 'name', inOrg: false },
+  api_keys_pkey: { thing: 'an API key', field: 'id', inOrg: true },
+  api_keys_by_hash: { thing: 'this API key', field: 'key', inOrg: false },
+  teams_pkey: { thing: 'a team', field: 'id', inOrg: true },
+  teams_unique_name: { thing: 'a team', field: 'name', inOrg: true },
+  pulses_pkey: { thing: 'a pulse', field: 'id', inOrg: true },
+  alerts_pkey: { thing: 'an alert', field: 'id', inOrg: true },
+  alerts_raised_once: { thing: 'an alert of this type for this week and group', field: 'week', inOrg: true },
+  actions_pkey: { thing: 'an action', field: 'id', inOrg: true },
+  webhook_endpoints_pkey: { thing: 'a webhook endpoint', field: 'id', inOrg: true },
+  webhook_endpoints_by_id: { thing: 'a webhook endpoint', field: 'id', inOrg: false },
+};
+
+export interface UniqueViolation {
+  /** The table the index belongs to (a Citus shard's suffix dropped). */
+  table: string;
+  /** The kind of thing, with its article ("a pulse"), as the message names it. */
+  thing: string;
+  /** Which of its values must be unique. */
+  field: 'id' | 'name' | 'key' | 'week' | 'unknown';
+  /** That value as the client sent it; for `key`, the key's SHA-256 in hex, which no message shows. */
+  value?: string;
+  /** The organization, for what is unique within one. */
+  orgId?: string;
+  /** One sentence for the client: the thing, its id or name, its organization; no SQL, no driver text. */
+  message: string;
+}
+
+/**
+ * A unique violation in the contract's words (`a pulse with id "p_1" already exists in
+ * organization "org_acme"`), or null when `err` is not one. The thing comes from the constraint's
+ * name (a Citus shard's `_102008` suffix dropped), the value from the driver's detail, and only
+ * when it splits without doubt: the detail lists values unquoted and ids may contain ", ", so
+ * `orgId` (the caller's organization) says where the organization's value ends.
+ */
+export function uniqueViolation(err: unknown, orgId?: string): UniqueViolation | null {
+  if (dbFailure(err) !== 'unique_violation') return null;
+  const { constraint, detail, table: t } = err as { constraint?: unknown; detail?: unknown; table?: unknown };
+  const table = typeof t === 'string' ? t.replace(/_\d+$/, '') : '';
+  const known = typeof constraint === 'string' ? UNIQUE_THINGS[constraint.replace(/_\d+$/, '')] : undefined;
+  if (!known) return { table, thing: 'a record', field: 'unknown', message: 'a record with the same identity already exists' };
+  const m = typeof detail === 'string' ? /^Key \((.+?)\)=\((.*)\) already exists\.$/s.exec(detail) : null;
+  let value: string | undefined;
+  let org = known.inOrg ? orgId : undefined;
+  const columns = m ? m[1].split(', ') : [];
+  if (m && columns.length === 1) value = m[2];
+  else if (m && columns.length === 2 && columns[0] === 'org_id') {
+    if (orgId !== undefined) value = m[2].startsWith(`${orgId}, `) ? m[2].slice(orgId.length + 2) : undefined;
+    else if (m[2].split(', ').length === 2) [org, value] = m[2].split(', ');
+  }
+  if (known.field === 'key') value = value?.startsWith('\\x') ? value.slice(2) : undefined;
+  let what: string;
+  if (known.field === 'key' || known.field === 'week') what = known.thing;
+  else if (value === undefined) what = `${known.thing} with this ${known.field}`;
+  else what = `${known.thing} ${known.field === 'name' ? 'named' : 'with id'} ${JSON.stringify(value)}`;
+  const where = org !== undefined ? ` in organization ${JSON.stringify(org)}` : '';
+  return { table, thing: known.thing, field: known.field, value, orgId: org, message: `${what} already exists${where}` };
+}

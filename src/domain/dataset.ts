@@ -5,10 +5,10 @@ import { sql } from '../db/executor.js';
 import { insertActions } from '../db/repositories/actions.js';
 import { insertAlerts } from '../db/repositories/alerts.js';
 import { PulseWriter } from '../db/pulse-writes.js';
-import { dbFailure } from '../db/errors.js';
+import { uniqueViolation } from '../db/errors.js';
 import { FrozenWeekTally } from './comments.js';
 import { insertTeams, listTeamIds } from '../db/repositories/teams.js';
-import { createApiKey } from './keys.js';
+import { createApiKey, hashKey } from './keys.js';
 import { DATE_TIME_RULE, canonicalDateTime, instantOf } from '../contract/schemas/date-time.js';
 import { ORG_ID_PATTERN, ORG_ID_RULE, OrgIdSchema } from '../contract/schemas/common.js';
 
@@ -309,9 +309,32 @@ export async function loadDataset(db: DatabaseExecutor, data: unknown): Promise<
       }
     });
   } catch (err) {
-    const e = err as { detail?: string; message?: string };
-    if (dbFailure(err) === 'unique_violation') throw new DatasetError(`already in the database: ${e.detail ?? e.message}`);
+    const taken = alreadyExists(d, err);
+    if (taken) throw new DatasetError(taken);
     throw err;
   }
   return summary;
+}
+
+/**
+ * A value of the file that a unique index of the database refused (validation has already refused
+ * duplicates within the file), at its path: `organizations[0].pulses[3].id: a pulse with id "p_1"
+ * already exists in organization "org_acme"`. Without a path when the value cannot be placed.
+ */
+function alreadyExists(d: Dataset, err: unknown): string | null {
+  const first = uniqueViolation(err);
+  if (!first) return null;
+  for (const [i, o] of (d.organizations ?? []).entries()) {
+    const v = uniqueViolation(err, o.id)!;
+    if (v.value === undefined) continue;
+    const at = (list: string, j: number, field: string) => (j < 0 ? null : `organizations[${i}].${list}[${j}].${field}: ${v.message}`);
+    const place =
+      v.field === 'key' ? at('apiKeys', (o.apiKeys ?? []).findIndex((k) => hashKey(k.key).toString('hex') === v.value), 'key')
+      : v.table === 'teams' && v.field === 'name' ? at('teams', (o.teams ?? []).findIndex((t) => t.name.trim().toLowerCase() === v.value), 'name')
+      : v.field === 'id' && ['pulses', 'alerts', 'actions', 'teams'].includes(v.table)
+        ? at(v.table, ((o as Record<string, unknown>)[v.table] as { id: string }[] | undefined ?? []).findIndex((x) => x.id === v.value), 'id')
+        : null;
+    if (place) return place;
+  }
+  return first.message;
 }

@@ -102,7 +102,7 @@ describe('operator commands while the server runs', { timeout: 600_000 }, () => 
       const again = await runCli(['import-pulses', '--org', 'org_o', tmp('rows.ndjson')], cdb.env);
       importing = false;
       expect(again.code).toBe(1);
-      expect(again.stderr.trim().split('\n').pop()).toMatch(/^climate-pulse: import aborted, nothing was written: already in the database/);
+      expect(again.stderr.trim().split('\n').pop()).toMatch(/^climate-pulse: import aborted, nothing was written: a pulse with id "imp_\d+" already exists in organization "org_o"$/);
       expect((await (await pub(LOOP_KEY, '/v1/stats')).json()).pulseCount).toBe(2001);
 
       expect(JSON.parse((await cli(['orgs', 'show', '--org', 'org_o'])).stdout)).toMatchObject({ id: 'org_o', plan: 'enterprise', deletedAt: null });

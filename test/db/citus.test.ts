@@ -128,8 +128,8 @@ describe.skipIf(!TEST_CITUS_URL)(`the schema distributed on Citus${SKIP_REASON}`
     const alert = { id: 'al_c', type: 'MOOD_DROP', message: 'Mood fell', weekISO: '2026-W45', subteamId: null, readAt: null, createdAt: at };
     const action = { id: 'ac_c', title: 'Retro', description: null, startDate: at, endDate: null, status: 'active' as const, subteamId: null, createdAt: at };
     await loadDataset(t.db, { organizations: [{ ...org, alerts: [alert], actions: [action] }] });
-    await expect(loadDataset(t.db, { organizations: [{ ...org, alerts: [alert] }] })).rejects.toThrow('already in the database: Key (org_id, id)=(org_c1, al_c) already exists.');
-    await expect(loadDataset(t.db, { organizations: [{ ...org, actions: [action] }] })).rejects.toThrow('already in the database: Key (org_id, id)=(org_c1, ac_c) already exists.');
+    await expect(loadDataset(t.db, { organizations: [{ ...org, alerts: [alert] }] })).rejects.toThrow('organizations[0].alerts[0].id: an alert with id "al_c" already exists in organization "org_c1"');
+    await expect(loadDataset(t.db, { organizations: [{ ...org, actions: [action] }] })).rejects.toThrow('organizations[0].actions[0].id: an action with id "ac_c" already exists in organization "org_c1"');
   });
 
   it('writes pulses through the door on the cluster, the rollups in the same statement', async () => {

@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import cliProgress from 'cli-progress';
 import { ImportAborted, ImportLineTooLong, importPulses, type ImportSummary, type OnError } from '../../domain/import.js';
-import { dbFailure } from '../../db/errors.js';
+import { uniqueViolation } from '../../db/errors.js';
 import { loadConfig } from '../../config.js';
 import { withDatabase } from '../db.js';
 import { CliError } from '../errors.js';
@@ -77,8 +77,9 @@ export function registerImportPulses(program: Command) {
           printSummary(err.summary);
           throw new CliError(err.message);
         }
-        const e = err as { code?: string; detail?: string; message: string };
-        if (dbFailure(err) === 'unique_violation') throw new CliError(`import aborted, nothing was written: already in the database: ${e.detail ?? e.message}`);
+        const e = err as { code?: string; message: string };
+        const taken = uniqueViolation(err, opts.org);
+        if (taken) throw new CliError(`import aborted, nothing was written: ${taken.message}`);
         if (e.code === 'ENOENT') throw new CliError(`${file}: no such file`);
         if (err instanceof ApiError) throw new CliError(err.message);
         throw err;

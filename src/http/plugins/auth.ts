@@ -32,6 +32,11 @@ function authorizationHeaders(request: FastifyRequest): number {
  * the client's address (AuthFailureLimiter), and given back when the key is valid. Keys already
  * in the resolver's cache, and requests for a key whose lookup is already running, start no
  * lookup and reserve nothing: a valid client's burst is not limited, a guesser's is.
+ *
+ * The client's address is `request.ip`: the socket's, or with TRUST_PROXY the one the trusted
+ * proxies report. An address past its limit gets 429 before any key is looked up, except with a
+ * key that already authenticated from that same address (AuthFailureLimiter.proven), so a guesser
+ * sharing an address with a client does not lock that client out.
  */
 export function registerAuth(app: FastifyInstance, keys: KeyResolver, failures: AuthFailureLimiter, usage: KeyUsageRecorder) {
   app.decorateRequest('principal', null as unknown as KeyPrincipal);
@@ -72,15 +77,26 @@ export function registerAuth(app: FastifyInstance, keys: KeyResolver, failures: 
   };
 
   app.addHook('onRequest', async (request: FastifyRequest) => {
-    // An address that failed too often is refused before any key is looked at, so keys cannot be guessed at speed.
-    await failures.check(request.ip);
+    const ip = request.ip;
     const header = request.headers.authorization;
     // Two Authorization headers are ambiguous (which one is the key?): refused, never the first one taken.
     const single = authorizationHeaders(request) <= 1;
     const m = single && typeof header === 'string' ? BEARER.exec(header) : null;
-    const { principal, counted } = m ? await lookUp(request.ip, m[1]) : { principal: null, counted: false };
+    const secret = m?.[1];
+    let principal: KeyPrincipal | null = null;
+    let counted = false;
+    const over = await failures.overLimit(ip);
+    if (over !== null) {
+      // Past the limit nothing is looked up, so keys cannot be guessed at speed; only a key this
+      // address has proven goes on (the cache, or one lookup of a key that was valid).
+      if (secret === undefined || !(await failures.proven(ip, secret))) failures.refuse(over);
+      principal = await keys.resolve(secret);
+      if (!principal || principal.revoked) await failures.forget(ip, secret);
+    } else if (secret !== undefined) {
+      ({ principal, counted } = await lookUp(ip, secret));
+    }
     if (!principal || principal.revoked) {
-      if (!counted) await failures.failed(request.ip);
+      if (!counted) await failures.failed(ip);
       const message = !single
         ? 'Send exactly one Authorization header.'
         : m
@@ -91,6 +107,7 @@ export function registerAuth(app: FastifyInstance, keys: KeyResolver, failures: 
     if (principal.orgDeleted) throw new ApiError('org_not_found', 'The organization of this API key no longer exists.');
     if (!principal.restApi) throw new ApiError('plan_forbidden', "The organization's plan does not include the REST API.");
     request.principal = principal;
+    await failures.prove(ip, secret!);
     usage.used(principal.orgId, principal.keyId);
   });
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
@@ -70,6 +71,33 @@ export class LimitCounters {
     }
     const entry = (this.local as unknown as { lru: { get(k: string): { current: number } | undefined } }).lru.get(key);
     if (entry && entry.current > 0) entry.current--;
+  }
+
+  private readonly localMarks = new Map<string, number>(); // key -> expiry (ms); oldest first
+
+  /**
+   * Sets `key` for `ttlMs` from now, in this process and, when Redis is up, in Redis. A lost mark
+   * only makes the failed-authentication limit stricter, so Redis errors are ignored.
+   */
+  async mark(key: string, ttlMs: number): Promise<void> {
+    this.localMarks.delete(key);
+    if (this.localMarks.size >= 50_000) this.localMarks.delete(this.localMarks.keys().next().value!);
+    this.localMarks.set(key, Date.now() + ttlMs);
+    if (this.pick() === this.shared) await this.redis!.set(this.namespace + key, '1', 'PX', ttlMs).catch(() => {});
+  }
+
+  async marked(key: string): Promise<boolean> {
+    if (this.pick() === this.shared) {
+      const n = await this.redis!.exists(this.namespace + key).catch(() => null);
+      if (n !== null) return n > 0;
+    }
+    const until = this.localMarks.get(key);
+    return until !== undefined && until > Date.now();
+  }
+
+  async unmark(key: string): Promise<void> {
+    this.localMarks.delete(key);
+    if (this.shared) await this.redis!.del(this.namespace + key).catch(() => {});
   }
 
   private pick(): Store {
@@ -172,28 +200,39 @@ export async function registerKeyRateLimit(scope: FastifyInstance, counters: Lim
   });
 }
 
+/** How long a key that authenticated from an address stays proven for it, and how often a process renews that. */
+const PROVEN_MS = 24 * 3_600_000;
+const RENEW_PROVEN_MS = 3_600_000;
+
 /**
  * Failed authentications counted per client address; past the limit the address gets 429.
  * A request that will look a key up reserves its failure first (one atomic increment, in memory
  * or in Redis) and gives it back when the key is valid: however many requests arrive at once,
  * at most `perMinute` lookups start in a window (CONTRACT section 7).
+ *
+ * Past the limit, the address is still served with a key it has proven: one that authenticated
+ * from this very address in the last 24 hours (docs/decisions.md, issue 26). Any other key is
+ * refused without a lookup, so the limit still bounds guessing; a client behind the same address
+ * as a guesser keeps working with the key it was using.
  */
 export class AuthFailureLimiter {
+  private readonly renewed = new Map<string, number>(); // proof -> when this process last marked it
+
   constructor(
     private readonly counters: LimitCounters,
     private readonly perMinute: number,
   ) {}
 
-  private refuse(ttl: number): never {
+  refuse(ttl: number): never {
     throw new ApiError('rate_limited', 'Too many failed authentications from this address; wait before retrying.', {
       'retry-after': retryAfter(ttl),
     });
   }
 
-  /** Refuses an address already at the limit, before anything else is looked at. */
-  async check(ip: string) {
+  /** The time left (ms) when the address is at the limit, else null. */
+  async overLimit(ip: string): Promise<number | null> {
     const { current, ttl } = await this.counters.read(`authfail:${ip}`, WINDOW_MS, this.perMinute);
-    if (current >= this.perMinute) this.refuse(ttl);
+    return current >= this.perMinute ? ttl : null;
   }
 
   /** Counts one failure now; 429 when it is past the limit (else the caller answers 401). */
@@ -209,5 +248,36 @@ export class AuthFailureLimiter {
 
   refund(ip: string) {
     return this.counters.refund(`authfail:${ip}`);
+  }
+
+  /**
+   * The mark of (address, key): a digest of both, so the counter store holds neither the key nor
+   * the hash the database keeps of it.
+   */
+  private proof(ip: string, secret: string): string {
+    return `authok:${createHash('sha256').update(`${ip}\n${secret}`, 'utf8').digest('base64url').slice(0, 22)}`;
+  }
+
+  /** Whether `secret` authenticated from `ip` in the last 24 hours. */
+  proven(ip: string, secret: string): Promise<boolean> {
+    return this.counters.marked(this.proof(ip, secret));
+  }
+
+  /** Records that `secret` authenticated from `ip`: renewed at most once an hour per process, so a busy key costs nothing more. */
+  async prove(ip: string, secret: string): Promise<void> {
+    const key = this.proof(ip, secret);
+    const now = Date.now();
+    const last = this.renewed.get(key);
+    if (last !== undefined && now - last < RENEW_PROVEN_MS) return;
+    if (this.renewed.size >= 10_000) this.renewed.clear();
+    this.renewed.set(key, now);
+    await this.counters.mark(key, PROVEN_MS);
+  }
+
+  /** A proven key that is no longer valid (revoked, expired) proves nothing any more. */
+  forget(ip: string, secret: string): Promise<void> {
+    const key = this.proof(ip, secret);
+    this.renewed.delete(key);
+    return this.counters.unmark(key);
   }
 }
