@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -105,6 +105,7 @@ describe('public requests while an operator import runs', { timeout: 600_000 }, 
   afterAll(async () => {
     await server?.stop();
     await cdb?.close();
+    for (const f of ['ds.json', 'good.ndjson', 'bad-last.ndjson']) rmSync(tmp(f), { force: true });
   });
 
   /** Requests one after the other on `path` until `until` settles; each one's answer and how long it took. */
