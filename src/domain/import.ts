@@ -7,6 +7,8 @@ import { Compile } from 'typebox/compile';
 import type { DatabaseExecutor } from '../db/executor.js';
 import { PulseWriter, type NewPulse } from '../db/pulse-writes.js';
 import { requireLiveOrg } from './orgs.js';
+import { ApiError } from '../contract/errors.js';
+import { uniqueViolation } from '../db/errors.js';
 import { listTeamIds } from '../db/repositories/teams.js';
 import { FrozenWeekTally } from './comments.js';
 
@@ -329,6 +331,10 @@ export async function importPulses(db: DatabaseExecutor, opts: ImportOptions): P
     finished = performance.now();
     phases.finish = finished - t;
     return n;
+  }).catch((err: unknown) => {
+    // An id already in the database (abort mode): said in the contract's words, never the driver's.
+    const taken = uniqueViolation(err, opts.orgId);
+    throw taken ? new ApiError('invalid_request', `import aborted, nothing was written: ${taken.message}`) : err;
   });
   phases.commit = performance.now() - finished;
   inFrozenWeeks = await frozenWeeks.count(db, opts.orgId);

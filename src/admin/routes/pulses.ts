@@ -10,7 +10,6 @@ import { moderatePulse } from '../../domain/moderation.js';
 import { toApiError } from '../../http/plugins/errors.js';
 import { requireJsonObject } from '../../http/plugins/writes.js';
 import { ApiError } from '../../contract/errors.js';
-import { uniqueViolation } from '../../db/errors.js';
 import { AdminNoQuerySchema, OrgIdParamsSchema, OrgItemParamsSchema, adminResponses } from '../../contract/schemas/admin-common.js';
 import {
   ImportQuerySchema,
@@ -130,10 +129,7 @@ export function registerPulseRoutes(app: App, { db, config }: AdminRouteDeps) {
             else if (err instanceof ImportAborted) outcome = { error: { code: 'invalid_request', message: err.message }, summary: err.summary satisfies ImportSummary };
             else if (err instanceof ImportLineTooLong) outcome = { error: { code: 'invalid_request', message: err.message } };
             else {
-              const taken = uniqueViolation(err, orgId);
-              const apiError = taken
-                ? new ApiError('invalid_request', `import aborted, nothing was written: ${taken.message}`)
-                : toApiError(err as never);
+              const apiError = toApiError(err as never);
               if (apiError.statusCode >= 500) request.log.error({ err }, 'import failed');
               outcome = { error: { code: apiError.code, message: apiError.message } };
             }

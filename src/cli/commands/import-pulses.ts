@@ -1,7 +1,6 @@
 import { Option, type Command } from 'commander';
 import cliProgress from 'cli-progress';
 import { ImportAborted, ImportLineTooLong, importPulses, type ImportSummary, type OnError } from '../../domain/import.js';
-import { uniqueViolation } from '../../db/errors.js';
 import { loadConfig } from '../../config.js';
 import { withDatabase } from '../db.js';
 import { CliError } from '../errors.js';
@@ -78,8 +77,6 @@ export function registerImportPulses(program: Command) {
           throw new CliError(err.message);
         }
         const e = err as { code?: string; message: string };
-        const taken = uniqueViolation(err, opts.org);
-        if (taken) throw new CliError(`import aborted, nothing was written: ${taken.message}`);
         if (e.code === 'ENOENT') throw new CliError(`${file}: no such file`);
         if (err instanceof ApiError) throw new CliError(err.message);
         throw err;
