@@ -11,18 +11,13 @@ import { KeyResolver } from './domain/keys.js';
 import { ApiError } from './contract/errors.js';
 import { ALIAS_PREFIX, API_PREFIX, registerOpenApi } from './http/openapi.js';
 import { registerDocs } from './http/docs.js';
-import { registerAuth } from './http/plugins/auth.js';
-import { AuthFailureLimiter, connectRedis, LimitCounters, redisReady, registerKeyRateLimit } from './http/plugins/rate-limit.js';
-import { registerCaching } from './http/plugins/caching.js';
-import { registerErrorHandling } from './http/plugins/errors.js';
-import { registerOperations } from './http/plugins/operations.js';
-import { registerScopeCheck } from './http/plugins/scope.js';
-import { checkIntegerText, compileValidator, type IntegerRule } from './http/validation.js';
-import { ErrorSchema } from './contract/schemas/common.js';
+import {
+  AuthFailureLimiter, connectRedis, contractServerOptions, LimitCounters, redisReady, registerAuth, registerCaching, registerContractBase,
+  registerKeyRateLimit, registerOperations, registerQueryRules, registerResponseHeaders, registerScopeCheck,
+} from './http/plugins/index.js';
 import { TeamNames } from './domain/pulses.js';
 import { registerApiRoutes } from './http/routes/index.js';
 import type { App, RouteDeps } from './http/routes/types.js';
-import { contractServerOptions } from './http/server-options.js';
 
 export interface AppDeps {
   db: DatabaseExecutor;
@@ -70,13 +65,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     await usage.close();
   });
 
-  registerErrorHandling(app);
+  registerContractBase(app);
   registerCaching(app);
-  // Bodies are validated without type conversion; query strings, params and headers are coerced.
-  app.setValidatorCompiler(compileValidator);
-  // Only JSON bodies: a text/plain body is refused as invalid_json, not parsed as a string.
-  app.removeContentTypeParser('text/plain');
-  app.addSchema(ErrorSchema);
   // Embedded PGlite runs its queries on this event loop: there a delay is database work, not overload.
   await registerOperations(app, db, {
     maxEventLoopDelayMs: db.kind === 'pglite' ? 0 : config.maxEventLoopDelayMs,
@@ -84,22 +74,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
   });
   await registerOpenApi(app, { publicBaseUrl: config.publicBaseUrl });
   await registerDocs(app);
-
-  // While closing, a request that arrives on an open keep-alive connection gets the contract's
-  // 503 (Fastify's own would be a bare body without code, Retry-After or X-Request-Id).
-  let closing = false;
-  app.addHook('preClose', async () => {
-    closing = true;
-  });
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id);
-    reply.header('x-content-type-options', 'nosniff');
-    reply.header('cache-control', 'no-store');
-    if (closing) {
-      reply.header('connection', 'close');
-      throw new ApiError('service_unavailable', 'The service is shutting down; retry shortly.', { 'retry-after': '1' });
-    }
-  });
+  registerResponseHeaders(app);
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async () => {
@@ -117,17 +92,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     registerAuth(scope, keys, authFailures, usage);
     await registerKeyRateLimit(scope, counters);
     registerScopeCheck(scope);
-    scope.addHook('preValidation', async (request) => {
-      const declared = (request.routeOptions.schema?.querystring as { properties?: Record<string, IntegerRule> } | undefined)
-        ?.properties;
-      for (const [name, value] of Object.entries((request.query ?? {}) as Record<string, unknown>)) {
-        if (Array.isArray(value)) throw new ApiError('invalid_request', `Query parameter '${name}' is given more than once.`);
-        // Bounded as text before Ajv converts it: "Infinity" or 400 nines would pass its integer check.
-        const rule = declared?.[name];
-        const refused = rule?.type === 'integer' && typeof value === 'string' ? checkIntegerText(value, rule) : null;
-        if (refused) throw new ApiError('invalid_request', `Query parameter '${name}' ${refused}.`);
-      }
-    });
+    registerQueryRules(scope);
     registerApiRoutes(scope, routeDeps);
   };
   await app.register(versioned, { prefix: API_PREFIX });

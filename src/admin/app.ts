@@ -3,13 +3,10 @@ import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../config.js';
-import type { DatabaseExecutor } from '../db/executor.js';
+import type { DatabaseExecutor } from '../domain/database.js';
 import { ApiError } from '../contract/errors.js';
-import { ErrorSchema } from '../contract/schemas/common.js';
-import { registerErrorHandling } from '../http/plugins/errors.js';
-import { compileValidator } from '../http/validation.js';
+import { contractServerOptions, readBearer, registerContractBase, registerRequestLog, registerResponseHeaders } from '../http/plugins/index.js';
 import { registerAdminRoutes, ADMIN_PREFIX } from './routes/index.js';
-import { contractServerOptions } from '../http/server-options.js';
 
 export { ADMIN_PREFIX };
 
@@ -28,14 +25,6 @@ export interface AdminDeps {
 }
 
 const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
-const BEARER = /^bearer[ ]+([\x21-\x7e]{1,512})[ ]*$/i;
-
-function authorizationHeaders(raw: string[]): number {
-  let n = 0;
-  for (let i = 0; i < raw.length; i += 2) if (raw[i].toLowerCase() === 'authorization') n++;
-  return n;
-}
-
 /**
  * The operator API (CONTRACT.md section 10): a second Fastify app, never on the public port,
  * with the public app's error handling, strict validation and schemas, and its own OpenAPI
@@ -53,37 +42,23 @@ export async function buildAdminApp(config: Config, deps: AdminDeps): Promise<Fa
     ...contractServerOptions,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  registerErrorHandling(app);
-  app.setValidatorCompiler(compileValidator);
-  app.removeContentTypeParser('text/plain');
-  app.addSchema(ErrorSchema);
-
+  registerContractBase(app);
+  registerResponseHeaders(app);
   const expected = deps.token === undefined ? undefined : digest(deps.token);
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id);
-    reply.header('x-content-type-options', 'nosniff');
-    reply.header('cache-control', 'no-store');
-    if (!expected) return;
-    const header = request.headers.authorization;
-    // Two Authorization headers are ambiguous (Node keeps the first): refused, as on the public API.
-    const single = authorizationHeaders(request.raw.rawHeaders) <= 1;
-    const m = single && typeof header === 'string' ? BEARER.exec(header) : null;
-    // Compared as digests, so the comparison takes the same time whatever the length sent.
-    if (!m || !timingSafeEqual(digest(m[1]), expected)) {
-      const sent = m !== null || !single;
-      // Closed after the answer: a client without the token holds no connection (and no body is read).
-      const headers = { 'www-authenticate': `Bearer realm="climate-pulse-admin"${sent ? ', error="invalid_token"' : ''}`, connection: 'close' };
-      const message = !single ? 'Send exactly one Authorization header.' : m ? 'The operator token is not valid.' : "Send 'Authorization: Bearer <ADMIN_TOKEN>'.";
-      throw new ApiError('unauthorized', message, headers);
-    }
-  });
-  // One line per request, never a header (the operator token travels in one).
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      { admin: true, method: request.method, route: request.routeOptions.url ?? 'unknown', status: reply.statusCode, durationMs: Math.round(reply.elapsedTime * 100) / 100 },
-      'request',
-    );
-  });
+  if (expected) {
+    app.addHook('onRequest', async (request) => {
+      // Two Authorization headers are ambiguous (Node keeps the first): refused, as on the public API.
+      const { single, token, sent } = readBearer(request);
+      // Compared as digests, so the comparison takes the same time whatever the length sent.
+      if (token === undefined || !timingSafeEqual(digest(token), expected)) {
+        // Closed after the answer: a client without the token holds no connection (and no body is read).
+        const headers = { 'www-authenticate': `Bearer realm="climate-pulse-admin"${sent ? ', error="invalid_token"' : ''}`, connection: 'close' };
+        const message = !single ? 'Send exactly one Authorization header.' : token !== undefined ? 'The operator token is not valid.' : "Send 'Authorization: Bearer <ADMIN_TOKEN>'.";
+        throw new ApiError('unauthorized', message, headers);
+      }
+    });
+  }
+  registerRequestLog(app, () => ({ admin: true }));
 
   await app.register(swagger, {
     openapi: {
@@ -103,7 +78,7 @@ export async function buildAdminApp(config: Config, deps: AdminDeps): Promise<Fa
     transform: ({ schema, url }) => (url.startsWith(ADMIN_PREFIX + '/') && !url.endsWith('/openapi.json') ? { schema, url } : { schema: { ...schema, hide: true }, url }),
   });
 
-  await app.register(async (scope) => registerAdminRoutes(scope as never, { db: deps.db, now: deps.now ?? (() => new Date()), config }));
+  await registerAdminRoutes(app, { db: deps.db, now: deps.now ?? (() => new Date()), config });
   app.get(`${ADMIN_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
 
   await app.ready();

@@ -51,3 +51,26 @@ describe('layers', () => {
     expect(offenders(under('contract/'), (s) => /^(domain|db|http|admin|console|cli|jobs)\//.test(s))).toEqual([]);
   });
 });
+
+describe('one base for every face', () => {
+  const text = (file: string) => readFileSync(join(SRC, file), 'utf8');
+  const apps = ['app.ts', 'admin/app.ts'];
+
+  it('the public and operator apps build on the shared plugins, repeating no hook, handler or regex', () => {
+    for (const app of apps) {
+      const t = text(app);
+      expect(t, app).toContain('registerContractBase(app)');
+      expect(t, app).toContain('registerResponseHeaders(app)');
+      expect(t, `${app} registers its own error handler`).not.toMatch(/setErrorHandler|setNotFoundHandler|setValidatorCompiler|removeContentTypeParser/);
+      expect(t, `${app} writes its own request log`).not.toMatch(/addHook\(\s*'onResponse'/);
+      expect(t, `${app} sets the common headers itself`).not.toMatch(/x-content-type-options|'x-request-id'/);
+      expect(t, `${app} casts a scope`).not.toContain('as never');
+      expect(offenders(all.filter((f) => f.file === app), (s) => s.startsWith('http/plugins/') && s !== 'http/plugins/index.ts'), app).toEqual([]);
+    }
+  });
+
+  it('the bearer header is parsed in one place', () => {
+    const parsers = all.filter(({ file }) => /\^bearer/i.test(text(file))).map((f) => f.file);
+    expect(parsers).toEqual(['http/plugins/base.ts']);
+  });
+});

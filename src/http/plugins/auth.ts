@@ -4,6 +4,7 @@ import type { KeyUsageRecorder } from '../../domain/key-usage.js';
 import type { KeyResolver } from '../../domain/keys.js';
 import { ApiError } from '../../contract/errors.js';
 import type { AuthFailureLimiter } from './rate-limit.js';
+import { readBearer } from './base.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -11,18 +12,8 @@ declare module 'fastify' {
   }
 }
 
-const BEARER = /^bearer[ ]+([\x21-\x7e]{1,512})[ ]*$/i;
-
 /** RFC 6750: a key was sent and is not valid. Without one, errors.ts adds the bare challenge. */
 export const INVALID_TOKEN = 'Bearer realm="climate-pulse", error="invalid_token"';
-
-/** How many Authorization headers the client sent (Node keeps only the first of duplicates). */
-function authorizationHeaders(request: FastifyRequest): number {
-  const raw = request.raw.rawHeaders;
-  let n = 0;
-  for (let i = 0; i < raw.length; i += 2) if (raw[i].toLowerCase() === 'authorization') n++;
-  return n;
-}
 
 /**
  * Authentication, organization and plan checks, in the contract's order (section 2).
@@ -78,11 +69,8 @@ export function registerAuth(app: FastifyInstance, keys: KeyResolver, failures: 
 
   app.addHook('onRequest', async (request: FastifyRequest) => {
     const ip = request.ip;
-    const header = request.headers.authorization;
     // Two Authorization headers are ambiguous (which one is the key?): refused, never the first one taken.
-    const single = authorizationHeaders(request) <= 1;
-    const m = single && typeof header === 'string' ? BEARER.exec(header) : null;
-    const secret = m?.[1];
+    const { single, token: secret, sent } = readBearer(request);
     let principal: KeyPrincipal | null = null;
     let counted = false;
     const over = await failures.overLimit(ip);
@@ -99,10 +87,10 @@ export function registerAuth(app: FastifyInstance, keys: KeyResolver, failures: 
       if (!counted) await failures.failed(ip);
       const message = !single
         ? 'Send exactly one Authorization header.'
-        : m
+        : secret !== undefined
           ? 'The API key is invalid or revoked.'
           : "Send 'Authorization: Bearer <API key>'.";
-      throw new ApiError('unauthorized', message, m || !single ? { 'www-authenticate': INVALID_TOKEN } : {});
+      throw new ApiError('unauthorized', message, sent ? { 'www-authenticate': INVALID_TOKEN } : {});
     }
     if (principal.orgDeleted) throw new ApiError('org_not_found', 'The organization of this API key no longer exists.');
     if (!principal.restApi) throw new ApiError('plan_forbidden', "The organization's plan does not include the REST API.");

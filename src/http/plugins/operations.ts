@@ -4,6 +4,7 @@ import type { DatabaseExecutor } from '../../db/executor.js';
 import { ApiError } from '../../contract/errors.js';
 import { sendError } from './errors.js';
 import { watchEventLoopDelay } from '../event-loop-delay.js';
+import { registerRequestLog } from './base.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -44,22 +45,11 @@ export async function registerOperations(
   app.decorate('metrics', registry);
 
   app.addHook('onResponse', async (request, reply) => {
-    const route = request.routeOptions.url ?? 'unknown';
-    const status = String(reply.statusCode);
-    const seconds = reply.elapsedTime / 1000;
-    requests.inc({ method: request.method, route, status });
-    duration.observe({ method: request.method, route, status }, seconds);
-    request.log.info(
-      {
-        orgId: (request as { principal?: { orgId: string } }).principal?.orgId,
-        method: request.method,
-        route,
-        status: reply.statusCode,
-        durationMs: Math.round(reply.elapsedTime * 100) / 100,
-      },
-      'request',
-    );
+    const labels = { method: request.method, route: request.routeOptions.url ?? 'unknown', status: String(reply.statusCode) };
+    requests.inc(labels);
+    duration.observe(labels, reply.elapsedTime / 1000);
   });
+  registerRequestLog(app, (request) => ({ orgId: (request as { principal?: { orgId: string } }).principal?.orgId }));
 
   if (opts.maxEventLoopDelayMs > 0) {
     let readyAt = Number.POSITIVE_INFINITY;
