@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
+import { PlainError } from './contract/errors.js';
 
 /**
  * The environment, described once. `loadConfig` is the only place that reads
@@ -140,7 +141,7 @@ export interface Config {
   publicBaseUrl?: string;
 }
 
-export class ConfigError extends Error {}
+export class ConfigError extends PlainError {}
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const known: Record<string, unknown> = {};

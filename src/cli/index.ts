@@ -1,8 +1,5 @@
 import { Command } from 'commander';
-import { ConfigError } from '../config.js';
-import { DataDirLockedError, DataDirUnwritableError } from '../db/data-dir-lock.js';
-import { DataDirInitError } from '../db/pglite-init.js';
-import { DatasetError } from '../domain/dataset.js';
+import { PlainError } from '../contract/errors.js';
 import { registerAlerts } from './commands/alerts.js';
 import { registerCitus } from './commands/citus.js';
 import { registerDemo } from './commands/demo.js';
@@ -15,8 +12,6 @@ import { registerPlans } from './commands/plans.js';
 import { registerPulses } from './commands/pulses.js';
 import { registerServe } from './commands/serve.js';
 import { registerWebhooks } from './commands/webhooks.js';
-import { WebhookError } from '../domain/webhooks.js';
-import { CliError } from './errors.js';
 
 const program = new Command()
   .name('climate-pulse')
@@ -39,18 +34,8 @@ registerPulses(program);
 try {
   await program.parseAsync(process.argv);
 } catch (err) {
-  if (
-    err instanceof CliError ||
-    err instanceof ConfigError ||
-    err instanceof DatasetError ||
-    err instanceof DataDirLockedError ||
-    err instanceof DataDirUnwritableError ||
-    err instanceof WebhookError ||
-    err instanceof DataDirInitError
-  ) {
-    console.error(`climate-pulse: ${err.message}`);
-  } else {
-    console.error('climate-pulse: unexpected error:', err);
-  }
+  // One print path: an error whose message is the whole story is one line; anything else is a bug, shown whole.
+  if (err instanceof PlainError) console.error(`climate-pulse: ${err.message}`);
+  else console.error('climate-pulse: unexpected error:', err);
   process.exitCode = 1;
 }

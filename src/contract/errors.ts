@@ -25,7 +25,16 @@ export const ERROR_STATUS = {
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 
-export class ApiError extends Error {
+/**
+ * An error whose message is the whole story for whoever reads it: a client (as an error body) or
+ * an operator at a terminal (one line, exit 1), never with a stack. The domain throws only
+ * ApiError; the command line's own errors (CliError), a configuration error and a data directory
+ * that cannot be used are PlainErrors too, so every face has one path to print them.
+ */
+export class PlainError extends Error {}
+
+/** The one error type of the domain: a code from the closed list, translated to HTTP in errors.ts. */
+export class ApiError extends PlainError {
   readonly statusCode: number;
   constructor(
     readonly code: ErrorCode,

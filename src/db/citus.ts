@@ -1,5 +1,6 @@
 import type { DatabaseExecutor, Queryable, Transaction } from './executor.js';
 import { sql } from './executor.js';
+import { PlainError } from '../contract/errors.js';
 
 /**
  * The schema on a Citus cluster (docs/scaling.md): organization data sharded by org_id, all of it
@@ -135,7 +136,7 @@ async function make(tx: Transaction, r: TableRow, role: 'reference' | 'distribut
   return 'made';
 }
 
-export class CitusMissingError extends Error {
+export class CitusMissingError extends PlainError {
   constructor() {
     super('the citus extension is not installed in this database (CREATE EXTENSION citus on the coordinator, with the workers added)');
   }

@@ -2,12 +2,13 @@ import { mkdirSync, openSync, readFileSync, unlinkSync, writeSync, closeSync } f
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { checkDataDirRoot, checkDataDirTree, restrictToOwner } from './pglite-init.js';
+import { PlainError } from '../contract/errors.js';
 
 /** Another live process holds the embedded data directory. */
-export class DataDirLockedError extends Error {}
+export class DataDirLockedError extends PlainError {}
 
 /** The embedded data directory cannot be written (read-only file system, no space left, no permission). */
-export class DataDirUnwritableError extends Error {}
+export class DataDirUnwritableError extends PlainError {}
 
 const STORAGE_ERRORS: Record<string, string> = {
   EROFS: 'it is on a read-only file system',

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, type Stats } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { PlainError } from '../contract/errors.js';
 
 /**
  * A new embedded data directory is never initialized by the serving process. PGlite's first
@@ -37,7 +38,7 @@ export function templateDir(): string {
 }
 
 /** DATA_DIR cannot become an embedded database (not empty, or initialization failed). */
-export class DataDirInitError extends Error {}
+export class DataDirInitError extends PlainError {}
 
 export const isInitialized = (dir: string) => existsSync(join(dir, MARKER));
 

@@ -11,6 +11,7 @@ import { insertTeams, listTeamIds } from '../db/repositories/teams.js';
 import { createApiKey, hashKey } from './keys.js';
 import { DATE_TIME_RULE, canonicalDateTime, instantOf } from '../contract/schemas/date-time.js';
 import { ORG_ID_PATTERN, ORG_ID_RULE, OrgIdSchema } from '../contract/schemas/common.js';
+import { invalid } from '../contract/errors.js';
 
 // Format date-time is the API's one rule (contract/schemas/date-time.ts), registered with TypeBox there.
 const DateTime = Type.String({ format: 'date-time' });
@@ -118,7 +119,6 @@ export const DatasetSchema = Type.Object(
 
 export type Dataset = Static<typeof DatasetSchema>;
 
-export class DatasetError extends Error {}
 
 export interface LoadSummary {
   plans: number;
@@ -256,7 +256,7 @@ const PULSE_BATCH = 5_000;
  */
 export async function loadDataset(db: DatabaseExecutor, data: unknown): Promise<LoadSummary> {
   const problem = await validateDataset(db, data);
-  if (problem) throw new DatasetError(problem);
+  if (problem) throw invalid(problem);
   const d = data as Dataset;
   const summary: LoadSummary = { plans: 0, organizations: 0, apiKeys: 0, teams: 0, pulses: 0, pulsesInFrozenWeeks: 0, alerts: 0, actions: 0 };
   try {
@@ -310,7 +310,7 @@ export async function loadDataset(db: DatabaseExecutor, data: unknown): Promise<
     });
   } catch (err) {
     const taken = alreadyExists(d, err);
-    if (taken) throw new DatasetError(taken);
+    if (taken) throw invalid(taken);
     throw err;
   }
   return summary;

@@ -76,13 +76,14 @@ export interface ImportOptions {
 export const DEFAULT_MAX_LINE_BYTES = 1024 * 1024;
 
 /** A line (NDJSON) or record (CSV) over the cap: the whole file is refused, nothing is written. */
-export class ImportLineTooLong extends Error {
+export class ImportLineTooLong extends ApiError {
   constructor(
     readonly line: number,
     readonly maxLineBytes: number,
     format: 'ndjson' | 'csv',
   ) {
     super(
+      'invalid_request',
       format === 'csv'
         ? `the CSV record that starts on line ${line} is longer than ${maxLineBytes} bytes (IMPORT_MAX_LINE_BYTES); nothing was written`
         : `line ${line} is longer than ${maxLineBytes} bytes (IMPORT_MAX_LINE_BYTES); nothing was written`,
@@ -247,9 +248,10 @@ export function validate(row: unknown, teams: Set<string>, seen: Set<string>): N
   };
 }
 
-export class ImportAborted extends Error {
+/** An import refused in abort mode: its summary lists every bad row. */
+export class ImportAborted extends ApiError {
   constructor(readonly summary: ImportSummary) {
-    super(`import aborted: ${summary.problems.length} bad row(s); nothing was written`);
+    super('invalid_request', `import aborted: ${summary.problems.length} bad row(s); nothing was written`);
   }
 }
 

@@ -12,7 +12,7 @@ import {
 } from '../db/repositories/webhooks.js';
 import { ApiError, invalid } from '../contract/errors.js';
 import { requireLiveOrg } from './orgs.js';
-import { addEndpoint, sendPing, WEBHOOK_EVENT_TYPES, WebhookError, type WebhookEventType } from './webhooks.js';
+import { addEndpoint, sendPing, WEBHOOK_EVENT_TYPES, type WebhookEventType } from './webhooks.js';
 
 /**
  * The operator's webhook operations (`webhooks ...` and `/admin/v1/.../webhook-endpoints`), on
@@ -40,8 +40,6 @@ const view = (e: WebhookEndpoint): EndpointView => ({
   createdAt: e.createdAt,
 });
 
-const refusal = (err: unknown) => (err instanceof WebhookError ? invalid(err.message) : err);
-
 export async function addOrgEndpoint(
   db: Queryable,
   orgId: string,
@@ -49,15 +47,11 @@ export async function addOrgEndpoint(
   now: Date,
 ): Promise<EndpointView & { secret: string }> {
   await requireLiveOrg(db, orgId);
-  try {
-    const e = await addEndpoint(db, orgId, { url: opts.url, eventTypes: opts.eventTypes, now, allowPrivate: opts.allowPrivate });
-    return {
-      id: e.id, orgId, url: e.url, eventTypes: e.eventTypes ?? [...WEBHOOK_EVENT_TYPES], enabled: true, disabledReason: null,
-      createdAt: new Date(now).toISOString(), secret: e.secret,
-    };
-  } catch (err) {
-    throw refusal(err);
-  }
+  const e = await addEndpoint(db, orgId, { url: opts.url, eventTypes: opts.eventTypes, now, allowPrivate: opts.allowPrivate });
+  return {
+    id: e.id, orgId, url: e.url, eventTypes: e.eventTypes ?? [...WEBHOOK_EVENT_TYPES], enabled: true, disabledReason: null,
+    createdAt: new Date(now).toISOString(), secret: e.secret,
+  };
 }
 
 export async function listOrgEndpoints(db: Queryable, orgId: string): Promise<EndpointView[]> {
@@ -89,14 +83,10 @@ export async function enableEndpointById(db: Queryable, id: string): Promise<End
 
 export async function pingEndpoint(db: Queryable, id: string, opts: { timeoutMs: number; allowPrivate?: boolean }) {
   await endpointById(db, id);
-  try {
-    const ping = await sendPing(db, id, opts);
-    const r = ping.result;
-    const result = r.kind === 'ok' || r.kind === 'gone' ? `HTTP ${r.statusCode}` : 'error' in r ? r.error : r.kind;
-    return { eventId: ping.eventId, deliveryId: ping.deliveryId, outcome: ping.outcome, result, url: ping.endpoint.url };
-  } catch (err) {
-    throw refusal(err);
-  }
+  const ping = await sendPing(db, id, opts);
+  const r = ping.result;
+  const result = r.kind === 'ok' || r.kind === 'gone' ? `HTTP ${r.statusCode}` : 'error' in r ? r.error : r.kind;
+  return { eventId: ping.eventId, deliveryId: ping.deliveryId, outcome: ping.outcome, result, url: ping.endpoint.url };
 }
 
 export async function listOrgDeliveries(db: Queryable, orgId: string, opts: { failed?: boolean; limit?: number }): Promise<DeliveryListing[]> {

@@ -18,13 +18,11 @@ import {
 } from '../db/repositories/webhooks.js';
 import type { Alert } from '../contract/schemas/alerts.js';
 import { newId } from './ids.js';
+import { ApiError, invalid } from '../contract/errors.js';
 
 /** The event types an endpoint can subscribe to. `ping` is sent only by `webhooks test`. */
 export const WEBHOOK_EVENT_TYPES = ['alert.created', 'action.created', 'action.updated'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
-
-/** Refusals an operator sees as one line. */
-export class WebhookError extends Error {}
 
 const MAX_RETRY_AFTER_MS = 24 * 3600e3;
 
@@ -133,18 +131,18 @@ export function checkWebhookUrl(text: string, rules: WebhookUrlRules = {}): URL 
   try {
     url = new URL(text);
   } catch {
-    throw new WebhookError(`not a URL: ${JSON.stringify(text)}`);
+    throw invalid(`not a URL: ${JSON.stringify(text)}`);
   }
-  if (text.length > 2048) throw new WebhookError('the URL is longer than 2048 characters');
-  if (url.username || url.password) throw new WebhookError('the URL must not carry credentials');
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new WebhookError(`the URL must be https:// (got ${url.protocol})`);
+  if (text.length > 2048) throw invalid('the URL is longer than 2048 characters');
+  if (url.username || url.password) throw invalid('the URL must not carry credentials');
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalid(`the URL must be https:// (got ${url.protocol})`);
   const host = bare(url.hostname);
   if (url.protocol === 'http:' && !(rules.allowPrivate && isLoopback(host))) {
-    throw new WebhookError('the URL must be https:// (http:// only to loopback, in tests, with WEBHOOK_ALLOW_PRIVATE=true)');
+    throw invalid('the URL must be https:// (http:// only to loopback, in tests, with WEBHOOK_ALLOW_PRIVATE=true)');
   }
   if (!rules.allowPrivate) {
     const kind = isIP(host) ? refusedAddressKind(host) : isLocalhostName(host) ? 'loopback' : null;
-    if (kind) throw new WebhookError(`the URL points to a ${kind} address (${host}); webhooks go to public hosts only`);
+    if (kind) throw invalid(`the URL points to a ${kind} address (${host}); webhooks go to public hosts only`);
   }
   return url;
 }
@@ -176,10 +174,10 @@ export function safeLookup(rules: WebhookUrlRules, resolveAll: typeof dnsLookup 
 export function parseEventTypes(list: string | undefined): WebhookEventType[] | null {
   if (list === undefined) return null;
   const types = [...new Set(list.split(',').map((t) => t.trim()).filter(Boolean))];
-  if (types.length === 0) throw new WebhookError('--events names no event type');
+  if (types.length === 0) throw invalid('--events names no event type');
   for (const t of types) {
     if (!(WEBHOOK_EVENT_TYPES as readonly string[]).includes(t)) {
-      throw new WebhookError(`unknown event type ${JSON.stringify(t)} (known: ${WEBHOOK_EVENT_TYPES.join(', ')})`);
+      throw invalid(`unknown event type ${JSON.stringify(t)} (known: ${WEBHOOK_EVENT_TYPES.join(', ')})`);
     }
   }
   return types as WebhookEventType[];
@@ -368,7 +366,7 @@ export async function deliver(
  */
 export async function sendPing(db: Queryable, endpointId: string, opts: { timeoutMs: number } & WebhookUrlRules) {
   const endpoint = await findEndpointById(db, endpointId);
-  if (!endpoint) throw new WebhookError(`no webhook endpoint ${JSON.stringify(endpointId)}`);
+  if (!endpoint) throw new ApiError('not_found', `no webhook endpoint ${JSON.stringify(endpointId)}`);
   const at = new Date();
   const eventId = newId('msg');
   const deliveryId = await insertClaimedDelivery(

@@ -2,8 +2,9 @@
 // must already see the API's date-time rule (registered through the modules it imports).
 import { validate as validateImportRow } from '../../src/domain/import.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/contract/errors.js';
 import { instantOf } from '../../src/contract/schemas/date-time.js';
-import { DatasetError, loadDataset, type Dataset } from '../../src/domain/dataset.js';
+import { loadDataset, type Dataset } from '../../src/domain/dataset.js';
 import { createAdminTest, TOKEN, type AdminTest } from '../admin/helpers.js';
 
 const ORG = '/admin/v1/organizations';
@@ -117,7 +118,7 @@ describe('date-time bounds (CONTRACT.md section 4): one rule, every door', () =>
       ];
       for (const [extra, path] of cases) {
         const file = { organizations: [org(extra)] } as Dataset;
-        await expect(loadDataset(t.db, file), path).rejects.toThrow(new DatasetError(`${path}: ${RULE}`));
+        await expect(loadDataset(t.db, file), path).rejects.toThrow(new ApiError('invalid_request', `${path}: ${RULE}`));
       }
       const orgs = await t.db.query<{ n: number }>({ name: 'test.orgs', text: "SELECT count(*)::int AS n FROM organizations WHERE id = 'org_file'" });
       expect(orgs[0].n).toBe(0);

@@ -74,3 +74,28 @@ describe('one base for every face', () => {
     expect(parsers).toEqual(['http/plugins/base.ts']);
   });
 });
+
+describe('one error story', () => {
+  const text = (file: string) => readFileSync(join(SRC, file), 'utf8');
+
+  it('the domain throws one error type: no error class of its own but ApiError and its subclasses', () => {
+    const own = under('domain/').flatMap(({ file }) => [...text(file).matchAll(/class (\w+) extends (\w+)/g)].filter((m) => /Error$/.test(m[2]) && m[2] !== 'ApiError').map((m) => `${file}: ${m[1]} extends ${m[2]}`));
+    expect(own).toEqual([]);
+    // And it does throw them (a rule that sees nothing could not fail).
+    expect(under('domain/').filter(({ file }) => /new ApiError\(|\binvalid\(|\bnotFound\(/.test(text(file))).length).toBeGreaterThan(5);
+  });
+
+  it('nothing outside src/db/ names a SQLSTATE or reads a driver error', () => {
+    const named = all
+      .filter(({ file }) => !file.startsWith('db/'))
+      .flatMap(({ file }) => [...text(file).matchAll(/['"]((?:0[8A]|2[2-5]|40|42|53|54|55|57|58|XX)[0-9A-Z]{3})['"]|\.(?:sqlState|routine|constraint)\b/g)].map((m) => `${file}: ${m[0]}`));
+    expect(named).toEqual([]);
+  });
+
+  it('the CLI has one print path for errors', () => {
+    const cli = text('cli/index.ts');
+    expect(cli.match(/console\.error\(/g)).toHaveLength(2); // the expected one-liner, and a bug shown whole
+    expect(cli).toContain('err instanceof PlainError');
+    expect([...cli.matchAll(/instanceof (\w+)/g)].map((m) => m[1])).toEqual(['PlainError']);
+  });
+});

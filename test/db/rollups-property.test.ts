@@ -2,9 +2,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/contract/errors.js';
 import { sql } from '../../src/db/executor.js';
 import { writePulses, type NewPulse } from '../../src/db/pulse-writes.js';
-import { DatasetError, loadDataset } from '../../src/domain/dataset.js';
+import { loadDataset } from '../../src/domain/dataset.js';
 import { importPulses } from '../../src/domain/import.js';
 import { moderatePulse } from '../../src/domain/moderation.js';
 import { createTestDatabase, DB_KIND, type TestDatabase } from '../helpers/db.js';
@@ -144,7 +145,7 @@ describe(`every rollup equals a scan of the pulses after every write path (seede
         const pulses = randomPulses(org, 1 + Math.floor(rnd() * 300), rnd() < 0.2 ? 0.01 : 0);
         const duplicate = new Set(pulses.map((p) => p.id)).size < pulses.length || pulses.some((p) => written.get(org)!.includes(p.id));
         const load = loadDataset(t.db, { organizations: [{ id: org, name: org, plan: 'business', createdAt: '2026-01-01T00:00:00.000Z', pulses }] });
-        if (duplicate) await expect(load, what).rejects.toThrow(DatasetError);
+        if (duplicate) await expect(load, what).rejects.toThrow(ApiError);
         else await load;
         what += ` ${pulses.length} rows${duplicate ? ' (refused: an id repeats)' : ''}`;
       } else if (kind === 'import') {

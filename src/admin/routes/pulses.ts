@@ -4,10 +4,10 @@ import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ingestPulses } from '../../domain/ingest.js';
-import { ImportAborted, ImportLineTooLong, importPulses, LineLengthGuard, type ImportSummary } from '../../domain/import.js';
+import { ImportAborted, importPulses, LineLengthGuard, type ImportSummary } from '../../domain/import.js';
 import { requireLiveOrg } from '../../domain/orgs.js';
 import { moderatePulse } from '../../domain/moderation.js';
-import { toApiError } from '../../http/plugins/errors.js';
+import { toApiError } from '../../http/plugins/index.js';
 import { requireJsonObject } from '../../http/plugins/writes.js';
 import { ApiError } from '../../contract/errors.js';
 import { AdminNoQuerySchema, OrgIdParamsSchema, OrgItemParamsSchema, adminResponses } from '../../contract/schemas/admin-common.js';
@@ -126,12 +126,11 @@ export function registerPulseRoutes(app: App, { db, config }: AdminRouteDeps) {
             outcome = { summary };
           } catch (err) {
             if (cancel.signal.aborted) request.log.info({ orgId }, 'import stopped: the client closed the connection; nothing was written');
-            else if (err instanceof ImportAborted) outcome = { error: { code: 'invalid_request', message: err.message }, summary: err.summary satisfies ImportSummary };
-            else if (err instanceof ImportLineTooLong) outcome = { error: { code: 'invalid_request', message: err.message } };
             else {
-              const apiError = toApiError(err as never);
+              const apiError = toApiError(err as Parameters<typeof toApiError>[0]);
               if (apiError.statusCode >= 500) request.log.error({ err }, 'import failed');
-              outcome = { error: { code: apiError.code, message: apiError.message } };
+              // An import refused in abort mode also lists its bad rows.
+              outcome = { error: { code: apiError.code, message: apiError.message }, ...(err instanceof ImportAborted ? { summary: err.summary satisfies ImportSummary } : {}) };
             }
           }
           await removeDir(); // before the outcome: a client that has it finds nothing left behind
@@ -188,7 +187,7 @@ function receive(body: IncomingMessage, file: string, guard: LineLengthGuard, ma
         if (received > maxBytes) throw tooLarge(maxBytes);
         guard.push(chunk);
       } catch (err) {
-        return settle(err instanceof ImportLineTooLong ? new ApiError('invalid_request', err.message) : (err as Error));
+        return settle(err as Error);
       }
       if (!out.write(chunk)) {
         body.pause();

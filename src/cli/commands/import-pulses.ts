@@ -4,7 +4,6 @@ import { ImportAborted, ImportLineTooLong, importPulses, type ImportSummary, typ
 import { loadConfig } from '../../config.js';
 import { withDatabase } from '../db.js';
 import { CliError } from '../errors.js';
-import { ApiError } from '../../contract/errors.js';
 import { importThroughSocket, RemoteImportFailed, runningServerSocket } from '../operator.js';
 
 function printSummary(s: ImportSummary) {
@@ -71,15 +70,10 @@ export function registerImportPulses(program: Command) {
           if (err.summary) printSummary(err.summary);
           throw new CliError(err.message);
         }
+        if (err instanceof ImportAborted) printSummary(err.summary);
         if (err instanceof ImportLineTooLong) throw new CliError(`${file}: ${err.message}`);
-        if (err instanceof ImportAborted) {
-          printSummary(err.summary);
-          throw new CliError(err.message);
-        }
-        const e = err as { code?: string; message: string };
-        if (e.code === 'ENOENT') throw new CliError(`${file}: no such file`);
-        if (err instanceof ApiError) throw new CliError(err.message);
-        throw err;
+        if ((err as { code?: string }).code === 'ENOENT') throw new CliError(`${file}: no such file`);
+        throw err; // an ApiError prints as its message, like every PlainError
       }
     });
 }
