@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { Type, type Static } from 'typebox';
+import { Type, type Static, type TOptional, type TSchema } from 'typebox';
 import { Value } from 'typebox/value';
 import { PlainError } from './contract/errors.js';
 
@@ -17,129 +17,162 @@ const HUNDREDTHS = '^\\d{1,2}(\\.\\d{1,2})?$';
  */
 const secret = <T extends object>(schema: T): T => Object.assign(schema, { secret: true });
 
-/** "true" or "false", as written in the environment. */
-const Flag = (fallback: boolean) =>
-  Type.Union([Type.Literal('true'), Type.Literal('false')], { default: String(fallback), description: 'true or false' });
+/**
+ * One environment variable: its name, its schema (validation, default, `secret`, `description`
+ * for error messages) and, when its `Config` field is not the checked value as is, `to`, which
+ * turns that value into the field (it runs only when the variable is set or has a default).
+ * `group` puts the field inside `Config[group]` instead of at the top.
+ */
+interface Variable<Env extends string = string, Schema extends TSchema = TSchema, Field = unknown> {
+  readonly env: Env;
+  readonly schema: Schema;
+  to?(value: Static<Schema>, name: Env): Field;
+  readonly group?: string;
+}
 
-export const EnvSchema = Type.Object({
-  PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
-  HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
-  DATABASE_URL: Type.Optional(secret(Type.String({ pattern: '^postgres(ql)?://', description: 'a postgres:// URL' }))),
-  DATA_DIR: Type.String({ minLength: 1, default: './data' }),
-  REDIS_URL: Type.Optional(secret(Type.String({ pattern: '^rediss?://', description: 'a redis:// or rediss:// URL' }))),
-  LOG_LEVEL: Type.Union(
-    ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
-    { default: 'info' },
-  ),
-  BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 10 * 1024 * 1024, default: 64 * 1024 }),
-  IDEMPOTENCY_RETENTION_HOURS: Type.Number({ exclusiveMinimum: 0, default: 24 }),
-  KEY_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 5000, default: 2000 }),
-  AUTH_FAILURES_PER_MINUTE: Type.Integer({ minimum: 1, default: 30 }),
-  // The reverse proxies in front of the service: their X-Forwarded-For names the client. Unset: none.
-  TRUST_PROXY: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'a comma-separated list of proxy addresses or CIDRs' })),
-  DB_POOL_MAX: Type.Integer({ minimum: 1, maximum: 500, default: 10 }),
-  DB_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 10_000 }),
-  REQUEST_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 30_000 }),
-  // Open connections of the public listener at once; more are closed as they arrive.
-  MAX_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1024 }),
-  METRICS_PORT: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
-  WORKERS: Type.Integer({ minimum: 1, maximum: 64, default: 1 }),
-  // The bound on a shutdown, counted from SIGTERM/SIGINT (the delay below included): past it the process exits 1.
-  SHUTDOWN_GRACE_MS: Type.Integer({ minimum: 1000, maximum: 600_000, default: 10_000 }),
-  // From the signal on /readyz answers 503 while the port still serves this long (load balancers catch up).
-  SHUTDOWN_DELAY_MS: Type.Integer({ minimum: 0, maximum: 600_000, default: 0 }),
-  MAX_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, default: 1000 }),
-  COMMENT_CURSOR_SECRET: Type.Optional(secret(Type.String({ minLength: 32 }))),
-  COMMENTS_RELEASE_DELAY_HOURS: Type.Number({ minimum: 0, maximum: 720, default: 24 }),
-  ALERTS_INTERVAL_MINUTES: Type.Integer({ minimum: 0, maximum: 10_080, default: 60 }),
-  ALERTS_CLOSE_DELAY_MINUTES: Type.Integer({ minimum: 0, maximum: 10_080, default: 60 }),
-  ALERTS_MOOD_DROP: Type.String({ pattern: HUNDREDTHS, default: '0.5' }),
-  ALERTS_LOW_MOOD: Type.String({ pattern: HUNDREDTHS, default: '2.5' }),
-  ALERTS_PARTICIPATION_DROP: Type.String({ pattern: HUNDREDTHS, default: '0.5' }),
-  // The operator API (CONTRACT.md section 10): a TCP listener only with both a port and a token.
-  ADMIN_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
-  ADMIN_HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
-  ADMIN_TOKEN: Type.Optional(secret(Type.String({ minLength: 32, maxLength: 512, pattern: '^[\\x21-\\x7e]+$' }))),
-  // Limits of each operator listener (TCP and the Unix socket), docs/security.md: connections at
-  // once; the time a request's headers may take; how long a request body may stop arriving.
-  ADMIN_MAX_CONNECTIONS: Type.Integer({ minimum: 1, maximum: 100_000, default: 64 }),
-  ADMIN_HEADERS_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 600_000, default: 10_000 }),
-  ADMIN_BODY_IDLE_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 3_600_000, default: 30_000 }),
-  // A file sent to the operator API's import (its temporary copy), and one NDJSON line or CSV record of any import.
-  IMPORT_MAX_BYTES: Type.Integer({ minimum: 1024, maximum: 2 ** 40, default: 2 * 1024 ** 3 }),
-  IMPORT_MAX_LINE_BYTES: Type.Integer({ minimum: 1024, maximum: 64 * 1024 ** 2, default: 1024 ** 2 }),
-  WEBHOOK_POLL_MS: Type.Integer({ minimum: 10, maximum: 60_000, default: 1000 }),
-  WEBHOOK_TIMEOUT_MS: Type.Integer({ minimum: 100, maximum: 60_000, default: 15_000 }),
-  // The waits before each retry (the first attempt is immediate): durations like 500ms, 5s, 5m, 2h.
-  // Tests only: webhooks to loopback over http and to private addresses. Never in production.
-  WEBHOOK_ALLOW_PRIVATE: Flag(false),
-  WEBHOOK_RETRY_SCHEDULE: Type.String({ pattern: '^\\s*\\d+(ms|s|m|h)\\s*(,\\s*\\d+(ms|s|m|h)\\s*)*$', default: '5s,5m,30m,2h,5h,10h,10h' }),
-  // Where clients reach the service (https://api.example.com): the OpenAPI document's servers become absolute.
-  PUBLIC_BASE_URL: Type.Optional(Type.String({ pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*)?$', maxLength: 2048 })),
+function variable<Env extends string, Schema extends TSchema>(env: Env, schema: Schema): Variable<Env, Schema, Static<Schema>>;
+function variable<Env extends string, Schema extends TSchema, Field>(
+  env: Env,
+  schema: Schema,
+  to: (value: Static<Schema>, name: Env) => Field,
+): Variable<Env, Schema, Field>;
+function variable(env: string, schema: TSchema, to?: (value: unknown, name: string) => unknown): Variable {
+  return to ? { env, schema, to } : { env, schema };
+}
+
+/** "true" or "false", as written in the environment; the field is a boolean. */
+const flag = <Env extends string>(env: Env, fallback: boolean) =>
+  variable(
+    env,
+    Type.Union([Type.Literal('true'), Type.Literal('false')], { default: String(fallback), description: 'true or false' }),
+    (value) => value === 'true',
+  );
+
+/** A field of `Config.alertThresholds`: a decimal like 0.5 in the environment, in hundredths (50) in the field, between min and max hundredths. */
+const alertThreshold = <Env extends string>(env: Env, fallback: string, min: number, max: number) => ({
+  ...variable(env, Type.String({ pattern: HUNDREDTHS, default: fallback }), (value, name) => hundredths(name, value, min, max)),
+  group: 'alertThresholds' as const,
 });
 
-type Env = Static<typeof EnvSchema>;
-
-export interface Config {
-  port: number;
-  host: string;
-  databaseUrl?: string;
-  dataDir: string;
-  redisUrl?: string;
-  logLevel: string;
-  bodyLimitBytes: number;
-  idempotencyRetentionHours: number;
-  keyCacheTtlMs: number;
-  authFailuresPerMinute: number;
+/**
+ * Every variable, once: the key is its `Config` field, the entry its environment variable
+ * (`Config`'s type and `EnvSchema` are both computed from this table). A new variable is one
+ * entry here; an optional schema makes an optional field. Exported for
+ * test/ops/config-shape.test.ts, which checks that the table and `Config` agree.
+ */
+export const VARIABLES = {
+  port: variable('PORT', Type.Integer({ minimum: 0, maximum: 65535, default: 3000 })),
+  host: variable('HOST', Type.String({ minLength: 1, default: '127.0.0.1' })),
+  databaseUrl: variable('DATABASE_URL', Type.Optional(secret(Type.String({ pattern: '^postgres(ql)?://', description: 'a postgres:// URL' })))),
+  dataDir: variable('DATA_DIR', Type.String({ minLength: 1, default: './data' })),
+  redisUrl: variable('REDIS_URL', Type.Optional(secret(Type.String({ pattern: '^rediss?://', description: 'a redis:// or rediss:// URL' })))),
+  logLevel: variable(
+    'LOG_LEVEL',
+    Type.Union(
+      ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)),
+      { default: 'info' },
+    ),
+    // TypeBox types a union built from an array as `never`: the field is a string.
+    (level): string => level,
+  ),
+  bodyLimitBytes: variable('BODY_LIMIT_BYTES', Type.Integer({ minimum: 1024, maximum: 10 * 1024 * 1024, default: 64 * 1024 })),
+  idempotencyRetentionHours: variable('IDEMPOTENCY_RETENTION_HOURS', Type.Number({ exclusiveMinimum: 0, default: 24 })),
+  keyCacheTtlMs: variable('KEY_CACHE_TTL_MS', Type.Integer({ minimum: 0, maximum: 5000, default: 2000 })),
+  authFailuresPerMinute: variable('AUTH_FAILURES_PER_MINUTE', Type.Integer({ minimum: 1, default: 30 })),
   /**
    * Addresses and CIDRs (IPv4, IPv6) of the reverse proxies in front of the service, for Fastify's
    * `trustProxy`: `request.ip` is then the client address they report in X-Forwarded-For. Unset: none.
    */
-  trustProxy?: string[];
-  dbPoolMax: number;
-  dbStatementTimeoutMs: number;
-  requestTimeoutMs: number;
-  /** Open connections of the public listener at once. */
-  maxConnections: number;
-  metricsPort?: number;
-  workers: number;
-  /** Upper bound on a shutdown from the signal on; past it the process exits 1. */
-  shutdownGraceMs: number;
-  /** How long /readyz answers 503 with the port still serving before it closes. */
-  shutdownDelayMs: number;
-  maxEventLoopDelayMs: number;
-  commentCursorSecret?: string;
+  trustProxy: variable(
+    'TRUST_PROXY',
+    Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'a comma-separated list of proxy addresses or CIDRs' })),
+    (list) => list.split(',').map((entry) => entry.trim()),
+  ),
+  dbPoolMax: variable('DB_POOL_MAX', Type.Integer({ minimum: 1, maximum: 500, default: 10 })),
+  dbStatementTimeoutMs: variable('DB_STATEMENT_TIMEOUT_MS', Type.Integer({ minimum: 100, default: 10_000 })),
+  requestTimeoutMs: variable('REQUEST_TIMEOUT_MS', Type.Integer({ minimum: 100, default: 30_000 })),
+  /** Open connections of the public listener at once; more are closed as they arrive. */
+  maxConnections: variable('MAX_CONNECTIONS', Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1024 })),
+  metricsPort: variable('METRICS_PORT', Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 }))),
+  workers: variable('WORKERS', Type.Integer({ minimum: 1, maximum: 64, default: 1 })),
+  /** Upper bound on a shutdown, counted from SIGTERM/SIGINT (shutdownDelayMs included): past it the process exits 1. */
+  shutdownGraceMs: variable('SHUTDOWN_GRACE_MS', Type.Integer({ minimum: 1000, maximum: 600_000, default: 10_000 })),
+  /** From the signal on, /readyz answers 503 while the port still serves this long (load balancers catch up), then it closes. */
+  shutdownDelayMs: variable('SHUTDOWN_DELAY_MS', Type.Integer({ minimum: 0, maximum: 600_000, default: 0 })),
+  maxEventLoopDelayMs: variable('MAX_EVENT_LOOP_DELAY_MS', Type.Integer({ minimum: 0, default: 1000 })),
+  commentCursorSecret: variable('COMMENT_CURSOR_SECRET', Type.Optional(secret(Type.String({ minLength: 32 })))),
   /** Hours after a week ends before its comments are released (late syncs still join it). */
-  commentsReleaseDelayHours: number;
+  commentsReleaseDelayHours: variable('COMMENTS_RELEASE_DELAY_HOURS', Type.Number({ minimum: 0, maximum: 720, default: 24 })),
   /** Minutes between alert engine runs in each server process; 0 turns the schedule off. */
-  alertsIntervalMinutes: number;
+  alertsIntervalMinutes: variable('ALERTS_INTERVAL_MINUTES', Type.Integer({ minimum: 0, maximum: 10_080, default: 60 })),
   /** A week is closed (evaluated) this many minutes after the next Monday 00:00 UTC. */
-  alertsCloseDelayMinutes: number;
-  /** Alert thresholds in hundredths (0.5 -> 50), compared exactly. */
-  alertThresholds: { moodDrop: number; lowMood: number; participationDrop: number };
-  /** The operator API's TCP listener: on adminPort at adminHost, only when adminToken is set too. */
-  adminPort?: number;
-  adminHost: string;
-  adminToken?: string;
-  /** Open connections of each operator listener at once; more are closed as they arrive. */
-  adminMaxConnections: number;
+  alertsCloseDelayMinutes: variable('ALERTS_CLOSE_DELAY_MINUTES', Type.Integer({ minimum: 0, maximum: 10_080, default: 60 })),
+  /** Alert thresholds, `Config.alertThresholds`, in hundredths (0.5 -> 50), compared exactly. */
+  moodDrop: alertThreshold('ALERTS_MOOD_DROP', '0.5', 1, 400),
+  lowMood: alertThreshold('ALERTS_LOW_MOOD', '2.5', 100, 500),
+  participationDrop: alertThreshold('ALERTS_PARTICIPATION_DROP', '0.5', 1, 100),
+  /** The operator API's TCP listener (CONTRACT.md section 10): on adminPort at adminHost, only when adminToken is set too. */
+  adminPort: variable('ADMIN_PORT', Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 }))),
+  adminHost: variable('ADMIN_HOST', Type.String({ minLength: 1, default: '127.0.0.1' })),
+  adminToken: variable('ADMIN_TOKEN', Type.Optional(secret(Type.String({ minLength: 32, maxLength: 512, pattern: '^[\\x21-\\x7e]+$' })))),
+  /** Open connections of each operator listener (TCP and the Unix socket, docs/security.md) at once; more are closed as they arrive. */
+  adminMaxConnections: variable('ADMIN_MAX_CONNECTIONS', Type.Integer({ minimum: 1, maximum: 100_000, default: 64 })),
   /** A request's headers must have arrived within this time on an operator listener, else 408. */
-  adminHeadersTimeoutMs: number;
+  adminHeadersTimeoutMs: variable('ADMIN_HEADERS_TIMEOUT_MS', Type.Integer({ minimum: 100, maximum: 600_000, default: 10_000 })),
   /** A request body that stops arriving for this long on an operator listener: 408, connection closed. */
-  adminBodyIdleTimeoutMs: number;
+  adminBodyIdleTimeoutMs: variable('ADMIN_BODY_IDLE_TIMEOUT_MS', Type.Integer({ minimum: 100, maximum: 3_600_000, default: 30_000 })),
   /** The largest file the operator API's import accepts (its temporary copy on disk). */
-  importMaxBytes: number;
-  /** The longest NDJSON line or CSV record of an import; a longer one refuses the whole file. */
-  importMaxLineBytes: number;
-  webhookPollMs: number;
-  webhookTimeoutMs: number;
-  /** Webhooks may go to loopback over http and to private addresses (tests only). */
-  webhookAllowPrivate: boolean;
-  /** Milliseconds to wait before each retry; its length is the number of retries. */
-  webhookRetryScheduleMs: number[];
-  /** The public address of the service, without `/v1`; unset: the document's servers are relative. */
-  publicBaseUrl?: string;
+  importMaxBytes: variable('IMPORT_MAX_BYTES', Type.Integer({ minimum: 1024, maximum: 2 ** 40, default: 2 * 1024 ** 3 })),
+  /** The longest NDJSON line or CSV record of any import; a longer one refuses the whole file. */
+  importMaxLineBytes: variable('IMPORT_MAX_LINE_BYTES', Type.Integer({ minimum: 1024, maximum: 64 * 1024 ** 2, default: 1024 ** 2 })),
+  webhookPollMs: variable('WEBHOOK_POLL_MS', Type.Integer({ minimum: 10, maximum: 60_000, default: 1000 })),
+  webhookTimeoutMs: variable('WEBHOOK_TIMEOUT_MS', Type.Integer({ minimum: 100, maximum: 60_000, default: 15_000 })),
+  /** Webhooks may go to loopback over http and to private addresses. Tests only, never in production. */
+  webhookAllowPrivate: flag('WEBHOOK_ALLOW_PRIVATE', false),
+  /**
+   * The waits before each retry (the first attempt is immediate), durations like 500ms, 5s, 5m, 2h,
+   * in milliseconds; its length is the number of retries.
+   */
+  webhookRetryScheduleMs: variable(
+    'WEBHOOK_RETRY_SCHEDULE',
+    Type.String({ pattern: '^\\s*\\d+(ms|s|m|h)\\s*(,\\s*\\d+(ms|s|m|h)\\s*)*$', default: '5s,5m,30m,2h,5h,10h,10h' }),
+    parseDurations,
+  ),
+  /**
+   * Where clients reach the service (https://api.example.com), without `/v1`: the OpenAPI document's
+   * servers become absolute. Unset: they are relative.
+   */
+  publicBaseUrl: variable('PUBLIC_BASE_URL', Type.Optional(Type.String({ pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*)?$', maxLength: 2048 }))),
+};
+
+type Variables = typeof VARIABLES;
+
+/** The environment's schema, computed from the table: each variable's name and schema, in the table's order. */
+export const EnvSchema = Type.Object(envProperties(VARIABLES));
+
+type EnvProperties<V extends Record<string, Variable>> = { [K in keyof V as V[K]['env']]: V[K]['schema'] };
+
+function envProperties<V extends Record<string, Variable>>(table: V): EnvProperties<V> {
+  return Object.fromEntries(Object.values(table).map((v) => [v.env, v.schema])) as EnvProperties<V>;
 }
+
+type Env = Static<typeof EnvSchema>;
+
+// The type of `Config`, computed from the table: a field's type is what `to` returns (else the
+// schema's), optional when its schema is; the fields of a group are gathered into that group.
+type FieldType<V> = V extends Variable<string, TSchema, infer Field> ? Field : never;
+type IsOptional<V> = V extends { readonly schema: TOptional<TSchema> } ? true : false;
+type GroupOf<V> = V extends { readonly group: infer Group extends string } ? Group : never;
+type Ungrouped<V> = { [K in keyof V as V[K] extends { readonly group: string } ? never : K]: V[K] };
+type Grouped<V, Group> = { [K in keyof V as V[K] extends { readonly group: Group } ? K : never]: V[K] };
+type Fields<V> = { -readonly [K in keyof V as IsOptional<V[K]> extends true ? never : K]: FieldType<V[K]> } & {
+  -readonly [K in keyof V as IsOptional<V[K]> extends true ? K : never]?: FieldType<V[K]>;
+};
+type Flatten<T> = { [K in keyof T]: T[K] };
+type ConfigOf<V> = Flatten<Fields<Ungrouped<V>> & { -readonly [Group in GroupOf<V[keyof V]>]: Flatten<Fields<Grouped<V, Group>>> }>;
+
+/** What the rest of the service receives: one field per entry of the table above. */
+export interface Config extends ConfigOf<Variables> {}
 
 export class ConfigError extends PlainError {}
 
@@ -188,51 +221,23 @@ function describeError(name: string, known: Record<string, unknown>, message: st
   return `invalid configuration: ${name}=${JSON.stringify(known[name] ?? '')} ${what}`;
 }
 
-function fromEnv(e: Env): Config {
-  return {
-    port: e.PORT,
-    host: e.HOST,
-    databaseUrl: e.DATABASE_URL,
-    dataDir: e.DATA_DIR,
-    redisUrl: e.REDIS_URL,
-    logLevel: e.LOG_LEVEL,
-    bodyLimitBytes: e.BODY_LIMIT_BYTES,
-    idempotencyRetentionHours: e.IDEMPOTENCY_RETENTION_HOURS,
-    keyCacheTtlMs: e.KEY_CACHE_TTL_MS,
-    authFailuresPerMinute: e.AUTH_FAILURES_PER_MINUTE,
-    trustProxy: e.TRUST_PROXY?.split(',').map((entry) => entry.trim()),
-    dbPoolMax: e.DB_POOL_MAX,
-    dbStatementTimeoutMs: e.DB_STATEMENT_TIMEOUT_MS,
-    requestTimeoutMs: e.REQUEST_TIMEOUT_MS,
-    maxConnections: e.MAX_CONNECTIONS,
-    metricsPort: e.METRICS_PORT,
-    workers: e.WORKERS,
-    shutdownGraceMs: e.SHUTDOWN_GRACE_MS,
-    shutdownDelayMs: e.SHUTDOWN_DELAY_MS,
-    maxEventLoopDelayMs: e.MAX_EVENT_LOOP_DELAY_MS,
-    commentCursorSecret: e.COMMENT_CURSOR_SECRET,
-    commentsReleaseDelayHours: e.COMMENTS_RELEASE_DELAY_HOURS,
-    alertsIntervalMinutes: e.ALERTS_INTERVAL_MINUTES,
-    alertsCloseDelayMinutes: e.ALERTS_CLOSE_DELAY_MINUTES,
-    alertThresholds: {
-      moodDrop: hundredths('ALERTS_MOOD_DROP', e.ALERTS_MOOD_DROP, 1, 400),
-      lowMood: hundredths('ALERTS_LOW_MOOD', e.ALERTS_LOW_MOOD, 100, 500),
-      participationDrop: hundredths('ALERTS_PARTICIPATION_DROP', e.ALERTS_PARTICIPATION_DROP, 1, 100),
-    },
-    adminPort: e.ADMIN_PORT,
-    adminHost: e.ADMIN_HOST,
-    adminToken: e.ADMIN_TOKEN,
-    adminMaxConnections: e.ADMIN_MAX_CONNECTIONS,
-    adminHeadersTimeoutMs: e.ADMIN_HEADERS_TIMEOUT_MS,
-    adminBodyIdleTimeoutMs: e.ADMIN_BODY_IDLE_TIMEOUT_MS,
-    importMaxBytes: e.IMPORT_MAX_BYTES,
-    importMaxLineBytes: e.IMPORT_MAX_LINE_BYTES,
-    webhookPollMs: e.WEBHOOK_POLL_MS,
-    webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
-    webhookAllowPrivate: e.WEBHOOK_ALLOW_PRIVATE === 'true',
-    webhookRetryScheduleMs: parseDurations(e.WEBHOOK_RETRY_SCHEDULE),
-    publicBaseUrl: e.PUBLIC_BASE_URL,
-  };
+/** The checked environment as a `Config`: each entry of the table gives its field, through `to` when it has one. */
+function fromEnv(env: Env): Config {
+  const values: Record<string, unknown> = env;
+  const table: Record<string, Variable> = VARIABLES;
+  const config: Record<string, unknown> = {};
+  const groups: Record<string, Record<string, unknown>> = {};
+  for (const [field, { env: name, to, group }] of Object.entries(table)) {
+    const value = values[name] !== undefined && to ? to(values[name], name) : values[name];
+    if (group === undefined) {
+      config[field] = value;
+    } else {
+      config[group] = groups[group] ??= {};
+      groups[group][field] = value;
+    }
+  }
+  // The shape is ConfigOf<Variables> by construction; test/ops/config-shape.test.ts checks it.
+  return config as Config;
 }
 
 function hundredths(name: string, value: string, min: number, max: number): number {
