@@ -1,0 +1,247 @@
+import { sql, type Queryable } from '../executor.js';
+import { iso, isoOrNull } from './time.js';
+
+export type MemberRole = 'owner' | 'admin' | 'viewer';
+export type SessionStage = 'active' | 'totp' | 'enroll';
+
+export interface MemberRow {
+  orgId: string;
+  id: string;
+  email: string;
+  role: MemberRole;
+  passwordHash: string;
+  totpSecret: string | null;
+  totpLastStep: number | null;
+  recoveryCodes: Buffer[];
+  createdAt: string;
+  lastSignInAt: string | null;
+}
+
+interface RawMember {
+  org_id: string; id: string; email: string; role: MemberRole; password_hash: string; totp_secret: string | null;
+  totp_last_step: string | number | null; recovery_codes: Buffer[] | null; created_at: Date | string; last_sign_in_at: Date | string | null;
+}
+
+const member = (r: RawMember): MemberRow => ({
+  orgId: r.org_id, id: r.id, email: r.email, role: r.role, passwordHash: r.password_hash, totpSecret: r.totp_secret,
+  totpLastStep: r.totp_last_step === null ? null : Number(r.totp_last_step), recoveryCodes: r.recovery_codes ?? [],
+  createdAt: iso(r.created_at), lastSignInAt: isoOrNull(r.last_sign_in_at),
+});
+
+const COLUMNS = 'org_id, id, email, role, password_hash, totp_secret, totp_last_step, recovery_codes, created_at, last_sign_in_at';
+
+const byEmail = sql('members.by_email', `SELECT ${COLUMNS} FROM members WHERE lower(email) = lower($1)`);
+export async function findMemberByEmail(db: Queryable, email: string): Promise<MemberRow | null> {
+  const [r] = await db.query<RawMember>(byEmail, [email]);
+  return r ? member(r) : null;
+}
+
+const byId = sql('members.by_id', `SELECT ${COLUMNS} FROM members WHERE org_id = $1 AND id = $2`);
+export async function findMember(db: Queryable, orgId: string, id: string): Promise<MemberRow | null> {
+  const [r] = await db.query<RawMember>(byId, [orgId, id]);
+  return r ? member(r) : null;
+}
+
+const list = sql('members.list', `SELECT ${COLUMNS} FROM members WHERE org_id = $1 ORDER BY created_at, id`);
+export async function listMemberRows(db: Queryable, orgId: string): Promise<MemberRow[]> {
+  return (await db.query<RawMember>(list, [orgId])).map(member);
+}
+
+const insert = sql(
+  'members.insert',
+  `INSERT INTO members (org_id, id, email, role, password_hash, created_at, last_sign_in_at) VALUES ($1, $2, $3, $4, $5, $6, $6)`,
+);
+export async function insertMember(db: Queryable, m: { orgId: string; id: string; email: string; role: MemberRole; passwordHash: string; at: Date }) {
+  await db.query(insert, [m.orgId, m.id, m.email, m.role, m.passwordHash, m.at.toISOString()]);
+}
+
+const setRole = sql('members.set_role', `UPDATE members SET role = $3 WHERE org_id = $1 AND id = $2`);
+export async function updateMemberRole(db: Queryable, orgId: string, id: string, role: MemberRole) {
+  await db.query(setRole, [orgId, id, role]);
+}
+
+const setPassword = sql('members.set_password', `UPDATE members SET password_hash = $3 WHERE org_id = $1 AND id = $2`);
+export async function updateMemberPassword(db: Queryable, orgId: string, id: string, hash: string) {
+  await db.query(setPassword, [orgId, id, hash]);
+}
+
+const setTotp = sql(
+  'members.set_totp',
+  `UPDATE members SET totp_secret = $3, totp_last_step = $4, recovery_codes = $5 WHERE org_id = $1 AND id = $2`,
+);
+export async function updateMemberTotp(db: Queryable, orgId: string, id: string, secret: string | null, lastStep: number | null, codes: Buffer[]) {
+  await db.query(setTotp, [orgId, id, secret, lastStep, codes]);
+}
+
+/** Takes a TOTP step only if it is later than the last one used: a code works once, also under concurrency. */
+const useStep = sql(
+  'members.use_totp_step',
+  `UPDATE members SET totp_last_step = $3 WHERE org_id = $1 AND id = $2 AND (totp_last_step IS NULL OR totp_last_step < $3) RETURNING id`,
+);
+export async function useTotpStep(db: Queryable, orgId: string, id: string, step: number): Promise<boolean> {
+  return (await db.query(useStep, [orgId, id, step])).length === 1;
+}
+
+/** Removes one recovery code, if it is still there: each works once. */
+const useCode = sql(
+  'members.use_recovery_code',
+  `UPDATE members SET recovery_codes = array_remove(recovery_codes, $3) WHERE org_id = $1 AND id = $2 AND $3 = ANY (recovery_codes) RETURNING id`,
+);
+export async function useRecoveryCode(db: Queryable, orgId: string, id: string, digest: Buffer): Promise<boolean> {
+  return (await db.query(useCode, [orgId, id, digest])).length === 1;
+}
+
+const signedIn = sql('members.signed_in', `UPDATE members SET last_sign_in_at = $3 WHERE org_id = $1 AND id = $2`);
+export async function markSignedIn(db: Queryable, orgId: string, id: string, at: Date) {
+  await db.query(signedIn, [orgId, id, at.toISOString()]);
+}
+
+const remove = sql('members.delete', `DELETE FROM members WHERE org_id = $1 AND id = $2`);
+export async function deleteMember(db: Queryable, orgId: string, id: string) {
+  await db.query(remove, [orgId, id]);
+}
+
+const owners = sql('members.owners', `SELECT count(*)::int AS n FROM members WHERE org_id = $1 AND role = 'owner'`);
+export async function countOwners(db: Queryable, orgId: string): Promise<number> {
+  const [r] = await db.query<{ n: number }>(owners, [orgId]);
+  return r.n;
+}
+
+// Invitations.
+
+export interface InvitationRow {
+  orgId: string; id: string; email: string; role: MemberRole; createdAt: string; expiresAt: string; acceptedAt: string | null;
+}
+interface RawInvitation {
+  org_id: string; id: string; email: string; role: MemberRole; created_at: Date | string; expires_at: Date | string; accepted_at: Date | string | null;
+}
+const invitation = (r: RawInvitation): InvitationRow => ({
+  orgId: r.org_id, id: r.id, email: r.email, role: r.role, createdAt: iso(r.created_at), expiresAt: iso(r.expires_at), acceptedAt: isoOrNull(r.accepted_at),
+});
+
+const insertInv = sql(
+  'member_invitations.insert',
+  `INSERT INTO member_invitations (org_id, id, email, role, token_hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+);
+export async function insertInvitation(
+  db: Queryable,
+  i: { orgId: string; id: string; email: string; role: MemberRole; tokenHash: Buffer; createdAt: Date; expiresAt: Date },
+) {
+  await db.query(insertInv, [i.orgId, i.id, i.email, i.role, i.tokenHash, i.createdAt.toISOString(), i.expiresAt.toISOString()]);
+}
+
+const invByToken = sql(
+  'member_invitations.by_token',
+  `SELECT org_id, id, email, role, created_at, expires_at, accepted_at FROM member_invitations WHERE token_hash = $1`,
+);
+export async function findInvitationByToken(db: Queryable, tokenHash: Buffer): Promise<InvitationRow | null> {
+  const [r] = await db.query<RawInvitation>(invByToken, [tokenHash]);
+  return r ? invitation(r) : null;
+}
+
+/** Marks an invitation used, once: a second acceptance (also a concurrent one) finds it taken. */
+const acceptInv = sql(
+  'member_invitations.accept',
+  `UPDATE member_invitations SET accepted_at = $3 WHERE org_id = $1 AND id = $2 AND accepted_at IS NULL AND expires_at > $3 RETURNING id`,
+);
+export async function takeInvitation(db: Queryable, orgId: string, id: string, at: Date): Promise<boolean> {
+  return (await db.query(acceptInv, [orgId, id, at.toISOString()])).length === 1;
+}
+
+const pendingInv = sql(
+  'member_invitations.pending',
+  `SELECT org_id, id, email, role, created_at, expires_at, accepted_at FROM member_invitations
+    WHERE org_id = $1 AND accepted_at IS NULL AND expires_at > $2 ORDER BY created_at DESC, id DESC`,
+);
+export async function listPendingInvitations(db: Queryable, orgId: string, now: Date): Promise<InvitationRow[]> {
+  return (await db.query<RawInvitation>(pendingInv, [orgId, now.toISOString()])).map(invitation);
+}
+
+// Sessions.
+
+export interface SessionRow {
+  orgId: string; memberId: string; stage: SessionStage; csrfToken: string; createdAt: string; lastSeenAt: string;
+}
+interface RawSession { org_id: string; member_id: string; stage: SessionStage; csrf_token: string; created_at: Date | string; last_seen_at: Date | string }
+
+const insertSession = sql(
+  'console_sessions.insert',
+  `INSERT INTO console_sessions (org_id, id_hash, member_id, stage, csrf_token, address, created_at, last_seen_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`,
+);
+export async function insertSessionRow(
+  db: Queryable,
+  s: { orgId: string; idHash: Buffer; memberId: string; stage: SessionStage; csrfToken: string; address: string | null; at: Date },
+) {
+  await db.query(insertSession, [s.orgId, s.idHash, s.memberId, s.stage, s.csrfToken, s.address, s.at.toISOString()]);
+}
+
+const sessionById = sql(
+  'console_sessions.by_id',
+  `SELECT org_id, member_id, stage, csrf_token, created_at, last_seen_at FROM console_sessions WHERE id_hash = $1`,
+);
+export async function findSession(db: Queryable, idHash: Buffer): Promise<SessionRow | null> {
+  const [r] = await db.query<RawSession>(sessionById, [idHash]);
+  return r
+    ? { orgId: r.org_id, memberId: r.member_id, stage: r.stage, csrfToken: r.csrf_token, createdAt: iso(r.created_at), lastSeenAt: iso(r.last_seen_at) }
+    : null;
+}
+
+const touch = sql('console_sessions.touch', `UPDATE console_sessions SET last_seen_at = $3 WHERE org_id = $1 AND id_hash = $2`);
+export async function touchSession(db: Queryable, orgId: string, idHash: Buffer, at: Date) {
+  await db.query(touch, [orgId, idHash, at.toISOString()]);
+}
+
+const setStage = sql('console_sessions.stage', `UPDATE console_sessions SET stage = $3 WHERE org_id = $1 AND id_hash = $2`);
+export async function setSessionStage(db: Queryable, orgId: string, idHash: Buffer, stage: SessionStage) {
+  await db.query(setStage, [orgId, idHash, stage]);
+}
+
+const endOne = sql('console_sessions.end', `DELETE FROM console_sessions WHERE org_id = $1 AND id_hash = $2`);
+export async function deleteSession(db: Queryable, orgId: string, idHash: Buffer) {
+  await db.query(endOne, [orgId, idHash]);
+}
+
+const endMember = sql('console_sessions.end_member', `DELETE FROM console_sessions WHERE org_id = $1 AND member_id = $2`);
+export async function deleteMemberSessions(db: Queryable, orgId: string, memberId: string) {
+  await db.query(endMember, [orgId, memberId]);
+}
+
+// Sign-in limits.
+
+const reserve = sql(
+  'console_sign_in_attempts.reserve',
+  `INSERT INTO console_sign_in_attempts (scope, key, window_start, count) VALUES ($1, $2, $3, 1)
+   ON CONFLICT (scope, key, window_start) DO UPDATE SET count = console_sign_in_attempts.count + 1
+   RETURNING count`,
+);
+/** Counts one attempt in the window and says how many it holds now (this one included). */
+export async function reserveAttempt(db: Queryable, scope: 'account' | 'address', key: string, windowStart: Date): Promise<number> {
+  const [r] = await db.query<{ count: number }>(reserve, [scope, key, windowStart.toISOString()]);
+  return r.count;
+}
+
+const refund = sql(
+  'console_sign_in_attempts.refund',
+  `UPDATE console_sign_in_attempts SET count = count - 1 WHERE scope = $1 AND key = $2 AND window_start = $3 AND count > 0`,
+);
+export async function refundAttempt(db: Queryable, scope: 'account' | 'address', key: string, windowStart: Date) {
+  await db.query(refund, [scope, key, windowStart.toISOString()]);
+}
+
+const purge = sql('console_sign_in_attempts.purge', `DELETE FROM console_sign_in_attempts WHERE window_start < $1`);
+export async function purgeAttempts(db: Queryable, before: Date) {
+  await db.query(purge, [before.toISOString()]);
+}
+
+// The organization's setting.
+
+const requireTwoFactor = sql('organizations.require_two_factor', `SELECT require_two_factor FROM organizations WHERE id = $1`);
+export async function readRequireTwoFactor(db: Queryable, orgId: string): Promise<boolean> {
+  const [r] = await db.query<{ require_two_factor: boolean }>(requireTwoFactor, [orgId]);
+  return r?.require_two_factor ?? false;
+}
+
+const setRequireTwoFactor = sql('organizations.set_require_two_factor', `UPDATE organizations SET require_two_factor = $2 WHERE id = $1`);
+export async function writeRequireTwoFactor(db: Queryable, orgId: string, on: boolean) {
+  await db.query(setRequireTwoFactor, [orgId, on]);
+}

@@ -1,0 +1,380 @@
+import { createHash, randomBytes, scrypt as scryptCallback, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { Secret, TOTP } from 'otpauth';
+import type { DatabaseExecutor, Queryable } from './database.js';
+import {
+  countOwners, deleteMember, deleteMemberSessions, deleteSession, findInvitationByToken, findMember, findMemberByEmail, findSession,
+  insertInvitation, insertMember, insertSessionRow, listMemberRows, listPendingInvitations, markSignedIn, purgeAttempts,
+  readRequireTwoFactor, refundAttempt, reserveAttempt, setSessionStage, takeInvitation, touchSession, updateMemberPassword,
+  updateMemberRole, updateMemberTotp, useRecoveryCode, useTotpStep, writeRequireTwoFactor,
+  type InvitationRow, type MemberRole, type MemberRow, type SessionStage,
+} from '../db/repositories/members.js';
+import { ApiError, invalid } from '../contract/errors.js';
+import { newId, randomBase62 } from './ids.js';
+import { requireLiveOrg } from './orgs.js';
+
+/**
+ * The organization console's people (CONTRACT.md section 11): members by invitation, passwords,
+ * two-factor codes, sessions and the limits on signing in. Every face (console, operator API, CLI)
+ * calls these; none keeps a rule of its own.
+ */
+
+export type { MemberRole, SessionStage };
+export const MEMBER_ROLES = ['owner', 'admin', 'viewer'] as const;
+
+export const INVITATION_HOURS = 72;
+export const SESSION_IDLE_MS = 12 * 3_600_000;
+export const SESSION_MAX_MS = 7 * 24 * 3_600_000;
+export const SIGN_IN_LIMIT = 10;
+export const SIGN_IN_WINDOW_MS = 15 * 60_000;
+export const MIN_PASSWORD = 12;
+export const MAX_PASSWORD = 1024;
+/** A session's last use is written at most this often (a console page is not a write per view). */
+const TOUCH_EVERY_MS = 60_000;
+
+/** One answer for every refused sign-in: it never says whether the email is a member's, or which check failed. */
+export const SIGN_IN_REFUSED =
+  'The email or password is not right, or too many attempts were made. After 10 failed attempts, signing in pauses for 15 minutes.';
+
+const sha256 = (s: string | Buffer) => createHash('sha256').update(s).digest();
+
+// Passwords: scrypt (RFC 7914) from node:crypto, N = 2^15, r = 8, p = 1, a 16-byte salt.
+
+const SCRYPT = { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 } as const;
+function scrypt(password: string, salt: Buffer, keylen: number, opts: ScryptOptions): Promise<Buffer> {
+  return new Promise((resolve, reject) => scryptCallback(password.normalize('NFC'), salt, keylen, opts, (err, key) => (err ? reject(err) : resolve(key))));
+}
+
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(16);
+  const key = await scrypt(password, salt, 32, SCRYPT);
+  return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64url')}$${key.toString('base64url')}`;
+}
+
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const [scheme, n, r, p, salt, key] = stored.split('$');
+  if (scheme !== 'scrypt' || !key) return false;
+  const expected = Buffer.from(key, 'base64url');
+  const got = await scrypt(password, Buffer.from(salt, 'base64url'), expected.length, { N: Number(n), r: Number(r), p: Number(p), maxmem: SCRYPT.maxmem });
+  return timingSafeEqual(got, expected);
+}
+
+/** Checked against when no member has the email, so that a refusal takes as long either way. */
+let decoy: Promise<string> | undefined;
+
+export function checkPasswordRule(password: unknown, field = 'password'): string {
+  if (typeof password !== 'string' || [...password].length < MIN_PASSWORD) throw invalid(`The ${field} must be at least ${MIN_PASSWORD} characters long.`);
+  if (password.length > MAX_PASSWORD) throw invalid(`The ${field} must be at most ${MAX_PASSWORD} characters long.`);
+  return password;
+}
+
+const EMAIL = /^[^\s@<>"',;:\\()[\]]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+export function checkEmail(email: unknown): string {
+  const e = typeof email === 'string' ? email.trim() : '';
+  if (e.length < 3 || e.length > 254 || !EMAIL.test(e)) throw invalid("The email must be an address like 'name@example.com'.");
+  return e;
+}
+
+function checkRole(role: unknown): MemberRole {
+  if (!MEMBER_ROLES.includes(role as MemberRole)) throw invalid("The role must be 'owner', 'admin' or 'viewer'.");
+  return role as MemberRole;
+}
+
+// Members and invitations.
+
+export interface MemberView {
+  id: string;
+  email: string;
+  role: MemberRole;
+  twoFactor: boolean;
+  createdAt: string;
+  lastSignInAt: string | null;
+}
+
+const memberView = (m: MemberRow): MemberView => ({
+  id: m.id, email: m.email, role: m.role, twoFactor: m.totpSecret !== null, createdAt: m.createdAt, lastSignInAt: m.lastSignInAt,
+});
+
+export interface CreatedInvitation {
+  id: string;
+  email: string;
+  role: MemberRole;
+  /** The link's secret part: in this answer only; the database keeps its SHA-256. */
+  token: string;
+  expiresAt: string;
+}
+
+/** An invitation to the organization's console, valid 72 hours, used once. */
+export async function inviteMember(db: Queryable, orgId: string, input: { email: unknown; role: unknown }, now: Date): Promise<CreatedInvitation> {
+  await requireLiveOrg(db, orgId);
+  const email = checkEmail(input.email);
+  const role = checkRole(input.role);
+  const existing = await findMemberByEmail(db, email);
+  if (existing?.orgId === orgId) throw invalid(`${email} is already a member of this organization.`);
+  const token = randomBytes(24).toString('base64url'); // 192 bits
+  const id = newId('inv');
+  const createdAt = new Date(now.getTime());
+  const expiresAt = new Date(now.getTime() + INVITATION_HOURS * 3_600_000);
+  await insertInvitation(db, { orgId, id, email, role, tokenHash: sha256(token), createdAt, expiresAt });
+  return { id, email, role, token, expiresAt: expiresAt.toISOString() };
+}
+
+/** What the invitation page shows before the password is set (nothing when the link is not usable). */
+export async function readInvitation(db: Queryable, token: string, now: Date): Promise<InvitationRow | null> {
+  if (typeof token !== 'string' || token.length < 16 || token.length > 128) return null;
+  const inv = await findInvitationByToken(db, sha256(token));
+  if (!inv || inv.acceptedAt !== null || Date.parse(inv.expiresAt) <= now.getTime()) return null;
+  return inv;
+}
+
+export const INVITATION_UNUSABLE = 'This invitation link is not valid: it was used already, it expired (after 72 hours), or it was mistyped. Ask for a new one.';
+
+export async function listMembers(db: Queryable, orgId: string): Promise<MemberView[]> {
+  await requireLiveOrg(db, orgId);
+  return (await listMemberRows(db, orgId)).map(memberView);
+}
+
+export async function listInvitations(db: Queryable, orgId: string, now: Date) {
+  await requireLiveOrg(db, orgId);
+  return (await listPendingInvitations(db, orgId, now)).map(({ id, email, role, createdAt, expiresAt }) => ({ id, email, role, createdAt, expiresAt }));
+}
+
+async function memberOf(db: Queryable, orgId: string, memberId: string): Promise<MemberRow> {
+  const m = await findMember(db, orgId, memberId);
+  if (!m) throw new ApiError('not_found', `No member ${JSON.stringify(memberId)} in this organization.`);
+  return m;
+}
+
+/** Removes a member and ends their sessions at once. The last owner cannot be removed. */
+export async function removeMember(db: DatabaseExecutor, orgId: string, memberId: string): Promise<MemberView> {
+  await requireLiveOrg(db, orgId);
+  return db.transaction(async (tx) => {
+    const m = await memberOf(tx, orgId, memberId);
+    if (m.role === 'owner' && (await countOwners(tx, orgId)) <= 1) throw invalid('The last owner of an organization cannot be removed; make another member owner first.');
+    await deleteMemberSessions(tx, orgId, memberId);
+    await deleteMember(tx, orgId, memberId);
+    return memberView(m);
+  });
+}
+
+/** Changes a member's role. The last owner cannot be demoted. */
+export async function changeMemberRole(db: DatabaseExecutor, orgId: string, memberId: string, role: unknown): Promise<MemberView> {
+  const next = checkRole(role);
+  await requireLiveOrg(db, orgId);
+  return db.transaction(async (tx) => {
+    const m = await memberOf(tx, orgId, memberId);
+    if (m.role === 'owner' && next !== 'owner' && (await countOwners(tx, orgId)) <= 1) {
+      throw invalid('The last owner of an organization cannot be demoted; make another member owner first.');
+    }
+    await updateMemberRole(tx, orgId, memberId, next);
+    return memberView({ ...m, role: next });
+  });
+}
+
+export async function setRequireTwoFactor(db: Queryable, orgId: string, on: boolean): Promise<void> {
+  await requireLiveOrg(db, orgId);
+  await writeRequireTwoFactor(db, orgId, on);
+}
+
+export const requiresTwoFactor = (db: Queryable, orgId: string) => readRequireTwoFactor(db, orgId);
+
+// Sessions.
+
+export interface NewSession {
+  /** The cookie's value: in this answer only; the database keeps its SHA-256. */
+  cookie: string;
+  stage: SessionStage;
+  orgId: string;
+  memberId: string;
+}
+
+async function openSession(db: Queryable, m: MemberRow, stage: SessionStage, address: string | null, now: Date): Promise<NewSession> {
+  const cookie = randomBytes(32).toString('base64url');
+  await insertSessionRow(db, { orgId: m.orgId, idHash: sha256(cookie), memberId: m.id, stage, csrfToken: randomBase62(32), address, at: now });
+  return { cookie, stage, orgId: m.orgId, memberId: m.id };
+}
+
+/** The stage a member reaches with a right password. */
+async function stageAfterPassword(db: Queryable, m: MemberRow): Promise<SessionStage> {
+  if (m.totpSecret) return 'totp';
+  return (await readRequireTwoFactor(db, m.orgId)) ? 'enroll' : 'active';
+}
+
+/** Opening an invitation: the person sets a password and is signed in. */
+export async function acceptInvitation(
+  db: DatabaseExecutor,
+  input: { token: string; password: unknown },
+  address: string | null,
+  now: Date,
+): Promise<NewSession & { member: MemberView }> {
+  const password = checkPasswordRule(input.password);
+  const inv = await readInvitation(db, input.token, now);
+  if (!inv) throw invalid(INVITATION_UNUSABLE);
+  const passwordHash = await hashPassword(password);
+  return db.transaction(async (tx) => {
+    await requireLiveOrg(tx, inv.orgId);
+    if (!(await takeInvitation(tx, inv.orgId, inv.id, now))) throw invalid(INVITATION_UNUSABLE);
+    // One person, one organization: an address that is a member already cannot take a second seat.
+    if (await findMemberByEmail(tx, inv.email)) throw invalid(INVITATION_UNUSABLE);
+    const m: MemberRow = {
+      orgId: inv.orgId, id: newId('mem'), email: inv.email, role: inv.role, passwordHash, totpSecret: null, totpLastStep: null,
+      recoveryCodes: [], createdAt: now.toISOString(), lastSignInAt: now.toISOString(),
+    };
+    await insertMember(tx, { orgId: m.orgId, id: m.id, email: m.email, role: m.role, passwordHash, at: now });
+    const session = await openSession(tx, m, (await readRequireTwoFactor(tx, m.orgId)) ? 'enroll' : 'active', address, now);
+    return { ...session, member: memberView(m) };
+  });
+}
+
+const windowOf = (now: Date) => new Date(Math.floor(now.getTime() / SIGN_IN_WINDOW_MS) * SIGN_IN_WINDOW_MS);
+
+/**
+ * Email and password. Each attempt is counted against the account and the address before the
+ * password is checked (so 50 at once pass no more than 10) and given back when it succeeds. A
+ * refusal has one message whatever failed, and takes the time of a password check either way.
+ */
+export async function signIn(
+  db: Queryable,
+  input: { email: unknown; password: unknown },
+  address: string,
+  now: Date,
+): Promise<NewSession & { member: MemberView }> {
+  const email = typeof input.email === 'string' ? input.email.trim().toLowerCase().slice(0, 254) : '';
+  const password = typeof input.password === 'string' ? input.password.slice(0, MAX_PASSWORD) : '';
+  const window = windowOf(now);
+  const [byAccount, byAddress] = [await reserveAttempt(db, 'account', email, window), await reserveAttempt(db, 'address', address, window)];
+  if (byAccount > SIGN_IN_LIMIT || byAddress > SIGN_IN_LIMIT) throw new ApiError('unauthorized', SIGN_IN_REFUSED);
+  const m = email ? await findMemberByEmail(db, email) : null;
+  const ok = m ? await verifyPassword(password, m.passwordHash) : (await verifyPassword(password, await (decoy ??= hashPassword(randomBase62(16)))), false);
+  if (!m || !ok || !(await orgIsLive(db, m.orgId))) throw new ApiError('unauthorized', SIGN_IN_REFUSED);
+  await refundAttempt(db, 'account', email, window);
+  await refundAttempt(db, 'address', address, window);
+  if (Math.random() < 0.01) await purgeAttempts(db, new Date(window.getTime() - SIGN_IN_WINDOW_MS));
+  const stage = await stageAfterPassword(db, m);
+  if (stage !== 'totp') await markSignedIn(db, m.orgId, m.id, now);
+  return { ...(await openSession(db, m, stage, address, now)), member: memberView(m) };
+}
+
+async function orgIsLive(db: Queryable, orgId: string): Promise<boolean> {
+  try {
+    await requireLiveOrg(db, orgId);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export interface ConsoleSession {
+  orgId: string;
+  member: MemberView;
+  stage: SessionStage;
+  csrfToken: string;
+  /** The cookie's digest, the handle of the row. */
+  idHash: Buffer;
+}
+
+/**
+ * The session a cookie names, or null: unknown, ended, idle for 12 hours, 7 days old, its member
+ * removed, or its organization deleted. A live one's last use is recorded.
+ */
+export async function resolveSession(db: Queryable, cookie: string | undefined, now: Date): Promise<ConsoleSession | null> {
+  if (!cookie || cookie.length < 32 || cookie.length > 64) return null;
+  const idHash = sha256(cookie);
+  const s = await findSession(db, idHash);
+  if (!s) return null;
+  const t = now.getTime();
+  if (t - Date.parse(s.lastSeenAt) >= SESSION_IDLE_MS || t - Date.parse(s.createdAt) >= SESSION_MAX_MS) {
+    await deleteSession(db, s.orgId, idHash);
+    return null;
+  }
+  const m = await findMember(db, s.orgId, s.memberId);
+  if (!m || !(await orgIsLive(db, s.orgId))) return null;
+  if (t - Date.parse(s.lastSeenAt) >= TOUCH_EVERY_MS) await touchSession(db, s.orgId, idHash, now);
+  return { orgId: s.orgId, member: memberView(m), stage: s.stage, csrfToken: s.csrfToken, idHash };
+}
+
+export async function endSession(db: Queryable, session: Pick<ConsoleSession, 'orgId' | 'idHash'>): Promise<void> {
+  await deleteSession(db, session.orgId, session.idHash);
+}
+
+// Two-factor (TOTP, RFC 6238: SHA-1, 6 digits, 30 s) and recovery codes.
+
+const totp = (secret: string, label = 'Climate Pulse') => new TOTP({ issuer: 'Climate Pulse', label, algorithm: 'SHA1', digits: 6, period: 30, secret: Secret.fromBase32(secret) });
+
+/** A new secret to enroll (not stored until a code from it is confirmed) and its otpauth:// URI. */
+export function newTotpSecret(email: string): { secret: string; uri: string } {
+  const secret = new Secret({ size: 20 }).base32;
+  return { secret, uri: totp(secret, email).toString() };
+}
+
+/** The time step a six-digit code matches (the current one, or one either side), or null. */
+function matchStep(secret: string, code: string, now: Date): number | null {
+  if (!/^\d{6}$/.test(code)) return null;
+  const delta = totp(secret).validate({ token: code, timestamp: now.getTime(), window: 1 });
+  return delta === null ? null : Math.floor(now.getTime() / 30_000) + delta;
+}
+
+const RECOVERY_ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789';
+function recoveryCode(): string {
+  const bytes = randomBytes(10);
+  const chars = [...bytes].map((b) => RECOVERY_ALPHABET[b % RECOVERY_ALPHABET.length]).join('');
+  return `${chars.slice(0, 5)}-${chars.slice(5)}`;
+}
+const codeDigest = (code: string) => sha256(code.trim().toLowerCase());
+
+/** Confirms enrollment with a code from the new secret; answers the ten recovery codes, shown once. */
+export async function enrollTotp(
+  db: DatabaseExecutor,
+  session: ConsoleSession,
+  input: { secret: unknown; code: unknown },
+  now: Date,
+): Promise<{ recoveryCodes: string[] }> {
+  const secret = typeof input.secret === 'string' && /^[A-Z2-7]{32}$/.test(input.secret) ? input.secret : null;
+  const step = secret && typeof input.code === 'string' ? matchStep(secret, input.code.trim(), now) : null;
+  if (!secret || step === null) throw invalid('The code does not match; enter the six digits your authenticator app shows now.');
+  const codes = Array.from({ length: 10 }, recoveryCode);
+  await db.transaction(async (tx) => {
+    await updateMemberTotp(tx, session.orgId, session.member.id, secret, step, codes.map(codeDigest));
+    if (session.stage === 'enroll') await setSessionStage(tx, session.orgId, session.idHash, 'active');
+    await markSignedIn(tx, session.orgId, session.member.id, now);
+  });
+  return { recoveryCodes: codes };
+}
+
+/** The second step of signing in: a code from the app (each once) or a recovery code (each once). */
+export async function completeTwoFactor(db: Queryable, session: ConsoleSession, code: unknown, address: string, now: Date): Promise<SessionStage> {
+  if (session.stage !== 'totp') return session.stage;
+  const m = await findMember(db, session.orgId, session.member.id);
+  const text = typeof code === 'string' ? code.trim() : '';
+  const window = windowOf(now);
+  const [byAccount, byAddress] = [await reserveAttempt(db, 'account', m?.email.toLowerCase() ?? '', window), await reserveAttempt(db, 'address', address, window)];
+  if (byAccount > SIGN_IN_LIMIT || byAddress > SIGN_IN_LIMIT) throw new ApiError('unauthorized', TWO_FACTOR_REFUSED);
+  let ok = false;
+  if (m?.totpSecret) {
+    const step = matchStep(m.totpSecret, text, now);
+    ok = step !== null ? await useTotpStep(db, m.orgId, m.id, step) : /^[a-z2-9]{5}-[a-z2-9]{5}$/i.test(text) && (await useRecoveryCode(db, m.orgId, m.id, codeDigest(text)));
+  }
+  if (!m || !ok) throw new ApiError('unauthorized', TWO_FACTOR_REFUSED);
+  await refundAttempt(db, 'account', m.email.toLowerCase(), window);
+  await refundAttempt(db, 'address', address, window);
+  await setSessionStage(db, session.orgId, session.idHash, 'active');
+  await markSignedIn(db, m.orgId, m.id, now);
+  return 'active';
+}
+
+export const TWO_FACTOR_REFUSED = 'The code is not right, or was used already, or too many attempts were made. Enter the six digits your app shows now, or a recovery code.';
+
+/** A password change ends every session of the member, the current one included (sign in again). */
+export async function changePassword(
+  db: DatabaseExecutor,
+  session: ConsoleSession,
+  input: { current: unknown; next: unknown },
+): Promise<void> {
+  const next = checkPasswordRule(input.next, 'new password');
+  const m = await memberOf(db, session.orgId, session.member.id);
+  if (typeof input.current !== 'string' || !(await verifyPassword(input.current, m.passwordHash))) throw invalid('The current password is not right.');
+  const hash = await hashPassword(next);
+  await db.transaction(async (tx) => {
+    await updateMemberPassword(tx, m.orgId, m.id, hash);
+    await deleteMemberSessions(tx, m.orgId, m.id);
+  });
+}
