@@ -11,6 +11,7 @@ import { KeyResolver } from './domain/keys.js';
 import { ApiError } from './contract/errors.js';
 import { ALIAS_PREFIX, API_PREFIX, registerOpenApi } from './http/openapi.js';
 import { registerDocs } from './http/docs.js';
+import { registerConsole } from './console/index.js';
 import {
   AuthFailureLimiter, connectRedis, contractServerOptions, LimitCounters, redisReady, registerAuth, registerCaching, registerContractBase,
   registerKeyRateLimit, registerOperations, registerQueryRules, registerResponseHeaders, registerScopeCheck,
@@ -95,6 +96,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     registerQueryRules(scope);
     registerApiRoutes(scope, routeDeps);
   };
+  await registerConsole(app, { db, now: routeDeps.now, publicBaseUrl: config.publicBaseUrl });
   await app.register(versioned, { prefix: API_PREFIX });
   await app.register(versioned, { prefix: ALIAS_PREFIX });
 

@@ -11,6 +11,7 @@ import {
 import { ApiError, invalid } from '../contract/errors.js';
 import { newId, randomBase62 } from './ids.js';
 import { requireLiveOrg } from './orgs.js';
+import { getOrg } from '../db/repositories/orgs.js';
 
 /**
  * The organization console's people (CONTRACT.md section 11): members by invitation, passwords,
@@ -254,17 +255,15 @@ export async function signIn(
   return { ...(await openSession(db, m, stage, address, now)), member: memberView(m) };
 }
 
-async function orgIsLive(db: Queryable, orgId: string): Promise<boolean> {
-  try {
-    await requireLiveOrg(db, orgId);
-    return true;
-  } catch {
-    return false;
-  }
+/** The organization's name while it is live, else null (a deleted organization's members reach nothing). */
+async function liveOrgName(db: Queryable, orgId: string): Promise<string | null> {
+  return (await getOrg(db, orgId))?.name ?? null;
 }
+const orgIsLive = async (db: Queryable, orgId: string) => (await liveOrgName(db, orgId)) !== null;
 
 export interface ConsoleSession {
   orgId: string;
+  orgName: string;
   member: MemberView;
   stage: SessionStage;
   csrfToken: string;
@@ -287,9 +286,10 @@ export async function resolveSession(db: Queryable, cookie: string | undefined, 
     return null;
   }
   const m = await findMember(db, s.orgId, s.memberId);
-  if (!m || !(await orgIsLive(db, s.orgId))) return null;
+  const orgName = m ? await liveOrgName(db, s.orgId) : null;
+  if (!m || orgName === null) return null;
   if (t - Date.parse(s.lastSeenAt) >= TOUCH_EVERY_MS) await touchSession(db, s.orgId, idHash, now);
-  return { orgId: s.orgId, member: memberView(m), stage: s.stage, csrfToken: s.csrfToken, idHash };
+  return { orgId: s.orgId, orgName, member: memberView(m), stage: s.stage, csrfToken: s.csrfToken, idHash };
 }
 
 export async function endSession(db: Queryable, session: Pick<ConsoleSession, 'orgId' | 'idHash'>): Promise<void> {

@@ -35,8 +35,8 @@ describe('layers', () => {
     expect(all.find((f) => f.file === 'http/routes/org/getOrg.ts')?.imports).toContain('domain/orgs.ts');
   });
 
-  it('no route file (public or operator) imports anything under src/db/', () => {
-    expect(offenders([...under('http/routes/'), ...under('admin/routes/')], (s) => s.startsWith('db/'))).toEqual([]);
+  it('no route file (public, operator or console) imports anything under src/db/', () => {
+    expect(offenders([...under('http/routes/'), ...under('admin/routes/'), ...under('console/')], (s) => s.startsWith('db/'))).toEqual([]);
   });
 
   it('no domain module imports Fastify or a face (http, admin, console, cli, jobs)', () => {

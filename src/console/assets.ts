@@ -1,0 +1,66 @@
+/**
+ * The console's only stylesheet and script, served from /console/assets/ (same origin, no inline
+ * code, so the Content-Security-Policy needs no 'unsafe-inline'). Colours meet WCAG 2.2 AA contrast
+ * on their backgrounds; focus is always visible.
+ */
+export const CONSOLE_CSS = `
+:root { color-scheme: light; --fg: #1a1a1a; --muted: #4a4a4a; --bg: #ffffff; --line: #767676; --accent: #0b5394; --err: #a4000f; --ok: #1e5e20; --soft: #f3f5f8; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
+a { color: var(--accent); }
+a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible, main:focus-visible { outline: 3px solid #1a73e8; outline-offset: 2px; }
+.skip { position: absolute; left: -10000px; top: 0; }
+.skip:focus { left: 8px; top: 8px; background: var(--bg); padding: 8px; z-index: 10; }
+.top { display: flex; flex-wrap: wrap; align-items: center; gap: 8px 24px; padding: 12px 24px; border-bottom: 1px solid var(--line); background: var(--soft); }
+.brand { margin: 0; font-weight: 600; }
+nav ul { display: flex; flex-wrap: wrap; gap: 4px 16px; margin: 0; padding: 0; list-style: none; }
+nav a[aria-current="page"] { font-weight: 700; text-decoration-thickness: 3px; }
+.signout { margin-left: auto; display: flex; align-items: center; gap: 8px; }
+.who { color: var(--muted); }
+main { max-width: 72rem; padding: 24px; }
+h1 { font-size: 1.6rem; margin-top: 0; }
+h2 { font-size: 1.2rem; margin-top: 2rem; }
+form.stack { display: grid; gap: 12px; max-width: 28rem; }
+label { display: grid; gap: 4px; font-weight: 600; }
+input, select { font: inherit; padding: 6px 8px; border: 1px solid var(--line); border-radius: 4px; color: var(--fg); background: var(--bg); }
+button { font: inherit; padding: 6px 14px; border: 1px solid var(--accent); border-radius: 4px; background: var(--accent); color: #ffffff; cursor: pointer; }
+button.secondary { background: var(--bg); color: var(--accent); }
+button.danger { background: var(--err); border-color: var(--err); }
+table { border-collapse: collapse; width: 100%; margin: 12px 0; }
+caption { text-align: left; font-weight: 600; padding: 4px 0; }
+th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
+td form { display: inline-flex; gap: 6px; align-items: center; margin: 0 4px 4px 0; }
+.notice { padding: 8px 12px; border-left: 4px solid; background: var(--soft); }
+.notice.error { border-color: var(--err); color: var(--err); }
+.notice.ok { border-color: var(--ok); color: var(--ok); }
+.secret { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; word-break: break-all; background: var(--soft); padding: 8px; border: 1px solid var(--line); display: block; }
+.muted { color: var(--muted); }
+code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; }
+`;
+
+/** Copy buttons: `<button data-copy="ID">` copies the text of the element with that id. */
+export const CONSOLE_JS = `
+for (const button of document.querySelectorAll('button[data-copy]')) {
+  button.hidden = false;
+  button.addEventListener('click', async () => {
+    const target = document.getElementById(button.dataset.copy);
+    if (!target) return;
+    try {
+      await navigator.clipboard.writeText(target.textContent.trim());
+      button.textContent = 'Copied';
+    } catch {
+      const range = document.createRange();
+      range.selectNodeContents(target);
+      const selection = getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+      button.textContent = 'Selected: press Ctrl+C';
+    }
+  });
+}
+for (const form of document.querySelectorAll('form[data-confirm]')) {
+  form.addEventListener('submit', (event) => {
+    if (!confirm(form.dataset.confirm)) event.preventDefault();
+  });
+}
+`;

@@ -1,0 +1,80 @@
+/**
+ * HTML for the console, escaped by construction: `html` escapes every interpolated value unless
+ * it is itself the output of `html` (a `Safe`). Comments, names, titles and emails are written by
+ * strangers; no page builds markup any other way.
+ */
+export class Safe {
+  constructor(readonly text: string) {}
+  toString() {
+    return this.text;
+  }
+}
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '`': '&#96;' };
+export const escapeHtml = (s: string) => s.replace(/[&<>"'`]/g, (c) => ESCAPES[c]);
+
+type Value = Safe | string | number | boolean | null | undefined | Value[];
+
+function render(v: Value): string {
+  if (v === null || v === undefined || v === false) return '';
+  if (v instanceof Safe) return v.text;
+  if (Array.isArray(v)) return v.map(render).join('');
+  return escapeHtml(String(v));
+}
+
+export function html(strings: TemplateStringsArray, ...values: Value[]): Safe {
+  let out = strings[0];
+  for (let i = 0; i < values.length; i++) out += render(values[i]) + strings[i + 1];
+  return new Safe(out);
+}
+
+export interface NavItem {
+  href: string;
+  label: string;
+}
+
+export interface PageOptions {
+  title: string;
+  /** The signed-in member's navigation; none on the sign-in and invitation pages. */
+  nav?: { items: NavItem[]; current: string; email: string; orgName: string; csrf: string };
+  body: Safe;
+}
+
+/** The one layout: a skip link, the navigation, one `main`, and the console's own stylesheet and script. */
+export function page({ title, nav, body }: PageOptions): string {
+  return `<!doctype html>${html`<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title} · Climate Pulse console</title>
+<link rel="stylesheet" href="/console/assets/console.css">
+<script type="module" src="/console/assets/console.js"></script>
+</head>
+<body>
+<a class="skip" href="#main">Skip to content</a>
+<header class="top">
+<p class="brand">Climate Pulse console${nav ? html` · <span class="org">${nav.orgName}</span>` : ''}</p>
+${nav
+  ? html`<nav aria-label="Console">
+<ul>${nav.items.map((i) => html`<li><a href="${i.href}"${i.href === nav.current ? html` aria-current="page"` : ''}>${i.label}</a></li>`)}</ul>
+</nav>
+<form method="post" action="/console/sign-out" class="signout">
+<input type="hidden" name="_csrf" value="${nav.csrf}">
+<span class="who">${nav.email}</span>
+<button type="submit">Sign out</button>
+</form>`
+  : ''}
+</header>
+<main id="main" tabindex="-1">
+${body}
+</main>
+</body>
+</html>
+`}`;
+}
+
+/** A message about the last request, announced to screen readers. */
+export const notice = (text: string | undefined, kind: 'error' | 'ok' = 'error') =>
+  text ? html`<p class="notice ${kind}" role="${kind === 'error' ? 'alert' : 'status'}">${text}</p>` : html``;
+
+export const csrfField = (token: string) => html`<input type="hidden" name="_csrf" value="${token}">`;

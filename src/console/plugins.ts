@@ -1,0 +1,166 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../contract/errors.js';
+import type { Queryable } from '../domain/database.js';
+import { resolveSession, SESSION_MAX_MS, type ConsoleSession, type MemberRole } from '../domain/members.js';
+import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
+import { html, notice, page } from './html.js';
+
+/**
+ * The console's own plugins, in one file (docs/architecture.md): its headers and CSP, the form
+ * body parser, the session, the guard against cross-site requests, and the role guard. The
+ * console is a scope under /console on the public listener, built on the same base as the APIs.
+ */
+
+export const CONSOLE_PREFIX = '/console';
+export const CONSOLE_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'";
+export const SESSION_COOKIE = 'cp_session';
+/** Before a session exists (sign-in, invitation), forms are bound to this cookie instead. */
+export const FORM_COOKIE = 'cp_form';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    consoleSession: ConsoleSession | null;
+  }
+}
+
+export type Form = Record<string, string>;
+
+export interface ConsoleDeps {
+  db: Queryable;
+  now: () => Date;
+  /** Cookies carry `Secure` when the service's public address is https. */
+  secureCookies: boolean;
+}
+
+export function readCookie(request: FastifyRequest, name: string): string | undefined {
+  const header = request.headers.cookie;
+  if (typeof header !== 'string') return undefined;
+  for (const part of header.split(';')) {
+    const i = part.indexOf('=');
+    if (i > 0 && part.slice(0, i).trim() === name) return part.slice(i + 1).trim();
+  }
+  return undefined;
+}
+
+export function cookie(name: string, value: string, opts: { secure: boolean; maxAgeSeconds: number }): string {
+  return `${name}=${value}; Path=${CONSOLE_PREFIX}; HttpOnly; SameSite=Strict; Max-Age=${opts.maxAgeSeconds}${opts.secure ? '; Secure' : ''}`;
+}
+
+export function setSessionCookie(reply: FastifyReply, value: string, deps: ConsoleDeps) {
+  reply.header('set-cookie', cookie(SESSION_COOKIE, value, { secure: deps.secureCookies, maxAgeSeconds: SESSION_MAX_MS / 1000 }));
+}
+
+export function clearSessionCookie(reply: FastifyReply, deps: ConsoleDeps) {
+  reply.header('set-cookie', cookie(SESSION_COOKIE, '', { secure: deps.secureCookies, maxAgeSeconds: 0 }));
+}
+
+/** The token a form carries: the session's, or before sign-in the form cookie's (made here when missing). */
+export function formToken(request: FastifyRequest, reply: FastifyReply, deps: ConsoleDeps): string {
+  if (request.consoleSession) return request.consoleSession.csrfToken;
+  let token = readCookie(request, FORM_COOKIE);
+  if (!token || !/^[A-Za-z0-9_-]{32,64}$/.test(token)) {
+    token = randomBytes(24).toString('base64url');
+    reply.header('set-cookie', cookie(FORM_COOKIE, token, { secure: deps.secureCookies, maxAgeSeconds: 3600 }));
+  }
+  return token;
+}
+
+const same = (a: string | undefined, b: string | undefined) => {
+  if (!a || !b) return false;
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+};
+
+/** Whether an Origin header names this host (a default port may be written or not). */
+function sameHost(origin: string, host: string | undefined): boolean {
+  if (!host || origin === 'null') return false;
+  let named: string;
+  try {
+    named = new URL(origin).host;
+  } catch {
+    return false;
+  }
+  return named === host || named === host.replace(/:(80|443)$/, '');
+}
+
+/** A page that explains a refusal, with the status it deserves. */
+export function refusalPage(reply: FastifyReply, status: number, title: string, message: string) {
+  return reply
+    .code(status)
+    .type('text/html; charset=utf-8')
+    .send(page({ title, body: html`<h1>${title}</h1>${notice(message)}<p><a href="/console">Back to the console</a></p>` }));
+}
+
+export async function registerConsolePlugins(scope: FastifyInstance, deps: ConsoleDeps) {
+  scope.decorateRequest('consoleSession', null);
+
+  // Headers of every console answer (section 11), on top of the base's nosniff and no-store.
+  scope.addHook('onRequest', async (_request, reply) => {
+    reply.header('content-security-policy', CONSOLE_CSP);
+    reply.header('referrer-policy', 'no-referrer');
+    reply.header('x-frame-options', 'DENY');
+    reply.header('cross-origin-opener-policy', 'same-origin');
+    reply.header('cross-origin-resource-policy', 'same-origin');
+  });
+
+  // HTML forms: application/x-www-form-urlencoded, one value per name.
+  scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_request, body, done) => {
+    const form: Form = {};
+    for (const [k, v] of new URLSearchParams(body as string)) {
+      if (Object.hasOwn(form, k)) return done(new ApiError('invalid_request', `The form field '${k}' is given more than once.`));
+      form[k] = v;
+    }
+    done(null, form);
+  });
+
+  scope.addHook('onRequest', async (request) => {
+    request.consoleSession = await resolveSession(deps.db, readCookie(request, SESSION_COOKIE), deps.now());
+  });
+
+  // Requests that change something: never from another site, and always with the token of the
+  // session (or, before sign-in, of the form cookie). SameSite=Strict keeps the cookie off
+  // cross-site requests already; this refuses them outright (403), whatever the browser.
+  scope.addHook('preHandler', async (request, reply) => {
+    if (request.method === 'GET' || request.method === 'HEAD') return;
+    const site = request.headers['sec-fetch-site'];
+    const origin = request.headers.origin;
+    const host = request.headers.host;
+    const crossSite = (typeof site === 'string' && site !== 'same-origin' && site !== 'none') || (typeof origin === 'string' && !sameHost(origin, host));
+    const form = (request.body ?? {}) as Form;
+    const expected = request.consoleSession?.csrfToken ?? readCookie(request, FORM_COOKIE);
+    if (crossSite || typeof form !== 'object' || !same(form._csrf, expected)) {
+      return refusalPage(reply, 403, 'Request refused', 'This request did not come from a console page of this site (or the page was too old). Reload the page and try again.');
+    }
+  });
+
+  scope.setErrorHandler(async (err: Error & { statusCode?: number }, request, reply) => {
+    const status = err instanceof ApiError ? err.statusCode : err.statusCode && err.statusCode < 500 ? err.statusCode : 500;
+    if (status >= 500) request.log.error({ err }, 'console request failed');
+    return refusalPage(reply, status, status >= 500 ? 'Something went wrong' : 'Request refused', status >= 500 ? 'The request failed on our side; try again in a moment.' : err.message);
+  });
+  scope.setNotFoundHandler(async (_request, reply) => refusalPage(reply, 404, 'Page not found', 'There is no console page at this address.'));
+
+  scope.get('/assets/console.css', { schema: { hide: true } }, async (_request, reply) => reply.type('text/css; charset=utf-8').header('cache-control', 'no-store').send(CONSOLE_CSS));
+  scope.get('/assets/console.js', { schema: { hide: true } }, async (_request, reply) => reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-store').send(CONSOLE_JS));
+}
+
+/**
+ * The role guard, checked on the server for every page and change: no session -> the sign-in page;
+ * a session halfway through two-factor -> its next step; a role without the right -> 403.
+ */
+export function requireRole(...roles: MemberRole[]) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const s = request.consoleSession;
+    if (!s) {
+      if (request.method === 'GET') return reply.redirect('/console/sign-in', 303);
+      return refusalPage(reply, 401, 'Signed out', 'Your session ended; sign in again.');
+    }
+    if (s.stage === 'totp') return reply.redirect('/console/two-factor', 303);
+    if (s.stage === 'enroll') return reply.redirect('/console/two-factor/enroll', 303);
+    if (roles.length > 0 && !roles.includes(s.member.role)) {
+      return refusalPage(reply, 403, 'Not allowed', `Your role (${s.member.role}) cannot do this; ask an owner.`);
+    }
+  };
+}

@@ -1,0 +1,141 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../../contract/errors.js';
+import type { DatabaseExecutor } from '../../domain/database.js';
+import {
+  changeMemberRole, changePassword, inviteMember, listInvitations, listMembers, MEMBER_ROLES, removeMember, requiresTwoFactor, setRequireTwoFactor,
+} from '../../domain/members.js';
+import { csrfField, html, notice, page, type Safe } from '../html.js';
+import { clearSessionCookie, requireRole, type ConsoleDeps, type Form } from '../plugins.js';
+import { navFor } from './nav.js';
+
+/** Where an invitation's link points: the service's public address when set, else this request's host. */
+export function invitationUrl(request: FastifyRequest, publicBaseUrl: string | undefined, token: string): string {
+  const base = publicBaseUrl ?? `${request.protocol}://${request.host}`;
+  return `${base.replace(/\/+$/, '')}/console/invitations/${token}`;
+}
+
+const send = (reply: FastifyReply, status: number, title: string, body: Safe, request: FastifyRequest, current: string) =>
+  reply.code(status).type('text/html; charset=utf-8').send(page({ title, body, nav: navFor(request.consoleSession!, current) }));
+
+/** The members page (owners) and each member's own account page. */
+export function registerMemberPages(scope: FastifyInstance, deps: ConsoleDeps & { db: DatabaseExecutor; publicBaseUrl?: string }) {
+  const { db, now } = deps;
+  const owner = { preHandler: requireRole('owner'), schema: { hide: true } };
+
+  const membersPage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) => {
+    const s = request.consoleSession!;
+    const [members, invitations, required] = await Promise.all([listMembers(db, s.orgId), listInvitations(db, s.orgId, now()), requiresTwoFactor(db, s.orgId)]);
+    const roleOptions = (current: string) => MEMBER_ROLES.map((r) => html`<option value="${r}"${r === current ? html` selected` : ''}>${r}</option>`);
+    return send(reply, status, 'Members', html`<h1>Members</h1>
+${message ?? ''}
+<table>
+<caption>Members of ${s.orgName}</caption>
+<thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Two-factor</th><th scope="col">Joined</th><th scope="col">Last sign-in</th><th scope="col">Change</th></tr></thead>
+<tbody>
+${members.map((m) => html`<tr>
+<td>${m.email}</td><td>${m.role}</td><td>${m.twoFactor ? 'on' : 'off'}</td><td>${m.createdAt.slice(0, 16).replace('T', ' ')} UTC</td>
+<td>${m.lastSignInAt ? `${m.lastSignInAt.slice(0, 16).replace('T', ' ')} UTC` : 'never'}</td>
+<td>
+<form method="post" action="/console/members/${m.id}/role">${csrfField(s.csrfToken)}
+<label class="inline">Role of ${m.email} <select name="role">${roleOptions(m.role)}</select></label>
+<button type="submit" class="secondary">Change role</button></form>
+<form method="post" action="/console/members/${m.id}/remove" data-confirm="Remove ${m.email}? Their sessions end at once.">${csrfField(s.csrfToken)}
+<button type="submit" class="danger" aria-label="Remove ${m.email}">Remove</button></form>
+</td></tr>`)}
+</tbody>
+</table>
+<h2>Invite a member</h2>
+<form method="post" action="/console/members/invite" class="stack">
+${csrfField(s.csrfToken)}
+<label>Email <input type="email" name="email" required maxlength="254"></label>
+<label>Role <select name="role">${roleOptions('viewer')}</select></label>
+<button type="submit">Invite</button>
+</form>
+${invitations.length > 0
+  ? html`<table><caption>Invitations not yet accepted</caption>
+<thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Expires</th></tr></thead>
+<tbody>${invitations.map((i) => html`<tr><td>${i.email}</td><td>${i.role}</td><td>${i.expiresAt.slice(0, 16).replace('T', ' ')} UTC</td></tr>`)}</tbody></table>`
+  : ''}
+<h2>Two-factor authentication</h2>
+<form method="post" action="/console/members/two-factor" class="stack">
+${csrfField(s.csrfToken)}
+<p>${required ? 'Every member must use two-factor authentication.' : 'Two-factor authentication is optional for members.'}</p>
+<input type="hidden" name="required" value="${required ? 'false' : 'true'}">
+<button type="submit" class="secondary">${required ? 'Stop requiring two-factor' : 'Require two-factor for every member'}</button>
+</form>`, request, '/console/members');
+  };
+
+  const outcome = async (request: FastifyRequest, reply: FastifyReply, work: () => Promise<Safe>) => {
+    try {
+      return await membersPage(request, reply, 200, await work());
+    } catch (err) {
+      if (err instanceof ApiError && err.statusCode < 500) return membersPage(request, reply, err.statusCode, notice(err.message));
+      throw err;
+    }
+  };
+
+  scope.get('/members', owner, async (request, reply) => membersPage(request, reply, 200));
+
+  scope.post('/members/invite', owner, async (request, reply) =>
+    outcome(request, reply, async () => {
+      const form = request.body as Form;
+      const inv = await inviteMember(db, request.consoleSession!.orgId, { email: form.email, role: form.role }, now());
+      const url = invitationUrl(request, deps.publicBaseUrl, inv.token);
+      return html`<div class="notice ok" role="status"><p>Invitation for ${inv.email} (${inv.role}) created. Send them this link; it works once, until ${inv.expiresAt.slice(0, 16).replace('T', ' ')} UTC, and is shown only now:</p>
+<code class="secret" id="invitation-link">${url}</code> <button type="button" class="secondary" data-copy="invitation-link" hidden>Copy link</button></div>`;
+    }),
+  );
+
+  scope.post<{ Params: { memberId: string } }>('/members/:memberId/role', owner, async (request, reply) =>
+    outcome(request, reply, async () => {
+      const m = await changeMemberRole(db, request.consoleSession!.orgId, request.params.memberId, (request.body as Form).role);
+      return notice(`${m.email} is now ${m.role}.`, 'ok');
+    }),
+  );
+
+  scope.post<{ Params: { memberId: string } }>('/members/:memberId/remove', owner, async (request, reply) =>
+    outcome(request, reply, async () => {
+      const m = await removeMember(db, request.consoleSession!.orgId, request.params.memberId);
+      return notice(`${m.email} was removed; their sessions ended.`, 'ok');
+    }),
+  );
+
+  scope.post('/members/two-factor', owner, async (request, reply) =>
+    outcome(request, reply, async () => {
+      const on = (request.body as Form).required === 'true';
+      await setRequireTwoFactor(db, request.consoleSession!.orgId, on);
+      return notice(on ? 'Two-factor authentication is now required for every member.' : 'Two-factor authentication is now optional.', 'ok');
+    }),
+  );
+
+  // Account: any member's own password and two-factor.
+  const accountPage = (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) => {
+    const s = request.consoleSession!;
+    return send(reply, status, 'Account', html`<h1>Account</h1>
+${message ?? ''}
+<p>Signed in as <strong>${s.member.email}</strong> (${s.member.role}). Two-factor authentication is ${s.member.twoFactor ? 'on' : 'off'}.</p>
+<p><a href="/console/two-factor/enroll">${s.member.twoFactor ? 'Set up a new authenticator app' : 'Turn on two-factor authentication'}</a></p>
+<h2>Change password</h2>
+<form method="post" action="/console/account/password" class="stack">
+${csrfField(s.csrfToken)}
+<input type="email" name="username" value="${s.member.email}" autocomplete="username" hidden>
+<label>Current password <input type="password" name="current" autocomplete="current-password" required></label>
+<label>New password <input type="password" name="next" autocomplete="new-password" required minlength="12"></label>
+<button type="submit">Change password</button>
+</form>
+<p class="muted">Changing the password ends every session of yours, this one too.</p>`, request, '/console/account');
+  };
+
+  scope.get('/account', { preHandler: requireRole(), schema: { hide: true } }, async (request, reply) => accountPage(request, reply, 200));
+  scope.post('/account/password', { preHandler: requireRole(), schema: { hide: true } }, async (request, reply) => {
+    const form = request.body as Form;
+    try {
+      await changePassword(db, request.consoleSession!, { current: form.current, next: form.next });
+    } catch (err) {
+      if (err instanceof ApiError && err.statusCode < 500) return accountPage(request, reply, err.statusCode, notice(err.message));
+      throw err;
+    }
+    clearSessionCookie(reply, deps);
+    return reply.redirect('/console/sign-in', 303);
+  });
+}

@@ -1,0 +1,166 @@
+import type { LightMyRequestResponse } from 'fastify';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inviteMember } from '../../src/domain/members.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+
+/**
+ * The console over HTTP (CONTRACT.md section 11), without a browser: headers, cookies, the guard
+ * against cross-site requests, the role guard on the server, hostile text escaped. The browser
+ * tests drive the same pages in Chromium.
+ */
+const T0 = new Date('2026-11-20T12:00:00.000Z');
+const PASSWORD = 'correct horse battery';
+const HOSTILE_EMAIL = '"><img/src=x/onerror=alert(1)>@evil.example.com';
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp({
+    now: T0,
+    dataset: {
+      organizations: [
+        { id: 'org_one', name: '<script>alert("org")</script>', plan: 'business', createdAt: T0.toISOString() },
+        { id: 'org_two', name: 'Two', plan: 'business', createdAt: T0.toISOString() },
+      ],
+    },
+  });
+});
+afterAll(() => t?.close());
+
+/** A browser-like client: keeps cookies, sends same-origin fetch metadata, reads the form token. */
+class Client {
+  cookies = new Map<string, string>();
+  constructor(readonly ip = '192.0.2.10') {}
+  private cookieHeader() {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+  private keep(res: LightMyRequestResponse) {
+    const set = res.headers['set-cookie'];
+    for (const c of Array.isArray(set) ? set : set ? [set] : []) {
+      const [pair] = c.split(';');
+      const i = pair.indexOf('=');
+      const [k, v] = [pair.slice(0, i), pair.slice(i + 1)];
+      if (/Max-Age=0/.test(c)) this.cookies.delete(k);
+      else this.cookies.set(k, v);
+    }
+    return res;
+  }
+  async get(url: string) {
+    return this.keep(await t.app.inject({ method: 'GET', url, remoteAddress: this.ip, headers: { cookie: this.cookieHeader(), 'sec-fetch-site': 'same-origin' } }));
+  }
+  async post(url: string, form: Record<string, string>, headers: Record<string, string> = {}) {
+    return this.keep(
+      await t.app.inject({
+        method: 'POST', url, remoteAddress: this.ip, payload: new URLSearchParams(form).toString(),
+        headers: { cookie: this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin', origin: 'http://localhost:80', host: 'localhost:80', ...headers },
+      }),
+    );
+  }
+  /** Posts a form the way the page at `pageUrl` would: with its token. */
+  async submit(pageUrl: string, action: string, form: Record<string, string>, headers: Record<string, string> = {}) {
+    const res = await this.get(pageUrl);
+    const token = /name="_csrf" value="([^"]+)"/.exec(res.body)?.[1];
+    expect(token, `a form token on ${pageUrl}`).toBeDefined();
+    return this.post(action, { _csrf: token!, ...form }, headers);
+  }
+}
+
+async function join(orgId: string, email: string, role: 'owner' | 'admin' | 'viewer') {
+  const inv = await inviteMember(t.db, orgId, { email, role }, T0);
+  const c = new Client();
+  const res = await c.submit(`/console/invitations/${inv.token}`, `/console/invitations/${inv.token}`, { password: PASSWORD });
+  expect(res.statusCode).toBe(303);
+  expect(res.headers.location).toBe('/console/overview');
+  return c;
+}
+
+describe('console over HTTP', () => {
+  it('every answer carries the CSP, nosniff, no-referrer and no-store', async () => {
+    for (const url of ['/console/sign-in', '/console/nowhere', '/console/assets/console.css', '/console/overview']) {
+      const res = await new Client().get(url);
+      expect(res.headers['content-security-policy'], url).toBe("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'");
+      expect(res.headers['x-content-type-options'], url).toBe('nosniff');
+      expect(res.headers['referrer-policy'], url).toBe('no-referrer');
+      expect(res.headers['cache-control'], url).toBe('no-store');
+    }
+    const signIn = await new Client().get('/console/sign-in');
+    expect(signIn.statusCode).toBe(200);
+    expect(signIn.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(signIn.body).not.toMatch(/<script(?! type="module" src="\/console\/assets\/console.js"><\/script>)|<style|\sstyle=|\son[a-z]+=/i);
+    expect((await new Client().get('/console/overview')).statusCode).toBe(303);
+  });
+
+  it('an invitation signs the person in with a session cookie: HttpOnly, SameSite=Strict, Path=/console', async () => {
+    const inv = await inviteMember(t.db, 'org_one', { email: 'owner@one.example.com', role: 'owner' }, T0);
+    const c = new Client();
+    const page = await c.get(`/console/invitations/${inv.token}`);
+    expect(page.body).toContain('owner@one.example.com');
+    const token = /name="_csrf" value="([^"]+)"/.exec(page.body)![1];
+    const res = await c.post(`/console/invitations/${inv.token}`, { _csrf: token, password: PASSWORD });
+    expect(res.statusCode).toBe(303);
+    const cookie = ([] as string[]).concat(res.headers['set-cookie'] as string[]).find((x) => x.startsWith('cp_session='))!;
+    expect(cookie).toMatch(/^cp_session=[A-Za-z0-9_-]{43}; Path=\/console; HttpOnly; SameSite=Strict; Max-Age=604800$/);
+    const overview = await c.get('/console/overview');
+    expect(overview.statusCode).toBe(200);
+    // The organization's hostile name is text, never markup.
+    expect(overview.body).toContain('&lt;script&gt;alert(&quot;org&quot;)&lt;/script&gt;');
+    expect(overview.body).not.toContain('<script>alert');
+  });
+
+  it('a change without the form token, or from another site, is refused with 403 and changes nothing', async () => {
+    const owner = await join('org_one', 'owner2@one.example.com', 'owner');
+    const page = await owner.get('/console/members');
+    const token = /name="_csrf" value="([^"]+)"/.exec(page.body)![1];
+    const invite = { email: 'victim@one.example.com', role: 'owner' };
+    expect((await owner.post('/console/members/invite', invite)).statusCode).toBe(403);
+    expect((await owner.post('/console/members/invite', { ...invite, _csrf: 'x'.repeat(32) })).statusCode).toBe(403);
+    expect((await owner.post('/console/members/invite', { ...invite, _csrf: token }, { 'sec-fetch-site': 'cross-site', origin: 'https://evil.example' })).statusCode).toBe(403);
+    expect((await owner.post('/console/members/invite', { ...invite, _csrf: token }, { 'sec-fetch-site': '', origin: 'https://evil.example' })).statusCode).toBe(403);
+    expect((await owner.get('/console/members')).body).not.toContain('victim@one.example.com');
+    const ok = await owner.post('/console/members/invite', { ...invite, _csrf: token });
+    expect(ok.statusCode).toBe(200);
+    expect(ok.body).toMatch(/http:\/\/localhost:80\/console\/invitations\/[A-Za-z0-9_-]{32}/);
+  });
+
+  it("a viewer reads but every change is refused on the server; another organization's session reaches nothing here", async () => {
+    const viewer = await join('org_one', 'viewer@one.example.com', 'viewer');
+    expect((await viewer.get('/console/overview')).statusCode).toBe(200);
+    const members = await viewer.get('/console/members');
+    expect(members.statusCode).toBe(403);
+    const token = /name="_csrf" value="([^"]+)"/.exec((await viewer.get('/console/overview')).body)![1];
+    const refused = await viewer.post('/console/members/invite', { _csrf: token, email: 'x@one.example.com', role: 'owner' });
+    expect(refused.statusCode).toBe(403);
+    expect(refused.body).toContain('Your role (viewer) cannot do this');
+
+    const other = await join('org_two', 'owner@two.example.com', 'owner');
+    const theirs = await other.get('/console/members');
+    expect(theirs.body).toContain('owner@two.example.com');
+    expect(theirs.body).not.toContain('one.example.com');
+  });
+
+  it('hostile emails render as text on the members page', async () => {
+    const owner = await join('org_one', 'owner3@one.example.com', 'owner');
+    await inviteMember(t.db, 'org_one', { email: 'plain@one.example.com', role: 'viewer' }, T0).catch(() => undefined);
+    const res = await owner.submit('/console/members', '/console/members/invite', { email: HOSTILE_EMAIL, role: 'viewer' });
+    expect(res.statusCode).toBe(400); // not an address: refused, and the page says so as text
+    expect(res.body).not.toContain('<img');
+  });
+
+  it('signing out ends the session at once', async () => {
+    const c = await join('org_one', 'leaver@one.example.com', 'admin');
+    const cookie = c.cookies.get('cp_session')!;
+    const out = await c.submit('/console/overview', '/console/sign-out', {});
+    expect(out.statusCode).toBe(303);
+    const replay = await t.app.inject({ method: 'GET', url: '/console/overview', headers: { cookie: `cp_session=${cookie}` } });
+    expect(replay.statusCode).toBe(303);
+    expect(replay.headers.location).toBe('/console/sign-in');
+  });
+
+  it('a wrong password and an unknown email get the same page and status', async () => {
+    const a = await new Client('192.0.2.77').submit('/console/sign-in', '/console/sign-in', { email: 'owner@one.example.com', password: 'not the password' });
+    const b = await new Client('192.0.2.78').submit('/console/sign-in', '/console/sign-in', { email: 'nobody@one.example.com', password: 'not the password' });
+    expect(a.statusCode).toBe(401);
+    expect(b.statusCode).toBe(401);
+    const strip = (s: string) => s.replace(/value="[^"]*"/g, '');
+    expect(strip(a.body)).toBe(strip(b.body));
+  });
+});
