@@ -72,7 +72,7 @@ export async function buildAdminApp(config: Config, deps: AdminDeps): Promise<Fa
       servers: [{ url: '/', description: 'ADMIN_HOST:ADMIN_PORT, or the Unix socket in DATA_DIR (embedded mode).' }],
       components: { securitySchemes: { adminToken: { type: 'http', scheme: 'bearer', description: '`Authorization: Bearer <ADMIN_TOKEN>` (at least 32 characters).' } } },
       security: [{ adminToken: [] }],
-      tags: [{ name: 'organizations' }, { name: 'plans' }, { name: 'keys' }, { name: 'pulses' }, { name: 'alerts' }, { name: 'webhooks' }],
+      tags: [{ name: 'organizations' }, { name: 'plans' }, { name: 'keys' }, { name: 'pulses' }, { name: 'alerts' }, { name: 'webhooks' }, { name: 'members' }],
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     transform: ({ schema, url }) => (url.startsWith(ADMIN_PREFIX + '/') && !url.endsWith('/openapi.json') ? { schema, url } : { schema: { ...schema, hide: true }, url }),

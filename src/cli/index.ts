@@ -6,6 +6,7 @@ import { registerDemo } from './commands/demo.js';
 import { registerImportPulses } from './commands/import-pulses.js';
 import { registerKeys } from './commands/keys.js';
 import { registerLoad } from './commands/load-dataset.js';
+import { registerMembers } from './commands/members.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerOrgs } from './commands/orgs.js';
 import { registerPlans } from './commands/plans.js';
@@ -30,6 +31,7 @@ registerCitus(program);
 registerOrgs(program);
 registerPlans(program);
 registerPulses(program);
+registerMembers(program);
 
 try {
   await program.parseAsync(process.argv);

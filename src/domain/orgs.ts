@@ -1,5 +1,5 @@
 import type { DatabaseExecutor, Queryable } from '../db/executor.js';
-import { eraseOrgRows, getOrg, getOrgRecord, insertOrg, softDeleteOrg, updateOrg, type OrgRecord } from '../db/repositories/orgs.js';
+import { eraseOrgRows, getOrg, getOrgRecord, insertOrg, listOrgRecords, softDeleteOrg, updateOrg, type OrgRecord } from '../db/repositories/orgs.js';
 import type { Org } from '../contract/schemas/org.js';
 import { getPlan } from '../db/repositories/plans.js';
 import { ApiError, invalid } from '../contract/errors.js';
@@ -80,4 +80,23 @@ export async function readOrganization(db: Queryable, orgId: string): Promise<Or
  */
 export async function requireLiveOrg(db: Queryable, orgId: string): Promise<void> {
   if (!(await getOrg(db, orgId))) throw new ApiError('not_found', `no organization ${JSON.stringify(orgId)} (or it is deleted)`);
+}
+
+/**
+ * `GET /admin/v1/organizations` and `orgs list`: every organization, deleted ones marked, newest
+ * first. The cursor is the position of the last item (its creation time and id), base64url.
+ */
+export async function listOrganizations(db: Queryable, opts: { limit: number; cursor?: string }): Promise<{ items: OrgRecord[]; nextCursor: string | null }> {
+  let after: { createdAt: string; id: string } | null = null;
+  if (opts.cursor !== undefined) {
+    const [createdAt, id, extra] = Buffer.from(opts.cursor, 'base64url').toString('utf8').split('|');
+    if (extra !== undefined || !id || !/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/.test(createdAt ?? '') || Number.isNaN(Date.parse(createdAt))) {
+      throw new ApiError('invalid_cursor', "Query parameter 'cursor' is not a cursor of this list.");
+    }
+    after = { createdAt, id };
+  }
+  const rows = await listOrgRecords(db, opts.limit + 1, after);
+  const items = rows.slice(0, opts.limit);
+  const last = items.at(-1);
+  return { items, nextCursor: rows.length > opts.limit && last ? Buffer.from(`${last.createdAt}|${last.id}`).toString('base64url') : null };
 }

@@ -1,5 +1,6 @@
 import { registerAlertRoutes } from './alerts.js';
 import { registerKeyRoutes } from './keys.js';
+import { registerMemberRoutes } from './members.js';
 import { registerOrgRoutes } from './orgs.js';
 import { registerPulseRoutes } from './pulses.js';
 import type { AdminRouteDeps, App } from './types.js';
@@ -16,6 +17,7 @@ export async function registerAdminRoutes(app: App, deps: AdminRouteDeps) {
       registerPulseRoutes(scope, deps);
       registerAlertRoutes(scope, deps);
       registerWebhookRoutes(scope, deps);
+      registerMemberRoutes(scope, deps);
     },
     { prefix: ADMIN_PREFIX },
   );

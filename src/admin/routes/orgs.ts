@@ -1,4 +1,4 @@
-import { changeOrganization, createOrganization, deleteOrganization, showOrganization } from '../../domain/orgs.js';
+import { changeOrganization, createOrganization, deleteOrganization, listOrganizations, showOrganization } from '../../domain/orgs.js';
 import { setPlan } from '../../domain/plans.js';
 import { requireJsonObject } from '../../http/plugins/writes.js';
 import { AdminNoQuerySchema, OrgIdParamsSchema, adminResponses } from '../../contract/schemas/admin-common.js';
@@ -7,6 +7,8 @@ import {
   CreateOrgBodySchema,
   DeletedOrgSchema,
   DeleteOrgQuerySchema,
+  OrgListQuerySchema,
+  OrgListSchema,
   PlanParamsSchema,
   PlanSchema,
   PutPlanBodySchema,
@@ -34,6 +36,21 @@ export function registerOrgRoutes(app: App, { db, now }: AdminRouteDeps) {
       reply.code(201);
       return org;
     },
+  );
+
+  app.get(
+    '/organizations',
+    {
+      schema: {
+        operationId: 'listOrganizations',
+        summary: 'Every organization, deleted ones marked',
+        description: 'Newest first. `deletedAt` is set on deleted organizations.',
+        tags: ['organizations'],
+        querystring: OrgListQuerySchema,
+        response: adminResponses(OrgListSchema, 'A page of organizations.'),
+      },
+    },
+    async (request) => listOrganizations(db, { limit: request.query.limit ?? 50, cursor: request.query.cursor }),
   );
 
   app.get(

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { AdminOrg as OrgRecord } from '../../contract/schemas/admin-orgs.js';
+import type { AdminOrg as OrgRecord, OrgList } from '../../contract/schemas/admin-orgs.js';
 import { withOperator } from '../operator.js';
 import { CliError } from '../errors.js';
 
@@ -24,6 +24,25 @@ export function registerOrgs(program: Command) {
     .action(async (opts: { name: string; plan: string; id?: string; members: string }) => {
       const body = { ...(opts.id ? { id: opts.id } : {}), name: opts.name, plan: opts.plan, memberCount: count(opts.members, '--members') };
       await withOperator(async (op) => console.log(JSON.stringify(await op.call<OrgRecord>('POST', '/admin/v1/organizations', body))));
+    });
+
+  orgs
+    .command('list')
+    .description('list every organization, newest first (deleted ones marked)')
+    .option('--json', 'print JSON instead of a table')
+    .action(async (opts: { json?: boolean }) => {
+      await withOperator(async (op) => {
+        const all: OrgList['items'] = [];
+        for (let cursor: string | null = null, first = true; first || cursor; first = false) {
+          const page: OrgList = await op.call<OrgList>('GET', `/admin/v1/organizations?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+          all.push(...page.items);
+          cursor = page.nextCursor;
+        }
+        if (opts.json) return void console.log(JSON.stringify(all, null, 2));
+        const rows = [['ID', 'NAME', 'PLAN', 'CREATED', 'DELETED'], ...all.map((o) => [o.id, o.name, o.plan, o.createdAt, o.deletedAt ?? '-'])];
+        const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+        for (const r of rows) console.log(r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd());
+      });
     });
 
   orgs

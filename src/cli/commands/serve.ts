@@ -6,6 +6,9 @@ import { migrate } from '../../db/migrate.js';
 import { openDatabase } from '../../db/open.js';
 import { countOrgs } from '../../db/repositories/orgs.js';
 import { createDemo } from '../../domain/demo.js';
+import { inviteMember } from '../../domain/members.js';
+import { listOrganizations } from '../../domain/orgs.js';
+import type { DatabaseExecutor } from '../../domain/database.js';
 import { closeOnSignals, startServer } from '../../server.js';
 import { demoAlertSettings, demoInstructions } from './demo.js';
 
@@ -69,5 +72,32 @@ async function serve(config: Config, opts: { demoIfEmpty?: boolean }) {
   console.log(`climate-pulse listening on ${server.address} (${server.db.kind === 'pg' ? 'PostgreSQL' : `embedded database in ${config.dataDir}`})`);
   if (server.metricsAddress) console.log(`metrics on ${server.metricsAddress}`);
   if (server.adminAddress) console.log(`operator API on ${server.adminAddress}/admin/v1 (Authorization: Bearer $ADMIN_TOKEN)`);
-  if (demo) console.log(demoInstructions(server.address.replace('0.0.0.0', '127.0.0.1'), demo));
+  const base = config.publicBaseUrl?.replace(/\/+$/, '') ?? server.address.replace('0.0.0.0', '127.0.0.1');
+  if (demo) {
+    console.log(demoInstructions(base, demo));
+    // The console's first owner: a single-use link, printed once (CONTRACT.md section 11, first run).
+    const inv = await inviteMember(db, demo.orgId, { email: DEMO_OWNER_EMAIL, role: 'owner' }, new Date());
+    console.log(`Console: open ${base}/console/invitations/${inv.token} to become the owner (${DEMO_OWNER_EMAIL}) of ${demo.orgId}; the link works once, for 72 hours.`);
+  } else if (opts.demoIfEmpty) {
+    console.log(await restartInstructions(db, base));
+  }
+}
+
+const DEMO_OWNER_EMAIL = 'owner@example.com';
+
+/**
+ * What a restarted `npm start` prints, so that its user is never left without a way in: the
+ * organizations it holds and the commands that make a key or a console invitation (they work
+ * while this server runs, through its operator socket).
+ */
+async function restartInstructions(db: DatabaseExecutor, base: string): Promise<string> {
+  const { items, nextCursor } = await listOrganizations(db, { limit: 10 });
+  const live = items.filter((o) => o.deletedAt === null);
+  const example = live[0]?.id ?? 'ORG_ID';
+  return [
+    `Organizations: ${live.length === 0 ? 'none live' : live.map((o) => `${o.id} (${o.name})`).join(', ')}${nextCursor ? ', and more (climate-pulse orgs list)' : ''}.`,
+    `  a new API key:           npx climate-pulse keys create --org ${example}`,
+    `  a console invitation:    npx climate-pulse members invite --org ${example} --email you@example.com --role owner`,
+    `  the console:             ${base}/console`,
+  ].join('\n');
 }

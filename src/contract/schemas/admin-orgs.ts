@@ -76,3 +76,20 @@ export type DeletedOrg = Static<typeof DeletedOrgSchema>;
 export type PlanParams = Static<typeof PlanParamsSchema>;
 export type PutPlanBody = Static<typeof PutPlanBodySchema>;
 export type Plan = Static<typeof PlanSchema>;
+
+export const OrgListQuerySchema = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50, description: 'Items per page, 1-100 (default 50).' })),
+    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'The `nextCursor` of the previous page.' })),
+  },
+  { additionalProperties: false },
+);
+export const OrgListSchema = Type.Object(
+  {
+    items: Type.Array(AdminOrgSchema),
+    nextCursor: Nullable(Type.String({ description: 'Pass as `cursor` for the next page; null on the last page.' })),
+  },
+  { additionalProperties: false },
+);
+export type OrgListQuery = Static<typeof OrgListQuerySchema>;
+export type OrgList = Static<typeof OrgListSchema>;

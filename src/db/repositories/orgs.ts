@@ -157,3 +157,16 @@ export async function eraseOrgRows(tx: Transaction, orgId: string): Promise<Reco
   removed.organizations = 1;
   return removed;
 }
+
+const listQuery = sql(
+  'orgs.list',
+  `SELECT ${ORG_COLUMNS} FROM organizations
+    WHERE ($2::timestamptz IS NULL OR (created_at, id) < ($2::timestamptz, $3::text))
+    ORDER BY created_at DESC, id DESC
+    LIMIT $1`,
+);
+
+/** Every organization, deleted ones too, newest first by (created_at, id), after a position. */
+export async function listOrgRecords(db: Queryable, limit: number, after: { createdAt: string; id: string } | null): Promise<OrgRecord[]> {
+  return (await db.query<DbOrg>(listQuery, [limit, after?.createdAt ?? null, after?.id ?? null])).map(toRecord);
+}

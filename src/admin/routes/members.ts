@@ -1,0 +1,73 @@
+import { inviteMember, listMembers, removeMember } from '../../domain/members.js';
+import { requireJsonObject } from '../../http/plugins/writes.js';
+import { AdminNoQuerySchema, OrgIdParamsSchema, OrgItemParamsSchema, adminResponses } from '../../contract/schemas/admin-common.js';
+import { CreatedInvitationSchema, CreateInvitationBodySchema, MemberListSchema, MemberSchema } from '../../contract/schemas/admin-members.js';
+import type { Config } from '../../config.js';
+import type { AdminRouteDeps, App } from './types.js';
+
+/**
+ * Where invitation links point: the public address (PUBLIC_BASE_URL), else the public listener's
+ * own HOST and PORT, which is what `npm start` serves.
+ */
+export function consoleBaseUrl(config: Pick<Config, 'publicBaseUrl' | 'host' | 'port'>): string {
+  if (config.publicBaseUrl) return config.publicBaseUrl.replace(/\/+$/, '');
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
+  return `http://${host}:${config.port}`;
+}
+
+/** The console's members and invitations (CONTRACT.md sections 10 and 11). */
+export function registerMemberRoutes(app: App, { db, now, config }: AdminRouteDeps) {
+  app.post(
+    '/organizations/:orgId/invitations',
+    {
+      preValidation: requireJsonObject,
+      schema: {
+        operationId: 'createInvitation',
+        summary: 'Invite a member to the console',
+        description: 'A single-use link, valid 72 hours, with which the person sets a password and signs in to the console. The link (`url`) appears in this answer only; the database keeps a hash of its token.',
+        tags: ['members'],
+        querystring: AdminNoQuerySchema,
+        params: OrgIdParamsSchema,
+        body: CreateInvitationBodySchema,
+        response: adminResponses(CreatedInvitationSchema, 'The invitation, with its link.', { status: 201 }),
+      },
+    },
+    async (request, reply) => {
+      const inv = await inviteMember(db, request.params.orgId, request.body, now());
+      reply.code(201);
+      return { id: inv.id, email: inv.email, role: inv.role, url: `${consoleBaseUrl(config)}/console/invitations/${inv.token}`, expiresAt: inv.expiresAt };
+    },
+  );
+
+  app.get(
+    '/organizations/:orgId/members',
+    {
+      schema: {
+        operationId: 'listMembers',
+        summary: "The console's members of the organization",
+        description: 'Never a password hash or a two-factor secret.',
+        tags: ['members'],
+        querystring: AdminNoQuerySchema,
+        params: OrgIdParamsSchema,
+        response: adminResponses(MemberListSchema, 'Every member, oldest first.'),
+      },
+    },
+    async (request) => ({ items: await listMembers(db, request.params.orgId) }),
+  );
+
+  app.delete(
+    '/organizations/:orgId/members/:memberId',
+    {
+      schema: {
+        operationId: 'removeMember',
+        summary: 'Remove a member',
+        description: 'Their sessions end at once. The last owner of an organization cannot be removed (400).',
+        tags: ['members'],
+        querystring: AdminNoQuerySchema,
+        params: OrgItemParamsSchema('memberId', 'Member id.'),
+        response: adminResponses(MemberSchema, 'The member as removed.'),
+      },
+    },
+    async (request) => removeMember(db, request.params.orgId, request.params.memberId),
+  );
+}

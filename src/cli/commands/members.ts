@@ -1,0 +1,57 @@
+import { Option, type Command } from 'commander';
+import type { CreatedInvitation, Member, MemberList } from '../../contract/schemas/admin-members.js';
+import { withOperator } from '../operator.js';
+
+const org = (id: string) => `/admin/v1/organizations/${encodeURIComponent(id)}`;
+
+function printTable(rows: string[][]) {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
+  for (const row of rows) console.log(row.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd());
+}
+
+/** `climate-pulse members invite|list|remove`: the console's members, through the operator API. */
+export function registerMembers(program: Command) {
+  const members = program.command('members').description("invite, list and remove the organization console's members");
+
+  members
+    .command('invite')
+    .description('make a single-use console invitation (valid 72 hours) and print its link')
+    .requiredOption('--org <id>', 'organization id')
+    .requiredOption('--email <email>', "the person's email address")
+    .addOption(new Option('--role <role>', 'owner: everything; admin: keys, webhooks, actions, alerts; viewer: reads only').choices(['owner', 'admin', 'viewer']).default('viewer'))
+    .action(async (opts: { org: string; email: string; role: string }) => {
+      await withOperator(async (op) => {
+        const inv = await op.call<CreatedInvitation>('POST', `${org(opts.org)}/invitations`, { email: opts.email, role: opts.role });
+        console.log(inv.url);
+        console.error(`invited ${inv.email} as ${inv.role} of ${opts.org}; the link works once, until ${inv.expiresAt}, and is shown only now.`);
+      });
+    });
+
+  members
+    .command('list')
+    .description("list the organization's console members (never a password or secret)")
+    .requiredOption('--org <id>', 'organization id')
+    .option('--json', 'print JSON instead of a table')
+    .action(async (opts: { org: string; json?: boolean }) => {
+      await withOperator(async (op) => {
+        const { items } = await op.call<MemberList>('GET', `${org(opts.org)}/members`);
+        if (opts.json) return void console.log(JSON.stringify(items, null, 2));
+        printTable([
+          ['ID', 'EMAIL', 'ROLE', 'TWO-FACTOR', 'CREATED', 'LAST SIGN-IN'],
+          ...items.map((m) => [m.id, m.email, m.role, m.twoFactor ? 'on' : 'off', m.createdAt, m.lastSignInAt ?? 'never']),
+        ]);
+      });
+    });
+
+  members
+    .command('remove')
+    .description('remove a member; their console sessions end at once (the last owner cannot be removed)')
+    .requiredOption('--org <id>', 'organization id')
+    .argument('<member>', 'the member id (mem_…), as `members list` shows it')
+    .action(async (memberId: string, opts: { org: string }) => {
+      await withOperator(async (op) => {
+        const m = await op.call<Member>('DELETE', `${org(opts.org)}/members/${encodeURIComponent(memberId)}`);
+        console.log(`removed ${m.email} (${m.id}) from ${opts.org}`);
+      });
+    });
+}

@@ -1,0 +1,39 @@
+import { Type, type Static } from 'typebox';
+import { DateTimeSchema, Nullable } from './common.js';
+
+const Role = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Literal('viewer')], {
+  description: 'owner: everything, members and security settings included; admin: keys, webhooks, actions, alerts, hiding comments; viewer: reads only.',
+});
+const Email = Type.String({ minLength: 3, maxLength: 254, description: "The person's email address." });
+
+export const CreateInvitationBodySchema = Type.Object({ email: Email, role: Role }, { additionalProperties: false });
+
+export const CreatedInvitationSchema = Type.Object(
+  {
+    id: Type.String({ minLength: 1, maxLength: 128, description: 'Invitation id (inv_...).' }),
+    email: Email,
+    role: Role,
+    url: Type.String({ minLength: 1, maxLength: 2048, description: 'The single-use link that lets the person set a password and sign in. It appears in this answer only.' }),
+    expiresAt: DateTimeSchema('The link works until this instant (72 hours).'),
+  },
+  { additionalProperties: false },
+);
+
+export const MemberSchema = Type.Object(
+  {
+    id: Type.String({ minLength: 1, maxLength: 128, description: 'Member id (mem_...).' }),
+    email: Email,
+    role: Role,
+    twoFactor: Type.Boolean({ description: 'Whether the member has enrolled two-factor authentication.' }),
+    createdAt: DateTimeSchema('When the member accepted the invitation.'),
+    lastSignInAt: Nullable(DateTimeSchema('The last completed sign-in.')),
+  },
+  { additionalProperties: false },
+);
+
+export const MemberListSchema = Type.Object({ items: Type.Array(MemberSchema) }, { additionalProperties: false });
+
+export type CreateInvitationBody = Static<typeof CreateInvitationBodySchema>;
+export type CreatedInvitation = Static<typeof CreatedInvitationSchema>;
+export type Member = Static<typeof MemberSchema>;
+export type MemberList = Static<typeof MemberListSchema>;
