@@ -4,6 +4,7 @@ import { html, page } from './html.js';
 import { CONSOLE_PREFIX, registerConsolePlugins, requireRole, type ConsoleDeps } from './plugins.js';
 import { registerAuthPages } from './routes/auth.js';
 import { registerMemberPages } from './routes/members.js';
+import { registerKeyPages } from './routes/keys.js';
 import { navFor } from './routes/nav.js';
 
 export { CONSOLE_PREFIX };
@@ -26,6 +27,7 @@ export async function registerConsole(app: FastifyInstance, opts: ConsoleOptions
       await registerConsolePlugins(scope, deps);
       registerAuthPages(scope, deps);
       registerMemberPages(scope, deps);
+      registerKeyPages(scope, deps);
       scope.get('/overview', { preHandler: requireRole(), schema: { hide: true } }, async (request, reply) => {
         const s = request.consoleSession!;
         return reply.type('text/html; charset=utf-8').send(

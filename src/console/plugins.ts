@@ -127,7 +127,9 @@ export async function registerConsolePlugins(scope: FastifyInstance, deps: Conso
     const site = request.headers['sec-fetch-site'];
     const origin = request.headers.origin;
     const host = request.headers.host;
-    const crossSite = (typeof site === 'string' && site !== 'same-origin' && site !== 'none') || (typeof origin === 'string' && !sameHost(origin, host));
+    // Fetch metadata when the browser sends it (every current one does); else the Origin header.
+    // Origin alone is not enough: under Referrer-Policy no-referrer a same-origin form posts `Origin: null`.
+    const crossSite = typeof site === 'string' && site !== '' ? site !== 'same-origin' && site !== 'none' : typeof origin === 'string' && !sameHost(origin, host);
     const form = (request.body ?? {}) as Form;
     const expected = request.consoleSession?.csrfToken ?? readCookie(request, FORM_COOKIE);
     if (crossSite || typeof form !== 'object' || !same(form._csrf, expected)) {

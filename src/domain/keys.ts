@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import type { Queryable } from '../db/executor.js';
+import type { DatabaseExecutor, Queryable } from '../db/executor.js';
 import {
+  expireApiKey,
   findKeyByHash,
   insertApiKey,
   listApiKeys,
@@ -126,4 +127,42 @@ export async function revokeOrgKey(db: Queryable, orgId: string, idOrPrefix: str
   }
   const revoked = await revokeApiKey(db, orgId, (exact ?? matches[0]).id, now);
   return revoked!;
+}
+
+/** When the old key of a roll stops working: at once, or after a grace for moving clients. */
+export const ROLL_DELAYS = [
+  { value: 'now', label: 'now', ms: 0 },
+  { value: '1h', label: 'in 1 hour', ms: 3_600_000 },
+  { value: '24h', label: 'in 24 hours', ms: 86_400_000 },
+  { value: '7d', label: 'in 7 days', ms: 7 * 86_400_000 },
+] as const;
+export type RollDelay = (typeof ROLL_DELAYS)[number]['value'];
+
+/**
+ * Rolls a key: a new key with the same name and scope, and the old one expiring at the chosen
+ * time (never later than an expiry it already has), in one transaction. Servers refuse the old
+ * key within 5 seconds of that time, as for any expired key.
+ */
+export async function rollOrgKey(
+  db: DatabaseExecutor,
+  orgId: string,
+  keyId: string,
+  expiresIn: RollDelay,
+  now: Date,
+): Promise<CreatedKey & { oldKeyId: string; oldExpiresAt: string }> {
+  const delay = ROLL_DELAYS.find((d) => d.value === expiresIn);
+  if (!delay) throw invalid("The old key's expiry must be one of now, 1h, 24h or 7d.");
+  await requireLiveOrg(db, orgId);
+  return db.transaction(async (tx) => {
+    const old = (await listApiKeys(tx, orgId)).find((k) => k.id === keyId);
+    const live = old && old.revokedAt === null && (old.expiresAt === null || Date.parse(old.expiresAt) > now.getTime());
+    if (!old || !live) throw new ApiError('not_found', `No active key ${JSON.stringify(keyId)} in this organization.`);
+    const expired = await expireApiKey(tx, orgId, keyId, new Date(now.getTime() + delay.ms));
+    const createdAt = new Date(now.getTime());
+    const k = await createApiKey(tx, orgId, { name: old.name, scope: old.scope, createdAt });
+    return {
+      id: k.id, key: k.secret, prefix: k.prefix, name: old.name, scope: old.scope, createdAt: createdAt.toISOString(), expiresAt: null,
+      oldKeyId: keyId, oldExpiresAt: expired!.expiresAt!,
+    };
+  });
 }

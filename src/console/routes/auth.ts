@@ -27,8 +27,8 @@ export function registerAuthPages(scope: FastifyInstance, deps: ConsoleDeps & { 
 ${notice(message)}
 <form method="post" action="/console/sign-in" class="stack">
 ${csrfField(formToken(request, reply, deps))}
-<label>Email <input type="email" name="email" autocomplete="username" required value="${email}"></label>
-<label>Password <input type="password" name="password" autocomplete="current-password" required></label>
+<label for="f-email">Email</label> <input type="email" name="email" autocomplete="username" required value="${email}" id="f-email">
+<label for="f-password">Password</label> <input type="password" name="password" autocomplete="current-password" required id="f-password">
 <button type="submit">Sign in</button>
 </form>
 <p class="muted">Members join by invitation from an owner of their organization or from the platform's operator.</p>`);
@@ -55,7 +55,7 @@ ${csrfField(formToken(request, reply, deps))}
 ${notice(message)}
 <form method="post" action="/console/two-factor" class="stack">
 ${csrfField(formToken(request, reply, deps))}
-<label>Code <input name="code" inputmode="numeric" autocomplete="one-time-code" required maxlength="11" aria-describedby="code-help"></label>
+<label for="f-code">Code</label> <input name="code" inputmode="numeric" autocomplete="one-time-code" required maxlength="11" aria-describedby="code-help" id="f-code">
 <p id="code-help" class="muted">The six digits your authenticator app shows now, or one of your recovery codes.</p>
 <button type="submit">Verify</button>
 </form>`);
@@ -99,7 +99,7 @@ ${notice(message)}
 <form method="post" action="/console/two-factor/enroll" class="stack">
 ${csrfField(s.csrfToken)}
 <input type="hidden" name="secret" value="${secret}">
-<label>Code <input name="code" inputmode="numeric" autocomplete="one-time-code" required maxlength="6"></label>
+<label for="f-code">Code</label> <input name="code" inputmode="numeric" autocomplete="one-time-code" required maxlength="6" id="f-code">
 <button type="submit">Turn on two-factor</button>
 </form>`,
       required ? undefined : navFor(s, '/console/two-factor/enroll'),
@@ -151,7 +151,7 @@ ${notice(message)}
 <form method="post" action="/console/invitations/${request.params.token}" class="stack">
 ${csrfField(formToken(request, reply, deps))}
 <input type="email" name="username" value="${inv.email}" autocomplete="username" hidden>
-<label>Password <input type="password" name="password" autocomplete="new-password" required minlength="${MIN_PASSWORD}"></label>
+<label for="f-password">Password</label> <input type="password" name="password" autocomplete="new-password" required minlength="${MIN_PASSWORD}" id="f-password">
 <button type="submit">Accept invitation</button>
 </form>`);
   };

@@ -37,7 +37,7 @@ ${members.map((m) => html`<tr>
 <td>${m.lastSignInAt ? `${m.lastSignInAt.slice(0, 16).replace('T', ' ')} UTC` : 'never'}</td>
 <td>
 <form method="post" action="/console/members/${m.id}/role">${csrfField(s.csrfToken)}
-<label class="inline">Role of ${m.email} <select name="role">${roleOptions(m.role)}</select></label>
+<label for="f-role-${m.id}">Role of ${m.email}</label> <select name="role" id="f-role-${m.id}">${roleOptions(m.role)}</select>
 <button type="submit" class="secondary">Change role</button></form>
 <form method="post" action="/console/members/${m.id}/remove" data-confirm="Remove ${m.email}? Their sessions end at once.">${csrfField(s.csrfToken)}
 <button type="submit" class="danger" aria-label="Remove ${m.email}">Remove</button></form>
@@ -47,8 +47,8 @@ ${members.map((m) => html`<tr>
 <h2>Invite a member</h2>
 <form method="post" action="/console/members/invite" class="stack">
 ${csrfField(s.csrfToken)}
-<label>Email <input type="email" name="email" required maxlength="254"></label>
-<label>Role <select name="role">${roleOptions('viewer')}</select></label>
+<label for="f-email">Email</label> <input type="email" name="email" required maxlength="254" id="f-email">
+<label for="f-role">Role</label> <select name="role" id="f-role">${roleOptions('viewer')}</select>
 <button type="submit">Invite</button>
 </form>
 ${invitations.length > 0
@@ -119,8 +119,8 @@ ${message ?? ''}
 <form method="post" action="/console/account/password" class="stack">
 ${csrfField(s.csrfToken)}
 <input type="email" name="username" value="${s.member.email}" autocomplete="username" hidden>
-<label>Current password <input type="password" name="current" autocomplete="current-password" required></label>
-<label>New password <input type="password" name="next" autocomplete="new-password" required minlength="12"></label>
+<label for="f-current">Current password</label> <input type="password" name="current" autocomplete="current-password" required id="f-current">
+<label for="f-next">New password</label> <input type="password" name="next" autocomplete="new-password" required minlength="12" id="f-next">
 <button type="submit">Change password</button>
 </form>
 <p class="muted">Changing the password ends every session of yours, this one too.</p>`, request, '/console/account');

@@ -130,3 +130,15 @@ export async function touchApiKeys(db: Queryable, uses: { orgId: string; keyId: 
   if (uses.length === 0) return;
   await db.query(touch, [uses.map((u) => u.orgId), uses.map((u) => u.keyId), uses.map((u) => u.at.toISOString())]);
 }
+
+/** Moves a live key's expiry earlier (a roll): never later than an expiry it already has. */
+const expireKey = sql(
+  'api_keys.expire',
+  `UPDATE api_keys SET expires_at = LEAST(COALESCE(expires_at, $3::timestamptz), $3::timestamptz)
+    WHERE org_id = $1 AND id = $2 AND revoked_at IS NULL
+    RETURNING ${KEY_COLUMNS}`,
+);
+export async function expireApiKey(db: Queryable, orgId: string, keyId: string, at: Date): Promise<KeyListing | null> {
+  const [r] = await db.query<DbKey>(expireKey, [orgId, keyId, at.toISOString()]);
+  return r ? toListing(r) : null;
+}
