@@ -1,0 +1,38 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAdminTest, TOKEN, type AdminTest } from './helpers.js';
+
+const ORG = '/admin/v1/organizations';
+
+/**
+ * What contract fuzzing of the operator API found (test/contract/fuzz-admin-lib.ts, `npm run fuzz
+ * -- --api admin`), one regression test each.
+ */
+describe('operator API: fuzzing findings', () => {
+  let t: AdminTest;
+  beforeAll(async () => {
+    t = await createAdminTest({
+      dataset: { organizations: [{ id: 'org_a', name: 'A', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z' }] },
+    });
+  });
+  afterAll(() => t.close());
+
+  it("the file import's 200 answer is documented as application/x-ndjson, the media type it has (the document said application/json)", async () => {
+    const doc = (await t.call('GET', '/admin/v1/openapi.json')).json();
+    const responses = doc.paths[`${ORG}/{orgId}/pulses/import`].post.responses;
+    expect(Object.keys(responses['200'].content)).toEqual(['application/x-ndjson']);
+    // Its errors are JSON, as every other answer of the operator API is.
+    for (const status of ['400', '401', '404']) expect(Object.keys(responses[status].content), status).toEqual(['application/json']);
+    for (const [path, methods] of Object.entries(doc.paths as Record<string, Record<string, { responses: Record<string, { content: object }> }>>)) {
+      for (const [method, op] of Object.entries(methods)) {
+        if (path.endsWith('/pulses/import')) continue;
+        for (const [status, r] of Object.entries(op.responses)) expect(Object.keys(r.content), `${method} ${path} ${status}`).toEqual(['application/json']);
+      }
+    }
+    const pulse = { id: 'imp_1', level: 3, moderationStatus: 'CLEAN', createdAt: '2026-11-02T09:00:00.000Z' };
+    const res = await t.admin.inject({
+      method: 'POST', url: `${ORG}/org_a/pulses/import`, payload: JSON.stringify(pulse) + '\n', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson' },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.headers['content-type']).toBe('application/x-ndjson');
+  });
+});
