@@ -35,4 +35,17 @@ describe('operator API: fuzzing findings', () => {
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('application/x-ndjson');
   });
+
+  it('POST /admin/v1/alerts/run for the first and the last ISO weeks there are (0001-W01, 9999-W52) answers 200 and reads their pulses (was a 500: their days went to the database as year 0000 and +010000)', async () => {
+    const pulse = (id: string, createdAt: string) => ({ id, level: 2, moderationStatus: 'CLEAN', createdAt });
+    const ingested = await t.call('POST', `${ORG}/org_a/pulses`, { pulses: [pulse('first', '0001-01-01T00:00:00.000Z'), pulse('last', '9999-12-31T23:59:59.999Z')] });
+    expect(ingested.statusCode, ingested.body).toBe(200);
+    for (const weeks of [['0001-W01'], ['0001-W04'], ['9999-W52'], ['9999-W52', '0001-W01', '2026-W47']]) {
+      const res = await t.call('POST', '/admin/v1/alerts/run', { weeks });
+      expect(res.statusCode, `${weeks}: ${res.body}`).toBe(200);
+      expect(res.json()).toMatchObject({ weeks: [...weeks].sort(), organizations: 1 });
+    }
+    // Weeks whose days hold no pulse of org_a: no organization to evaluate.
+    expect((await t.call('POST', '/admin/v1/alerts/run', { weeks: ['0001-W06'] })).json()).toMatchObject({ organizations: 0 });
+  });
 });
