@@ -17,7 +17,7 @@ import { registerCaching } from './http/plugins/caching.js';
 import { registerErrorHandling } from './http/plugins/errors.js';
 import { registerOperations } from './http/plugins/operations.js';
 import { registerScopeCheck } from './http/plugins/scope.js';
-import { checkIntegerText, compileValidator, type IntegerRule } from './http/validation.js';
+import { checkQueryText, compileValidator } from './http/validation.js';
 import { ErrorSchema } from './contract/schemas/common.js';
 import { TeamNames } from './domain/pulses.js';
 import { registerApiRoutes } from './http/routes/index.js';
@@ -117,17 +117,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     registerAuth(scope, keys, authFailures, usage);
     await registerKeyRateLimit(scope, counters);
     registerScopeCheck(scope);
-    scope.addHook('preValidation', async (request) => {
-      const declared = (request.routeOptions.schema?.querystring as { properties?: Record<string, IntegerRule> } | undefined)
-        ?.properties;
-      for (const [name, value] of Object.entries((request.query ?? {}) as Record<string, unknown>)) {
-        if (Array.isArray(value)) throw new ApiError('invalid_request', `Query parameter '${name}' is given more than once.`);
-        // Bounded as text before Ajv converts it: "Infinity" or 400 nines would pass its integer check.
-        const rule = declared?.[name];
-        const refused = rule?.type === 'integer' && typeof value === 'string' ? checkIntegerText(value, rule) : null;
-        if (refused) throw new ApiError('invalid_request', `Query parameter '${name}' ${refused}.`);
-      }
-    });
+    scope.addHook('preValidation', checkQueryText);
     registerApiRoutes(scope, routeDeps);
   };
   await app.register(versioned, { prefix: API_PREFIX });

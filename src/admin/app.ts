@@ -7,7 +7,7 @@ import type { DatabaseExecutor } from '../db/executor.js';
 import { ApiError } from '../contract/errors.js';
 import { ErrorSchema } from '../contract/schemas/common.js';
 import { registerErrorHandling } from '../http/plugins/errors.js';
-import { compileValidator } from '../http/validation.js';
+import { checkQueryText, compileValidator } from '../http/validation.js';
 import { registerAdminRoutes, ADMIN_PREFIX } from './routes/index.js';
 import { contractServerOptions } from '../http/server-options.js';
 
@@ -103,7 +103,11 @@ export async function buildAdminApp(config: Config, deps: AdminDeps): Promise<Fa
     transform: ({ schema, url }) => (url.startsWith(ADMIN_PREFIX + '/') && !url.endsWith('/openapi.json') ? { schema, url } : { schema: { ...schema, hide: true }, url }),
   });
 
-  await app.register(async (scope) => registerAdminRoutes(scope as never, { db: deps.db, now: deps.now ?? (() => new Date()), config }));
+  await app.register(async (scope) => {
+    // As on the public API: a repeated query parameter, and an integer one such as limit=Infinity, are 400 before Ajv sees them.
+    scope.addHook('preValidation', checkQueryText);
+    await registerAdminRoutes(scope as never, { db: deps.db, now: deps.now ?? (() => new Date()), config });
+  });
   app.get(`${ADMIN_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
 
   await app.ready();

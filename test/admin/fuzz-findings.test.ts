@@ -48,4 +48,20 @@ describe('operator API: fuzzing findings', () => {
     // Weeks whose days hold no pulse of org_a: no organization to evaluate.
     expect((await t.call('POST', '/admin/v1/alerts/run', { weeks: ['0001-W06'] })).json()).toMatchObject({ organizations: 0 });
   });
+
+  it('integer query values are bounded as text, as on the public API: limit=Infinity or 400 digits is 400 invalid_request naming the parameter (was a 500), and an exponent, hex or fraction is refused too', async () => {
+    const url = (q: string) => `${ORG}/org_a/webhook-deliveries?${q}`;
+    for (const value of ['Infinity', '-Infinity', '9'.repeat(400), `-${'9'.repeat(400)}`, '1e3', '1e1', '0x10', '1.0', '', 'NaN', encodeURIComponent('５')]) {
+      const res = await t.call('GET', url(`limit=${value}`));
+      expect(res.statusCode, value).toBe(400);
+      expect(res.json().error.code, value).toBe('invalid_request');
+      expect(res.json().error.message, value).toMatch(/^Query parameter 'limit' /);
+    }
+    for (const value of ['5', '+5', '005', '1000']) expect((await t.call('GET', url(`limit=${value}`))).statusCode, value).toBe(200);
+    // A parameter given twice is refused by name, as on the public API.
+    for (const q of ['limit=5&limit=5', 'failed=true&failed=false']) {
+      expect((await t.call('GET', url(q))).json()).toEqual({ error: { code: 'invalid_request', message: `Query parameter '${q.split('=')[0]}' is given more than once.` } });
+    }
+    expect((await t.call('DELETE', `${ORG}/org_a?erase=false&erase=false`)).json().error.message).toBe("Query parameter 'erase' is given more than once.");
+  });
 });
