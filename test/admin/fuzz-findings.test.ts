@@ -64,4 +64,16 @@ describe('operator API: fuzzing findings', () => {
     }
     expect((await t.call('DELETE', `${ORG}/org_a?erase=false&erase=false`)).json().error.message).toBe("Query parameter 'erase' is given more than once.");
   });
+
+  it('a pulse of the years 1 to 99 sent again is unchanged, not 409 pulse_conflict, and reads back as sent (the embedded database read 0001-03-01 as 2001-01-03)', async () => {
+    const pulses = ['0001-01-01T00:00:00.000Z', '0001-03-01T10:00:00.123Z', '0050-06-01T00:00:00.000Z', '0099-12-31T23:59:59.999Z'].map((createdAt, i) => ({
+      id: `early_${i}`, level: 3, moderationStatus: 'CLEAN', createdAt,
+    }));
+    expect((await t.call('POST', `${ORG}/org_a/pulses`, { pulses })).json()).toEqual({ inserted: 4, unchanged: 0, inFrozenWeeks: 0 });
+    const again = await t.call('POST', `${ORG}/org_a/pulses`, { pulses });
+    expect(again.statusCode, again.body).toBe(200);
+    expect(again.json()).toEqual({ inserted: 0, unchanged: 4, inFrozenWeeks: 0 });
+    const rows = await t.db.query<{ id: string; created_at: Date }>({ name: 'test.early', text: "SELECT id, created_at FROM pulses WHERE org_id = 'org_a' AND id LIKE 'early_%' ORDER BY id" });
+    expect(rows.map((r) => new Date(r.created_at).toISOString())).toEqual(pulses.map((p) => p.createdAt));
+  });
 });
