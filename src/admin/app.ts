@@ -5,7 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../config.js';
 import type { DatabaseExecutor } from '../domain/database.js';
 import { ApiError } from '../contract/errors.js';
-import { contractServerOptions, readBearer, registerContractBase, registerRequestLog, registerResponseHeaders } from '../http/plugins/index.js';
+import { contractServerOptions, readBearer, registerContractBase, registerQueryRules, registerRequestLog, registerResponseHeaders } from '../http/plugins/index.js';
 import { registerAdminRoutes, ADMIN_PREFIX } from './routes/index.js';
 
 export { ADMIN_PREFIX };
@@ -78,6 +78,8 @@ export async function buildAdminApp(config: Config, deps: AdminDeps): Promise<Fa
     transform: ({ schema, url }) => (url.startsWith(ADMIN_PREFIX + '/') && !url.endsWith('/openapi.json') ? { schema, url } : { schema: { ...schema, hide: true }, url }),
   });
 
+  // As on the public API: a repeated query parameter, and an integer one such as limit=Infinity, are 400 before Ajv sees them.
+  registerQueryRules(app);
   await registerAdminRoutes(app, { db: deps.db, now: deps.now ?? (() => new Date()), config });
   app.get(`${ADMIN_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
 

@@ -1,4 +1,4 @@
-import { PGlite } from '@electric-sql/pglite';
+import { PGlite, types } from '@electric-sql/pglite';
 import { NodeFS } from '@electric-sql/pglite/nodefs';
 import type { DatabaseExecutor, NamedQuery, Transaction } from './executor.js';
 import { initializeDataDir } from './pglite-init.js';
@@ -43,9 +43,34 @@ class OwnerOnlyNodeFS extends NodeFS {
   }
 }
 
+const TIMESTAMPTZ_TEXT = /^(\d{4,})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d+))?([+-])(\d\d)(?::(\d\d))?(?::(\d\d))?$/;
+
+/**
+ * A timestamptz as PostgreSQL writes it ('0001-03-01 10:00:00.123+00'), read exactly. PGlite's own
+ * parser is `new Date(text)`, whose legacy parsing reads years 1 to 99 as 1950 to 2049 (and that one
+ * as 2001-01-03): a pulse of 0001-01-01, which the API accepts (CONTRACT.md section 4), came back
+ * from the embedded database as 2001, so sending it again was a 409 pulse_conflict. Digits past
+ * the millisecond are dropped, as the API stores instants. Anything else (infinity, BC) is read as
+ * PGlite reads it.
+ */
+export function parseTimestamptz(text: string): Date | number {
+  const m = TIMESTAMPTZ_TEXT.exec(text);
+  if (!m) return text === 'infinity' ? Infinity : text === '-infinity' ? -Infinity : new Date(text);
+  const [, y, mo, d, h, mi, s, fraction = '', sign, oh, om = '0', os = '0'] = m;
+  const t = new Date(0);
+  t.setUTCFullYear(Number(y), Number(mo) - 1, Number(d));
+  t.setUTCHours(Number(h), Number(mi), Number(s), Number(fraction.padEnd(3, '0').slice(0, 3)));
+  const offsetMs = (Number(oh) * 3600 + Number(om) * 60 + Number(os)) * 1000;
+  return new Date(t.getTime() + (sign === '-' ? offsetMs : -offsetMs));
+}
+
+const PGLITE_PARSERS = { [types.TIMESTAMPTZ]: parseTimestamptz };
+
 /** PGlite on `dataDir` (in memory without one), its files the owner's only. */
 export function openPglite(dataDir?: string): PGlite {
-  return dataDir ? new PGlite({ fs: new OwnerOnlyNodeFS(dataDir), startParams: PGLITE_START_PARAMS }) : new PGlite({ startParams: PGLITE_START_PARAMS });
+  return dataDir
+    ? new PGlite({ fs: new OwnerOnlyNodeFS(dataDir), startParams: PGLITE_START_PARAMS, parsers: PGLITE_PARSERS })
+    : new PGlite({ startParams: PGLITE_START_PARAMS, parsers: PGLITE_PARSERS });
 }
 
 /**

@@ -3,7 +3,7 @@ import type { DatabaseExecutor, Transaction } from '../db/executor.js';
 import { recordAlertCreated } from './webhooks.js';
 import { groupWeekAggregates, insertRaisedAlerts, orgIdsWithPulsesBetween, type AlertRow, type GroupWeekRow, type RaisedAlert } from '../db/repositories/alerts.js';
 import { newId } from './ids.js';
-import { isoWeekLabel, startOfIsoWeek, WEEK_MS, ymd } from './time.js';
+import { DAY_MS, isoWeekLabel, startOfIsoWeek, WEEK_MS, ymd } from './time.js';
 
 /**
  * The alert engine: rules over closed ISO weeks (Monday 00:00 UTC to the next Monday), per
@@ -160,6 +160,19 @@ function groupOf(r: GroupWeekRow): AlertGroup {
   return { kind: 'team', subteamId: r.subteamId!, name: r.subteamName! };
 }
 
+/** The first day, and the day after the last, that a pulse can be on (CONTRACT.md section 4: 0001-01-01 to 9999-12-31). */
+const FIRST_DAY_MS = Date.parse('0001-01-01T00:00:00.000Z');
+const AFTER_LAST_DAY_MS = Date.parse('9999-12-31T00:00:00.000Z') + DAY_MS;
+
+/**
+ * A bound of the days read, as the database reads a date: kept inside the days a pulse can be on.
+ * The baseline of 0001-W01..W04 starts in year 0, which PostgreSQL has no date for, and 9999-W52
+ * ends in year 10000, which ymd() writes +010000-01-03: both were a 500.
+ */
+function rollupDay(ms: number): string {
+  return ms >= AFTER_LAST_DAY_MS ? '10000-01-01' : ymd(new Date(Math.max(ms, FIRST_DAY_MS)));
+}
+
 /**
  * Evaluates the given weeks for each organization: one rollup query per organization, then
  * one transaction per (organization, week) that has findings. Weeks run oldest first and
@@ -171,8 +184,8 @@ export async function runAlertEngine(db: DatabaseExecutor, opts: AlertEngineOpti
   const weeks = [...new Set(opts.weeks.map((w) => w.getTime()))].sort((a, b) => a - b).map((t) => new Date(t));
   const report: AlertRunReport = { weeks: weeks.map(isoWeekLabel), organizations: 0, raised: [] };
   if (weeks.length === 0) return report;
-  const from = ymd(new Date(weeks[0].getTime() - BASELINE_WEEKS * WEEK_MS));
-  const to = ymd(new Date(weeks[weeks.length - 1].getTime() + WEEK_MS));
+  const from = rollupDay(weeks[0].getTime() - BASELINE_WEEKS * WEEK_MS);
+  const to = rollupDay(weeks[weeks.length - 1].getTime() + WEEK_MS);
   const orgIds = opts.orgIds ?? (await orgIdsWithPulsesBetween(db, from, to));
   // createdAt: the run's start, plus one millisecond per week after the first of a backfill.
   const startedAt = (opts.clock ?? (() => new Date()))().getTime();

@@ -1,5 +1,7 @@
 import AjvModule, { type AnySchema, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
+import type { FastifyRequest } from 'fastify';
+import { ApiError } from '../contract/errors.js';
 import { isApiDateTime } from '../contract/schemas/date-time.js';
 
 // ajv and ajv-formats are CommonJS: under NodeNext their exports are the default export's `default`.
@@ -55,4 +57,20 @@ export function checkIntegerText(value: string, rule: IntegerRule): string | nul
   const min = rule.minimum ?? Number.MIN_SAFE_INTEGER;
   const max = rule.maximum ?? Number.MAX_SAFE_INTEGER;
   return `must be an integer from ${min} to ${max}`;
+}
+
+/**
+ * The preValidation hook of both apps' routes (the public API's and the operator API's): a query
+ * parameter given more than once is refused, and an integer one is bounded as text (checkIntegerText)
+ * before Ajv converts it.
+ */
+export async function checkQueryText(request: FastifyRequest) {
+  const declared = (request.routeOptions.schema?.querystring as { properties?: Record<string, IntegerRule> } | undefined)?.properties;
+  for (const [name, value] of Object.entries((request.query ?? {}) as Record<string, unknown>)) {
+    if (Array.isArray(value)) throw new ApiError('invalid_request', `Query parameter '${name}' is given more than once.`);
+    // Bounded as text before Ajv converts it: "Infinity" or 400 nines would pass its integer check.
+    const rule = declared?.[name];
+    const refused = rule?.type === 'integer' && typeof value === 'string' ? checkIntegerText(value, rule) : null;
+    if (refused) throw new ApiError('invalid_request', `Query parameter '${name}' ${refused}.`);
+  }
 }

@@ -28,10 +28,10 @@ const addFormats = (addFormatsModule as unknown as { default: (ajv: unknown) => 
 /** The seed of the CI run; `npm run fuzz` picks a random one unless given `--seed`. */
 export const CI_SEED = 20261122;
 
-type Schema = Record<string, unknown>;
-type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
+export type Schema = Record<string, unknown>;
+export type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 
-interface Parameter {
+export interface Parameter {
   name: string;
   in: 'query' | 'path' | 'header';
   required: boolean;
@@ -40,14 +40,14 @@ interface Parameter {
 
 export interface Operation {
   id: string;
-  method: 'GET' | 'POST' | 'PATCH';
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE'; // the public API has GET, POST and PATCH only
   path: string; // the document's template, e.g. /actions/{id}
   params: Parameter[];
   body?: Schema;
   statuses: string[];
 }
 
-interface Doc {
+export interface Doc {
   servers: { url: string }[];
   components?: { schemas?: Record<string, Schema> };
   paths: Record<string, Record<string, { operationId: string; parameters?: Parameter[]; requestBody?: { content: Record<string, { schema: Schema }> }; responses: Record<string, unknown> }>>;
@@ -191,7 +191,7 @@ export function isValid(schema: Schema, value: unknown): boolean {
 }
 
 /** The JSON types a schema admits (through anyOf/oneOf too). */
-function typesOf(schema: Schema): string[] {
+export function typesOf(schema: Schema): string[] {
   if (typeof schema.type === 'string') return [schema.type];
   if (Array.isArray(schema.type)) return schema.type as string[];
   const alts = (schema.anyOf ?? schema.oneOf) as Schema[] | undefined;
@@ -199,27 +199,28 @@ function typesOf(schema: Schema): string[] {
 }
 
 /** The first string alternative of a schema (for bounds, formats, patterns). */
-function stringBranch(schema: Schema): Schema | undefined {
+export function stringBranch(schema: Schema): Schema | undefined {
   if (typesOf(schema).length === 1 && schema.type === 'string') return schema;
   return ((schema.anyOf ?? schema.oneOf) as Schema[] | undefined)?.find((s) => s.type === 'string');
 }
 
-function fake(schema: Schema, seed: number): Json {
+/** `options`: more of json-schema-faker's GenerateOptions (the operator-API fuzzer bounds arrays and strings). */
+export function fake(schema: Schema, seed: number, options: Record<string, unknown> = {}): Json {
   // json-schema-faker gives up on some draws (an object whose optional fields all came out
   // absent under minProperties); the next seed is another draw.
   for (let i = 0; ; i++) {
     try {
-      return generateSync(schema as never, { seed: seed + i, optionalsProbability: 0.5 }) as Json;
+      return generateSync(schema as never, { seed: seed + i, optionalsProbability: 0.5, ...options }) as Json;
     } catch (err) {
       if (i >= 20) throw err;
     }
   }
 }
 
-const DAY = 86_400_000;
+export const DAY = 86_400_000;
 
 /** Maps any instant into [lo, hi), keeping its place modulo the window. */
-function into(ms: number, lo: number, hi: number): number {
+export function into(ms: number, lo: number, hi: number): number {
   const span = hi - lo;
   return lo + (((ms - lo) % span) + span) % span;
 }
@@ -358,7 +359,7 @@ const WRONG_VALUES: [string, Json][] = [
 ];
 
 /** A value of a JSON type the schema does not admit. */
-function wrongType(schema: Schema, rng: Rng): Json | undefined {
+export function wrongType(schema: Schema, rng: Rng): Json | undefined {
   const ok = typesOf(schema);
   const admits = (t: string) => ok.includes(t) || (t === 'integer' && ok.includes('number'));
   const candidates = WRONG_VALUES.filter(([t]) => !admits(t)).map(([, v]) => v);
@@ -366,7 +367,7 @@ function wrongType(schema: Schema, rng: Rng): Json | undefined {
 }
 
 /** A string that breaks the schema's bounds, format or pattern. */
-function badString(schema: Schema, rng: Rng): string | undefined {
+export function badString(schema: Schema, rng: Rng): string | undefined {
   const s = stringBranch(schema);
   if (!s) return undefined;
   const options: string[] = [];
@@ -379,7 +380,7 @@ function badString(schema: Schema, rng: Rng): string | undefined {
   return options.length ? rng.pick(options) : undefined;
 }
 
-function badQueryValue(p: Parameter, rng: Rng): string | undefined {
+export function badQueryValue(p: Parameter, rng: Rng): string | undefined {
   const s = p.schema;
   if (s.type === 'integer') {
     const digits = (n: number) => Array.from({ length: n }, (_, i) => (i === 0 ? rng.int(1, 9) : rng.int(0, 9))).join('');

@@ -83,7 +83,7 @@ export function registerPulseRoutes(app: App, { db, config }: AdminRouteDeps) {
           tags: ['pulses'],
           querystring: ImportQuerySchema,
           params: OrgIdParamsSchema,
-          response: adminResponses(Type.String({ description: 'NDJSON lines.' }), 'Progress lines, then the outcome.'),
+          response: adminResponses(Type.String({ description: 'NDJSON lines.' }), 'Progress lines, then the outcome.', { mediaType: 'application/x-ndjson' }),
         },
       },
       async (request, reply) => {
