@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { PlainError } from '../contract/errors.js';
 import { registerAlerts } from './commands/alerts.js';
+import { registerAudit } from './commands/audit.js';
 import { registerCitus } from './commands/citus.js';
 import { registerDemo } from './commands/demo.js';
 import { registerImportPulses } from './commands/import-pulses.js';
@@ -30,6 +31,7 @@ registerCitus(program);
 registerOrgs(program);
 registerPlans(program);
 registerPulses(program);
+registerAudit(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -1,4 +1,5 @@
 import { registerAlertRoutes } from './alerts.js';
+import { registerAuditRoutes } from './audit.js';
 import { registerKeyRoutes } from './keys.js';
 import { registerOrgRoutes } from './orgs.js';
 import { registerPulseRoutes } from './pulses.js';
@@ -16,6 +17,7 @@ export async function registerAdminRoutes(app: App, deps: AdminRouteDeps) {
       registerPulseRoutes(scope, deps);
       registerAlertRoutes(scope, deps);
       registerWebhookRoutes(scope, deps);
+      registerAuditRoutes(scope, deps);
     },
     { prefix: ADMIN_PREFIX },
   );

@@ -14,12 +14,12 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 const HEADERS = { 'X-Request-Id': COMMON_HEADERS['X-Request-Id'] };
 const RETRY_AFTER = { 'Retry-After': { type: 'integer', format: 'int32', minimum: 1, maximum: 3600, description: 'Whole seconds to wait.' } };
 
-export function adminResponses(ok: TSchema, description: string, opts: { status?: 200 | 201; conflict?: string } = {}) {
+export function adminResponses(ok: TSchema, description: string, opts: { status?: 200 | 201; conflict?: string; badRequest?: string } = {}) {
   const out: Record<number, unknown> = { [opts.status ?? 200]: { ...ok, 'x-response-description': description, headers: HEADERS } };
   for (const status of [400, 401, 404, 409, 500, 503]) {
     out[status] = {
       $ref: 'Error#',
-      description: status === 409 && opts.conflict ? opts.conflict : ERROR_DESCRIPTIONS[status],
+      description: status === 409 && opts.conflict ? opts.conflict : status === 400 && opts.badRequest ? opts.badRequest : ERROR_DESCRIPTIONS[status],
       headers: status === 503 ? { ...HEADERS, ...RETRY_AFTER } : HEADERS,
     };
   }
