@@ -16,6 +16,7 @@ import { generateOrg } from './dataset.js';
 import { PgExecutor } from '../src/db/pg.js';
 import { CommentReleases } from '../src/domain/comments.js';
 import { loadDataset } from '../src/domain/dataset.js';
+import { operatorActor } from '../src/domain/audit.js';
 
 const WEEK = 7 * 86_400_000;
 
@@ -169,11 +170,11 @@ export async function benchPrivacy(
     const runs: number[] = [];
     for (const [i, r] of released.entries()) {
       const t0 = performance.now();
-      await moderatePulse(db, 'org_bench', r.pulse_id, 'FLAGGED');
+      await moderatePulse(db, 'org_bench', r.pulse_id, 'FLAGGED', operatorActor(), new Date());
       runs.push(performance.now() - t0);
-      if (i % 2 === 0) await moderatePulse(db, 'org_bench', r.pulse_id, 'CLEAN');
+      if (i % 2 === 0) await moderatePulse(db, 'org_bench', r.pulse_id, 'CLEAN', operatorActor(), new Date());
     }
-    for (const r of released) await moderatePulse(db, 'org_bench', r.pulse_id, 'CLEAN');
+    for (const r of released) await moderatePulse(db, 'org_bench', r.pulse_id, 'CLEAN', operatorActor(), new Date());
     const sorted = [...runs].sort((a, b) => a - b);
     const moderation = { runs: runs.map((x) => Math.round(x * 10) / 10), medianMs: Math.round(sorted[Math.floor(sorted.length / 2)] * 10) / 10 };
     opts.log('privacy bench: moderation of a released pulse', JSON.stringify(moderation));

@@ -1,6 +1,7 @@
 import { Command } from 'commander';
 import { PlainError } from '../contract/errors.js';
 import { registerAlerts } from './commands/alerts.js';
+import { registerAudit } from './commands/audit.js';
 import { registerCitus } from './commands/citus.js';
 import { registerDemo } from './commands/demo.js';
 import { registerImportPulses } from './commands/import-pulses.js';
@@ -32,6 +33,7 @@ registerOrgs(program);
 registerPlans(program);
 registerPulses(program);
 registerMembers(program);
+registerAudit(program);
 
 try {
   await program.parseAsync(process.argv);

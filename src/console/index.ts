@@ -5,6 +5,7 @@ import { CONSOLE_PREFIX, registerConsolePlugins, requireRole, type ConsoleDeps }
 import { registerAuthPages } from './routes/auth.js';
 import { registerMemberPages } from './routes/members.js';
 import { registerKeyPages } from './routes/keys.js';
+import { registerAuditPage } from './routes/audit.js';
 import { navFor } from './routes/nav.js';
 
 export { CONSOLE_PREFIX };
@@ -28,6 +29,7 @@ export async function registerConsole(app: FastifyInstance, opts: ConsoleOptions
       registerAuthPages(scope, deps);
       registerMemberPages(scope, deps);
       registerKeyPages(scope, deps);
+      registerAuditPage(scope, deps);
       scope.get('/overview', { preHandler: requireRole(), schema: { hide: true } }, async (request, reply) => {
         const s = request.consoleSession!;
         return reply.type('text/html; charset=utf-8').send(

@@ -2,7 +2,8 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../contract/errors.js';
 import type { Queryable } from '../domain/database.js';
-import { resolveSession, SESSION_MAX_MS, type ConsoleSession, type MemberRole } from '../domain/members.js';
+import { memberActor, resolveSession, SESSION_MAX_MS, type ConsoleSession, type MemberRole } from '../domain/members.js';
+import type { Actor } from '../domain/audit.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
 import { html, notice, page } from './html.js';
 
@@ -25,6 +26,9 @@ declare module 'fastify' {
 }
 
 export type Form = Record<string, string>;
+
+/** The signed-in member, as the actor of the change this request makes (the audit log's who and where). */
+export const actorOf = (request: FastifyRequest): Actor => memberActor(request.consoleSession!.member, request.ip);
 
 export interface ConsoleDeps {
   db: Queryable;

@@ -3,6 +3,7 @@ import { getAction, getActionForUpdate, insertActionNotingSubscribers, listActio
 import { teamExists } from '../db/repositories/teams.js';
 import { ApiError, invalid, notFound } from '../contract/errors.js';
 import type { Action, CreateActionBody, UpdateActionBody } from '../contract/schemas/actions.js';
+import { recordAudit, type Actor } from './audit.js';
 import { newId } from './ids.js';
 import { parseDateTime } from './time.js';
 import { isSubscribed, recordEvent } from './webhooks.js';
@@ -28,7 +29,8 @@ async function checkTeam(tx: Queryable, orgId: string, subteamId: string | null 
   }
 }
 
-export async function createAction(tx: Queryable, orgId: string, body: CreateActionBody, now: Date): Promise<{ id: string }> {
+/** POST /actions, inside its idempotency transaction (`tx`), which the audit row shares. */
+export async function createAction(tx: Queryable, orgId: string, body: CreateActionBody, actor: Actor, now: Date): Promise<{ id: string }> {
   const start = now.toISOString();
   const endDate = body.endDate !== undefined ? parseDateTime(body.endDate, 'endDate') : null;
   if (endDate && endDate < now) throw invalid("Body field 'endDate' must not be before the action's start (now).");
@@ -50,6 +52,8 @@ export async function createAction(tx: Queryable, orgId: string, body: CreateAct
     'action.created',
   );
   if (subscribed) await recordEvent(tx, orgId, 'action.created', await currentItem(tx, orgId, id), now);
+  const details = { status: 'active', subteamId: body.subteamId ?? null };
+  await recordAudit(tx, orgId, actor, { action: 'action.created', target: { kind: 'action', id }, details }, now);
   return { id };
 }
 
@@ -73,11 +77,16 @@ export function checkTransition(from: ActionStatus, to: ActionStatus) {
   throw new ApiError('invalid_transition', `An action that is ${from} cannot become ${to} directly; set its status to active first.`);
 }
 
+/**
+ * PATCH /actions/{id}, in the caller's transaction (`tx`), which the audit row shares: it names the
+ * fields whose value changed and the new status, never the title's or description's text.
+ */
 export async function editAction(
   tx: Queryable,
   orgId: string,
   id: string,
   body: UpdateActionBody,
+  actor: Actor,
   now: Date,
 ): Promise<{ id: string }> {
   // Locks the row: two edits of one action apply one after the other.
@@ -107,5 +116,9 @@ export async function editAction(
     // A PATCH that changes nothing visible raises no event.
     if (Object.keys(changes).length > 0) await recordEvent(tx, orgId, 'action.updated', after, now, { changes });
   }
+  const next = { title: body.title, description: body.description, endDate, subteamId: body.subteamId, status: body.status };
+  const changed = (Object.keys(next) as (keyof typeof next)[]).filter((k) => next[k] !== undefined && next[k] !== action[k]);
+  const details = { changed, ...(changed.includes('status') ? { status: body.status } : {}) };
+  await recordAudit(tx, orgId, actor, { action: 'action.updated', target: { kind: 'action', id }, details }, now);
   return { id };
 }

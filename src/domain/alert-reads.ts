@@ -1,7 +1,8 @@
-import type { Queryable } from '../db/executor.js';
+import type { DatabaseExecutor, Queryable } from '../db/executor.js';
 import { markAlertRead, recentAlerts } from '../db/repositories/alerts.js';
 import { ApiError } from '../contract/errors.js';
 import type { Alert } from '../contract/schemas/alerts.js';
+import { recordAudit, type Actor } from './audit.js';
 import { requireLiveOrg } from './orgs.js';
 
 /**
@@ -9,11 +10,14 @@ import { requireLiveOrg } from './orgs.js';
  * `readAt` to now the first time and keeps it after; unread clears it. Returns the alert as
  * GET /alerts shows it.
  */
-export async function setAlertRead(db: Queryable, orgId: string, alertId: string, read: boolean, now: Date): Promise<Alert> {
-  await requireLiveOrg(db, orgId);
-  const alert = await markAlertRead(db, orgId, alertId, read, now);
-  if (!alert) throw new ApiError('not_found', `no alert ${JSON.stringify(alertId)} in ${orgId}`);
-  return alert;
+export async function setAlertRead(db: DatabaseExecutor, orgId: string, alertId: string, read: boolean, actor: Actor, now: Date): Promise<Alert> {
+  return db.transaction(async (tx) => {
+    await requireLiveOrg(tx, orgId);
+    const alert = await markAlertRead(tx, orgId, alertId, read, now);
+    if (!alert) throw new ApiError('not_found', `no alert ${JSON.stringify(alertId)} in ${orgId}`);
+    await recordAudit(tx, orgId, actor, { action: read ? 'alert.read' : 'alert.unread', target: { kind: 'alert', id: alert.id } }, now);
+    return alert;
+  });
 }
 
 /** GET /alerts without `limit` answers this many. */

@@ -10,6 +10,7 @@ import { requireLiveOrg } from './orgs.js';
 import { ApiError } from '../contract/errors.js';
 import { uniqueViolation } from '../db/errors.js';
 import { listTeamIds } from '../db/repositories/teams.js';
+import { recordAudit, type Actor } from './audit.js';
 import { FrozenWeekTally } from './comments.js';
 
 const RowSchema = Type.Object(
@@ -258,9 +259,10 @@ export class ImportAborted extends ApiError {
 /**
  * Streams NDJSON or CSV pulses into one organization in one transaction. abort: the first bad
  * row dooms the file, every bad row is still reported, nothing is written. skip: bad rows and
- * ids already present are skipped and reported, the rest is written.
+ * ids already present are skipped and reported, the rest is written. The audit row (counts, the
+ * format and the mode; never a file name or a row) is written in that transaction.
  */
-export async function importPulses(db: DatabaseExecutor, opts: ImportOptions): Promise<ImportSummary> {
+export async function importPulses(db: DatabaseExecutor, opts: ImportOptions, actor: Actor, now: Date): Promise<ImportSummary> {
   const started = Date.now();
   const format = opts.format ?? (/\.csv$/i.test(opts.file) ? 'csv' : 'ndjson');
   const total = statSync(opts.file).size;
@@ -330,6 +332,8 @@ export async function importPulses(db: DatabaseExecutor, opts: ImportOptions): P
     opts.progress?.(total, total, rows);
     const t = performance.now();
     const n = await writer.finish();
+    const details = { imported: n, skipped: rows - n, rows, format, onError: opts.onError };
+    await recordAudit(tx, opts.orgId, actor, { action: 'pulses.imported', target: { kind: 'pulses', id: null }, details }, now);
     finished = performance.now();
     phases.finish = finished - t;
     return n;

@@ -3,6 +3,7 @@ import { writePulses, type NewPulse } from '../db/pulse-writes.js';
 import { pulsesByIds, type StoredPulse } from '../db/repositories/pulse-lookup.js';
 import { listTeamIds } from '../db/repositories/teams.js';
 import { ApiError, invalid } from '../contract/errors.js';
+import { recordAudit, type Actor } from './audit.js';
 import { FrozenWeekTally } from './comments.js';
 import { validate } from './import.js';
 import { requireLiveOrg } from './orgs.js';
@@ -48,7 +49,7 @@ function conflict(index: number, id: string) {
  * 409 pulse_conflict and nothing is written. A bad pulse is named (`pulses[3].level`) and
  * nothing is written.
  */
-export async function ingestPulses(db: DatabaseExecutor, orgId: string, pulses: unknown[]): Promise<IngestResult> {
+export async function ingestPulses(db: DatabaseExecutor, orgId: string, pulses: unknown[], actor: Actor, now: Date): Promise<IngestResult> {
   if (pulses.length < 1 || pulses.length > MAX_INGEST_BATCH) throw invalid(`Body field 'pulses' must hold 1-${MAX_INGEST_BATCH} pulses.`);
   await requireLiveOrg(db, orgId);
   return db.transaction(async (tx) => {
@@ -80,6 +81,9 @@ export async function ingestPulses(db: DatabaseExecutor, orgId: string, pulses: 
     const tally = new FrozenWeekTally();
     for (const r of fresh) tally.add(r.createdAt);
     const inFrozenWeeks = inserted > 0 ? await tally.count(tx, orgId) : 0;
-    return { inserted, unchanged: rows.length - inserted, inFrozenWeeks };
+    const result = { inserted, unchanged: rows.length - inserted, inFrozenWeeks };
+    // Counts only: the row names no pulse (src/domain/audit.ts).
+    await recordAudit(tx, orgId, actor, { action: 'pulses.ingested', target: { kind: 'pulses', id: null }, details: { ...result } }, now);
+    return result;
   });
 }

@@ -12,6 +12,7 @@ import {
   type KeyScope,
 } from '../db/repositories/api-keys.js';
 import { ApiError, invalid } from '../contract/errors.js';
+import { recordAudit, type Actor } from './audit.js';
 import { newId, randomBase62 } from './ids.js';
 import { requireLiveOrg } from './orgs.js';
 
@@ -20,7 +21,10 @@ export const hashKey = (secret: string): Buffer => createHash('sha256').update(s
 /** The short, non-secret start of a key, shown in listings and used to revoke it. */
 export const displayPrefix = (secret: string): string => secret.slice(0, secret.startsWith('cp_live_') ? 14 : 12);
 
-/** A new key: `cp_live_` + 40 base62 characters from a CSPRNG. Only its hash is stored. */
+/**
+ * A new key: `cp_live_` + 40 base62 characters from a CSPRNG. Only its hash is stored. A building
+ * block, not an operation: it writes no audit row (createOrgKey does; the dataset loader is not audited).
+ */
 export async function createApiKey(
   db: Queryable,
   orgId: string,
@@ -85,25 +89,24 @@ export interface CreatedKey extends Omit<KeyListing, 'lastUsedAt' | 'revokedAt'>
 
 /** `POST .../keys` and `keys create`: a key of a live organization, optionally read-only and expiring. */
 export async function createOrgKey(
-  db: Queryable,
+  db: DatabaseExecutor,
   orgId: string,
   opts: { name?: string | null; scope?: KeyScope; expiresAt?: string | null },
+  actor: Actor,
   now: Date,
 ): Promise<CreatedKey> {
-  await requireLiveOrg(db, orgId);
   const expiresAt = opts.expiresAt == null ? null : new Date(opts.expiresAt);
   if (expiresAt && expiresAt.getTime() <= now.getTime()) throw invalid("Body field 'expiresAt' must be in the future.");
   const createdAt = new Date(Math.floor(now.getTime()));
-  const k = await createApiKey(db, orgId, { name: opts.name ?? null, scope: opts.scope ?? 'read_write', expiresAt, createdAt });
-  return {
-    id: k.id,
-    key: k.secret,
-    prefix: k.prefix,
-    name: opts.name ?? null,
-    scope: opts.scope ?? 'read_write',
-    createdAt: createdAt.toISOString(),
-    expiresAt: expiresAt?.toISOString() ?? null,
-  };
+  const name = opts.name ?? null;
+  const scope = opts.scope ?? 'read_write';
+  return db.transaction(async (tx) => {
+    await requireLiveOrg(tx, orgId);
+    const k = await createApiKey(tx, orgId, { name, scope, expiresAt, createdAt });
+    const details = { name, scope, prefix: k.prefix, expiresAt: expiresAt?.toISOString() ?? null };
+    await recordAudit(tx, orgId, actor, { action: 'key.created', target: { kind: 'key', id: k.id }, details }, now);
+    return { id: k.id, key: k.secret, prefix: k.prefix, name, scope, createdAt: createdAt.toISOString(), expiresAt: expiresAt?.toISOString() ?? null };
+  });
 }
 
 export async function listOrgKeys(db: Queryable, orgId: string): Promise<KeyListing[]> {
@@ -116,17 +119,21 @@ export async function listOrgKeys(db: Queryable, orgId: string): Promise<KeyList
  * display prefix. Another organization's keys are never looked at (CONTRACT.md section 7); a
  * prefix matching several keys of the organization is refused, listing them.
  */
-export async function revokeOrgKey(db: Queryable, orgId: string, idOrPrefix: string, now: Date): Promise<KeyListing> {
-  await requireLiveOrg(db, orgId);
-  const matches = await matchApiKeys(db, orgId, idOrPrefix);
-  const exact = matches.find((k) => k.id === idOrPrefix);
-  if (!exact && matches.length === 0) throw new ApiError('not_found', `no key with id or prefix ${JSON.stringify(idOrPrefix)} in ${orgId}`);
-  if (!exact && matches.length > 1) {
-    const list = matches.map((k) => `${k.id} (${k.prefix})`).join(', ');
-    throw invalid(`${JSON.stringify(idOrPrefix)} matches ${matches.length} keys of ${orgId}: ${list}; give the key id`);
-  }
-  const revoked = await revokeApiKey(db, orgId, (exact ?? matches[0]).id, now);
-  return revoked!;
+export async function revokeOrgKey(db: DatabaseExecutor, orgId: string, idOrPrefix: string, actor: Actor, now: Date): Promise<KeyListing> {
+  return db.transaction(async (tx) => {
+    await requireLiveOrg(tx, orgId);
+    const matches = await matchApiKeys(tx, orgId, idOrPrefix);
+    const exact = matches.find((k) => k.id === idOrPrefix);
+    if (!exact && matches.length === 0) throw new ApiError('not_found', `no key with id or prefix ${JSON.stringify(idOrPrefix)} in ${orgId}`);
+    if (!exact && matches.length > 1) {
+      const list = matches.map((k) => `${k.id} (${k.prefix})`).join(', ');
+      throw invalid(`${JSON.stringify(idOrPrefix)} matches ${matches.length} keys of ${orgId}: ${list}; give the key id`);
+    }
+    const revoked = (await revokeApiKey(tx, orgId, (exact ?? matches[0]).id, now))!;
+    const details = { name: revoked.name, prefix: revoked.prefix, revokedAt: revoked.revokedAt };
+    await recordAudit(tx, orgId, actor, { action: 'key.revoked', target: { kind: 'key', id: revoked.id }, details }, now);
+    return revoked;
+  });
 }
 
 /** When the old key of a roll stops working: at once, or after a grace for moving clients. */
@@ -148,6 +155,7 @@ export async function rollOrgKey(
   orgId: string,
   keyId: string,
   expiresIn: RollDelay,
+  actor: Actor,
   now: Date,
 ): Promise<CreatedKey & { oldKeyId: string; oldExpiresAt: string }> {
   const delay = ROLL_DELAYS.find((d) => d.value === expiresIn);
@@ -160,6 +168,7 @@ export async function rollOrgKey(
     const expired = await expireApiKey(tx, orgId, keyId, new Date(now.getTime() + delay.ms));
     const createdAt = new Date(now.getTime());
     const k = await createApiKey(tx, orgId, { name: old.name, scope: old.scope, createdAt });
+    await recordAudit(tx, orgId, actor, { action: 'key.rolled', target: { kind: 'key', id: keyId }, details: { newKey: k.id, newPrefix: k.prefix, oldExpiresAt: expired!.expiresAt, name: old.name, scope: old.scope } }, now);
     return {
       id: k.id, key: k.secret, prefix: k.prefix, name: old.name, scope: old.scope, createdAt: createdAt.toISOString(), expiresAt: null,
       oldKeyId: keyId, oldExpiresAt: expired!.expiresAt!,

@@ -11,6 +11,7 @@ import {
 import { ApiError, invalid } from '../contract/errors.js';
 import { newId, randomBase62 } from './ids.js';
 import { requireLiveOrg } from './orgs.js';
+import { recordAudit, type Actor } from './audit.js';
 import { getOrg } from '../db/repositories/orgs.js';
 
 /**
@@ -95,6 +96,9 @@ const memberView = (m: MemberRow): MemberView => ({
   id: m.id, email: m.email, role: m.role, twoFactor: m.totpSecret !== null, createdAt: m.createdAt, lastSignInAt: m.lastSignInAt,
 });
 
+/** A member as the actor of a change (the console's face). */
+export const memberActor = (m: { id: string; email: string }, address: string | null): Actor => ({ kind: 'member', memberId: m.id, email: m.email, address });
+
 export interface CreatedInvitation {
   id: string;
   email: string;
@@ -105,7 +109,7 @@ export interface CreatedInvitation {
 }
 
 /** An invitation to the organization's console, valid 72 hours, used once. */
-export async function inviteMember(db: Queryable, orgId: string, input: { email: unknown; role: unknown }, now: Date): Promise<CreatedInvitation> {
+export async function inviteMember(db: DatabaseExecutor, orgId: string, input: { email: unknown; role: unknown }, actor: Actor, now: Date): Promise<CreatedInvitation> {
   await requireLiveOrg(db, orgId);
   const email = checkEmail(input.email);
   const role = checkRole(input.role);
@@ -115,7 +119,10 @@ export async function inviteMember(db: Queryable, orgId: string, input: { email:
   const id = newId('inv');
   const createdAt = new Date(now.getTime());
   const expiresAt = new Date(now.getTime() + INVITATION_HOURS * 3_600_000);
-  await insertInvitation(db, { orgId, id, email, role, tokenHash: sha256(token), createdAt, expiresAt });
+  await db.transaction(async (tx) => {
+    await insertInvitation(tx, { orgId, id, email, role, tokenHash: sha256(token), createdAt, expiresAt });
+    await recordAudit(tx, orgId, actor, { action: 'member.invited', target: { kind: 'invitation', id }, details: { email, role } }, now);
+  });
   return { id, email, role, token, expiresAt: expiresAt.toISOString() };
 }
 
@@ -146,19 +153,20 @@ async function memberOf(db: Queryable, orgId: string, memberId: string): Promise
 }
 
 /** Removes a member and ends their sessions at once. The last owner cannot be removed. */
-export async function removeMember(db: DatabaseExecutor, orgId: string, memberId: string): Promise<MemberView> {
+export async function removeMember(db: DatabaseExecutor, orgId: string, memberId: string, actor: Actor, now: Date): Promise<MemberView> {
   await requireLiveOrg(db, orgId);
   return db.transaction(async (tx) => {
     const m = await memberOf(tx, orgId, memberId);
     if (m.role === 'owner' && (await countOwners(tx, orgId)) <= 1) throw invalid('The last owner of an organization cannot be removed; make another member owner first.');
     await deleteMemberSessions(tx, orgId, memberId);
     await deleteMember(tx, orgId, memberId);
+    await recordAudit(tx, orgId, actor, { action: 'member.removed', target: { kind: 'member', id: memberId }, details: { email: m.email, role: m.role } }, now);
     return memberView(m);
   });
 }
 
 /** Changes a member's role. The last owner cannot be demoted. */
-export async function changeMemberRole(db: DatabaseExecutor, orgId: string, memberId: string, role: unknown): Promise<MemberView> {
+export async function changeMemberRole(db: DatabaseExecutor, orgId: string, memberId: string, role: unknown, actor: Actor, now: Date): Promise<MemberView> {
   const next = checkRole(role);
   await requireLiveOrg(db, orgId);
   return db.transaction(async (tx) => {
@@ -167,13 +175,17 @@ export async function changeMemberRole(db: DatabaseExecutor, orgId: string, memb
       throw invalid('The last owner of an organization cannot be demoted; make another member owner first.');
     }
     await updateMemberRole(tx, orgId, memberId, next);
+    await recordAudit(tx, orgId, actor, { action: 'member.role_changed', target: { kind: 'member', id: memberId }, details: { email: m.email, from: m.role, to: next } }, now);
     return memberView({ ...m, role: next });
   });
 }
 
-export async function setRequireTwoFactor(db: Queryable, orgId: string, on: boolean): Promise<void> {
+export async function setRequireTwoFactor(db: DatabaseExecutor, orgId: string, on: boolean, actor: Actor, now: Date): Promise<void> {
   await requireLiveOrg(db, orgId);
-  await writeRequireTwoFactor(db, orgId, on);
+  await db.transaction(async (tx) => {
+    await writeRequireTwoFactor(tx, orgId, on);
+    await recordAudit(tx, orgId, actor, { action: 'organization.two_factor_required', target: { kind: 'organization', id: orgId }, details: { required: on } }, now);
+  });
 }
 
 export const requiresTwoFactor = (db: Queryable, orgId: string) => readRequireTwoFactor(db, orgId);
@@ -222,6 +234,7 @@ export async function acceptInvitation(
     };
     await insertMember(tx, { orgId: m.orgId, id: m.id, email: m.email, role: m.role, passwordHash, at: now });
     const session = await openSession(tx, m, (await readRequireTwoFactor(tx, m.orgId)) ? 'enroll' : 'active', address, now);
+    await recordAudit(tx, m.orgId, memberActor(m, address), { action: 'member.joined', target: { kind: 'member', id: m.id }, details: { email: m.email, role: m.role, invitation: inv.id } }, now);
     return { ...session, member: memberView(m) };
   });
 }
@@ -234,7 +247,7 @@ const windowOf = (now: Date) => new Date(Math.floor(now.getTime() / SIGN_IN_WIND
  * refusal has one message whatever failed, and takes the time of a password check either way.
  */
 export async function signIn(
-  db: Queryable,
+  db: DatabaseExecutor,
   input: { email: unknown; password: unknown },
   address: string,
   now: Date,
@@ -243,16 +256,29 @@ export async function signIn(
   const password = typeof input.password === 'string' ? input.password.slice(0, MAX_PASSWORD) : '';
   const window = windowOf(now);
   const [byAccount, byAddress] = [await reserveAttempt(db, 'account', email, window), await reserveAttempt(db, 'address', address, window)];
-  if (byAccount > SIGN_IN_LIMIT || byAddress > SIGN_IN_LIMIT) throw new ApiError('unauthorized', SIGN_IN_REFUSED);
+  if (byAccount > SIGN_IN_LIMIT || byAddress > SIGN_IN_LIMIT) {
+    const limited = email ? await findMemberByEmail(db, email) : null;
+    if (limited) await recordAudit(db, limited.orgId, memberActor(limited, address), { action: 'member.sign_in_failed', target: { kind: 'member', id: limited.id }, details: { limited: true } }, now);
+    throw new ApiError('unauthorized', SIGN_IN_REFUSED);
+  }
   const m = email ? await findMemberByEmail(db, email) : null;
   const ok = m ? await verifyPassword(password, m.passwordHash) : (await verifyPassword(password, await (decoy ??= hashPassword(randomBase62(16)))), false);
-  if (!m || !ok || !(await orgIsLive(db, m.orgId))) throw new ApiError('unauthorized', SIGN_IN_REFUSED);
+  if (!m || !ok || !(await orgIsLive(db, m.orgId))) {
+    // A failed sign-in to a member's account is in its organization's log (an unknown email has none).
+    if (m) await recordAudit(db, m.orgId, memberActor(m, address), { action: 'member.sign_in_failed', target: { kind: 'member', id: m.id }, details: {} }, now);
+    throw new ApiError('unauthorized', SIGN_IN_REFUSED);
+  }
   await refundAttempt(db, 'account', email, window);
   await refundAttempt(db, 'address', address, window);
   if (Math.random() < 0.01) await purgeAttempts(db, new Date(window.getTime() - SIGN_IN_WINDOW_MS));
   const stage = await stageAfterPassword(db, m);
-  if (stage !== 'totp') await markSignedIn(db, m.orgId, m.id, now);
-  return { ...(await openSession(db, m, stage, address, now)), member: memberView(m) };
+  return db.transaction(async (tx) => {
+    if (stage !== 'totp') {
+      await markSignedIn(tx, m.orgId, m.id, now);
+      await recordAudit(tx, m.orgId, memberActor(m, address), { action: 'member.signed_in', target: { kind: 'member', id: m.id }, details: { twoFactor: false } }, now);
+    }
+    return { ...(await openSession(tx, m, stage, address, now)), member: memberView(m) };
+  });
 }
 
 /** The organization's name while it is live, else null (a deleted organization's members reach nothing). */
@@ -326,6 +352,7 @@ export async function enrollTotp(
   db: DatabaseExecutor,
   session: ConsoleSession,
   input: { secret: unknown; code: unknown },
+  actor: Actor,
   now: Date,
 ): Promise<{ recoveryCodes: string[] }> {
   const secret = typeof input.secret === 'string' && /^[A-Z2-7]{32}$/.test(input.secret) ? input.secret : null;
@@ -336,12 +363,13 @@ export async function enrollTotp(
     await updateMemberTotp(tx, session.orgId, session.member.id, secret, step, codes.map(codeDigest));
     if (session.stage === 'enroll') await setSessionStage(tx, session.orgId, session.idHash, 'active');
     await markSignedIn(tx, session.orgId, session.member.id, now);
+    await recordAudit(tx, session.orgId, actor, { action: 'member.two_factor_enabled', target: { kind: 'member', id: session.member.id }, details: {} }, now);
   });
   return { recoveryCodes: codes };
 }
 
 /** The second step of signing in: a code from the app (each once) or a recovery code (each once). */
-export async function completeTwoFactor(db: Queryable, session: ConsoleSession, code: unknown, address: string, now: Date): Promise<SessionStage> {
+export async function completeTwoFactor(db: DatabaseExecutor, session: ConsoleSession, code: unknown, address: string, now: Date): Promise<SessionStage> {
   if (session.stage !== 'totp') return session.stage;
   const m = await findMember(db, session.orgId, session.member.id);
   const text = typeof code === 'string' ? code.trim() : '';
@@ -353,11 +381,17 @@ export async function completeTwoFactor(db: Queryable, session: ConsoleSession, 
     const step = matchStep(m.totpSecret, text, now);
     ok = step !== null ? await useTotpStep(db, m.orgId, m.id, step) : /^[a-z2-9]{5}-[a-z2-9]{5}$/i.test(text) && (await useRecoveryCode(db, m.orgId, m.id, codeDigest(text)));
   }
-  if (!m || !ok) throw new ApiError('unauthorized', TWO_FACTOR_REFUSED);
+  if (!m || !ok) {
+    if (m) await recordAudit(db, m.orgId, memberActor(m, address), { action: 'member.sign_in_failed', target: { kind: 'member', id: m.id }, details: { step: 'code' } }, now);
+    throw new ApiError('unauthorized', TWO_FACTOR_REFUSED);
+  }
   await refundAttempt(db, 'account', m.email.toLowerCase(), window);
   await refundAttempt(db, 'address', address, window);
-  await setSessionStage(db, session.orgId, session.idHash, 'active');
-  await markSignedIn(db, m.orgId, m.id, now);
+  await db.transaction(async (tx) => {
+    await setSessionStage(tx, session.orgId, session.idHash, 'active');
+    await markSignedIn(tx, m.orgId, m.id, now);
+    await recordAudit(tx, m.orgId, memberActor(m, address), { action: 'member.signed_in', target: { kind: 'member', id: m.id }, details: { twoFactor: true } }, now);
+  });
   return 'active';
 }
 
@@ -368,6 +402,8 @@ export async function changePassword(
   db: DatabaseExecutor,
   session: ConsoleSession,
   input: { current: unknown; next: unknown },
+  actor: Actor,
+  now: Date,
 ): Promise<void> {
   const next = checkPasswordRule(input.next, 'new password');
   const m = await memberOf(db, session.orgId, session.member.id);
@@ -376,5 +412,6 @@ export async function changePassword(
   await db.transaction(async (tx) => {
     await updateMemberPassword(tx, m.orgId, m.id, hash);
     await deleteMemberSessions(tx, m.orgId, m.id);
+    await recordAudit(tx, m.orgId, actor, { action: 'member.password_changed', target: { kind: 'member', id: m.id }, details: {} }, now);
   });
 }

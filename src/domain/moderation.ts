@@ -1,7 +1,8 @@
-import type { DatabaseExecutor } from '../db/executor.js';
+import type { DatabaseExecutor, Queryable } from '../db/executor.js';
 import { sql } from '../db/executor.js';
 import { ApiError } from '../contract/errors.js';
 import { lockAgainstReleases } from '../db/repositories/comments.js';
+import { recordAudit, type Actor } from './audit.js';
 import { requireLiveOrg } from './orgs.js';
 
 export type ModerationStatus = 'CLEAN' | 'FLAGGED';
@@ -82,8 +83,20 @@ const change = {
  * organization's release lock is taken shared: moderations of one organization run side by side; a
  * release waits for them.
  */
-export async function moderatePulse(db: DatabaseExecutor, orgId: string, pulseId: string, status: ModerationStatus): Promise<ModerationResult> {
+export async function moderatePulse(
+  db: DatabaseExecutor,
+  orgId: string,
+  pulseId: string,
+  status: ModerationStatus,
+  actor: Actor,
+  now: Date,
+): Promise<ModerationResult> {
   await requireLiveOrg(db, orgId);
+  // The audit row never names the pulse: the organization's members read the log, and a pulse
+  // named next to the time a released comment left GET /comments would say which pulse wrote it
+  // (docs/privacy.md). It says that a moderation happened, by whom, and the status it set.
+  const audit = (tx: Queryable, changed: boolean) =>
+    recordAudit(tx, orgId, actor, { action: 'pulse.moderated', target: { kind: 'pulse', id: null }, details: { status, statusChanged: changed } }, now);
   return db.transaction(async (tx) => {
     await lockAgainstReleases(tx, orgId);
     const [row] = await tx.query<{
@@ -91,7 +104,10 @@ export async function moderatePulse(db: DatabaseExecutor, orgId: string, pulseId
     }>(currentStatus, [orgId, pulseId]);
     if (!row) throw new ApiError('not_found', `Pulse ${JSON.stringify(pulseId)} not found.`);
     const previous = row.moderation_status;
-    if (previous === status) return { pulseId, previous, current: status, changed: false };
+    if (previous === status) {
+      await audit(tx, false);
+      return { pulseId, previous, current: status, changed: false };
+    }
     const frozen = row.frozen_status !== null;
     const shown = row.shown_status !== status ? row.shown_status : null;
     const up = status === 'CLEAN';
@@ -101,6 +117,7 @@ export async function moderatePulse(db: DatabaseExecutor, orgId: string, pulseId
     if (r.pulses !== 1 || r.clean !== 1 || r.frozen !== (frozen ? 1 : 0)) {
       throw new Error(`moderation of ${pulseId} found its rollups out of step (${JSON.stringify(r)})`);
     }
+    await audit(tx, true);
     return { pulseId, previous, current: status, changed: true };
   });
 }

@@ -3,6 +3,7 @@ import { eraseOrgRows, getOrg, getOrgRecord, insertOrg, listOrgRecords, softDele
 import type { Org } from '../contract/schemas/org.js';
 import { getPlan } from '../db/repositories/plans.js';
 import { ApiError, invalid } from '../contract/errors.js';
+import { recordAudit, type Actor } from './audit.js';
 import { newId } from './ids.js';
 
 export type { OrgRecord };
@@ -15,15 +16,20 @@ async function requirePlan(db: Queryable, plan: string) {
 
 /** `POST /admin/v1/organizations` and `orgs create`. An id already taken (deleted or not) is refused. */
 export async function createOrganization(
-  db: Queryable,
+  db: DatabaseExecutor,
   input: { id?: string; name: string; plan: string; memberCount?: number },
+  actor: Actor,
   now: Date,
 ): Promise<OrgRecord> {
-  await requirePlan(db, input.plan);
-  const id = input.id ?? newId('org');
-  const created = await insertOrg(db, id, { name: input.name, plan: input.plan, memberCount: input.memberCount ?? 0, createdAt: now });
-  if (!created) throw invalid(`Body field 'id': an organization ${JSON.stringify(id)} already exists.`);
-  return created;
+  return db.transaction(async (tx) => {
+    await requirePlan(tx, input.plan);
+    const id = input.id ?? newId('org');
+    const created = await insertOrg(tx, id, { name: input.name, plan: input.plan, memberCount: input.memberCount ?? 0, createdAt: now });
+    if (!created) throw invalid(`Body field 'id': an organization ${JSON.stringify(id)} already exists.`);
+    const details = { name: created.name, plan: created.plan, memberCount: created.memberCount };
+    await recordAudit(tx, id, actor, { action: 'organization.created', target: { kind: 'organization', id }, details }, now);
+    return created;
+  });
 }
 
 /** Deleted organizations too: the operator sees them. */
@@ -33,31 +39,49 @@ export async function showOrganization(db: Queryable, orgId: string): Promise<Or
   return org;
 }
 
+/**
+ * `PATCH /admin/v1/organizations/{orgId}` and `orgs update`. The audit row names the fields whose
+ * value changed (`changed`) with their new values (none of them secret).
+ */
 export async function changeOrganization(
-  db: Queryable,
+  db: DatabaseExecutor,
   orgId: string,
   patch: { name?: string; plan?: string; memberCount?: number },
+  actor: Actor,
+  now: Date,
 ): Promise<OrgRecord> {
-  if (patch.plan !== undefined) await requirePlan(db, patch.plan);
-  const org = await updateOrg(db, orgId, patch);
-  if (!org) throw notFound(orgId);
-  return org;
+  return db.transaction(async (tx) => {
+    if (patch.plan !== undefined) await requirePlan(tx, patch.plan);
+    const before = await getOrgRecord(tx, orgId);
+    const org = before && (await updateOrg(tx, orgId, patch));
+    if (!org) throw notFound(orgId);
+    const fields = (['name', 'plan', 'memberCount'] as const).filter((f) => org[f] !== before![f]);
+    const details = { changed: fields, ...Object.fromEntries(fields.map((f) => [f, org[f]])) };
+    await recordAudit(tx, orgId, actor, { action: 'organization.updated', target: { kind: 'organization', id: orgId }, details }, now);
+    return org;
+  });
 }
 
 /**
  * Soft delete: the public API answers 404 org_not_found from then on (within the key cache's
- * 5 s). With `erase`, every row of the organization goes too, in one transaction.
+ * 5 s); the audit log keeps its rows and gains `organization.deleted`. With `erase`, every row of
+ * the organization goes too, in one transaction, its audit log included: an erasure leaves no row
+ * to record it in (the operator API's request log line is its trace).
  */
 export async function deleteOrganization(
   db: DatabaseExecutor,
   orgId: string,
   opts: { erase: boolean },
+  actor: Actor,
   now: Date,
 ): Promise<{ organization: OrgRecord; erased: boolean; rowsRemoved?: Record<string, number> }> {
   return db.transaction(async (tx) => {
     const org = await softDeleteOrg(tx, orgId, now);
     if (!org) throw notFound(orgId);
-    if (!opts.erase) return { organization: org, erased: false };
+    if (!opts.erase) {
+      await recordAudit(tx, orgId, actor, { action: 'organization.deleted', target: { kind: 'organization', id: orgId } }, now);
+      return { organization: org, erased: false };
+    }
     const rowsRemoved = await eraseOrgRows(tx, orgId);
     return { organization: org, erased: true, rowsRemoved };
   });

@@ -7,19 +7,24 @@ import { DAY_MS, resolveRange } from './time.js';
 
 const CURSOR = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)\|(.{1,128})$/s;
 
-/** The seed fixes the cursor's form: `createdAt|id` of the last item returned. */
-export function encodePulseCursor(k: Keyset): string {
+/** The seed fixes the cursor's form: `createdAt|id` of the last item returned (the audit log's is alike). */
+export function encodeKeysetCursor(k: Keyset): string {
   return `${k.createdAt}|${k.id}`;
 }
 
-export function decodePulseCursor(cursor: string): Keyset {
+export const encodePulseCursor = encodeKeysetCursor;
+
+/** A `createdAt|id` cursor of a list newest first (`list` names it in the error), decoded or refused. */
+export function decodeKeysetCursor(cursor: string, list: string): Keyset {
   const m = CURSOR.exec(cursor);
   // Year 0000 round-trips in JavaScript but is no PostgreSQL year (there is no year zero).
   if (!m || m[1].startsWith('0000') || Number.isNaN(Date.parse(m[1])) || new Date(m[1]).toISOString() !== m[1]) {
-    throw new ApiError('invalid_cursor', "'cursor' is not a cursor of GET /pulses; pass the nextCursor of the previous page.");
+    throw new ApiError('invalid_cursor', `'cursor' is not a cursor of ${list}; pass the nextCursor of the previous page.`);
   }
   return { createdAt: m[1], id: m[2] };
 }
+
+export const decodePulseCursor = (cursor: string): Keyset => decodeKeysetCursor(cursor, 'GET /pulses');
 
 /**
  * The names of an organization's teams, kept per process for at most `ttlMs` (the key cache's

@@ -2,9 +2,11 @@ import { dbFailure } from '../db/errors.js';
 import type { Queryable } from '../db/executor.js';
 import { findTeamByName, insertTeam, listTeams } from '../db/repositories/teams.js';
 import { ApiError, invalid } from '../contract/errors.js';
+import { recordAudit, type Actor } from './audit.js';
 import { newId } from './ids.js';
 
-export async function createTeam(tx: Queryable, orgId: string, rawName: string, now: Date): Promise<{ id: string; name: string }> {
+/** POST /teams, inside its idempotency transaction (`tx`), which the audit row shares. */
+export async function createTeam(tx: Queryable, orgId: string, rawName: string, actor: Actor, now: Date): Promise<{ id: string; name: string }> {
   const name = rawName.trim();
   // Counted in characters (code points), as JSON Schema's maxLength counts them.
   const length = [...name].length;
@@ -19,6 +21,7 @@ export async function createTeam(tx: Queryable, orgId: string, rawName: string, 
     if (dbFailure(err) === 'unique_violation') throw taken();
     throw err;
   }
+  await recordAudit(tx, orgId, actor, { action: 'team.created', target: { kind: 'team', id }, details: { name } }, now);
   return { id, name };
 }
 

@@ -4,7 +4,7 @@ import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import type { Queryable } from '../db/executor.js';
+import type { DatabaseExecutor, Queryable } from '../db/executor.js';
 import {
   disableEndpoint,
   findEndpointById,
@@ -362,20 +362,30 @@ export async function deliver(
 
 /**
  * `webhooks test`: a `ping` event to one endpoint, attempted once by the caller (not retried)
- * and recorded as a delivery like any other, so it shows in `webhooks deliveries`.
+ * and recorded as a delivery like any other, so it shows in `webhooks deliveries`. `record` runs in
+ * the transaction that writes the delivery (the operation's audit row), before the attempt.
  */
-export async function sendPing(db: Queryable, endpointId: string, opts: { timeoutMs: number } & WebhookUrlRules) {
+export async function sendPing(
+  db: DatabaseExecutor,
+  endpointId: string,
+  opts: { timeoutMs: number } & WebhookUrlRules,
+  record: (tx: Queryable, orgId: string) => Promise<void>,
+) {
   const endpoint = await findEndpointById(db, endpointId);
   if (!endpoint) throw new ApiError('not_found', `no webhook endpoint ${JSON.stringify(endpointId)}`);
   const at = new Date();
   const eventId = newId('msg');
-  const deliveryId = await insertClaimedDelivery(
-    db,
-    endpoint.orgId,
-    { id: eventId, type: 'ping', payload: body('ping', at, { endpointId }), createdAt: at },
-    endpointId,
-    2 * opts.timeoutMs,
-  );
+  const deliveryId = await db.transaction(async (tx) => {
+    const id = await insertClaimedDelivery(
+      tx,
+      endpoint.orgId,
+      { id: eventId, type: 'ping', payload: body('ping', at, { endpointId }), createdAt: at },
+      endpointId,
+      2 * opts.timeoutMs,
+    );
+    await record(tx, endpoint.orgId);
+    return id;
+  });
   const claimed = await getClaimedDelivery(db, endpoint.orgId, deliveryId);
   const { outcome, result } = await deliver(db, { ...claimed!, enabled: true }, { ...opts, scheduleMs: [], final: true });
   return { endpoint, eventId, deliveryId, outcome, result };

@@ -4,6 +4,7 @@ import { listApiKeys } from '../../src/db/repositories/api-keys.js';
 import { createApiKey, revokeOrgKey } from '../../src/domain/keys.js';
 import { ApiError } from '../../src/contract/errors.js';
 import { createAdminTest, type AdminTest } from './helpers.js';
+import { operatorActor } from '../../src/domain/audit.js';
 
 /** A small seeded generator, so a failure replays exactly. */
 function rng(seed: number) {
@@ -47,7 +48,7 @@ describe('adversaries of the operator API', () => {
       const exact = matches.find((k) => k.id === text);
       let outcome: string;
       try {
-        const r = await revokeOrgKey(t.db, orgId, text, new Date());
+        const r = await revokeOrgKey(t.db, orgId, text, operatorActor(), new Date());
         outcome = `revoked ${r.id}`;
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;

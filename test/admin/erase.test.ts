@@ -58,7 +58,7 @@ describe('erasing an organization', () => {
     const before = await counts('org_e');
     const keepBefore = await counts('org_keep');
     // Every kind of organization data is there before the erasure (the test would prove nothing otherwise).
-    for (const table of ['api_keys', 'teams', 'pulses', 'pulse_totals', 'pulse_day_stats', 'alerts', 'actions', 'idempotency_records', 'comment_release_members', 'comment_cells', 'comment_frozen_groups', 'webhook_endpoints', 'webhook_events', 'webhook_deliveries']) {
+    for (const table of ['api_keys', 'teams', 'pulses', 'pulse_totals', 'pulse_day_stats', 'alerts', 'actions', 'idempotency_records', 'comment_release_members', 'comment_cells', 'comment_frozen_groups', 'webhook_endpoints', 'webhook_events', 'webhook_deliveries', 'audit_events']) {
       expect(before[table], table).toBeGreaterThan(0);
     }
 

@@ -6,6 +6,7 @@ import { runAlertEngine } from '../../src/domain/alerts.js';
 import { importPulses } from '../../src/domain/import.js';
 import { WEEK_MS } from '../../src/domain/time.js';
 import { createAdminTest, type AdminTest } from './helpers.js';
+import { operatorActor } from '../../src/domain/audit.js';
 
 /**
  * Issue 18: "alerts and statistics afterwards equal those of the same rows imported by file".
@@ -62,7 +63,7 @@ describe('live ingestion equals import by file', () => {
     expect(inserted).toBe(6000);
     const file = join(tmpdir(), `cp-equiv-${process.pid}.ndjson`);
     writeFileSync(file, data.map((r) => JSON.stringify(r)).join('\n') + '\n');
-    const summary = await importPulses(t.db, { orgId: 'org_file', file, onError: 'abort' });
+    const summary = await importPulses(t.db, { orgId: 'org_file', file, onError: 'abort' }, operatorActor(), new Date());
     expect(summary.imported).toBe(6000);
 
     const weeks = Array.from({ length: 12 }, (_, w) => new Date(Date.parse('2026-08-03T00:00:00.000Z') + w * WEEK_MS));

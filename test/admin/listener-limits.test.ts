@@ -13,6 +13,7 @@ import { loadDataset } from '../../src/domain/dataset.js';
 import { ImportLineTooLong, importPulses } from '../../src/domain/import.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from '../helpers/db.js';
+import { operatorActor } from '../../src/domain/audit.js';
 
 /**
  * Issue 26, items 5 and 7: the operator listener (TCP and, in embedded mode, the Unix socket) had
@@ -339,12 +340,12 @@ describe('issue 26: the operator listener is bounded', () => {
     const before = await pulseCount();
     const ndjson = join(TMP, 'direct.ndjson');
     writeFileSync(ndjson, `${pulse(60)}\r\n${pulse(61)}\n\n${'{"id":"' + 'z'.repeat(2 * 1024 * 1024)}\n`);
-    const e1 = await importPulses(tdb.db, { orgId: ORG, file: ndjson, onError: 'skip', maxLineBytes: LINE_CAP }).catch((e: unknown) => e);
+    const e1 = await importPulses(tdb.db, { orgId: ORG, file: ndjson, onError: 'skip', maxLineBytes: LINE_CAP }, operatorActor(), new Date()).catch((e: unknown) => e);
     expect(e1).toBeInstanceOf(ImportLineTooLong);
     expect((e1 as Error).message).toBe(`line 4 is longer than ${LINE_CAP} bytes (IMPORT_MAX_LINE_BYTES); nothing was written`);
     const csv = join(TMP, 'direct.csv');
     writeFileSync(csv, `id,level,reason,comment,moderationStatus,subteamId,createdAt\r\ncsv_9,3,,,CLEAN,,2026-10-05T08:00:00Z\r\ncsv_10,3,"a ""quoted"" reason",,CLEAN,,2026-10-05T08:00:00Z\r\ncsv_11,3,,"${'w'.repeat(LINE_CAP)}",CLEAN,,2026-10-05T08:00:00Z\r\n`);
-    const e2 = await importPulses(tdb.db, { orgId: ORG, file: csv, format: 'csv', onError: 'skip', maxLineBytes: LINE_CAP }).catch((e: unknown) => e);
+    const e2 = await importPulses(tdb.db, { orgId: ORG, file: csv, format: 'csv', onError: 'skip', maxLineBytes: LINE_CAP }, operatorActor(), new Date()).catch((e: unknown) => e);
     expect((e2 as Error).message).toBe(`the CSV record that starts on line 4 is longer than ${LINE_CAP} bytes (IMPORT_MAX_LINE_BYTES); nothing was written`);
     expect(await pulseCount()).toBe(before);
   });

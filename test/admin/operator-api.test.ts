@@ -57,6 +57,7 @@ describe('operator API', () => {
       '/admin/v1/organizations',
       '/admin/v1/organizations/{orgId}',
       '/admin/v1/organizations/{orgId}/alerts/{alertId}',
+      '/admin/v1/organizations/{orgId}/audit-events',
       '/admin/v1/organizations/{orgId}/invitations',
       '/admin/v1/organizations/{orgId}/keys',
       '/admin/v1/organizations/{orgId}/keys/{keyId}',

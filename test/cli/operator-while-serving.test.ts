@@ -109,6 +109,12 @@ describe('operator commands while the server runs', { timeout: 600_000 }, () => 
       expect(JSON.parse((await cli(['plans', 'set', 'gold', '--rest-api', 'yes', '--rate-limit', '1000'])).stdout)).toEqual({
         name: 'gold', restApi: true, rateLimitPerMinute: 1000, created: true,
       });
+
+      // Every change above is in the organization's audit log, by the operator (over the socket: no address); the refused import is not.
+      const audit = (await cli(['audit', '--org', 'org_o', '--json'])).stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as { action: string; actor: { kind: string; label: string }; address: string | null });
+      expect(audit.map((e) => e.action)).toEqual(['pulses.imported', 'alert.read', 'pulse.moderated', 'pulse.moderated', 'webhook_endpoint.created', 'key.revoked', 'key.created']);
+      const address = TEST_DATABASE_URL ? '127.0.0.1' : null; // on PostgreSQL the CLI answers the request in-process
+      expect(new Set(audit.map((e) => JSON.stringify([e.actor.kind, e.actor.label, e.address])))).toEqual(new Set([JSON.stringify(['operator', 'operator', address])]));
     } finally {
       looping = false;
       await loop;

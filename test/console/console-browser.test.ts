@@ -6,6 +6,8 @@ import { Secret, TOTP } from 'otpauth';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inviteMember } from '../../src/domain/members.js';
+import { listAuditEvents } from '../../src/domain/audit.js';
+import { operatorActor } from '../../src/domain/audit.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 
 /**
@@ -20,6 +22,7 @@ const SCREENSHOT = fileURLToPath(new URL('../../docs/console.png', import.meta.u
 const skip = !existsSync(CHROMIUM) && !process.env.CI;
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const HOSTILE = `<script>alert(1)</script>"><img src=x onerror=alert(2)>`;
+const OP = operatorActor('192.0.2.200');
 const PASSWORD = 'a long enough passphrase';
 
 describe.skipIf(skip)('the console in a browser', () => {
@@ -82,7 +85,7 @@ describe.skipIf(skip)('the console in a browser', () => {
   const codeAt = (secret: string, ms: number) => new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30, algorithm: 'SHA1' }).generate({ timestamp: ms });
 
   it('an owner accepts the invitation, makes a read key, rolls and revokes keys, turns on two-factor, invites a viewer who can change nothing, and signs out', async () => {
-    const inv = await inviteMember(t.db, 'org_browser', { email: 'owner@browser.example.com', role: 'owner' }, new Date());
+    const inv = await inviteMember(t.db, 'org_browser', { email: 'owner@browser.example.com', role: 'owner' }, OP, new Date());
     const ctx = await context();
     const page = await ctx.newPage();
 
@@ -199,6 +202,29 @@ describe.skipIf(skip)('the console in a browser', () => {
     expect(n).toBe(0);
     await viewer.getByRole('button', { name: /^sign out$/i }).click();
     await viewer.waitForURL(`${base}/console/sign-in`);
+
+    // The audit log has every change made above, with its actor and address; its page shows them.
+    const { items } = await listAuditEvents(t.db, 'org_browser', { limit: 100 });
+    const seen = items.map((e) => `${e.action} by ${e.actor.label} from ${e.address}`).reverse();
+    const owner = 'owner@browser.example.com from 127.0.0.1';
+    expect(seen).toEqual([
+      'member.invited by operator from 192.0.2.200',
+      `member.joined by ${owner}`,
+      `key.created by ${owner}`,
+      `key.rolled by ${owner}`,
+      `key.revoked by ${owner}`,
+      `member.two_factor_enabled by ${owner}`,
+      `member.invited by ${owner}`,
+      `member.signed_in by ${owner}`,
+      'member.joined by viewer@browser.example.com from 127.0.0.1',
+    ]);
+    expect(JSON.stringify(items)).not.toContain(readKey);
+    expect(JSON.stringify(items)).not.toContain(rolled);
+    await page.getByRole('navigation').getByRole('link', { name: /^audit log$/i }).click();
+    await audit(page, 'audit log');
+    expect(await page.locator('tbody tr').count()).toBe(9);
+    await page.getByRole('navigation').getByRole('link', { name: /^api keys$/i }).click();
+    expect(await page.locator('tbody tr td:nth-child(4)').allTextContents()).toEqual(['owner@browser.example.com', 'owner@browser.example.com']);
 
     expect(violations).toEqual([]);
     expect(leaving).toEqual([]);

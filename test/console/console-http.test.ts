@@ -1,6 +1,7 @@
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inviteMember } from '../../src/domain/members.js';
+import { operatorActor } from '../../src/domain/audit.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 
 /**
@@ -9,6 +10,7 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
  * tests drive the same pages in Chromium.
  */
 const T0 = new Date('2026-11-20T12:00:00.000Z');
+const OP = operatorActor('192.0.2.200');
 const PASSWORD = 'correct horse battery';
 const HOSTILE_EMAIL = '"><img/src=x/onerror=alert(1)>@evil.example.com';
 
@@ -65,7 +67,7 @@ class Client {
 }
 
 async function join(orgId: string, email: string, role: 'owner' | 'admin' | 'viewer') {
-  const inv = await inviteMember(t.db, orgId, { email, role }, T0);
+  const inv = await inviteMember(t.db, orgId, { email, role }, OP, T0);
   const c = new Client();
   const res = await c.submit(`/console/invitations/${inv.token}`, `/console/invitations/${inv.token}`, { password: PASSWORD });
   expect(res.statusCode).toBe(303);
@@ -90,7 +92,7 @@ describe('console over HTTP', () => {
   });
 
   it('an invitation signs the person in with a session cookie: HttpOnly, SameSite=Strict, Path=/console', async () => {
-    const inv = await inviteMember(t.db, 'org_one', { email: 'owner@one.example.com', role: 'owner' }, T0);
+    const inv = await inviteMember(t.db, 'org_one', { email: 'owner@one.example.com', role: 'owner' }, OP, T0);
     const c = new Client();
     const page = await c.get(`/console/invitations/${inv.token}`);
     expect(page.body).toContain('owner@one.example.com');
@@ -139,7 +141,7 @@ describe('console over HTTP', () => {
 
   it('hostile emails render as text on the members page', async () => {
     const owner = await join('org_one', 'owner3@one.example.com', 'owner');
-    await inviteMember(t.db, 'org_one', { email: 'plain@one.example.com', role: 'viewer' }, T0).catch(() => undefined);
+    await inviteMember(t.db, 'org_one', { email: 'plain@one.example.com', role: 'viewer' }, OP, T0).catch(() => undefined);
     const res = await owner.submit('/console/members', '/console/members/invite', { email: HOSTILE_EMAIL, role: 'viewer' });
     expect(res.statusCode).toBe(400); // not an address: refused, and the page says so as text
     expect(res.body).not.toContain('<img');

@@ -6,6 +6,7 @@ import {
   acceptInvitation, changeMemberRole, changePassword, completeTwoFactor, enrollTotp, INVITATION_UNUSABLE, inviteMember, listMembers,
   newTotpSecret, removeMember, resolveSession, setRequireTwoFactor, SIGN_IN_REFUSED, signIn, TWO_FACTOR_REFUSED,
 } from '../../src/domain/members.js';
+import { operatorActor } from '../../src/domain/audit.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 
 /**
@@ -16,6 +17,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 const T0 = new Date('2026-11-20T12:00:00.000Z');
 const at = (ms: number) => new Date(T0.getTime() + ms);
 const HOUR = 3_600_000;
+const OP = operatorActor('192.0.2.200');
 const PASSWORD = 'correct horse battery';
 
 let t: TestDatabase;
@@ -27,7 +29,7 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 async function member(orgId: string, email: string, role: 'owner' | 'admin' | 'viewer', now = T0) {
-  const inv = await inviteMember(t.db, orgId, { email, role }, now);
+  const inv = await inviteMember(t.db, orgId, { email, role }, OP, now);
   return acceptInvitation(t.db, { token: inv.token, password: PASSWORD }, '192.0.2.1', now);
 }
 
@@ -39,7 +41,7 @@ const refused = async (p: Promise<unknown>) => {
 
 describe('invitations', () => {
   it('a link works once, within 72 hours, and its token is not stored', async () => {
-    const inv = await inviteMember(t.db, 'org_a', { email: 'Owner@Example.com', role: 'owner' }, T0);
+    const inv = await inviteMember(t.db, 'org_a', { email: 'Owner@Example.com', role: 'owner' }, OP, T0);
     expect(inv.token.length).toBeGreaterThanOrEqual(22); // 128 bits or more, base64url
     expect(inv.expiresAt).toBe(at(72 * HOUR).toISOString());
     const rows = await t.db.query<{ token_hash: Buffer }>({ name: 't.inv', text: `SELECT token_hash FROM member_invitations WHERE id = $1` } as never, [inv.id]);
@@ -48,22 +50,22 @@ describe('invitations', () => {
     expect(s.member).toMatchObject({ email: 'Owner@Example.com', role: 'owner', twoFactor: false });
     expect(s.stage).toBe('active');
     expect((await refused(acceptInvitation(t.db, { token: inv.token, password: PASSWORD }, null, at(HOUR)))).message).toBe(INVITATION_UNUSABLE);
-    const late = await inviteMember(t.db, 'org_a', { email: 'late@example.com', role: 'viewer' }, T0);
+    const late = await inviteMember(t.db, 'org_a', { email: 'late@example.com', role: 'viewer' }, OP, T0);
     expect((await refused(acceptInvitation(t.db, { token: late.token, password: PASSWORD }, null, at(72 * HOUR)))).message).toBe(INVITATION_UNUSABLE);
   });
 
   it('a password of fewer than 12 characters is refused and the link stays usable', async () => {
-    const inv = await inviteMember(t.db, 'org_a', { email: 'short@example.com', role: 'viewer' }, T0);
+    const inv = await inviteMember(t.db, 'org_a', { email: 'short@example.com', role: 'viewer' }, OP, T0);
     expect((await refused(acceptInvitation(t.db, { token: inv.token, password: 'elevenchars' }, null, T0))).message).toBe('The password must be at least 12 characters long.');
     await acceptInvitation(t.db, { token: inv.token, password: 'twelve chars' }, null, T0);
   });
 
   it('an email is refused when it is not an address, or already a member here', async () => {
     for (const email of ['', 'no-at-sign', '<script>@x.io', 'a@b']) {
-      expect((await refused(inviteMember(t.db, 'org_a', { email, role: 'admin' }, T0))).code).toBe('invalid_request');
+      expect((await refused(inviteMember(t.db, 'org_a', { email, role: 'admin' }, OP, T0))).code).toBe('invalid_request');
     }
-    expect((await refused(inviteMember(t.db, 'org_a', { email: 'owner@example.COM', role: 'admin' }, T0))).message).toBe('owner@example.COM is already a member of this organization.');
-    expect((await refused(inviteMember(t.db, 'org_a', { email: 'x@example.com', role: 'root' }, T0))).message).toBe("The role must be 'owner', 'admin' or 'viewer'.");
+    expect((await refused(inviteMember(t.db, 'org_a', { email: 'owner@example.COM', role: 'admin' }, OP, T0))).message).toBe('owner@example.COM is already a member of this organization.');
+    expect((await refused(inviteMember(t.db, 'org_a', { email: 'x@example.com', role: 'root' }, OP, T0))).message).toBe("The role must be 'owner', 'admin' or 'viewer'.");
   });
 });
 
@@ -117,19 +119,19 @@ describe('sessions', () => {
     const owner = await member('org_b', 'second-owner@example.com', 'owner');
     const admin = await member('org_b', 'admin-b@example.com', 'admin');
     expect(await resolveSession(t.db, admin.cookie, T0)).not.toBeNull();
-    await removeMember(t.db, 'org_b', admin.memberId);
+    await removeMember(t.db, 'org_b', admin.memberId, OP, T0);
     expect(await resolveSession(t.db, admin.cookie, T0)).toBeNull();
-    await removeMember(t.db, 'org_b', owner.memberId);
+    await removeMember(t.db, 'org_b', owner.memberId, OP, T0);
     const [last] = (await listMembers(t.db, 'org_b')).filter((m) => m.role === 'owner');
-    expect((await refused(removeMember(t.db, 'org_b', last.id))).message).toBe('The last owner of an organization cannot be removed; make another member owner first.');
-    expect((await refused(changeMemberRole(t.db, 'org_b', last.id, 'admin'))).message).toBe('The last owner of an organization cannot be demoted; make another member owner first.');
+    expect((await refused(removeMember(t.db, 'org_b', last.id, OP, T0))).message).toBe('The last owner of an organization cannot be removed; make another member owner first.');
+    expect((await refused(changeMemberRole(t.db, 'org_b', last.id, 'admin', OP, T0))).message).toBe('The last owner of an organization cannot be demoted; make another member owner first.');
   });
 
   it('a password change ends every session of the member', async () => {
     const m = await member('org_b', 'changer@example.com', 'viewer');
     const other = await signIn(t.db, { email: 'changer@example.com', password: PASSWORD }, '198.51.100.3', T0);
     const session = (await resolveSession(t.db, m.cookie, T0))!;
-    await changePassword(t.db, session, { current: PASSWORD, next: 'an even better passphrase' });
+    await changePassword(t.db, session, { current: PASSWORD, next: 'an even better passphrase' }, OP, T0);
     expect(await resolveSession(t.db, m.cookie, T0)).toBeNull();
     expect(await resolveSession(t.db, other.cookie, T0)).toBeNull();
     expect((await signIn(t.db, { email: 'changer@example.com', password: 'an even better passphrase' }, '198.51.100.3', T0)).stage).toBe('active');
@@ -144,8 +146,8 @@ describe('two-factor', () => {
     const session = (await resolveSession(t.db, m.cookie, T0))!;
     const { secret, uri } = newTotpSecret('totp@example.com');
     expect(uri).toMatch(/^otpauth:\/\/totp\/Climate%20Pulse:totp%40example\.com\?issuer=Climate%20Pulse&secret=[A-Z2-7]{32}&algorithm=SHA1&digits=6&period=30$/);
-    expect((await refused(enrollTotp(t.db, session, { secret, code: '000000' === code(secret, T0) ? '111111' : '000000' }, T0))).code).toBe('invalid_request');
-    const { recoveryCodes } = await enrollTotp(t.db, session, { secret, code: code(secret, T0) }, T0);
+    expect((await refused(enrollTotp(t.db, session, { secret, code: '000000' === code(secret, T0) ? '111111' : '000000' }, OP, T0))).code).toBe('invalid_request');
+    const { recoveryCodes } = await enrollTotp(t.db, session, { secret, code: code(secret, T0) }, OP, T0);
     expect(recoveryCodes).toHaveLength(10);
     expect(new Set(recoveryCodes).size).toBe(10);
 
@@ -170,9 +172,9 @@ describe('two-factor', () => {
 
   it("an owner's requirement sends a member without two-factor to enrollment only", async () => {
     await member('org_c', 'plain@example.com', 'viewer');
-    await setRequireTwoFactor(t.db, 'org_c', true);
+    await setRequireTwoFactor(t.db, 'org_c', true, OP, T0);
     const s = await signIn(t.db, { email: 'plain@example.com', password: PASSWORD }, '198.51.100.10', T0);
     expect(s.stage).toBe('enroll');
-    await setRequireTwoFactor(t.db, 'org_c', false);
+    await setRequireTwoFactor(t.db, 'org_c', false, OP, T0);
   });
 });

@@ -731,6 +731,24 @@ const ARRANGE: Record<string, Arrange> = {
     );
   },
 
+  listAuditEvents(c) {
+    delete c.d.queryValues.cursor;
+    const o = c.org();
+    c.setOrg(o);
+    // Deleted organizations keep their log; an unknown (or erased) one is 404.
+    if (typeof o === 'string') return c.expect(NOT_FOUND);
+    const limit = (c.d.queryValues.limit as number | undefined) ?? 50;
+    const kind = c.d.queryValues.actorKind as string | undefined;
+    const action = c.d.queryValues.action as string | undefined;
+    c.expect([{ status: 200 }], (r) => {
+      const items = r.items as { actor: { kind: string }; action: string }[];
+      if (items.length > limit) return `${items.length} events for limit ${limit}`;
+      if (kind && items.some((e) => e.actor.kind !== kind)) return `actorKind=${kind} listed another kind`;
+      if (action && items.some((e) => e.action !== action)) return `action=${action} listed another action`;
+      return undefined;
+    });
+  },
+
   listOrganizations(c) {
     // A cursor is only what a previous page said; a made-up one is 400 invalid_cursor (not arranged here).
     delete c.d.queryValues.cursor;
@@ -1230,7 +1248,7 @@ export function invalidRequest(t: AdminTarget, op: Operation, rng: Rng, m: Admin
       const p = rng.pick(op.params.filter((x) => x.in === 'path'));
       const n = rng.int(1, 1e9);
       const absent: Record<string, string> = {
-        orgId: unknownOrgId(c), keyId: `key_absent_${n}`, pulseId: `p_absent_${n}`, alertId: `al_absent_${n}`, endpointId: `whe_absent_${n}`, deliveryId: `whd_absent_${n}`,
+        orgId: unknownOrgId(c), keyId: `key_absent_${n}`, pulseId: `p_absent_${n}`, alertId: `al_absent_${n}`, endpointId: `whe_absent_${n}`, deliveryId: `whd_absent_${n}`, memberId: `mem_absent_${n}`,
       };
       if (absent[p.name] === undefined) throw new Error(`no unknown id for path parameter ${p.name}`);
       d.path[p.name] = absent[p.name];

@@ -99,3 +99,40 @@ describe('one error story', () => {
     expect([...cli.matchAll(/instanceof (\w+)/g)].map((m) => m[1])).toEqual(['PlainError']);
   });
 });
+
+describe('every change is audited (src/domain/audit.ts)', () => {
+  const text = (file: string) => readFileSync(join(SRC, file), 'utf8');
+  /** A verb of a change, at the start of an exported function's name. */
+  const CHANGE = /^(create|update|change|edit|delete|revoke|moderate|ingest|import|add|remove|mark|set|enable|replay|ping|invite|accept|roll|enroll|sign)[A-Z]/;
+  /** Exported domain functions named like a change that are not an operation on an organization's data, and why. */
+  const NOT_OPERATIONS: Record<string, string> = {
+    'domain/keys.ts createApiKey': 'a building block of createOrgKey (audited) and of the dataset loader (not audited, docs/decisions.md)',
+    'domain/webhooks.ts addEndpoint': 'a building block of addOrgEndpoint (audited)',
+    'domain/demo.ts createDemo': 'the demo organization, loaded like a dataset file (not audited)',
+    'domain/plans.ts setPlan': "plans are service-wide, not an organization's data",
+    'domain/members.ts acceptInvitation': 'its actor is the person it makes a member (memberActor); it writes member.joined itself',
+    'domain/members.ts signIn': 'its actor is the member the email names, known only inside; it writes member.signed_in or member.sign_in_failed itself',
+  };
+
+  /** Each exported function of the domain: its name, its parameter list and its body. */
+  const functions = under('domain/').flatMap(({ file }) => {
+    const t = text(file);
+    return [...t.matchAll(/export async function (\w+)\(/g)].map((m) => {
+      let i = m.index! + m[0].length;
+      for (let depth = 1; depth > 0; i++) depth += t[i] === '(' ? 1 : t[i] === ')' ? -1 : 0;
+      const end = t.indexOf('\n}\n', i);
+      return { id: `${file} ${m[1]}`, name: m[1], params: t.slice(m.index! + m[0].length, i - 1), body: t.slice(i, end) };
+    });
+  });
+
+  it('every exported domain function that changes something takes a required actor and writes its audit row', () => {
+    const changes = functions.filter((f) => CHANGE.test(f.name) && !(f.id in NOT_OPERATIONS));
+    expect(changes.length).toBeGreaterThan(15); // a rule that sees no function could not fail
+    expect(changes.filter((f) => !/\bactor: Actor\b/.test(f.params)).map((f) => f.id), 'without a required actor: Actor parameter').toEqual([]);
+    expect(changes.filter((f) => !/\brecordAudit\(/.test(f.body)).map((f) => f.id), 'taking an actor but writing no audit row').toEqual([]);
+  });
+
+  it('the exceptions still exist (a stale exception would hide a new function of that name)', () => {
+    expect(Object.keys(NOT_OPERATIONS).filter((id) => !functions.some((f) => f.id === id))).toEqual([]);
+  });
+});

@@ -12,6 +12,7 @@ import { loadDataset } from '../../src/domain/dataset.js';
 import { moderatePulse } from '../../src/domain/moderation.js';
 import { createCliDatabase, runCli } from '../helpers/cli.js';
 import { createTestDatabase, TEST_CITUS_URL, type TestDatabase } from '../helpers/db.js';
+import { operatorActor } from '../../src/domain/audit.js';
 
 /**
  * The schema on a Citus cluster (docs/scaling.md). These run only against a Citus coordinator
@@ -116,9 +117,9 @@ describe.skipIf(!TEST_CITUS_URL)(`the schema distributed on Citus${SKIP_REASON}`
 
   it('moderates a pulse of a week not released yet, both ways (a guarded CTE that folded to false reached a worker unrouted)', async () => {
     const clean = sql('test.citus.clean', `SELECT clean_count FROM pulse_clean_week_stats WHERE org_id = $1 AND week = '2026-11-02' AND grp = 'team:team_c'`);
-    expect(await moderatePulse(t.db, 'org_c2', 'org_c2_p', 'FLAGGED')).toEqual({ pulseId: 'org_c2_p', previous: 'CLEAN', current: 'FLAGGED', changed: true });
+    expect(await moderatePulse(t.db, 'org_c2', 'org_c2_p', 'FLAGGED', operatorActor(), new Date())).toEqual({ pulseId: 'org_c2_p', previous: 'CLEAN', current: 'FLAGGED', changed: true });
     expect(await t.db.query(clean, ['org_c2'])).toEqual([{ clean_count: 0 }]);
-    expect(await moderatePulse(t.db, 'org_c2', 'org_c2_p', 'CLEAN')).toEqual({ pulseId: 'org_c2_p', previous: 'FLAGGED', current: 'CLEAN', changed: true });
+    expect(await moderatePulse(t.db, 'org_c2', 'org_c2_p', 'CLEAN', operatorActor(), new Date())).toEqual({ pulseId: 'org_c2_p', previous: 'FLAGGED', current: 'CLEAN', changed: true });
     expect(await t.db.query(clean, ['org_c2'])).toEqual([{ clean_count: 1 }]);
   });
 

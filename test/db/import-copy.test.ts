@@ -6,6 +6,7 @@ import { sql } from '../../src/db/executor.js';
 import { loadDataset } from '../../src/domain/dataset.js';
 import { importPulses } from '../../src/domain/import.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { operatorActor } from '../../src/domain/audit.js';
 
 /**
  * The importer's write path (issue 14): on PostgreSQL, abort mode COPYs straight into pulses,
@@ -46,7 +47,7 @@ describe('importPulses write path', () => {
 
   it('imports in abort mode across several batches, with exact rollups and the time per phase', async () => {
     const ids = range(0, 2500);
-    const s = await importPulses(t.db, { orgId: 'org_i', file: file('a.ndjson', ids), onError: 'abort', batchSize: 1000 });
+    const s = await importPulses(t.db, { orgId: 'org_i', file: file('a.ndjson', ids), onError: 'abort', batchSize: 1000 }, operatorActor(), new Date());
     expect(s).toMatchObject({ imported: 2500, skipped: 0, rows: 2500, aborted: false, problems: [] });
     expect(Object.keys(s.phases)).toEqual(['parseValidate', 'streamWait', 'finish', 'commit']);
     expect(Object.values(s.phases).every((x) => x >= 0)).toBe(true);
@@ -60,7 +61,7 @@ describe('importPulses write path', () => {
 
   it('an id already in the database aborts the whole file in abort mode, writing nothing, without hanging', async () => {
     const ids = [...range(2500, 4000), 10, ...range(4000, 6000)];
-    const err = await importPulses(t.db, { orgId: 'org_i', file: file('b.ndjson', ids), onError: 'abort', batchSize: 500 }).catch((e: unknown) => e);
+    const err = await importPulses(t.db, { orgId: 'org_i', file: file('b.ndjson', ids), onError: 'abort', batchSize: 500 }, operatorActor(), new Date()).catch((e: unknown) => e);
     // Said in the contract's words by the domain (issue 26, item 11; issue 31: no SQLSTATE above src/db/).
     expect(err).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/^import aborted, nothing was written: a pulse with id "[^"]+" already exists/) });
     expect(await counts()).toEqual({
@@ -73,7 +74,7 @@ describe('importPulses write path', () => {
 
   it('skip mode writes the new rows and skips the existing ones, with exact rollups', async () => {
     const ids = [...range(2400, 2600)];
-    const s = await importPulses(t.db, { orgId: 'org_i', file: file('c.ndjson', ids), onError: 'skip', batchSize: 64 });
+    const s = await importPulses(t.db, { orgId: 'org_i', file: file('c.ndjson', ids), onError: 'skip', batchSize: 64 }, operatorActor(), new Date());
     expect(s).toMatchObject({ imported: 100, skipped: 100, rows: 200, aborted: false });
     const all = range(0, 2600);
     expect(await counts()).toEqual({

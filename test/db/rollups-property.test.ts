@@ -9,6 +9,7 @@ import { loadDataset } from '../../src/domain/dataset.js';
 import { importPulses } from '../../src/domain/import.js';
 import { moderatePulse } from '../../src/domain/moderation.js';
 import { createTestDatabase, DB_KIND, type TestDatabase } from '../helpers/db.js';
+import { operatorActor } from '../../src/domain/audit.js';
 
 /**
  * Seeded adversary for the pulse door (src/db/pulse-writes.ts): random sequences of every write
@@ -164,7 +165,7 @@ describe(`every rollup equals a scan of the pulses after every write path (seede
         });
         if (format === 'csv') lines.unshift('id,level,reason,comment,moderationStatus,subteamId,createdAt');
         writeFileSync(file, lines.join('\n') + '\n');
-        const outcome = await importPulses(t.db, { orgId: org, file, format, onError, batchSize: 1 + Math.floor(rnd() * 150) }).then(
+        const outcome = await importPulses(t.db, { orgId: org, file, format, onError, batchSize: 1 + Math.floor(rnd() * 150) }, operatorActor(), new Date()).then(
           (s) => `imported ${s.imported}, skipped ${s.skipped}`,
           (e: Error) => `failed: ${e.message.slice(0, 60)}`,
         );
@@ -176,7 +177,7 @@ describe(`every rollup equals a scan of the pulses after every write path (seede
       } else {
         const ids = written.get(org)!;
         for (let k = 0; k < 1 + Math.floor(rnd() * 6) && ids.length; k++) {
-          await moderatePulse(t.db, org, pick(ids), pick(['CLEAN', 'FLAGGED'] as const));
+          await moderatePulse(t.db, org, pick(ids), pick(['CLEAN', 'FLAGGED'] as const), operatorActor(), new Date());
         }
       }
       written.set(org, await pulseIds(org));

@@ -4,6 +4,7 @@ import { loadDataset } from '../../src/domain/dataset.js';
 import { deleteOrganization } from '../../src/domain/orgs.js';
 import { TeamNames } from '../../src/domain/pulses.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { operatorActor } from '../../src/domain/audit.js';
 
 /**
  * The team names of GET /pulses are kept per process (TeamNames): a team created later is named on
@@ -34,7 +35,7 @@ describe('team names of pulse pages', () => {
     const names = new TeamNames(5_000);
     const at = 2_000_000;
     expect((await names.of(t.db, 'org_names', ['team_a'], at)).get('team_a')).toBe('Alpha');
-    await deleteOrganization(t.db, 'org_names', { erase: true }, new Date());
+    await deleteOrganization(t.db, 'org_names', { erase: true }, operatorActor(), new Date());
     await loadDataset(t.db, { organizations: [org('org_names', [team('team_a', 'Reborn')])] });
     expect((await names.of(t.db, 'org_names', ['team_a'], at + 5_000)).get('team_a')).toBe('Reborn');
   });

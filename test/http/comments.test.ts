@@ -4,6 +4,7 @@ import { loadDataset, type Dataset } from '../../src/domain/dataset.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { api } from '../helpers/openapi.js';
 import { CommentModel, type ModelPulse } from '../helpers/comment-model.js';
+import { operatorActor } from '../../src/domain/audit.js';
 
 /**
  * GET /comments, exact values (CONTRACT.md section 5). Weeks are ISO weeks in UTC:
@@ -257,7 +258,7 @@ describe('GET /comments: cells, weeks and the envelope', () => {
     const statsOf = async () => [(await c.get('/v1/stats')).json(), (await c.get('/v1/stats/daily?from=2026-11-01T00:00:00.000Z')).json()];
     const [pulsesBefore, statsBefore] = [await pulsesOf(), await statsOf()];
 
-    expect(await moderatePulse(t.db, ORG, six[0].id, 'FLAGGED')).toEqual({ pulseId: six[0].id, previous: 'CLEAN', current: 'FLAGGED', changed: true });
+    expect(await moderatePulse(t.db, ORG, six[0].id, 'FLAGGED', operatorActor(), new Date())).toEqual({ pulseId: six[0].id, previous: 'CLEAN', current: 'FLAGGED', changed: true });
     model.setStatus(six[0].id, 'FLAGGED');
     const flagged = await walk(q);
     expect(flagged.ids).toEqual(before.ids.filter((id) => id !== six[0].id));
@@ -268,20 +269,20 @@ describe('GET /comments: cells, weeks and the envelope', () => {
     expect((await walk('from=2026-11-02&to=2026-11-08')).ids).toEqual(model.answer('2026-11-02', '2026-11-08', undefined, clock).ids);
 
     // A second pulse of the cell, one without a comment: nothing changes anywhere.
-    await moderatePulse(t.db, ORG, quiet.id, 'FLAGGED');
+    await moderatePulse(t.db, ORG, quiet.id, 'FLAGGED', operatorActor(), new Date());
     model.setStatus(quiet.id, 'FLAGGED');
     expect(await walk(q)).toEqual(flagged);
     expect(await pulsesOf()).toEqual(pulsesBefore);
 
     // Again: unchanged, said so.
-    expect(await moderatePulse(t.db, ORG, six[0].id, 'FLAGGED')).toMatchObject({ previous: 'FLAGGED', current: 'FLAGGED', changed: false });
-    await moderatePulse(t.db, ORG, six[0].id, 'CLEAN');
-    await moderatePulse(t.db, ORG, quiet.id, 'CLEAN');
+    expect(await moderatePulse(t.db, ORG, six[0].id, 'FLAGGED', operatorActor(), new Date())).toMatchObject({ previous: 'FLAGGED', current: 'FLAGGED', changed: false });
+    await moderatePulse(t.db, ORG, six[0].id, 'CLEAN', operatorActor(), new Date());
+    await moderatePulse(t.db, ORG, quiet.id, 'CLEAN', operatorActor(), new Date());
     model.setStatus(six[0].id, 'CLEAN');
     model.setStatus(quiet.id, 'CLEAN');
     expect(await walk(q)).toEqual(before);
     expect(await pulsesOf()).toEqual(pulsesBefore);
-    await expect(moderatePulse(t.db, ORG, 'p_nope', 'FLAGGED')).rejects.toMatchObject({ code: 'not_found' });
+    await expect(moderatePulse(t.db, ORG, 'p_nope', 'FLAGGED', operatorActor(), new Date())).rejects.toMatchObject({ code: 'not_found' });
   });
 
   it('GET /pulses shows the status as at the release for released weeks, the one a pulse arrived with otherwise', async () => {
@@ -289,7 +290,7 @@ describe('GET /comments: cells, weeks and the envelope', () => {
       (await c.get(`/v1/pulses?from=${from}&limit=100`)).json().items.find((p: { id: string }) => p.id === id).moderationStatus;
     // W46 is released: a pulse FLAGGED at the release stays FLAGGED when set CLEAN, and is never released.
     const wasFlagged = DATA.find((p) => p.subteamId === 't_fourflag' && p.moderationStatus === 'FLAGGED')!;
-    await moderatePulse(t.db, ORG, wasFlagged.id, 'CLEAN');
+    await moderatePulse(t.db, ORG, wasFlagged.id, 'CLEAN', operatorActor(), new Date());
     model.setStatus(wasFlagged.id, 'CLEAN');
     expect(await status(wasFlagged.id, '2026-11-09T00:00:00.000Z')).toBe('FLAGGED');
     const org = await walk('from=2026-11-09&to=2026-11-15');
@@ -297,13 +298,13 @@ describe('GET /comments: cells, weeks and the envelope', () => {
     expect(org.ids).toEqual(model.answer('2026-11-09', '2026-11-15', undefined, clock).ids);
     // W47 is not released: the status it arrived with, whatever moderation does before the release.
     const open = DATA.find((p) => p.subteamId === 't_five' && p.createdAt >= '2026-11-16' && p.moderationStatus === 'CLEAN')!;
-    await moderatePulse(t.db, ORG, open.id, 'FLAGGED');
+    await moderatePulse(t.db, ORG, open.id, 'FLAGGED', operatorActor(), new Date());
     model.setStatus(open.id, 'FLAGGED');
     expect(await status(open.id, '2026-11-16T00:00:00.000Z')).toBe('CLEAN');
-    await moderatePulse(t.db, ORG, open.id, 'CLEAN');
+    await moderatePulse(t.db, ORG, open.id, 'CLEAN', operatorActor(), new Date());
     model.setStatus(open.id, 'CLEAN');
     expect(await status(open.id, '2026-11-16T00:00:00.000Z')).toBe('CLEAN');
-    await moderatePulse(t.db, ORG, wasFlagged.id, 'FLAGGED');
+    await moderatePulse(t.db, ORG, wasFlagged.id, 'FLAGGED', operatorActor(), new Date());
     model.setStatus(wasFlagged.id, 'FLAGGED');
   });
 
@@ -461,17 +462,17 @@ describe('GET /comments: the attacks of a changing world (issue 17)', () => {
       const q = 'from=2026-11-09&to=2026-11-15&subteamId=team_a';
       const before = await everything(t, KEY, q);
       expect(before.comments).toMatchObject({ items: [{ comment: 'the only comment of the cell' }], suppressed: false });
-      await moderatePulse(t.db, 'org_mod', 'a46_1', 'FLAGGED');
+      await moderatePulse(t.db, 'org_mod', 'a46_1', 'FLAGGED', operatorActor(), new Date());
       // A pulse without a comment leaves: nothing at all changes.
       expect(await everything(t, KEY, q)).toEqual(before);
-      await moderatePulse(t.db, 'org_mod', 'a46_3', 'FLAGGED');
+      await moderatePulse(t.db, 'org_mod', 'a46_3', 'FLAGGED', operatorActor(), new Date());
       // The author leaves: its comment goes, and nothing else changes; GET /pulses still shows both CLEAN.
       const after = await everything(t, KEY, q);
       expect(after.comments).toEqual({ ...before.comments, items: [] });
       expect(after.pulseList).toEqual(before.pulseList);
       expect(after.pulseList.items.every((p: { moderationStatus: string }) => p.moderationStatus === 'CLEAN')).toBe(true);
       expect([after.stats, after.daily]).toEqual([before.stats, before.daily]);
-      await moderatePulse(t.db, 'org_mod', 'a46_3', 'CLEAN');
+      await moderatePulse(t.db, 'org_mod', 'a46_3', 'CLEAN', operatorActor(), new Date());
       expect(await everything(t, KEY, q)).toEqual(before);
     } finally {
       await t.close();

@@ -7,6 +7,7 @@ import { moderatePulse } from '../../src/domain/moderation.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { CommentModel, hasComment, mondayOf, ymd, type ModelCell, type ModelPulse } from '../helpers/comment-model.js';
 import { api } from '../helpers/openapi.js';
+import { operatorActor } from '../../src/domain/audit.js';
 
 /**
  * An attacker with keys of two organizations of one deployment that hold the same pulses under the
@@ -99,7 +100,7 @@ describe(`GET /comments under attack, with moderation, late pulses and a twin or
     for (const m of Object.values(models)) m.add(ps);
   }
   async function moderate(org: string, id: string, status: 'CLEAN' | 'FLAGGED') {
-    await moderatePulse(t.db, org, id, status);
+    await moderatePulse(t.db, org, id, status, operatorActor(), new Date());
     models[org].setStatus(id, status);
   }
   const status = (org: string, id: string) => models[org].pulses.get(id)!.moderationStatus;
@@ -257,7 +258,7 @@ describe(`GET /comments under attack, with moderation, late pulses and a twin or
         const right = model.pulses.get(stored.id)!.comment;
         const answers = new Set<string>();
         for (const comment of [right, `words of adv_${String(int(1, seq)).padStart(5, '0')}`, null]) {
-          answers.add(JSON.stringify(await ingestPulses(t.db, ORG, [{ ...stored, comment }])));
+          answers.add(JSON.stringify(await ingestPulses(t.db, ORG, [{ ...stored, comment }], operatorActor(), new Date())));
           guessesSent++;
         }
         expect([...answers], `round ${round}: re-sending ${stored.id} with guesses`).toEqual([JSON.stringify({ inserted: 0, unchanged: 1, inFrozenWeeks: 0 })]);
@@ -372,13 +373,13 @@ describe(`GET /comments under attack, with moderation, late pulses and a twin or
       return out;
     };
     const all = [...model.pulses.values()];
-    await deleteOrganization(t.db, ORG, { erase: true }, new Date());
+    await deleteOrganization(t.db, ORG, { erase: true }, operatorActor(), new Date());
     const mirror: ModelPulse[] = all.map((p) => ({ ...p, comment: p.comment ? `mirror ${p.id}` : p.comment }));
     for (const p of mirror) if (p.comment) textOf.set(p.comment, p.id);
     const ds = dataset(mirror, true);
     ds.organizations = ds.organizations!.filter((o) => o.id === ORG);
     await loadDataset(t.db, ds);
-    for (const p of all) if (p.moderationStatus !== 'CLEAN') await moderatePulse(t.db, ORG, p.id, p.moderationStatus);
+    for (const p of all) if (p.moderationStatus !== 'CLEAN') await moderatePulse(t.db, ORG, p.id, p.moderationStatus, operatorActor(), new Date());
     const again = await walk(KEYS[0], from, to, undefined, 100);
     let weeks = 0;
     let sameWeeks = 0;

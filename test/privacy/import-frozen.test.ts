@@ -6,6 +6,7 @@ import { CommentReleases } from '../../src/domain/comments.js';
 import { loadDataset } from '../../src/domain/dataset.js';
 import { importPulses } from '../../src/domain/import.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
+import { operatorActor } from '../../src/domain/audit.js';
 
 const ORG = 'org_frozen_import';
 
@@ -42,7 +43,7 @@ describe('imports into weeks whose comments are already released', () => {
     ].map(([id, createdAt]) => JSON.stringify({ id, level: 2, reason: null, comment: 'late', moderationStatus: 'CLEAN', subteamId: 'team_f', createdAt }));
     const file = join(dir, 'late.ndjson');
     writeFileSync(file, rows.join('\n') + '\n');
-    const summary = await importPulses(t.db, { orgId: ORG, file, onError: 'abort' });
+    const summary = await importPulses(t.db, { orgId: ORG, file, onError: 'abort' }, operatorActor(), new Date());
     expect(summary).toMatchObject({ imported: 5, pulsesInFrozenWeeks: 3 });
   });
 });

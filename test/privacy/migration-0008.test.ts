@@ -7,6 +7,7 @@ import { migrate, MIGRATIONS_DIR } from '../../src/db/migrate.js';
 import { PgliteExecutor } from '../../src/db/pglite.js';
 import { CommentReleases, listCommentPage } from '../../src/domain/comments.js';
 import { moderatePulse } from '../../src/domain/moderation.js';
+import { operatorActor } from '../../src/domain/audit.js';
 
 /**
  * Migration 0008 on a database released under the rule of issue 9: a cell withdrawn by a flag comes
@@ -50,8 +51,8 @@ describe('migration 0008 on comments released by migration 0003', () => {
       expect(await q(`SELECT count(*)::int AS n FROM comment_release_members`)).toEqual([{ n: 8 }]);
 
       // The late m_8 and the formerly FLAGGED m_7 are frozen: setting them around never releases them.
-      await moderatePulse(db, 'org_m', 'm_7', 'CLEAN');
-      await moderatePulse(db, 'org_m', 'm_1', 'CLEAN');
+      await moderatePulse(db, 'org_m', 'm_7', 'CLEAN', operatorActor(), new Date());
+      await moderatePulse(db, 'org_m', 'm_1', 'CLEAN', operatorActor(), new Date());
       const after = await listCommentPage(db, 'org_m', { from: '2026-11-02', to: '2026-11-08', limit: 100 }, releases, now);
       expect(after.items.map((i) => i.comment).sort()).toEqual(['c1', 'c2', 'c3', 'c4', 'c5', 'c6']);
       expect(after.suppressed).toBe(false);

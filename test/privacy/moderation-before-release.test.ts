@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDataset, type Dataset } from '../../src/domain/dataset.js';
 import { moderatePulse } from '../../src/domain/moderation.js';
 import { createTestApp, get, type TestApp } from '../helpers/app.js';
+import { operatorActor } from '../../src/domain/audit.js';
 
 /**
  * Issue 26, item 1: a reviewer watched GET /pulses while moderators reviewed a week not yet
@@ -59,13 +60,13 @@ describe('moderation before release is visible nowhere until the release', () =>
   it('GET /pulses stays byte-identical while a moderator flags and un-flags the one pulse with a comment before the release (r4_p5)', async () => {
     const before = await pulsesPage();
     expect(before.status).toMatchObject({ r4_p5: 'CLEAN', r4_p7: 'FLAGGED' });
-    await moderatePulse(t.db, ORG, 'r4_p5', 'FLAGGED');
+    await moderatePulse(t.db, ORG, 'r4_p5', 'FLAGGED', operatorActor(), new Date());
     expect(await pulsesPage()).toEqual(before);
-    await moderatePulse(t.db, ORG, 'r4_p5', 'CLEAN');
+    await moderatePulse(t.db, ORG, 'r4_p5', 'CLEAN', operatorActor(), new Date());
     expect(await pulsesPage()).toEqual(before);
     // Moderations that stay until the release: one arrived FLAGGED and is cleared, one arrived CLEAN and is flagged.
-    await moderatePulse(t.db, ORG, 'r4_p7', 'CLEAN');
-    await moderatePulse(t.db, ORG, 'r4_p8', 'FLAGGED');
+    await moderatePulse(t.db, ORG, 'r4_p7', 'CLEAN', operatorActor(), new Date());
+    await moderatePulse(t.db, ORG, 'r4_p8', 'FLAGGED', operatorActor(), new Date());
     expect(await pulsesPage()).toEqual(before);
     // The comments of W47 are not released yet: nothing there either.
     const comments = await get(t.app, '/v1/comments?from=2026-11-16&to=2026-11-22', KEY);
@@ -81,10 +82,10 @@ describe('moderation before release is visible nowhere until the release', () =>
     const after = await pulsesPage();
     expect(after.status).toEqual({ r4_p1: 'CLEAN', r4_p2: 'CLEAN', r4_p3: 'CLEAN', r4_p4: 'CLEAN', r4_p5: 'CLEAN', r4_p6: 'CLEAN', r4_p7: 'CLEAN', r4_p8: 'FLAGGED' });
     // After the release, moderation hides the comment and GET /pulses keeps the status at the release.
-    await moderatePulse(t.db, ORG, 'r4_p5', 'FLAGGED');
+    await moderatePulse(t.db, ORG, 'r4_p5', 'FLAGGED', operatorActor(), new Date());
     expect(await pulsesPage()).toEqual(after);
     expect((await get(t.app, '/v1/comments?from=2026-11-16&to=2026-11-22', KEY)).json().items).toEqual([]);
-    await moderatePulse(t.db, ORG, 'r4_p5', 'CLEAN');
+    await moderatePulse(t.db, ORG, 'r4_p5', 'CLEAN', operatorActor(), new Date());
   });
 
   it('a late pool: flag and un-flag before the pool is released leave GET /pulses as the pulses arrived', async () => {
@@ -93,18 +94,18 @@ describe('moderation before release is visible nowhere until the release', () =>
     await loadDataset(t.db, dataset(late, false));
     const before = await pulsesPage();
     expect(before.status).toMatchObject({ l_p1: 'CLEAN', l_p3: 'CLEAN' });
-    await moderatePulse(t.db, ORG, 'l_p3', 'FLAGGED');
+    await moderatePulse(t.db, ORG, 'l_p3', 'FLAGGED', operatorActor(), new Date());
     expect(await pulsesPage()).toEqual(before);
-    await moderatePulse(t.db, ORG, 'l_p3', 'CLEAN');
+    await moderatePulse(t.db, ORG, 'l_p3', 'CLEAN', operatorActor(), new Date());
     expect(await pulsesPage()).toEqual(before);
     // Flagged until the pool's release: the pool holds 4 CLEAN pulses, so nothing of it is released.
-    await moderatePulse(t.db, ORG, 'l_p1', 'FLAGGED');
+    await moderatePulse(t.db, ORG, 'l_p1', 'FLAGGED', operatorActor(), new Date());
     expect(await pulsesPage()).toEqual(before);
     const comments = await get(t.app, '/v1/comments?from=2026-11-16&to=2026-11-22', KEY);
     expect(comments.json()).toMatchObject({ items: [{ comment: 'words of r4_p5' }], suppressed: true });
     expect(await pulsesPage()).toEqual(before);
     // Cleared again, the pool of 5 is released by the next answer; then GET /pulses shows its pulses as they were at that release.
-    await moderatePulse(t.db, ORG, 'l_p1', 'CLEAN');
+    await moderatePulse(t.db, ORG, 'l_p1', 'CLEAN', operatorActor(), new Date());
     expect(await pulsesPage()).toEqual(before);
     const released = await get(t.app, '/v1/comments?from=2026-11-16&to=2026-11-22', KEY);
     expect(released.json().items.map((c: { comment: string }) => c.comment).sort()).toEqual(['words of l_p3', 'words of r4_p5']);

@@ -1,4 +1,5 @@
 import { setAlertRead } from '../../domain/alert-reads.js';
+import { operatorActor } from '../../domain/audit.js';
 import { requireJsonObject } from '../../http/plugins/writes.js';
 import { AdminNoQuerySchema, OrgItemParamsSchema, adminResponses } from '../../contract/schemas/admin-common.js';
 import { AlertRunSchema, MarkReadBodySchema, RunAlertsBodySchema } from '../../contract/schemas/admin-alerts.js';
@@ -55,6 +56,6 @@ export function registerAlertRoutes(app: App, { db, now, config }: AdminRouteDep
         response: adminResponses(AlertSchema, 'The alert as GET /v1/alerts shows it.'),
       },
     },
-    async (request) => setAlertRead(db, request.params.orgId, request.params.alertId, request.body.read, now()),
+    async (request) => setAlertRead(db, request.params.orgId, request.params.alertId, request.body.read, operatorActor(request.ip), now()),
   );
 }

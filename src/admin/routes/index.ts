@@ -1,4 +1,5 @@
 import { registerAlertRoutes } from './alerts.js';
+import { registerAuditRoutes } from './audit.js';
 import { registerKeyRoutes } from './keys.js';
 import { registerMemberRoutes } from './members.js';
 import { registerOrgRoutes } from './orgs.js';
@@ -18,6 +19,7 @@ export async function registerAdminRoutes(app: App, deps: AdminRouteDeps) {
       registerAlertRoutes(scope, deps);
       registerWebhookRoutes(scope, deps);
       registerMemberRoutes(scope, deps);
+      registerAuditRoutes(scope, deps);
     },
     { prefix: ADMIN_PREFIX },
   );

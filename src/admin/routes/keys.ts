@@ -1,3 +1,4 @@
+import { operatorActor } from '../../domain/audit.js';
 import { createOrgKey, listOrgKeys, revokeOrgKey } from '../../domain/keys.js';
 import { requireJsonObject } from '../../http/plugins/writes.js';
 import { AdminNoQuerySchema, OrgIdParamsSchema, OrgItemParamsSchema, adminResponses } from '../../contract/schemas/admin-common.js';
@@ -21,7 +22,7 @@ export function registerKeyRoutes(app: App, { db, now }: AdminRouteDeps) {
       },
     },
     async (request, reply) => {
-      const key = await createOrgKey(db, request.params.orgId, request.body, now());
+      const key = await createOrgKey(db, request.params.orgId, request.body, operatorActor(request.ip), now());
       reply.code(201);
       return key;
     },
@@ -56,6 +57,6 @@ export function registerKeyRoutes(app: App, { db, now }: AdminRouteDeps) {
         response: adminResponses(KeyListingSchema, 'The key as revoked (revoking again keeps the first time).'),
       },
     },
-    async (request) => revokeOrgKey(db, request.params.orgId, request.params.keyId, now()),
+    async (request) => revokeOrgKey(db, request.params.orgId, request.params.keyId, operatorActor(request.ip), now()),
   );
 }

@@ -1,4 +1,5 @@
 import { inviteMember, listMembers, removeMember } from '../../domain/members.js';
+import { operatorActor } from '../../domain/audit.js';
 import { requireJsonObject } from '../../http/plugins/writes.js';
 import { AdminNoQuerySchema, OrgIdParamsSchema, OrgItemParamsSchema, adminResponses } from '../../contract/schemas/admin-common.js';
 import { CreatedInvitationSchema, CreateInvitationBodySchema, MemberListSchema, MemberSchema } from '../../contract/schemas/admin-members.js';
@@ -33,7 +34,7 @@ export function registerMemberRoutes(app: App, { db, now, config }: AdminRouteDe
       },
     },
     async (request, reply) => {
-      const inv = await inviteMember(db, request.params.orgId, request.body, now());
+      const inv = await inviteMember(db, request.params.orgId, request.body, operatorActor(request.ip), now());
       reply.code(201);
       return { id: inv.id, email: inv.email, role: inv.role, url: `${consoleBaseUrl(config)}/console/invitations/${inv.token}`, expiresAt: inv.expiresAt };
     },
@@ -68,6 +69,6 @@ export function registerMemberRoutes(app: App, { db, now, config }: AdminRouteDe
         response: adminResponses(MemberSchema, 'The member as removed.'),
       },
     },
-    async (request) => removeMember(db, request.params.orgId, request.params.memberId),
+    async (request) => removeMember(db, request.params.orgId, request.params.memberId, operatorActor(request.ip), now()),
   );
 }

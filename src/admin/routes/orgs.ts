@@ -1,4 +1,5 @@
 import { changeOrganization, createOrganization, deleteOrganization, listOrganizations, showOrganization } from '../../domain/orgs.js';
+import { operatorActor } from '../../domain/audit.js';
 import { setPlan } from '../../domain/plans.js';
 import { requireJsonObject } from '../../http/plugins/writes.js';
 import { AdminNoQuerySchema, OrgIdParamsSchema, adminResponses } from '../../contract/schemas/admin-common.js';
@@ -32,7 +33,7 @@ export function registerOrgRoutes(app: App, { db, now }: AdminRouteDeps) {
       },
     },
     async (request, reply) => {
-      const org = await createOrganization(db, request.body, now());
+      const org = await createOrganization(db, request.body, operatorActor(request.ip), now());
       reply.code(201);
       return org;
     },
@@ -83,7 +84,7 @@ export function registerOrgRoutes(app: App, { db, now }: AdminRouteDeps) {
         response: adminResponses(AdminOrgSchema, 'The organization as changed.'),
       },
     },
-    async (request) => changeOrganization(db, request.params.orgId, request.body),
+    async (request) => changeOrganization(db, request.params.orgId, request.body, operatorActor(request.ip), now()),
   );
 
   app.delete(
@@ -101,7 +102,7 @@ export function registerOrgRoutes(app: App, { db, now }: AdminRouteDeps) {
       },
     },
     async (request) => {
-      const r = await deleteOrganization(db, request.params.orgId, { erase: request.query.erase === true }, now());
+      const r = await deleteOrganization(db, request.params.orgId, { erase: request.query.erase === true }, operatorActor(request.ip), now());
       return { organization: r.organization, erased: r.erased };
     },
   );

@@ -3,6 +3,7 @@ import { lstat, mkdtemp, readdir, rm } from 'node:fs/promises';
 import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { operatorActor } from '../../domain/audit.js';
 import { ingestPulses } from '../../domain/ingest.js';
 import { ImportAborted, importPulses, LineLengthGuard, type ImportSummary } from '../../domain/import.js';
 import { requireLiveOrg } from '../../domain/orgs.js';
@@ -24,7 +25,7 @@ import type { AdminRouteDeps, App } from './types.js';
 /** 1,000 pulses with comments of up to 10,000 characters. */
 const INGEST_BODY_LIMIT = 16 * 1024 * 1024;
 
-export function registerPulseRoutes(app: App, { db, config }: AdminRouteDeps) {
+export function registerPulseRoutes(app: App, { db, now, config }: AdminRouteDeps) {
   app.post(
     '/organizations/:orgId/pulses',
     {
@@ -44,7 +45,7 @@ export function registerPulseRoutes(app: App, { db, config }: AdminRouteDeps) {
         }),
       },
     },
-    async (request) => ingestPulses(db, request.params.orgId, request.body.pulses),
+    async (request) => ingestPulses(db, request.params.orgId, request.body.pulses, operatorActor(request.ip), now()),
   );
 
   app.patch(
@@ -62,7 +63,7 @@ export function registerPulseRoutes(app: App, { db, config }: AdminRouteDeps) {
         response: adminResponses(ModerationResultSchema, 'The status before and after.'),
       },
     },
-    async (request) => moderatePulse(db, request.params.orgId, request.params.pulseId, request.body.moderationStatus),
+    async (request) => moderatePulse(db, request.params.orgId, request.params.pulseId, request.body.moderationStatus, operatorActor(request.ip), now()),
   );
 
   // The file import of `climate-pulse import-pulses` while an embedded server holds the database:
@@ -122,7 +123,7 @@ export function registerPulseRoutes(app: App, { db, config }: AdminRouteDeps) {
               maxLineBytes: config.importMaxLineBytes,
               signal: cancel.signal,
               progress: (bytes, total, rows) => line({ progress: { bytes, total, rows } }),
-            });
+            }, operatorActor(request.ip), now());
             outcome = { summary };
           } catch (err) {
             if (cancel.signal.aborted) request.log.info({ orgId }, 'import stopped: the client closed the connection; nothing was written');

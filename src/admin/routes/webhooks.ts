@@ -8,6 +8,7 @@ import {
   removeOrgEndpoint,
   replayDeliveryById,
 } from '../../domain/webhook-endpoints.js';
+import { operatorActor } from '../../domain/audit.js';
 import { requireJsonObject } from '../../http/plugins/writes.js';
 import { Type } from 'typebox';
 import { AdminNoQuerySchema, OrgIdParamsSchema, OrgItemParamsSchema, adminResponses } from '../../contract/schemas/admin-common.js';
@@ -58,7 +59,7 @@ export function registerWebhookRoutes(app: App, { db, now, config }: AdminRouteD
       },
     },
     async (request, reply) => {
-      const e = await addOrgEndpoint(db, request.params.orgId, { url: request.body.url, eventTypes: request.body.eventTypes ?? null, allowPrivate: config.webhookAllowPrivate }, now());
+      const e = await addOrgEndpoint(db, request.params.orgId, { url: request.body.url, eventTypes: request.body.eventTypes ?? null, allowPrivate: config.webhookAllowPrivate }, operatorActor(request.ip), now());
       reply.code(201);
       return e;
     },
@@ -76,7 +77,7 @@ export function registerWebhookRoutes(app: App, { db, now, config }: AdminRouteD
         response: adminResponses(EndpointSchema, 'The endpoint removed.'),
       },
     },
-    async (request) => removeOrgEndpoint(db, request.params.orgId, request.params.endpointId),
+    async (request) => removeOrgEndpoint(db, request.params.orgId, request.params.endpointId, operatorActor(request.ip), now()),
   );
 
   app.get(
@@ -122,7 +123,7 @@ export function registerWebhookRoutes(app: App, { db, now, config }: AdminRouteD
         response: adminResponses(EndpointSchema, 'The endpoint, enabled.'),
       },
     },
-    async (request) => enableEndpointById(db, request.params.endpointId),
+    async (request) => enableEndpointById(db, request.params.endpointId, operatorActor(request.ip), now()),
   );
 
   app.post(
@@ -137,7 +138,7 @@ export function registerWebhookRoutes(app: App, { db, now, config }: AdminRouteD
         response: adminResponses(Type.Object({ ...PingResultSchema.properties, url: Type.String() }, { additionalProperties: false }), 'What the attempt did.'),
       },
     },
-    async (request) => pingEndpoint(db, request.params.endpointId, { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate }),
+    async (request) => pingEndpoint(db, request.params.endpointId, { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate }, operatorActor(request.ip), now()),
   );
 
   app.post(
@@ -152,6 +153,6 @@ export function registerWebhookRoutes(app: App, { db, now, config }: AdminRouteD
         response: adminResponses(ReplayResultSchema, 'The delivery, pending again.'),
       },
     },
-    async (request) => replayDeliveryById(db, request.params.deliveryId),
+    async (request) => replayDeliveryById(db, request.params.deliveryId, operatorActor(request.ip), now()),
   );
 }

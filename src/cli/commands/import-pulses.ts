@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import cliProgress from 'cli-progress';
 import { ImportAborted, ImportLineTooLong, importPulses, type ImportSummary, type OnError } from '../../domain/import.js';
+import { operatorActor } from '../../domain/audit.js';
 import { loadConfig } from '../../config.js';
 import { withDatabase } from '../db.js';
 import { CliError } from '../errors.js';
@@ -60,7 +61,7 @@ export function registerImportPulses(program: Command) {
         await withDatabase(async (db) => {
           const summary = await importPulses(db, {
             orgId: opts.org, file, format: opts.format, onError: opts.onError, progress, maxLineBytes: config.importMaxLineBytes,
-          });
+          }, operatorActor(), new Date()); // the operator on the host, as the operator API would record it
           bar?.stop();
           printSummary(summary);
         });

@@ -7,6 +7,7 @@ import { openDatabase } from '../../db/open.js';
 import { countOrgs } from '../../db/repositories/orgs.js';
 import { createDemo } from '../../domain/demo.js';
 import { inviteMember } from '../../domain/members.js';
+import { operatorActor } from '../../domain/audit.js';
 import { listOrganizations } from '../../domain/orgs.js';
 import type { DatabaseExecutor } from '../../domain/database.js';
 import { closeOnSignals, startServer } from '../../server.js';
@@ -76,7 +77,7 @@ async function serve(config: Config, opts: { demoIfEmpty?: boolean }) {
   if (demo) {
     console.log(demoInstructions(base, demo));
     // The console's first owner: a single-use link, printed once (CONTRACT.md section 11, first run).
-    const inv = await inviteMember(db, demo.orgId, { email: DEMO_OWNER_EMAIL, role: 'owner' }, new Date());
+    const inv = await inviteMember(db, demo.orgId, { email: DEMO_OWNER_EMAIL, role: 'owner' }, operatorActor(null), new Date());
     console.log(`Console: open ${base}/console/invitations/${inv.token} to become the owner (${DEMO_OWNER_EMAIL}) of ${demo.orgId}; the link works once, for 72 hours.`);
   } else if (opts.demoIfEmpty) {
     console.log(await restartInstructions(db, base));

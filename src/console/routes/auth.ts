@@ -5,7 +5,7 @@ import {
   acceptInvitation, completeTwoFactor, endSession, enrollTotp, INVITATION_UNUSABLE, MIN_PASSWORD, newTotpSecret, readInvitation, signIn,
 } from '../../domain/members.js';
 import { csrfField, html, notice, page, type Safe } from '../html.js';
-import { clearSessionCookie, formToken, setSessionCookie, type ConsoleDeps, type Form } from '../plugins.js';
+import { actorOf, clearSessionCookie, formToken, setSessionCookie, type ConsoleDeps, type Form } from '../plugins.js';
 import { navFor } from './nav.js';
 
 const send = (reply: FastifyReply, status: number, title: string, body: Safe, nav?: Parameters<typeof page>[0]['nav']) =>
@@ -117,7 +117,7 @@ ${csrfField(s.csrfToken)}
     if (!s || s.stage === 'totp') return reply.redirect('/console/sign-in', 303);
     const form = request.body as Form;
     try {
-      const { recoveryCodes } = await enrollTotp(db, s, { secret: form.secret, code: form.code }, now());
+      const { recoveryCodes } = await enrollTotp(db, s, { secret: form.secret, code: form.code }, actorOf(request), now());
       return send(
         reply,
         200,

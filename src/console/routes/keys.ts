@@ -3,8 +3,9 @@ import { ApiError } from '../../contract/errors.js';
 import type { DatabaseExecutor } from '../../domain/database.js';
 import { createOrgKey, listOrgKeys, revokeOrgKey, rollOrgKey, ROLL_DELAYS, type RollDelay } from '../../domain/keys.js';
 import type { KeyListing } from '../../contract/schemas/admin-keys.js';
+import { listAuditEvents } from '../../domain/audit.js';
 import { csrfField, html, notice, page, type Safe } from '../html.js';
-import { requireRole, type ConsoleDeps, type Form } from '../plugins.js';
+import { actorOf, requireRole, type ConsoleDeps, type Form } from '../plugins.js';
 import { navFor } from './nav.js';
 
 const when = (iso: string | null, none = 'never') => (iso ? `${iso.slice(0, 16).replace('T', ' ')} UTC` : none);
@@ -33,7 +34,15 @@ export function registerKeyPages(scope: FastifyInstance, deps: ConsoleDeps & { d
     const s = request.consoleSession!;
     const canChange = s.member.role !== 'viewer';
     const at = now();
-    const keys: ConsoleKey[] = (await listOrgKeys(db, s.orgId)).map((k) => ({ ...k, creator: null, state: stateOf(k, at) })).reverse();
+    // A key's creator is who the audit log says made it (keys loaded from a dataset file have none).
+    const creators = new Map<string, string>();
+    for (const action of ['key.created', 'key.rolled'] as const) {
+      for (const e of (await listAuditEvents(db, s.orgId, { limit: 100, action })).items) {
+        const id = action === 'key.created' ? e.target.id : (e.details.newKey as string | undefined);
+        if (id) creators.set(id, e.actor.kind === 'operator' ? 'operator' : e.actor.label);
+      }
+    }
+    const keys: ConsoleKey[] = (await listOrgKeys(db, s.orgId)).map((k) => ({ ...k, creator: creators.get(k.id) ?? null, state: stateOf(k, at) })).reverse();
     const row = (k: ConsoleKey) => html`<tr>
 <td>${k.name ?? '(no name)'}</td><td><code>${k.prefix}…</code></td><td>${k.scope === 'read' ? 'read' : 'read and write'}</td><td>${k.creator ?? 'unknown'}</td>
 <td>${when(k.createdAt)}</td><td>${when(k.lastUsedAt)}</td><td>${when(k.expiresAt)}</td><td>${k.state}</td>
@@ -102,14 +111,14 @@ ${csrfField(s.csrfToken)}
       if (!scopeValue) throw new ApiError('invalid_request', 'The scope must be read or read_write.');
       const name = (form.name ?? '').trim();
       if (name.length < 1 || name.length > 128) throw new ApiError('invalid_request', 'The name must be 1-128 characters.');
-      const key = await createOrgKey(db, request.consoleSession!.orgId, { name, scope: scopeValue, expiresAt: expiryOf(form.expires) }, now());
+      const key = await createOrgKey(db, request.consoleSession!.orgId, { name, scope: scopeValue, expiresAt: expiryOf(form.expires) }, actorOf(request), now());
       return shownOnce(request, key.key, `Key ${key.name ?? key.prefix} created`);
     }),
   );
 
   scope.post<{ Params: { keyId: string } }>('/keys/:keyId/roll', admin, async (request, reply) =>
     outcome(request, reply, async () => {
-      const rolled = await rollOrgKey(db, request.consoleSession!.orgId, request.params.keyId, (request.body as Form).expiresIn as RollDelay, now());
+      const rolled = await rollOrgKey(db, request.consoleSession!.orgId, request.params.keyId, (request.body as Form).expiresIn as RollDelay, actorOf(request), now());
       return shownOnce(request, rolled.key, `Key ${rolled.name ?? rolled.prefix} rolled; the old one expires ${when(rolled.oldExpiresAt)}`);
     }),
   );
@@ -119,7 +128,7 @@ ${csrfField(s.csrfToken)}
       // By id only: the console names keys exactly (the CLI's prefix shortcut is not needed here).
       const listed = (await listOrgKeys(db, request.consoleSession!.orgId)).find((k) => k.id === request.params.keyId);
       if (!listed) throw new ApiError('not_found', 'No such key in this organization.');
-      const k = await revokeOrgKey(db, request.consoleSession!.orgId, listed.id, now());
+      const k = await revokeOrgKey(db, request.consoleSession!.orgId, listed.id, actorOf(request), now());
       return notice(`Key ${k.name ?? k.prefix} revoked: clients using it get 401 within 5 seconds.`, 'ok');
     }),
   );

@@ -5,7 +5,7 @@ import {
   changeMemberRole, changePassword, inviteMember, listInvitations, listMembers, MEMBER_ROLES, removeMember, requiresTwoFactor, setRequireTwoFactor,
 } from '../../domain/members.js';
 import { csrfField, html, notice, page, type Safe } from '../html.js';
-import { clearSessionCookie, requireRole, type ConsoleDeps, type Form } from '../plugins.js';
+import { actorOf, clearSessionCookie, requireRole, type ConsoleDeps, type Form } from '../plugins.js';
 import { navFor } from './nav.js';
 
 /** Where an invitation's link points: the service's public address when set, else this request's host. */
@@ -79,7 +79,7 @@ ${csrfField(s.csrfToken)}
   scope.post('/members/invite', owner, async (request, reply) =>
     outcome(request, reply, async () => {
       const form = request.body as Form;
-      const inv = await inviteMember(db, request.consoleSession!.orgId, { email: form.email, role: form.role }, now());
+      const inv = await inviteMember(db, request.consoleSession!.orgId, { email: form.email, role: form.role }, actorOf(request), now());
       const url = invitationUrl(request, deps.publicBaseUrl, inv.token);
       return html`<div class="notice ok" role="status"><p>Invitation for ${inv.email} (${inv.role}) created. Send them this link; it works once, until ${inv.expiresAt.slice(0, 16).replace('T', ' ')} UTC, and is shown only now:</p>
 <code class="secret" id="invitation-link">${url}</code> <button type="button" class="secondary" data-copy="invitation-link" hidden>Copy link</button></div>`;
@@ -88,14 +88,14 @@ ${csrfField(s.csrfToken)}
 
   scope.post<{ Params: { memberId: string } }>('/members/:memberId/role', owner, async (request, reply) =>
     outcome(request, reply, async () => {
-      const m = await changeMemberRole(db, request.consoleSession!.orgId, request.params.memberId, (request.body as Form).role);
+      const m = await changeMemberRole(db, request.consoleSession!.orgId, request.params.memberId, (request.body as Form).role, actorOf(request), now());
       return notice(`${m.email} is now ${m.role}.`, 'ok');
     }),
   );
 
   scope.post<{ Params: { memberId: string } }>('/members/:memberId/remove', owner, async (request, reply) =>
     outcome(request, reply, async () => {
-      const m = await removeMember(db, request.consoleSession!.orgId, request.params.memberId);
+      const m = await removeMember(db, request.consoleSession!.orgId, request.params.memberId, actorOf(request), now());
       return notice(`${m.email} was removed; their sessions ended.`, 'ok');
     }),
   );
@@ -103,7 +103,7 @@ ${csrfField(s.csrfToken)}
   scope.post('/members/two-factor', owner, async (request, reply) =>
     outcome(request, reply, async () => {
       const on = (request.body as Form).required === 'true';
-      await setRequireTwoFactor(db, request.consoleSession!.orgId, on);
+      await setRequireTwoFactor(db, request.consoleSession!.orgId, on, actorOf(request), now());
       return notice(on ? 'Two-factor authentication is now required for every member.' : 'Two-factor authentication is now optional.', 'ok');
     }),
   );
@@ -130,7 +130,7 @@ ${csrfField(s.csrfToken)}
   scope.post('/account/password', { preHandler: requireRole(), schema: { hide: true } }, async (request, reply) => {
     const form = request.body as Form;
     try {
-      await changePassword(db, request.consoleSession!, { current: form.current, next: form.next });
+      await changePassword(db, request.consoleSession!, { current: form.current, next: form.next }, actorOf(request), now());
     } catch (err) {
       if (err instanceof ApiError && err.statusCode < 500) return accountPage(request, reply, err.statusCode, notice(err.message));
       throw err;

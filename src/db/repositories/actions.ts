@@ -62,16 +62,21 @@ export async function getAction(db: Queryable, orgId: string, id: string): Promi
 
 const lockQuery = sql(
   'actions.lock',
-  `SELECT id, start_date, status FROM actions WHERE org_id = $1 AND id = $2 FOR UPDATE`,
+  `SELECT id, title, description, start_date, end_date, status, subteam_id FROM actions WHERE org_id = $1 AND id = $2 FOR UPDATE`,
 );
 
+/** The action's own fields, its row locked until the end of the transaction. */
 export async function getActionForUpdate(
   db: Queryable,
   orgId: string,
   id: string,
-): Promise<{ id: string; startDate: string; status: ActionStatus } | null> {
-  const [r] = await db.query<{ id: string; start_date: Date; status: ActionStatus }>(lockQuery, [orgId, id]);
-  return r ? { id: r.id, startDate: iso(r.start_date), status: r.status } : null;
+): Promise<Omit<ActionRow, 'subteamName' | 'createdAt'> | null> {
+  const [r] = await db.query<{
+    id: string; title: string; description: string | null; start_date: Date; end_date: Date | null; status: ActionStatus; subteam_id: string | null;
+  }>(lockQuery, [orgId, id]);
+  return r
+    ? { id: r.id, title: r.title, description: r.description, startDate: iso(r.start_date), endDate: isoOrNull(r.end_date), status: r.status, subteamId: r.subteam_id }
+    : null;
 }
 
 export interface NewAction {

@@ -6,6 +6,8 @@ export type KeyScope = 'read_write' | 'read';
 /** What authentication needs to know about a presented key, in one indexed lookup. */
 export interface KeyPrincipal {
   keyId: string;
+  /** The key's display prefix (not secret): how the audit log names a key (src/domain/audit.ts). */
+  prefix: string;
   orgId: string;
   /** Revoked, or past its expiry: refused alike (CONTRACT.md section 7). */
   revoked: boolean;
@@ -17,7 +19,7 @@ export interface KeyPrincipal {
 
 const byHash = sql(
   'api_keys.by_hash',
-  `SELECT k.id, k.org_id, (k.revoked_at IS NOT NULL OR k.expires_at <= now()) IS TRUE AS revoked,
+  `SELECT k.id, k.prefix, k.org_id, (k.revoked_at IS NOT NULL OR k.expires_at <= now()) IS TRUE AS revoked,
           o.deleted_at IS NOT NULL AS org_deleted, p.rest_api, p.rate_limit_per_minute, k.scope
      FROM api_keys k
      JOIN organizations o ON o.id = k.org_id
@@ -27,11 +29,12 @@ const byHash = sql(
 
 export async function findKeyByHash(db: Queryable, hash: Buffer): Promise<KeyPrincipal | null> {
   const [r] = await db.query<{
-    id: string; org_id: string; revoked: boolean; org_deleted: boolean; rest_api: boolean; rate_limit_per_minute: number; scope: KeyScope;
+    id: string; prefix: string; org_id: string; revoked: boolean; org_deleted: boolean; rest_api: boolean; rate_limit_per_minute: number; scope: KeyScope;
   }>(byHash, [hash]);
   if (!r) return null;
   return {
     keyId: r.id,
+    prefix: r.prefix,
     orgId: r.org_id,
     revoked: r.revoked,
     orgDeleted: r.org_deleted,

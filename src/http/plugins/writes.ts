@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { DatabaseExecutor, Queryable } from '../../db/executor.js';
+import type { Actor } from '../../domain/audit.js';
 import { checkIdempotencyKey, once } from '../../domain/idempotency.js';
 import { ApiError } from '../../contract/errors.js';
 import { ALIAS_PREFIX, API_PREFIX } from '../openapi.js';
@@ -10,6 +11,12 @@ export async function requireJsonObject(request: FastifyRequest) {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     throw new ApiError('invalid_json', 'The body must be a JSON object.');
   }
+}
+
+/** Who makes a change through the public API: the request's key, by its display prefix, from the client's address. */
+export function keyActor(request: FastifyRequest): Actor {
+  const { keyId, prefix } = request.principal;
+  return { kind: 'key', keyId, prefix, address: request.ip };
 }
 
 /** The request path as the idempotency fingerprint sees it: without the /api alias prefix or the query. */

@@ -1,5 +1,5 @@
 import { createAction } from '../../../domain/actions.js';
-import { createOnce, requireJsonObject } from '../../plugins/writes.js';
+import { createOnce, keyActor, requireJsonObject } from '../../plugins/writes.js';
 import { ActionIdSchema, CreateActionBodySchema } from '../../../contract/schemas/actions.js';
 import { IdempotencyHeadersSchema, NoQuerySchema } from '../../../contract/schemas/common.js';
 import { responses } from '../../../contract/schemas/responses.js';
@@ -26,6 +26,6 @@ export function registerCreateAction(app: App, { db, now }: RouteDeps) {
         }),
       },
     },
-    async (request, reply) => createOnce(db, request, reply, (tx) => createAction(tx, request.principal.orgId, request.body, now())),
+    async (request, reply) => createOnce(db, request, reply, (tx) => createAction(tx, request.principal.orgId, request.body, keyActor(request), now())),
   );
 }

@@ -1,5 +1,5 @@
 import { editAction } from '../../../domain/actions.js';
-import { requireJsonObject } from '../../plugins/writes.js';
+import { keyActor, requireJsonObject } from '../../plugins/writes.js';
 import { ActionIdParamsSchema, ActionIdSchema, UpdateActionBodySchema } from '../../../contract/schemas/actions.js';
 import { NoQuerySchema } from '../../../contract/schemas/common.js';
 import { responses } from '../../../contract/schemas/responses.js';
@@ -25,6 +25,6 @@ export function registerUpdateAction(app: App, { db, now }: RouteDeps) {
         }),
       },
     },
-    async (request) => db.transaction((tx) => editAction(tx, request.principal.orgId, request.params.id, request.body, now())),
+    async (request) => db.transaction((tx) => editAction(tx, request.principal.orgId, request.params.id, request.body, keyActor(request), now())),
   );
 }

@@ -1,5 +1,5 @@
 import { createTeam } from '../../../domain/teams.js';
-import { createOnce, requireJsonObject } from '../../plugins/writes.js';
+import { createOnce, keyActor, requireJsonObject } from '../../plugins/writes.js';
 import { IdempotencyHeadersSchema, NoQuerySchema } from '../../../contract/schemas/common.js';
 import { responses } from '../../../contract/schemas/responses.js';
 import { CreatedTeamSchema, CreateTeamBodySchema } from '../../../contract/schemas/teams.js';
@@ -26,6 +26,6 @@ export function registerCreateTeam(app: App, { db, now }: RouteDeps) {
         }),
       },
     },
-    async (request, reply) => createOnce(db, request, reply, (tx) => createTeam(tx, request.principal.orgId, request.body.name, now())),
+    async (request, reply) => createOnce(db, request, reply, (tx) => createTeam(tx, request.principal.orgId, request.body.name, keyActor(request), now())),
   );
 }

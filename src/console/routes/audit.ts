@@ -1,0 +1,54 @@
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../../contract/errors.js';
+import { AUDIT_ACTIONS } from '../../contract/schemas/admin-audit.js';
+import type { DatabaseExecutor } from '../../domain/database.js';
+import { listAuditEvents } from '../../domain/audit.js';
+import { html, page } from '../html.js';
+import { requireRole, type ConsoleDeps } from '../plugins.js';
+import { navFor } from './nav.js';
+
+const KINDS = ['member', 'operator', 'key'] as const;
+
+/**
+ * The audit log page (CONTRACT.md section 11): every change to the organization, by a member, the
+ * operator or a key; filterable by actor kind and action; never a secret, key or comment (the log
+ * holds none).
+ */
+export function registerAuditPage(scope: FastifyInstance, deps: ConsoleDeps & { db: DatabaseExecutor }) {
+  scope.get<{ Querystring: Record<string, string | string[]> }>('/audit', { preHandler: requireRole(), schema: { hide: true } }, async (request, reply) => {
+    const s = request.consoleSession!;
+    const one = (name: string) => {
+      const v = request.query[name];
+      if (Array.isArray(v)) throw new ApiError('invalid_request', `The filter '${name}' is given more than once.`);
+      return v === '' ? undefined : v;
+    };
+    const actorKind = one('actor');
+    const action = one('action');
+    const cursor = one('cursor');
+    if (actorKind !== undefined && !KINDS.includes(actorKind as (typeof KINDS)[number])) throw new ApiError('invalid_request', 'The actor filter must be member, operator or key.');
+    if (action !== undefined && !AUDIT_ACTIONS.includes(action as (typeof AUDIT_ACTIONS)[number])) throw new ApiError('invalid_request', 'Unknown action filter.');
+    const log = await listAuditEvents(deps.db, s.orgId, { limit: 50, cursor, actorKind: actorKind as (typeof KINDS)[number] | undefined, action });
+    const next = log.nextCursor ? `/console/audit?${new URLSearchParams({ ...(actorKind ? { actor: actorKind } : {}), ...(action ? { action } : {}), cursor: log.nextCursor })}` : null;
+    const detail = (d: Record<string, unknown>) => Object.entries(d).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join(', ');
+    return reply.type('text/html; charset=utf-8').send(
+      page({
+        title: 'Audit log',
+        nav: navFor(s, '/console/audit'),
+        body: html`<h1>Audit log</h1>
+<form method="get" action="/console/audit" class="filters">
+<label for="f-actor">Actor</label> <select name="actor" id="f-actor"><option value="">any</option>${KINDS.map((k) => html`<option value="${k}"${k === actorKind ? html` selected` : ''}>${k}</option>`)}</select>
+<label for="f-action">Action</label> <select name="action" id="f-action"><option value="">any</option>${AUDIT_ACTIONS.map((a) => html`<option value="${a}"${a === action ? html` selected` : ''}>${a}</option>`)}</select>
+<button type="submit" class="secondary">Filter</button>
+</form>
+${log.items.length === 0
+  ? html`<p>No changes recorded${actorKind || action ? ' with these filters' : ''}.</p>`
+  : html`<table>
+<caption>Changes to ${s.orgName}, newest first</caption>
+<thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">On</th><th scope="col">From</th><th scope="col">Details</th></tr></thead>
+<tbody>${log.items.map((e) => html`<tr><td>${e.createdAt.replace('T', ' ').slice(0, 19)} UTC</td><td>${e.actor.kind === 'operator' ? 'operator' : `${e.actor.label} (${e.actor.kind})`}</td><td>${e.action}</td><td>${e.target.kind}${e.target.id ? ` ${e.target.id}` : ''}</td><td>${e.address ?? '-'}</td><td>${detail(e.details)}</td></tr>`)}</tbody>
+</table>`}
+${next ? html`<p><a href="${next}">Older changes</a></p>` : ''}`,
+      }),
+    );
+  });
+}

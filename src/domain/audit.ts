@@ -1,0 +1,112 @@
+import type { Queryable } from '../db/executor.js';
+import { insertAuditEvent, listAuditEvents as listRows, type AuditActorKind, type AuditRow } from '../db/repositories/audit.js';
+import type { AuditAction, AuditEvent, AuditEventList } from '../contract/schemas/admin-audit.js';
+import { newId } from './ids.js';
+import { decodeKeysetCursor, encodeKeysetCursor } from './pulses.js';
+
+/**
+ * Who makes a change (CONTRACT.md sections 10 and 11). Every domain operation that changes an
+ * organization's data takes one (required, like `now`) and writes its audit row with
+ * `recordAudit`, in the transaction of the change: a change that rolls back leaves no row, and
+ * the console, the operator API and the public API read one log.
+ *
+ * - operator: the operator API (its TCP listener, its Unix socket, the CLI in-process);
+ * - key: an API key of the organization (the public API), named by its display prefix;
+ * - member: a person signed in to the console, named by their email.
+ *
+ * `address` is the client's address as the face sees it (request.ip, so TRUST_PROXY decides).
+ */
+export type Actor =
+  | { kind: 'operator'; address?: string | null }
+  | { kind: 'key'; keyId: string; prefix: string; address?: string | null }
+  | { kind: 'member'; memberId: string; email: string; address?: string | null };
+
+/** The operator, from `address` (none over the Unix socket). */
+export const operatorActor = (address?: string | null): Actor => ({ kind: 'operator', address: address ?? null });
+
+/** What an audit row says was done, and to what. `details` holds small facts, never a secret. */
+export interface AuditChange {
+  action: AuditAction;
+  target: { kind: string; id: string | null };
+  details?: Record<string, unknown>;
+}
+
+/**
+ * Names no detail may have: a secret, key, hash, password, token or comment never enters the
+ * log. A guard against a mistake in this code, not a filter of input: an operation that passes one
+ * is a bug and fails (its change rolls back with it).
+ */
+const FORBIDDEN_DETAIL = /secret|password|hash|token|comment|^key$/i;
+
+function who(actor: Actor): { kind: AuditActorKind; id: string | null; label: string } {
+  switch (actor.kind) {
+    case 'operator':
+      return { kind: 'operator', id: null, label: 'operator' };
+    case 'key':
+      return { kind: 'key', id: actor.keyId, label: actor.prefix };
+    case 'member':
+      return { kind: 'member', id: actor.memberId, label: actor.email };
+  }
+}
+
+/** An address as stored: what the face saw, bounded; none when there was none. */
+const addressOf = (actor: Actor): string | null => {
+  const a = actor.address;
+  return typeof a === 'string' && a.length > 0 && a.length <= 64 ? a : null;
+};
+
+/**
+ * Writes the audit row of a change. `tx` must be the transaction of the change itself, so that
+ * the row exists exactly when the change does.
+ */
+export async function recordAudit(tx: Queryable, orgId: string, actor: Actor, change: AuditChange, now: Date): Promise<void> {
+  const details = change.details ?? {};
+  for (const name of Object.keys(details)) {
+    if (FORBIDDEN_DETAIL.test(name)) throw new Error(`audit detail ${JSON.stringify(name)} of ${change.action} may hold a secret or a comment`);
+  }
+  const by = who(actor);
+  await insertAuditEvent(tx, orgId, {
+    id: newId('aud'),
+    createdAt: new Date(Math.floor(now.getTime())).toISOString(),
+    actorKind: by.kind,
+    actorId: by.id,
+    actorLabel: by.label,
+    action: change.action,
+    targetKind: change.target.kind,
+    targetId: change.target.id,
+    address: addressOf(actor),
+    details,
+  });
+}
+
+const toItem = (r: AuditRow): AuditEvent => ({
+  id: r.id,
+  createdAt: r.createdAt,
+  actor: { kind: r.actorKind, id: r.actorId, label: r.actorLabel },
+  action: r.action,
+  target: { kind: r.targetKind, id: r.targetId },
+  address: r.address,
+  details: r.details,
+});
+
+export const DEFAULT_AUDIT_LIMIT = 50;
+
+/**
+ * `GET /admin/v1/organizations/{orgId}/audit-events` and `climate-pulse audit`: the organization's
+ * audit log, newest first by (createdAt, id), a page at a time. The cursor is `createdAt|id` of the
+ * last item, as GET /pulses's. Deleted organizations too (a soft delete keeps the log); an unknown
+ * one has an empty log (the route checks that it exists).
+ */
+export async function listAuditEvents(
+  db: Queryable,
+  orgId: string,
+  q: { limit?: number; cursor?: string; actorKind?: AuditActorKind; action?: string },
+): Promise<AuditEventList> {
+  const limit = q.limit ?? DEFAULT_AUDIT_LIMIT;
+  const after = q.cursor !== undefined ? decodeKeysetCursor(q.cursor, 'this audit log') : undefined;
+  // One extra row tells whether another page exists, so nextCursor is never a dead end.
+  const rows = await listRows(db, orgId, { actorKind: q.actorKind, action: q.action, after, limit: limit + 1 });
+  const items = rows.slice(0, limit).map(toItem);
+  const last = items[items.length - 1];
+  return { items, nextCursor: rows.length > limit ? encodeKeysetCursor({ createdAt: last.createdAt, id: last.id }) : null };
+}
