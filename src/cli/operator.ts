@@ -104,6 +104,13 @@ export async function runningServerSocket(config: Config): Promise<string | null
   return path && (await socketAnswers(path)) ? path : null;
 }
 
+/**
+ * The client address of the CLI's in-process requests (the operator on this host): what the audit
+ * log records for them, and for the one operation the CLI runs on the domain directly (import-pulses
+ * without a server). Over the socket there is no address.
+ */
+export const IN_PROCESS_ADDRESS = '127.0.0.1';
+
 export async function withOperator<T>(fn: (op: Operator) => Promise<T>): Promise<T> {
   const config = loadConfig();
   const socket = await runningServerSocket(config);
@@ -114,7 +121,7 @@ export async function withOperator<T>(fn: (op: Operator) => Promise<T>): Promise
       return await fn({
         via: 'direct',
         async call<R>(method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE', path: string, body?: unknown) {
-          const res = await app.inject({ method, url: path, ...(body === undefined ? {} : { payload: body as object }) });
+          const res = await app.inject({ method, url: path, remoteAddress: IN_PROCESS_ADDRESS, ...(body === undefined ? {} : { payload: body as object }) });
           if (res.statusCode >= 400) throw errorOf(res.statusCode, res.body);
           return res.json() as R;
         },

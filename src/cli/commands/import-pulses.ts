@@ -5,7 +5,7 @@ import { operatorActor } from '../../domain/audit.js';
 import { loadConfig } from '../../config.js';
 import { withDatabase } from '../db.js';
 import { CliError } from '../errors.js';
-import { importThroughSocket, RemoteImportFailed, runningServerSocket } from '../operator.js';
+import { importThroughSocket, IN_PROCESS_ADDRESS, RemoteImportFailed, runningServerSocket } from '../operator.js';
 
 function printSummary(s: ImportSummary) {
   for (const p of s.problems) console.error(p.line ? `line ${p.line}: ${p.message}` : p.message);
@@ -61,7 +61,7 @@ export function registerImportPulses(program: Command) {
         await withDatabase(async (db) => {
           const summary = await importPulses(db, {
             orgId: opts.org, file, format: opts.format, onError: opts.onError, progress, maxLineBytes: config.importMaxLineBytes,
-          }, operatorActor(), new Date()); // the operator on the host, as the operator API would record it
+          }, operatorActor(IN_PROCESS_ADDRESS), new Date()); // the operator on this host, as an in-process request of the operator API
           bar?.stop();
           printSummary(summary);
         });
