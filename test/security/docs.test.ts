@@ -45,6 +45,7 @@ const ROLES: Record<string, string> = {
   'csv-parse': 'CLI only: CSV import',
   fastify: 'HTTP server',
   ioredis: 'Redis (shared rate-limit counters)',
+  otpauth: 'console: two-factor codes (TOTP, RFC 6238)',
   pg: 'PostgreSQL driver',
   pino: 'logs',
   'prom-client': 'metrics',

@@ -1,0 +1,39 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCliDatabase, runCli } from '../helpers/cli.js';
+
+/**
+ * `climate-pulse orgs list` and `members invite|list|remove` (CONTRACT.md section 10): the operator
+ * API's other face, on the engine of this CI pass, without a running server.
+ */
+describe('climate-pulse members and orgs list', () => {
+  let cdb: Awaited<ReturnType<typeof createCliDatabase>>;
+  beforeAll(async () => {
+    cdb = await createCliDatabase();
+    expect((await runCli(['migrate'], cdb.env)).code).toBe(0);
+    expect((await runCli(['orgs', 'create', '--id', 'org_cli_m', '--name', 'CLI Members', '--plan', 'business'], cdb.env)).code).toBe(0);
+  }, 120_000);
+  afterAll(() => cdb?.close());
+
+  it('invites (printing the link once), lists, refuses a bad role, and lists organizations', async () => {
+    const inv = await runCli(['members', 'invite', '--org', 'org_cli_m', '--email', 'lead@cli.example.com', '--role', 'owner'], cdb.env);
+    expect(inv.code, inv.stderr).toBe(0);
+    expect(inv.stdout).toMatch(/^http:\/\/127\.0\.0\.1:3000\/console\/invitations\/[A-Za-z0-9_-]{32}\n$/);
+    expect(inv.stderr).toMatch(/^invited lead@cli\.example\.com as owner of org_cli_m; the link works once, until \d{4}-\d\d-\d\dT[\d:.]+Z, and is shown only now\.\n$/);
+    const bad = await runCli(['members', 'invite', '--org', 'org_cli_m', '--email', 'x@cli.example.com', '--role', 'root'], cdb.env);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain("argument 'root' is invalid");
+    const list = await runCli(['members', 'list', '--org', 'org_cli_m', '--json'], cdb.env);
+    expect(list.code, list.stderr).toBe(0);
+    expect(JSON.parse(list.stdout)).toEqual([]); // nobody has accepted yet
+    const orgs = await runCli(['orgs', 'list'], cdb.env);
+    expect(orgs.code, orgs.stderr).toBe(0);
+    expect(orgs.stdout.split('\n')[0]).toMatch(/^ID +NAME +PLAN +CREATED +DELETED$/);
+    expect(orgs.stdout).toMatch(/\norg_cli_m +CLI Members +business +\d{4}-\d\d-\d\dT[\d:.]+Z +-\n/);
+    const gone = await runCli(['members', 'remove', '--org', 'org_cli_m', 'mem_nobody'], cdb.env);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toBe('climate-pulse: No member "mem_nobody" in this organization.\n');
+    const audit = await runCli(['audit', '--org', 'org_cli_m', '--json'], cdb.env);
+    expect(audit.code, audit.stderr).toBe(0);
+    expect(audit.stdout.trim().split('\n').map((l) => JSON.parse(l).action)).toEqual(['member.invited', 'organization.created']);
+  }, 120_000);
+});
