@@ -44,7 +44,19 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
   const publicDrain = trackConnections(app.server);
   warnOfLooseLimits(config, app.log);
   const address = await app.listen({ port: config.port, host: config.host });
-  const admin = await startAdminListeners(config, db, app.log); // the operator API: never on the public port
+  // Every listener before any background job: a port that cannot be taken (EADDRINUSE) stops the
+  // start with the listeners already open closed, and no job left running on a pool about to end.
+  let admin: Awaited<ReturnType<typeof startAdminListeners>> | undefined;
+  let metrics: Awaited<ReturnType<typeof serveMetrics>> | undefined;
+  try {
+    admin = await startAdminListeners(config, db, app.log); // the operator API: never on the public port
+    metrics = config.metricsPort ? await serveMetrics(app, config.host, config.metricsPort) : undefined;
+  } catch (err) {
+    await admin?.close().catch(() => undefined);
+    await app.close().catch(() => undefined);
+    throw err;
+  }
+  const operator = admin;
   // Every process purges; the DELETE is idempotent, so several doing it at once is harmless.
   const purge = () =>
     purgeIdempotencyRecords(db, config.idempotencyRetentionHours).then(
@@ -66,8 +78,7 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
     log: app.log,
   });
   webhooks.start();
-  const metrics = config.metricsPort ? await serveMetrics(app, config.host, config.metricsPort) : undefined;
-  const drains = [publicDrain, ...admin.drains, ...(metrics ? [metrics.drain] : [])];
+  const drains = [publicDrain, ...operator.drains, ...(metrics ? [metrics.drain] : [])];
   let closing: Promise<void> | undefined;
   const close = () =>
     (closing ??= (async () => {
@@ -87,7 +98,7 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
       // No new connections; requests on open ones are served (answered with Connection: close).
       await Promise.all(drains.map((d) => d.stopListening()));
       const drainedMs = Date.now() - startedAt;
-      await admin.close();
+      await operator.close();
       await app.close(); // its onClose hooks: Redis, the key-usage flush
       await alertsStopped;
       await webhooks.close();
