@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import type { CreatedKey, KeyListing } from '../../contract/schemas/admin-keys.js';
 import { withOperator } from '../operator.js';
+import { printTable } from '../table.js';
 import { CliError } from '../errors.js';
 
 const org = (id: string) => `/admin/v1/organizations/${encodeURIComponent(id)}`;
@@ -63,8 +64,7 @@ export function registerKeys(program: Command) {
           ['ID', 'PREFIX', 'NAME', 'SCOPE', 'CREATED', 'EXPIRES', 'LAST USED', 'REVOKED'],
           ...rows.map((r) => [r.id, r.prefix, r.name ?? '-', r.scope, r.createdAt, r.expiresAt ?? 'never', r.lastUsedAt ?? 'never', r.revoked ? 'yes' : 'no']),
         ];
-        const widths = table[0].map((_, i) => Math.max(...table.map((row) => row[i].length)));
-        for (const row of table) console.log(row.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd());
+        printTable(table);
       });
     });
 

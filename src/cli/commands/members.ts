@@ -1,13 +1,10 @@
 import { Option, type Command } from 'commander';
 import type { CreatedInvitation, Member, MemberList } from '../../contract/schemas/admin-members.js';
 import { withOperator } from '../operator.js';
+import { printTable } from '../table.js';
 
 const org = (id: string) => `/admin/v1/organizations/${encodeURIComponent(id)}`;
 
-function printTable(rows: string[][]) {
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
-  for (const row of rows) console.log(row.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd());
-}
 
 /** `climate-pulse members invite|list|remove`: the console's members, through the operator API. */
 export function registerMembers(program: Command) {

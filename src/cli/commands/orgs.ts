@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { AdminOrg as OrgRecord, OrgList } from '../../contract/schemas/admin-orgs.js';
 import { withOperator } from '../operator.js';
+import { printTable } from '../table.js';
 import { CliError } from '../errors.js';
 
 const path = (id: string) => `/admin/v1/organizations/${encodeURIComponent(id)}`;
@@ -40,8 +41,7 @@ export function registerOrgs(program: Command) {
         }
         if (opts.json) return void console.log(JSON.stringify(all, null, 2));
         const rows = [['ID', 'NAME', 'PLAN', 'CREATED', 'DELETED'], ...all.map((o) => [o.id, o.name, o.plan, o.createdAt, o.deletedAt ?? '-'])];
-        const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-        for (const r of rows) console.log(r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd());
+        printTable(rows);
       });
     });
 

@@ -2,15 +2,12 @@ import type { Command } from 'commander';
 import type { Delivery as DeliveryListing, Endpoint as EndpointView } from '../../contract/schemas/admin-webhooks.js';
 import { parseEventTypes, WEBHOOK_EVENT_TYPES } from '../../domain/webhooks.js';
 import { withOperator } from '../operator.js';
+import { printTable } from '../table.js';
 import { CliError } from '../errors.js';
 
 const org = (id: string) => `/admin/v1/organizations/${encodeURIComponent(id)}`;
 const endpoint = (id: string) => `/admin/v1/webhook-endpoints/${encodeURIComponent(id)}`;
 
-function printTable(rows: string[][]) {
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((row) => row[i].length)));
-  for (const row of rows) console.log(row.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd());
-}
 
 export function registerWebhooks(program: Command) {
   const webhooks = program.command('webhooks').description("manage an organization's webhook endpoints and deliveries");
