@@ -157,6 +157,26 @@ describe('console over HTTP', () => {
     expect(replay.headers.location).toBe('/console/sign-in');
   });
 
+  it('50 concurrent sign-ins with wrong passwords for one account: every answer the same 401, and then the right password is refused too until the window passes', async () => {
+    await join('org_two', 'target@two.example.com', 'admin');
+    const page = await new Client('198.51.100.50').get('/console/sign-in');
+    const token = /name="_csrf" value="([^"]+)"/.exec(page.body)![1];
+    const cookie = `cp_form=${token}`;
+    const attempt = (ip: string, password: string) =>
+      t.app.inject({
+        method: 'POST', url: '/console/sign-in', remoteAddress: ip,
+        payload: new URLSearchParams({ _csrf: token, email: 'target@two.example.com', password }).toString(),
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin' },
+      });
+    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => attempt(`198.51.100.${100 + i}`, `wrong guess ${i}`)));
+    expect(new Set(answers.map((r) => r.statusCode))).toEqual(new Set([401]));
+    expect(new Set(answers.map((r) => r.body.replace(/value="[^"]*"/g, ''))).size).toBe(1);
+    expect(answers[0].body).toContain('After 10 failed attempts, signing in pauses for 15 minutes.');
+    const right = await attempt('198.51.100.200', PASSWORD);
+    expect(right.statusCode).toBe(401);
+    expect(right.headers['set-cookie'] ?? '').not.toContain('cp_session=');
+  });
+
   it('a wrong password and an unknown email get the same page and status', async () => {
     const a = await new Client('192.0.2.77').submit('/console/sign-in', '/console/sign-in', { email: 'owner@one.example.com', password: 'not the password' });
     const b = await new Client('192.0.2.78').submit('/console/sign-in', '/console/sign-in', { email: 'nobody@one.example.com', password: 'not the password' });
