@@ -5,7 +5,7 @@ import type { Queryable } from '../domain/database.js';
 import { memberActor, resolveSession, SESSION_MAX_MS, type ConsoleSession, type MemberRole } from '../domain/members.js';
 import type { Actor } from '../domain/audit.js';
 import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
-import { html, notice, page } from './html.js';
+import { html, notice, page, type Safe } from './html.js';
 
 /**
  * The console's own plugins, in one file (docs/architecture.md): its headers and CSP, the form
@@ -167,6 +167,23 @@ export function requireRole(...roles: MemberRole[]) {
     if (s.stage === 'enroll') return reply.redirect('/console/two-factor/enroll', 303);
     if (roles.length > 0 && !roles.includes(s.member.role)) {
       return refusalPage(reply, 403, 'Not allowed', `Your role (${s.member.role}) cannot do this; ask an owner.`);
+    }
+  };
+}
+
+type PageRenderer = (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) => Promise<unknown>;
+
+/**
+ * The answer to a console change: its page again, with what happened or with the domain's refusal
+ * (the API's own message) and the refusal's status. Anything else is the error handler's 500.
+ */
+export function changeOutcome(render: PageRenderer) {
+  return async (request: FastifyRequest, reply: FastifyReply, work: () => Promise<Safe>) => {
+    try {
+      return await render(request, reply, 200, await work());
+    } catch (err) {
+      if (err instanceof ApiError && err.statusCode < 500) return render(request, reply, err.statusCode, notice(err.message));
+      throw err;
     }
   };
 }

@@ -5,7 +5,7 @@ import { createOrgKey, listOrgKeys, revokeOrgKey, rollOrgKey, ROLL_DELAYS, type 
 import type { KeyListing } from '../../contract/schemas/admin-keys.js';
 import { listAuditEvents } from '../../domain/audit.js';
 import { csrfField, html, notice, page, type Safe } from '../html.js';
-import { actorOf, requireRole, type ConsoleDeps, type Form } from '../plugins.js';
+import { actorOf, changeOutcome, requireRole, type ConsoleDeps, type Form } from '../plugins.js';
 import { navFor } from './nav.js';
 
 const when = (iso: string | null, none = 'never') => (iso ? `${iso.slice(0, 16).replace('T', ' ')} UTC` : none);
@@ -93,14 +93,7 @@ ${csrfField(s.csrfToken)}
 </section>`;
   };
 
-  const outcome = async (request: FastifyRequest, reply: FastifyReply, work: () => Promise<Safe>) => {
-    try {
-      return await keysPage(request, reply, 200, await work());
-    } catch (err) {
-      if (err instanceof ApiError && err.statusCode < 500) return keysPage(request, reply, err.statusCode, notice(err.message));
-      throw err;
-    }
-  };
+  const outcome = changeOutcome(keysPage);
 
   scope.get('/keys', { preHandler: requireRole(), schema: { hide: true } }, async (request, reply) => keysPage(request, reply, 200));
 

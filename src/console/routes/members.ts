@@ -5,7 +5,7 @@ import {
   changeMemberRole, changePassword, inviteMember, listInvitations, listMembers, MEMBER_ROLES, removeMember, requiresTwoFactor, setRequireTwoFactor,
 } from '../../domain/members.js';
 import { csrfField, html, notice, page, type Safe } from '../html.js';
-import { actorOf, clearSessionCookie, requireRole, type ConsoleDeps, type Form } from '../plugins.js';
+import { actorOf, changeOutcome, clearSessionCookie, requireRole, type ConsoleDeps, type Form } from '../plugins.js';
 import { navFor } from './nav.js';
 
 /** Where an invitation's link points: the service's public address when set, else this request's host. */
@@ -65,14 +65,7 @@ ${csrfField(s.csrfToken)}
 </form>`, request, '/console/members');
   };
 
-  const outcome = async (request: FastifyRequest, reply: FastifyReply, work: () => Promise<Safe>) => {
-    try {
-      return await membersPage(request, reply, 200, await work());
-    } catch (err) {
-      if (err instanceof ApiError && err.statusCode < 500) return membersPage(request, reply, err.statusCode, notice(err.message));
-      throw err;
-    }
-  };
+  const outcome = changeOutcome(membersPage);
 
   scope.get('/members', owner, async (request, reply) => membersPage(request, reply, 200));
 
