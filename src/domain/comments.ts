@@ -2,11 +2,14 @@ import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes }
 import type { DatabaseExecutor, Queryable } from '../db/executor.js';
 import {
   countInFrozenWeeks,
+  hiddenComments,
+  lockAgainstReleases,
   lockReleases,
   readAnswer,
   releaseDue,
   releaseLatePools,
   releaseNewWeeks,
+  setReleasedCommentHidden,
   weeksToRelease,
   weeksWithLatePools,
   type OrderKey,
@@ -14,6 +17,8 @@ import {
 } from '../db/repositories/comments.js';
 import { ApiError, invalid } from '../contract/errors.js';
 import type { CommentList, CommentListQuery } from '../contract/schemas/comments.js';
+import { recordAudit, type Actor } from './audit.js';
+import { requireLiveOrg } from './orgs.js';
 import { MINIMUM_SAMPLE } from './stats.js';
 import { DAY_MS, parseDate, startOfIsoWeek as mondayOf, startOfUtcDay, WEEK_MS, ymd } from './time.js';
 
@@ -158,6 +163,7 @@ const sundayOf = (week: Date): string => {
   return sunday.getUTCFullYear() > 9999 ? LAST_DAY : ymd(sunday);
 };
 
+/** GET /comments (CONTRACT.md section 5): one page of released comments. */
 export async function listCommentPage(
   db: DatabaseExecutor,
   orgId: string,
@@ -165,6 +171,36 @@ export async function listCommentPage(
   releases: CommentReleases,
   now: Date,
 ): Promise<CommentList> {
+  return (await answerComments(db, orgId, q, releases, now)).list;
+}
+
+/**
+ * The console's comments page: exactly GET /comments' answer (the same call, so the same cells,
+ * freezing, order and `suppressed`), with each comment's handle beside it, and the comments
+ * hidden in the covered weeks (of the same group), which an admin can show again.
+ */
+export async function listCommentPageWithHandles(
+  db: DatabaseExecutor,
+  orgId: string,
+  q: CommentListQuery,
+  releases: CommentReleases,
+  now: Date,
+): Promise<{ list: CommentList; handles: string[]; hidden: { comment: string; handle: string }[] }> {
+  const { list, handles, covered } = await answerComments(db, orgId, q, releases, now);
+  const hidden = covered ? await hiddenComments(db, orgId, { ...covered, limit: HIDDEN_LIST_LIMIT }) : [];
+  return { list, handles, hidden: hidden.map((h) => ({ comment: h.comment, handle: commentHandle(h) })) };
+}
+
+/** The console lists at most this many hidden comments of a range (newest weeks first). */
+const HIDDEN_LIST_LIMIT = 200;
+
+async function answerComments(
+  db: DatabaseExecutor,
+  orgId: string,
+  q: CommentListQuery,
+  releases: CommentReleases,
+  now: Date,
+): Promise<{ list: CommentList; handles: string[]; covered: { from: WeekDate; to: WeekDate; cell?: string } | null }> {
   const limit = q.limit ?? 20;
   const cursor = q.cursor !== undefined ? releases.open(orgId, q.cursor) : undefined;
   // A later page keeps the range of the first, even across midnight; filters given again must agree.
@@ -187,7 +223,7 @@ export async function listCommentPage(
   const lastReleased = new Date(Math.min(lastWeek.getTime(), releases.lastReleasableWeek(now).getTime()));
   const envelope = { minimumSample: MINIMUM_SAMPLE, from: ymd(firstWeek), to: sundayOf(lastWeek) };
   if (lastReleased < firstWeek) {
-    return { items: [], ...envelope, nextCursor: null, suppressed: false, releasedThrough: null };
+    return { list: { items: [], ...envelope, nextCursor: null, suppressed: false, releasedThrough: null }, handles: [], covered: null };
   }
   const weeks = { from: ymd(firstWeek), to: ymd(lastReleased) };
   const cell = team !== undefined ? `team:${team}` : undefined;
@@ -200,7 +236,7 @@ export async function listCommentPage(
   const { rows, withheld: suppressed } = answer;
   const page = rows.slice(0, limit);
   const last = page[page.length - 1];
-  return {
+  const list = {
     items: page.map((r) => ({ comment: r.comment })),
     ...envelope,
     nextCursor:
@@ -208,4 +244,55 @@ export async function listCommentPage(
     suppressed,
     releasedThrough: sundayOf(lastReleased),
   };
+  return { list, handles: page.map(commentHandle), covered: { ...weeks, cell } };
+}
+
+/**
+ * A released comment's handle: its week (the Monday, as YYYYMMDD) and its place in that week, the
+ * keyed hash that orders the week (HMAC of the organization's order salt and the pulse id under a
+ * server secret). It names the comment to the console without naming its pulse: it is no pulse id,
+ * it differs between organizations (and for an organization erased and made again), and nothing in
+ * the public API accepts it.
+ */
+export function commentHandle(c: { week: WeekDate; rank: Buffer }): string {
+  return `${c.week.replaceAll('-', '')}${c.rank.toString('base64url')}`;
+}
+
+const HANDLE = /^(\d{4})(\d\d)(\d\d)([A-Za-z0-9_-]{16,88})$/;
+
+function openHandle(handle: string): { week: WeekDate; rank: Buffer } | null {
+  const m = HANDLE.exec(handle);
+  if (!m) return null;
+  const week = `${m[1]}-${m[2]}-${m[3]}`;
+  const t = Date.parse(`${week}T00:00:00.000Z`);
+  if (Number.isNaN(t) || ymd(new Date(t)) !== week || new Date(t).getUTCDay() !== 1) return null;
+  return { week, rank: Buffer.from(m[4], 'base64url') };
+}
+
+/**
+ * Hides a released comment, or shows it again, by its handle (the console's only moderation,
+ * CONTRACT.md section 11). The comment leaves (or rejoins) every answer; no pulse's status, no
+ * count, no cell and no `suppressed` changes, so two answers differ only by that comment. The audit
+ * row names the handle, never a pulse.
+ */
+export async function setCommentHidden(
+  db: DatabaseExecutor,
+  orgId: string,
+  handle: string,
+  hidden: boolean,
+  actor: Actor,
+  now: Date,
+): Promise<{ handle: string; hidden: boolean; changed: boolean }> {
+  await requireLiveOrg(db, orgId);
+  const at = openHandle(handle);
+  const missing = () => new ApiError('not_found', 'No released comment of this organization has this handle.');
+  if (!at) throw missing();
+  return db.transaction(async (tx) => {
+    await lockAgainstReleases(tx, orgId);
+    const outcome = await setReleasedCommentHidden(tx, orgId, at, hidden);
+    if (outcome === 'missing') throw missing();
+    const changed = outcome === 'changed';
+    await recordAudit(tx, orgId, actor, { action: hidden ? 'comment.hidden' : 'comment.shown', target: { kind: 'comment', id: handle }, details: { changed } }, now);
+    return { handle, hidden, changed };
+  });
 }

@@ -58,7 +58,7 @@ const changeQuery = (up: boolean, frozen: boolean) =>
         WHERE org_id = $1 AND week = $4::date AND grp = $5
        RETURNING 1
      ), member AS (
-       UPDATE comment_release_members SET visible = released AND $3 = 'CLEAN'
+       UPDATE comment_release_members SET visible = released AND $3 = 'CLEAN' AND NOT hidden
         WHERE org_id = $1 AND pulse_id = $2
        RETURNING 1
      )`

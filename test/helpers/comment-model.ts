@@ -92,6 +92,14 @@ export class CommentModel {
     return this;
   }
 
+  /** Comments an admin hid in the console (by handle): they leave every answer, nothing else moves. */
+  readonly hidden = new Set<string>();
+
+  /** Whether the pulse's comment is in answers of its released cell: CLEAN, with a comment, not hidden. */
+  showsComment(id: string): boolean {
+    return hasComment(this.pulses.get(id)!) && !this.hidden.has(id);
+  }
+
   /** A change of moderation status (the moderation operation). */
   setStatus(id: string, status: 'CLEAN' | 'FLAGGED') {
     this.pulses.get(id)!.moderationStatus = status;
@@ -194,7 +202,7 @@ export class CommentModel {
         .filter(([id, f]) => {
           if (!f.cell || this.weekOf(id) !== w) return false;
           const c = fw.cells.get(f.cell)!;
-          return c.released && (cellName === undefined || c.name === cellName) && hasComment(this.pulses.get(id)!);
+          return c.released && (cellName === undefined || c.name === cellName) && this.showsComment(id);
         })
         .map(([id]) => id)
         .sort((a, b) => Buffer.compare(this.rank(a), this.rank(b)));
@@ -213,7 +221,7 @@ export class CommentModel {
     for (const id of ids) {
       const cell = this.cellOf(id)!;
       const key = `${ymd(cell.week)}/${cell.name}#${cell.batch}`;
-      if (!out.has(key)) out.set(key, { cell, commentIds: new Set(cell.members.filter((m) => hasComment(this.pulses.get(m)!))) });
+      if (!out.has(key)) out.set(key, { cell, commentIds: new Set(cell.members.filter((m) => this.showsComment(m))) });
     }
     return out;
   }

@@ -4,6 +4,7 @@ import { loadDataset, type Dataset } from '../../src/domain/dataset.js';
 import { deleteOrganization } from '../../src/domain/orgs.js';
 import { ingestPulses } from '../../src/domain/ingest.js';
 import { moderatePulse } from '../../src/domain/moderation.js';
+import { commentHandle, setCommentHidden } from '../../src/domain/comments.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { CommentModel, hasComment, mondayOf, ymd, type ModelCell, type ModelPulse } from '../helpers/comment-model.js';
 import { api } from '../helpers/openapi.js';
@@ -104,6 +105,14 @@ describe(`GET /comments under attack, with moderation, late pulses and a twin or
     models[org].setStatus(id, status);
   }
   const status = (org: string, id: string) => models[org].pulses.get(id)!.moderationStatus;
+  /** The console's hide (or show) of a released comment, by its handle, as an admin of `org` would. */
+  async function hide(org: string, id: string, hidden: boolean) {
+    const handle = commentHandle({ week: ymd(models[org].weekOf(id)), rank: models[org].rank(id) });
+    const r = await setCommentHidden(t.db, org, handle, hidden, operatorActor(), new Date());
+    expect(r.changed, `${hidden ? 'hiding' : 'showing'} ${id} in ${org}`).toBe(true);
+    if (hidden) models[org].hidden.add(id);
+    else models[org].hidden.delete(id);
+  }
 
   async function walk(key: string, from: string, to: string, team: string | undefined, limit: number): Promise<Walk> {
     const ids: string[] = [];
@@ -153,10 +162,12 @@ describe(`GET /comments under attack, with moderation, late pulses and a twin or
   it('answers are unions of released cells, late releases are whole new cells of 5, moderation tells nothing, the twin differs only by a comment', async () => {
     /** week + filter -> the comments the last answer gave for that week under that filter. */
     const lastGiven = new Map<string, { ids: Set<string>; frozen: boolean }>();
-    /** Pulses that were not CLEAN at some moment: their comments may leave and come back. */
+    /** Pulses that were not CLEAN (or whose comment was hidden) at some moment: their comments may leave and come back. */
     const everFlagged = new Set([...model.pulses.values()].filter((p) => p.moderationStatus !== 'CLEAN').map((p) => p.id));
     let twinMoves = 0;
     const twins: { x: string; y: string }[] = [];
+    const hides: { x: string; y: string }[] = [];
+    let hideMoves = 0;
     const teams = [...Object.keys(TEAMS), undefined, undefined, 't_unknown'];
     let requests = 0;
     let checked = 0;
@@ -183,7 +194,8 @@ describe(`GET /comments under attack, with moderation, late pulses and a twin or
       expect(twin.first, `${label} (twin)`).toMatchObject(env);
       const [a, b] = [new Set(got.ids), new Set(twin.ids)];
       for (const id of [...a].filter((x) => !b.has(x)).concat([...b].filter((x) => !a.has(x)))) {
-        expect(status(ORG, id), `${label}: ${id} differs between the twins`).not.toBe(status(TWIN, id));
+        const explained = status(ORG, id) !== status(TWIN, id) || models[ORG].hidden.has(id) !== models[TWIN].hidden.has(id);
+        expect(explained, `${label}: ${id} differs between the twins`).toBe(true);
       }
       // The order of the same pulses differs between the organizations.
       const common = got.ids.filter((id) => b.has(id));
@@ -204,7 +216,7 @@ describe(`GET /comments under attack, with moderation, late pulses and a twin or
         // A week that was not frozen (no CLEAN pulse yet) when last answered may be released whole now.
         if (before?.frozen) {
           for (const id of before.ids) if (!now.has(id)) {
-            expect(hasComment(model.pulses.get(id)!), `${label}: ${k} lost ${id}, which is CLEAN`).toBe(false);
+            expect(model.showsComment(id), `${label}: ${k} lost ${id}, which is CLEAN and not hidden`).toBe(false);
             removedSeen++;
           }
           const known = new Set(model.cellsOf(before.ids).keys());
@@ -277,7 +289,7 @@ describe(`GET /comments under attack, with moderation, late pulses and a twin or
       for (const cell of new Set(released.map((id) => model.cellOf(id)!))) {
         if (twins.length > 2 * round + 2 || rnd() < 0.7) continue;
         const members = cell.members.filter((id) => status(ORG, id) === 'CLEAN' && status(TWIN, id) === 'CLEAN' && !twins.some((x) => x.x === id || x.y === id));
-        const x = members.find((id) => hasComment(model.pulses.get(id)!));
+        const x = members.find((id) => models[ORG].showsComment(id) && models[TWIN].showsComment(id));
         const y = members.find((id) => !model.pulses.get(id)!.comment);
         if (!x || !y) continue;
         await moderate(ORG, x, 'FLAGGED');
@@ -285,6 +297,26 @@ describe(`GET /comments under attack, with moderation, late pulses and a twin or
         everFlagged.add(x).add(y);
         twins.push({ x, y });
         twinMoves++;
+      }
+      // Hide twin moves (the console's only moderation): one organization hides the comment of one
+      // pulse of a released cell, the other the comment of another pulse of the same cell. The answers
+      // may differ by those two comments only: GET /pulses, the statistics and `suppressed` stay alike.
+      for (const cell of new Set(released.map((id) => model.cellOf(id)!))) {
+        if (hides.length > round + 1 || rnd() < 0.6) continue;
+        const taken = (id: string) => twins.some((x) => x.x === id || x.y === id) || hides.some((x) => x.x === id || x.y === id);
+        const shown = cell.members.filter((id) => models[ORG].showsComment(id) && models[TWIN].showsComment(id) && !taken(id));
+        if (shown.length < 2) continue;
+        const [x, y] = [shown[0], shown[1 + int(0, shown.length - 2)]];
+        await hide(ORG, x, true);
+        await hide(TWIN, y, true);
+        everFlagged.add(x).add(y);
+        hides.push({ x, y });
+        hideMoves++;
+      }
+      if (round >= 2 && hides.length > 0 && rnd() < 0.7) {
+        const { x, y } = hides.shift()!;
+        await hide(ORG, x, false);
+        await hide(TWIN, y, false);
       }
       // Some twin moves are undone: both come back.
       if (round >= 3 && twins.length > 0) {
@@ -355,6 +387,7 @@ describe(`GET /comments under attack, with moderation, late pulses and a twin or
     expect(lateCellsSeen).toBeGreaterThan(0);
     expect(removedSeen).toBeGreaterThan(0);
     expect(twinMoves).toBeGreaterThan(2);
+    expect(hideMoves).toBeGreaterThan(2);
     expect(watchedBeforeRelease).toBeGreaterThan(10);
     expect(guessesSent).toBeGreaterThan(60);
     expect(compared).toBeGreaterThan(20);

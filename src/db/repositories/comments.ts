@@ -330,3 +330,71 @@ export async function countInFrozenWeeks(db: Queryable, orgId: string, perWeek: 
   const rows = await db.query<{ week: Date | string }>(frozenWeeksOf, [orgId, [...perWeek.keys()]]);
   return rows.reduce((sum, r) => sum + (perWeek.get(day(r.week)) ?? 0), 0);
 }
+
+/**
+ * Hiding a released comment (the console, migration 0017): the comment leaves every answer, and
+ * nothing else moves (no status, no count, no cell). It is found by its week and rank, through the
+ * answer's own index while it is shown (`visible`) and through the hidden ones' index after. The
+ * pulse's status is read, never written: a shown-again comment is visible only while its pulse is
+ * CLEAN, as moderation after release says.
+ */
+const hideQuery = sql(
+  'comments.hide',
+  `UPDATE comment_release_members SET hidden = true, visible = false
+    WHERE org_id = $1 AND week = $2::date AND rank = $3 AND visible AND comment IS NOT NULL
+   RETURNING 1`,
+);
+const showQuery = sql(
+  'comments.show',
+  `UPDATE comment_release_members m SET hidden = false, visible = m.released AND p.moderation_status = 'CLEAN'
+     FROM pulses p
+    WHERE m.org_id = $1 AND m.week = $2::date AND m.rank = $3 AND m.hidden
+      AND p.org_id = m.org_id AND p.id = m.pulse_id
+   RETURNING 1`,
+);
+const hiddenOne = sql(
+  'comments.hidden_one',
+  `SELECT 1 FROM comment_release_members WHERE org_id = $1 AND week = $2::date AND rank = $3 AND hidden`,
+);
+const shownOne = sql(
+  'comments.shown_one',
+  `SELECT 1 FROM comment_release_members WHERE org_id = $1 AND week = $2::date AND rank = $3 AND visible AND comment IS NOT NULL`,
+);
+
+/**
+ * Hides (or shows again) the released comment at (week, rank). 'changed', 'unchanged' when it
+ * already was so, or 'missing' when no released comment of the organization is there.
+ */
+export async function setReleasedCommentHidden(
+  tx: Transaction,
+  orgId: string,
+  at: { week: WeekDate; rank: Buffer },
+  hidden: boolean,
+): Promise<'changed' | 'unchanged' | 'missing'> {
+  const params = [orgId, at.week, at.rank];
+  if ((await tx.query(hidden ? hideQuery : showQuery, params)).length === 1) return 'changed';
+  return (await tx.query(hidden ? hiddenOne : shownOne, params)).length === 1 ? 'unchanged' : 'missing';
+}
+
+function hiddenQuery(team: boolean) {
+  return sql(
+    `comments.hidden.${team ? 'cell' : 'org'}`,
+    `SELECT to_char(week, 'YYYY-MM-DD') AS week, rank, comment FROM comment_release_members
+      WHERE org_id = $1 AND hidden AND week >= $2 AND week <= $3${team ? ' AND cell = $5' : ''}
+      ORDER BY week DESC, rank LIMIT $4`,
+  );
+}
+const hiddenQueries = { org: hiddenQuery(false), cell: hiddenQuery(true) };
+
+/** The hidden comments of the weeks [from, to] (of one cell, or every one), in the answer's order. */
+export async function hiddenComments(
+  db: Queryable,
+  orgId: string,
+  f: { from: WeekDate; to: WeekDate; cell?: string; limit: number },
+): Promise<ReleasedComment[]> {
+  const rows = await db.query<{ week: string; rank: Uint8Array; comment: string }>(
+    f.cell !== undefined ? hiddenQueries.cell : hiddenQueries.org,
+    [orgId, f.from, f.to, f.limit, ...(f.cell !== undefined ? [f.cell] : [])],
+  );
+  return rows.map((r) => ({ week: r.week, rank: Buffer.from(r.rank), comment: r.comment }));
+}
