@@ -1,3 +1,6 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+
 /**
  * The console's only stylesheet and script, served from /console/assets/ (same origin, no inline
  * code, so the Content-Security-Policy needs no 'unsafe-inline'). Colours meet WCAG 2.2 AA contrast
@@ -36,7 +39,55 @@ td form { display: inline-flex; gap: 6px; align-items: center; margin: 0 4px 4px
 .secret { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; word-break: break-all; background: var(--soft); padding: 8px; border: 1px solid var(--line); display: block; }
 .muted { color: var(--muted); }
 code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; }
+.filters { display: flex; flex-wrap: wrap; align-items: end; gap: 8px 12px; margin: 12px 0; }
+.filters label { display: inline-grid; }
+figure.series { margin: 16px 0 24px; }
+figcaption { font-weight: 600; margin-bottom: 4px; }
+.chart { min-height: 240px; max-width: 100%; overflow: hidden; }
+details > summary { cursor: pointer; color: var(--accent); }
+.comments { list-style: none; padding: 0; }
+.comments li { border-bottom: 1px solid var(--line); padding: 8px 0; display: flex; gap: 12px; align-items: start; justify-content: space-between; }
+.comments bdi, .wrap { overflow-wrap: anywhere; word-break: break-word; white-space: pre-wrap; }
+.unread { font-weight: 700; }
+.legend { display: flex; gap: 16px; color: var(--muted); }
 `;
+
+/**
+ * Charts of the overview: each `[data-chart-for=ID]` is drawn from the rows of the table ID
+ * (date, pulses, average level), so a chart shows exactly the figures of its table. uPlot sets
+ * element styles from script (CSSOM), which style-src 'self' allows; nothing inline in markup.
+ */
+export const CHARTS_JS = `
+const LEVEL = '#0b5394';
+const COUNT = '#8a4b00';
+for (const box of document.querySelectorAll('[data-chart-for]')) {
+  const table = document.getElementById(box.dataset.chartFor);
+  if (!table || typeof uPlot !== 'function') continue;
+  const xs = [], avg = [], count = [];
+  for (const row of table.tBodies[0].rows) {
+    xs.push(Date.parse(row.cells[0].textContent + 'T00:00:00Z') / 1000);
+    count.push(Number(row.cells[1].textContent));
+    avg.push(Number(row.cells[2].textContent));
+  }
+  const width = Math.max(280, Math.min(box.clientWidth || 900, 1100));
+  new uPlot({
+    width, height: 240,
+    tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
+    scales: { x: { time: true }, level: { range: [1, 5] }, pulses: { range: (u, min, max) => [0, Math.max(1, max)] } },
+    axes: [{}, { scale: 'level', label: 'Average level' }, { scale: 'pulses', side: 1, label: 'Pulses', grid: { show: false } }],
+    series: [
+      { label: 'Date' },
+      { label: 'Average level', scale: 'level', stroke: LEVEL, width: 2, value: (u, v) => v == null ? '' : v.toFixed(2) },
+      { label: 'Pulses', scale: 'pulses', stroke: COUNT, width: 1, dash: [4, 3] },
+    ],
+  }, [xs, avg, count], box);
+}
+`;
+
+const requireFromHere = createRequire(import.meta.url);
+/** uPlot, served from the package itself (never a CDN), read once at start. */
+export const UPLOT_JS = readFileSync(requireFromHere.resolve('uplot/dist/uPlot.iife.min.js'), 'utf8');
+export const UPLOT_CSS = readFileSync(requireFromHere.resolve('uplot/dist/uPlot.min.css'), 'utf8');
 
 /** Copy buttons: `<button data-copy="ID">` copies the text of the element with that id. */
 export const CONSOLE_JS = `

@@ -38,17 +38,22 @@ export interface PageOptions {
   /** The signed-in member's navigation; none on the sign-in and invitation pages. */
   nav?: { items: NavItem[]; current: string; email: string; orgName: string; csrf: string };
   body: Safe;
+  /** Extra scripts (classic, deferred, in order) and stylesheets of this page, from /console/assets. */
+  scripts?: string[];
+  styles?: string[];
 }
 
 /** The one layout: a skip link, the navigation, one `main`, and the console's own stylesheet and script. */
-export function page({ title, nav, body }: PageOptions): string {
+export function page({ title, nav, body, scripts = [], styles = [] }: PageOptions): string {
   return `<!doctype html>${html`<html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Climate Pulse console</title>
 <link rel="stylesheet" href="/console/assets/console.css">
+${styles.map((href) => html`<link rel="stylesheet" href="${href}">`)}
 <script type="module" src="/console/assets/console.js"></script>
+${scripts.map((src) => html`<script src="${src}" defer></script>`)}
 </head>
 <body>
 <a class="skip" href="#main">Skip to content</a>
@@ -78,3 +83,6 @@ export const notice = (text: string | undefined, kind: 'error' | 'ok' = 'error')
   text ? html`<p class="notice ${kind}" role="${kind === 'error' ? 'alert' : 'status'}">${text}</p>` : html``;
 
 export const csrfField = (token: string) => html`<input type="hidden" name="_csrf" value="${token}">`;
+
+/** A stored instant as pages show it: minutes, UTC. */
+export const utc = (iso: string | null, none = 'never') => (iso ? `${iso.slice(0, 16).replace('T', ' ')} UTC` : none);

@@ -4,7 +4,7 @@ import { ApiError } from '../contract/errors.js';
 import type { Queryable } from '../domain/database.js';
 import { memberActor, resolveSession, SESSION_MAX_MS, type ConsoleSession, type MemberRole } from '../domain/members.js';
 import type { Actor } from '../domain/audit.js';
-import { CONSOLE_CSS, CONSOLE_JS } from './assets.js';
+import { CHARTS_JS, CONSOLE_CSS, CONSOLE_JS, UPLOT_CSS, UPLOT_JS } from './assets.js';
 import { html, notice, page, type Safe } from './html.js';
 
 /**
@@ -26,6 +26,13 @@ declare module 'fastify' {
 }
 
 export type Form = Record<string, string>;
+
+/** A query parameter of a console page: one value or none ('' is none); given twice is refused. */
+export function queryText(request: FastifyRequest, name: string): string | undefined {
+  const v = (request.query as Record<string, string | string[] | undefined>)[name];
+  if (Array.isArray(v)) throw new ApiError('invalid_request', `The parameter '${name}' is given more than once.`);
+  return v === '' ? undefined : v;
+}
 
 /** The signed-in member, as the actor of the change this request makes (the audit log's who and where). */
 export const actorOf = (request: FastifyRequest): Actor => memberActor(request.consoleSession!.member, request.ip);
@@ -148,8 +155,16 @@ export async function registerConsolePlugins(scope: FastifyInstance, deps: Conso
   });
   scope.setNotFoundHandler(async (_request, reply) => refusalPage(reply, 404, 'Page not found', 'There is no console page at this address.'));
 
-  scope.get('/assets/console.css', { schema: { hide: true } }, async (_request, reply) => reply.type('text/css; charset=utf-8').header('cache-control', 'no-store').send(CONSOLE_CSS));
-  scope.get('/assets/console.js', { schema: { hide: true } }, async (_request, reply) => reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-store').send(CONSOLE_JS));
+  const assets: Record<string, { type: string; body: string }> = {
+    'console.css': { type: 'text/css; charset=utf-8', body: CONSOLE_CSS },
+    'console.js': { type: 'text/javascript; charset=utf-8', body: CONSOLE_JS },
+    'charts.js': { type: 'text/javascript; charset=utf-8', body: CHARTS_JS },
+    'uplot.js': { type: 'text/javascript; charset=utf-8', body: UPLOT_JS },
+    'uplot.css': { type: 'text/css; charset=utf-8', body: UPLOT_CSS },
+  };
+  for (const [name, { type, body }] of Object.entries(assets)) {
+    scope.get(`/assets/${name}`, { schema: { hide: true } }, async (_request, reply) => reply.type(type).header('cache-control', 'no-store').send(body));
+  }
 }
 
 /**

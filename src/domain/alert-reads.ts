@@ -27,3 +27,8 @@ export const DEFAULT_ALERT_LIMIT = 10;
 export async function listRecentAlerts(db: Queryable, orgId: string, limit = DEFAULT_ALERT_LIMIT): Promise<Alert[]> {
   return recentAlerts(db, orgId, limit);
 }
+
+/** The console's overview: the most recent alerts nobody has marked read, newest first. */
+export async function listUnreadAlerts(db: Queryable, orgId: string, limit: number): Promise<Alert[]> {
+  return recentAlerts(db, orgId, limit, 'unread');
+}

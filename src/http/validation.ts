@@ -3,6 +3,7 @@ import addFormatsModule from 'ajv-formats';
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../contract/errors.js';
 import { isApiDateTime } from '../contract/schemas/date-time.js';
+import { describeValidation } from './plugins/errors.js';
 
 // ajv and ajv-formats are CommonJS: under NodeNext their exports are the default export's `default`.
 const Ajv = (AjvModule as unknown as { default: typeof AjvModule.default }).default;
@@ -73,4 +74,17 @@ export async function checkQueryText(request: FastifyRequest) {
     const refused = rule?.type === 'integer' && typeof value === 'string' ? checkIntegerText(value, rule) : null;
     if (refused) throw new ApiError('invalid_request', `Query parameter '${name}' ${refused}.`);
   }
+}
+
+const bodyCheckers = new WeakMap<object, ValidateFunction>();
+
+/**
+ * A JSON body checked as the API's routes check it, outside a route (the console's forms, mapped
+ * to the API's body): the same strict validator, and the same message naming the field.
+ */
+export function checkBody<T>(schema: object, body: unknown, context: 'body' | 'querystring' = 'body'): T {
+  let check = bodyCheckers.get(schema);
+  if (!check) bodyCheckers.set(schema, (check = bodies.compile(schema as AnySchema)));
+  if (!check(body)) throw new ApiError('invalid_request', describeValidation(context, (check.errors ?? []) as Parameters<typeof describeValidation>[1]));
+  return body as T;
 }

@@ -4,7 +4,7 @@ import { AUDIT_ACTIONS } from '../../contract/schemas/admin-audit.js';
 import type { DatabaseExecutor } from '../../domain/database.js';
 import { listAuditEvents } from '../../domain/audit.js';
 import { html, page } from '../html.js';
-import { requireRole, type ConsoleDeps } from '../plugins.js';
+import { queryText, requireRole, type ConsoleDeps } from '../plugins.js';
 import { navFor } from './nav.js';
 
 const KINDS = ['member', 'operator', 'key'] as const;
@@ -17,11 +17,7 @@ const KINDS = ['member', 'operator', 'key'] as const;
 export function registerAuditPage(scope: FastifyInstance, deps: ConsoleDeps & { db: DatabaseExecutor }) {
   scope.get<{ Querystring: Record<string, string | string[]> }>('/audit', { preHandler: requireRole(), schema: { hide: true } }, async (request, reply) => {
     const s = request.consoleSession!;
-    const one = (name: string) => {
-      const v = request.query[name];
-      if (Array.isArray(v)) throw new ApiError('invalid_request', `The filter '${name}' is given more than once.`);
-      return v === '' ? undefined : v;
-    };
+    const one = (name: string) => queryText(request, name);
     const actorKind = one('actor');
     const action = one('action');
     const cursor = one('cursor');

@@ -4,11 +4,10 @@ import type { DatabaseExecutor } from '../../domain/database.js';
 import { createOrgKey, listOrgKeys, revokeOrgKey, rollOrgKey, ROLL_DELAYS, type RollDelay } from '../../domain/keys.js';
 import type { KeyListing } from '../../contract/schemas/admin-keys.js';
 import { listAuditEvents } from '../../domain/audit.js';
-import { csrfField, html, notice, page, type Safe } from '../html.js';
+import { csrfField, html, notice, page, utc as when, type Safe } from '../html.js';
 import { actorOf, changeOutcome, requireRole, type ConsoleDeps, type Form } from '../plugins.js';
 import { navFor } from './nav.js';
 
-const when = (iso: string | null, none = 'never') => (iso ? `${iso.slice(0, 16).replace('T', ' ')} UTC` : none);
 
 type ConsoleKey = KeyListing & { creator: string | null; state: 'active' | 'expired' | 'revoked' };
 

@@ -8,6 +8,9 @@ import type { NavItem, PageOptions } from '../html.js';
 export function navItems(session: Pick<ConsoleSession, 'member'>): NavItem[] {
   const items: NavItem[] = [
     { href: '/console/overview', label: 'Overview' },
+    { href: '/console/alerts', label: 'Alerts' },
+    { href: '/console/actions', label: 'Actions' },
+    { href: '/console/comments', label: 'Comments' },
     { href: '/console/keys', label: 'API keys' },
   ];
   if (session.member.role === 'owner') items.push({ href: '/console/members', label: 'Members' });

@@ -21,11 +21,21 @@ const recentQuery = sql(
     LIMIT $2`,
 );
 
-export async function recentAlerts(db: Queryable, orgId: string, limit: number): Promise<AlertRow[]> {
+const unreadQuery = sql(
+  'alerts.unread',
+  `SELECT a.id, a.type, a.message, a.week_iso, t.name AS subteam_name, a.read_at, a.created_at
+     FROM alerts a
+     LEFT JOIN teams t ON t.org_id = a.org_id AND t.id = a.subteam_id
+    WHERE a.org_id = $1 AND a.read_at IS NULL
+    ORDER BY a.created_at DESC, a.id DESC
+    LIMIT $2`,
+);
+
+export async function recentAlerts(db: Queryable, orgId: string, limit: number, only?: 'unread'): Promise<AlertRow[]> {
   const rows = await db.query<{
     id: string; type: string; message: string; week_iso: string | null; subteam_name: string | null;
     read_at: Date | null; created_at: Date;
-  }>(recentQuery, [orgId, limit]);
+  }>(only === 'unread' ? unreadQuery : recentQuery, [orgId, limit]);
   return rows.map((r) => ({
     id: r.id,
     type: r.type,

@@ -101,3 +101,22 @@ export async function rangeAggregate(db: Queryable, orgId: string, from: Date, t
   }
   return { count, sum };
 }
+
+const teamDaysQuery = sql(
+  'stats.team_days',
+  `SELECT subteam_id, to_char(day, 'YYYY-MM-DD') AS day, pulse_count AS count, level_sum::float8 AS sum
+     FROM pulse_team_day_stats
+    WHERE org_id = $1 AND day >= $2::date AND day < $3::date AND pulse_count > 0
+    ORDER BY subteam_id, day`,
+);
+
+/** Per team and UTC day [fromDay, toDay), count and level sum, from the team rollup: whole days only. */
+export async function teamDailyAggregates(db: Queryable, orgId: string, fromDay: string, toDay: string): Promise<Map<string, Map<string, Aggregate>>> {
+  const out = new Map<string, Map<string, Aggregate>>();
+  for (const r of await db.query<{ subteam_id: string; day: string } & Aggregate>(teamDaysQuery, [orgId, fromDay, toDay])) {
+    let days = out.get(r.subteam_id);
+    if (!days) out.set(r.subteam_id, (days = new Map()));
+    days.set(r.day, { count: r.count, sum: r.sum });
+  }
+  return out;
+}

@@ -1,0 +1,79 @@
+import type { FastifyInstance } from 'fastify';
+import type { DatabaseExecutor } from '../../domain/database.js';
+import { listUnreadAlerts } from '../../domain/alert-reads.js';
+import { listActionItems } from '../../domain/actions.js';
+import { overviewStats, OVERVIEW_MAX_DAYS } from '../../domain/stats.js';
+import { DAY_MS, startOfUtcDay, ymd } from '../../domain/time.js';
+import type { DailyStats } from '../../contract/schemas/stats.js';
+import { html, page, utc, type Safe } from '../html.js';
+import { queryText, requireRole, type ConsoleDeps } from '../plugins.js';
+import { navFor } from './nav.js';
+
+const PRESETS = [7, 30, 90, OVERVIEW_MAX_DAYS] as const;
+
+/**
+ * One chart with its table (the chart's text alternative, and its data: the console's script draws
+ * the chart from the table's cells, so the two cannot disagree).
+ */
+function series(id: string, title: string, days: DailyStats['days'], open: boolean): Safe {
+  const table = html`<table id="${id}" data-chart-table>
+<caption>${title}: pulses and average level per day</caption>
+<thead><tr><th scope="col">Date</th><th scope="col">Pulses</th><th scope="col">Average level</th></tr></thead>
+<tbody>${days.map((d) => html`<tr><td>${d.date}</td><td>${d.count}</td><td>${d.avg.toFixed(2)}</td></tr>`)}</tbody>
+</table>`;
+  return html`<figure class="series">
+<figcaption>${title}</figcaption>
+${days.length === 0
+  ? html`<p class="muted">No pulses in this range.</p>`
+  : html`<div class="chart" data-chart-for="${id}" role="img" aria-label="Chart of ${title}: daily average level and pulse count. The same figures are in the table."></div>
+${open ? table : html`<details><summary>${title}: the figures as a table</summary>${table}</details>`}`}
+</figure>`;
+}
+
+/** The overview (CONTRACT.md section 11): mood per day for the organization and each team, unread alerts, open actions. */
+export function registerOverviewPage(scope: FastifyInstance, deps: ConsoleDeps & { db: DatabaseExecutor }) {
+  const { db, now } = deps;
+  scope.get('/overview', { preHandler: requireRole(), schema: { hide: true } }, async (request, reply) => {
+    const s = request.consoleSession!;
+    const at = now();
+    const o = await overviewStats(db, s.orgId, { from: queryText(request, 'from'), to: queryText(request, 'to') }, at);
+    const [unread, actions] = await Promise.all([listUnreadAlerts(db, s.orgId, 5), listActionItems(db, s.orgId)]);
+    const open = actions.filter((a) => a.status === 'active');
+    const today = ymd(startOfUtcDay(at));
+    const preset = (n: number) => ({ from: ymd(new Date(startOfUtcDay(at).getTime() - (n - 1) * DAY_MS)), to: today });
+    return reply.type('text/html; charset=utf-8').send(
+      page({
+        title: 'Overview',
+        nav: navFor(s, '/console/overview'),
+        scripts: ['/console/assets/uplot.js', '/console/assets/charts.js'],
+        styles: ['/console/assets/uplot.css'],
+        body: html`<h1>Overview</h1>
+<p>Mood of ${s.orgName} per day (UTC), from ${o.fromDate} to ${o.toDate}: the same figures as <code>GET /v1/stats/daily?from=${o.organization.from}&amp;to=${o.organization.to}</code>.</p>
+<form method="get" action="/console/overview" class="filters">
+<label for="f-from">From</label> <input type="date" name="from" id="f-from" value="${o.fromDate}" required>
+<label for="f-to">To</label> <input type="date" name="to" id="f-to" value="${o.toDate}" required>
+<button type="submit">Show</button>
+</form>
+<p>Last: ${PRESETS.map((n, i) => html`${i > 0 ? ' · ' : ''}<a href="/console/overview?${new URLSearchParams(preset(n)).toString()}">${n === OVERVIEW_MAX_DAYS ? 'year' : `${n} days`}</a>`)}</p>
+<section aria-labelledby="unread-heading">
+<h2 id="unread-heading">Unread alerts</h2>
+${unread.length === 0
+  ? html`<p>No unread alerts.</p>`
+  : html`<ul>${unread.map((a) => html`<li><bdi>${a.message}</bdi> <span class="muted">(${a.type}${a.subteamName ? html`, <bdi>${a.subteamName}</bdi>` : ''}, ${utc(a.createdAt)})</span></li>`)}</ul>`}
+<p><a href="/console/alerts">All alerts</a></p>
+</section>
+<section aria-labelledby="actions-heading">
+<h2 id="actions-heading">Open actions</h2>
+${open.length === 0
+  ? html`<p>No open actions.</p>`
+  : html`<ul>${open.slice(0, 10).map((a) => html`<li><bdi>${a.title}</bdi>${a.subteamName ? html` <span class="muted">(<bdi>${a.subteamName}</bdi>)</span>` : ''}${a.endDate ? html` <span class="muted">until ${utc(a.endDate)}</span>` : ''}</li>`)}</ul>`}
+<p><a href="/console/actions">All actions</a>${open.length > 10 ? ` (${open.length} open)` : ''}</p>
+</section>
+<h2>${s.orgName}</h2>
+${series('days-org', `All of ${s.orgName}`, o.organization.days, true)}
+${o.teams.length > 0 ? html`<h2>Teams</h2>` : ''}
+${o.teams.map((t, i) => series(`days-team-${i}`, `Team ${t.name}`, t.days, false))}`,
+      }),
+    );
+  });
+}
