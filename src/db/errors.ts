@@ -61,19 +61,19 @@ export function isDatabaseUnavailable(err: unknown): boolean {
 }
 
 /** What a unique index guards, in the contract's words, keyed by constraint (index) name; `inOrg`: unique within an organization. */
-const UNIQUE_THINGS: Record<string, { thing: string; field: 'id' | 'name' | 'key' | 'week'; inOrg: boolean }> = {
-  organizations_pkey: { thing: 'an organization', field: 'id', inOrg: false },
-  plans_pkey: { thing: 'a plan', field: 'name', inOrg: false },
-  api_keys_pkey: { thing: 'an API key', field: 'id', inOrg: true },
-  api_keys_by_hash: { thing: 'this API key', field: 'key', inOrg: false },
-  teams_pkey: { thing: 'a team', field: 'id', inOrg: true },
-  teams_unique_name: { thing: 'a team', field: 'name', inOrg: true },
-  pulses_pkey: { thing: 'a pulse', field: 'id', inOrg: true },
-  alerts_pkey: { thing: 'an alert', field: 'id', inOrg: true },
-  alerts_raised_once: { thing: 'an alert of this type for this week and group', field: 'week', inOrg: true },
-  actions_pkey: { thing: 'an action', field: 'id', inOrg: true },
-  webhook_endpoints_pkey: { thing: 'a webhook endpoint', field: 'id', inOrg: true },
-  webhook_endpoints_by_id: { thing: 'a webhook endpoint', field: 'id', inOrg: false },
+const UNIQUE_THINGS: Record<string, { table: string; thing: string; field: 'id' | 'name' | 'key' | 'week'; inOrg: boolean }> = {
+  organizations_pkey: { table: 'organizations', thing: 'an organization', field: 'id', inOrg: false },
+  plans_pkey: { table: 'plans', thing: 'a plan', field: 'name', inOrg: false },
+  api_keys_pkey: { table: 'api_keys', thing: 'an API key', field: 'id', inOrg: true },
+  api_keys_by_hash: { table: 'api_keys', thing: 'this API key', field: 'key', inOrg: false },
+  teams_pkey: { table: 'teams', thing: 'a team', field: 'id', inOrg: true },
+  teams_unique_name: { table: 'teams', thing: 'a team', field: 'name', inOrg: true },
+  pulses_pkey: { table: 'pulses', thing: 'a pulse', field: 'id', inOrg: true },
+  alerts_pkey: { table: 'alerts', thing: 'an alert', field: 'id', inOrg: true },
+  alerts_raised_once: { table: 'alerts', thing: 'an alert of this type for this week and group', field: 'week', inOrg: true },
+  actions_pkey: { table: 'actions', thing: 'an action', field: 'id', inOrg: true },
+  webhook_endpoints_pkey: { table: 'webhook_endpoints', thing: 'a webhook endpoint', field: 'id', inOrg: true },
+  webhook_endpoints_by_id: { table: 'webhook_endpoints', thing: 'a webhook endpoint', field: 'id', inOrg: false },
 };
 
 export interface UniqueViolation {
@@ -100,9 +100,11 @@ export interface UniqueViolation {
  */
 export function uniqueViolation(err: unknown, orgId?: string): UniqueViolation | null {
   if (dbFailure(err) !== 'unique_violation') return null;
-  const { constraint, detail, table: t } = err as { constraint?: unknown; detail?: unknown; table?: unknown };
-  const table = typeof t === 'string' ? t.replace(/_\d+$/, '') : '';
-  const known = typeof constraint === 'string' ? UNIQUE_THINGS[constraint.replace(/_\d+$/, '')] : undefined;
+  const { constraint: c, detail, table: t, message } = err as { constraint?: unknown; detail?: unknown; table?: unknown; message?: unknown };
+  // Citus relays a worker's violation without the constraint and table fields: its message names the shard's index.
+  const constraint = typeof c === 'string' ? c : typeof message === 'string' ? /unique constraint "([^"]+)"/.exec(message)?.[1] : undefined;
+  const known = constraint !== undefined ? UNIQUE_THINGS[constraint.replace(/_\d+$/, '')] : undefined;
+  const table = typeof t === 'string' ? t.replace(/_\d+$/, '') : known?.table ?? '';
   if (!known) return { table, thing: 'a record', field: 'unknown', message: 'a record with the same identity already exists' };
   const m = typeof detail === 'string' ? /^Key \((.+?)\)=\((.*)\) already exists\.$/s.exec(detail) : null;
   let value: string | undefined;
