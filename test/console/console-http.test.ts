@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inviteMember } from '../../src/domain/members.js';
 import { operatorActor } from '../../src/domain/audit.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { CONSOLE_PASSWORD, ConsoleClient, joinConsole } from '../helpers/console-client.js';
 
 /**
  * The console over HTTP (CONTRACT.md section 11), without a browser: headers, cookies, the guard
@@ -11,7 +12,7 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
  */
 const T0 = new Date('2026-11-20T12:00:00.000Z');
 const OP = operatorActor('192.0.2.200');
-const PASSWORD = 'correct horse battery';
+const PASSWORD = CONSOLE_PASSWORD;
 const HOSTILE_EMAIL = '"><img/src=x/onerror=alert(1)>@evil.example.com';
 
 let t: TestApp;
@@ -28,52 +29,12 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-/** A browser-like client: keeps cookies, sends same-origin fetch metadata, reads the form token. */
-class Client {
-  cookies = new Map<string, string>();
-  constructor(readonly ip = '192.0.2.10') {}
-  private cookieHeader() {
-    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-  }
-  private keep(res: LightMyRequestResponse) {
-    const set = res.headers['set-cookie'];
-    for (const c of Array.isArray(set) ? set : set ? [set] : []) {
-      const [pair] = c.split(';');
-      const i = pair.indexOf('=');
-      const [k, v] = [pair.slice(0, i), pair.slice(i + 1)];
-      if (/Max-Age=0/.test(c)) this.cookies.delete(k);
-      else this.cookies.set(k, v);
-    }
-    return res;
-  }
-  async get(url: string) {
-    return this.keep(await t.app.inject({ method: 'GET', url, remoteAddress: this.ip, headers: { cookie: this.cookieHeader(), 'sec-fetch-site': 'same-origin' } }));
-  }
-  async post(url: string, form: Record<string, string>, headers: Record<string, string> = {}) {
-    return this.keep(
-      await t.app.inject({
-        method: 'POST', url, remoteAddress: this.ip, payload: new URLSearchParams(form).toString(),
-        headers: { cookie: this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin', origin: 'http://localhost:80', host: 'localhost:80', ...headers },
-      }),
-    );
-  }
-  /** Posts a form the way the page at `pageUrl` would: with its token. */
-  async submit(pageUrl: string, action: string, form: Record<string, string>, headers: Record<string, string> = {}) {
-    const res = await this.get(pageUrl);
-    const token = /name="_csrf" value="([^"]+)"/.exec(res.body)?.[1];
-    expect(token, `a form token on ${pageUrl}`).toBeDefined();
-    return this.post(action, { _csrf: token!, ...form }, headers);
+class Client extends ConsoleClient {
+  constructor(ip?: string) {
+    super(t.app, ip);
   }
 }
-
-async function join(orgId: string, email: string, role: 'owner' | 'admin' | 'viewer') {
-  const inv = await inviteMember(t.db, orgId, { email, role }, OP, T0);
-  const c = new Client();
-  const res = await c.submit(`/console/invitations/${inv.token}`, `/console/invitations/${inv.token}`, { password: PASSWORD });
-  expect(res.statusCode).toBe(303);
-  expect(res.headers.location).toBe('/console/overview');
-  return c;
-}
+const join = (orgId: string, email: string, role: 'owner' | 'admin' | 'viewer') => joinConsole(t, orgId, email, role, T0);
 
 describe('console over HTTP', () => {
   it('every answer carries the CSP, nosniff, no-referrer and no-store', async () => {

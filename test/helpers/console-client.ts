@@ -1,0 +1,65 @@
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { expect } from 'vitest';
+import { inviteMember, type MemberRole } from '../../src/domain/members.js';
+import { operatorActor } from '../../src/domain/audit.js';
+import type { DatabaseExecutor } from '../../src/db/executor.js';
+
+export const CONSOLE_PASSWORD = 'correct horse battery';
+
+/** A browser-like client of the console over inject: keeps cookies, sends same-origin fetch metadata, reads the form token. */
+export class ConsoleClient {
+  cookies = new Map<string, string>();
+  constructor(
+    readonly app: FastifyInstance,
+    readonly ip = '192.0.2.10',
+  ) {}
+  private cookieHeader() {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+  private keep(res: LightMyRequestResponse) {
+    const set = res.headers['set-cookie'];
+    for (const c of Array.isArray(set) ? set : set ? [set] : []) {
+      const [pair] = c.split(';');
+      const i = pair.indexOf('=');
+      const [k, v] = [pair.slice(0, i), pair.slice(i + 1)];
+      if (/Max-Age=0/.test(c)) this.cookies.delete(k);
+      else this.cookies.set(k, v);
+    }
+    return res;
+  }
+  async get(url: string) {
+    return this.keep(await this.app.inject({ method: 'GET', url, remoteAddress: this.ip, headers: { cookie: this.cookieHeader(), 'sec-fetch-site': 'same-origin' } }));
+  }
+  async post(url: string, form: Record<string, string>, headers: Record<string, string> = {}) {
+    return this.keep(
+      await this.app.inject({
+        method: 'POST', url, remoteAddress: this.ip, payload: new URLSearchParams(form).toString(),
+        headers: { cookie: this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin', origin: 'http://localhost:80', host: 'localhost:80', ...headers },
+      }),
+    );
+  }
+  /** Posts a form the way the page at `pageUrl` would: with its token. */
+  async submit(pageUrl: string, action: string, form: Record<string, string>, headers: Record<string, string> = {}) {
+    const res = await this.get(pageUrl);
+    const token = /name="_csrf" value="([^"]+)"/.exec(res.body)?.[1];
+    expect(token, `a form token on ${pageUrl}`).toBeDefined();
+    return this.post(action, { _csrf: token!, ...form }, headers);
+  }
+}
+
+/** A member of `orgId` invited by the operator, signed in through the invitation page. */
+export async function joinConsole(
+  t: { app: FastifyInstance; db: DatabaseExecutor },
+  orgId: string,
+  email: string,
+  role: MemberRole,
+  now: Date,
+  ip?: string,
+): Promise<ConsoleClient> {
+  const inv = await inviteMember(t.db, orgId, { email, role }, operatorActor('192.0.2.200'), now);
+  const c = new ConsoleClient(t.app, ip);
+  const res = await c.submit(`/console/invitations/${inv.token}`, `/console/invitations/${inv.token}`, { password: CONSOLE_PASSWORD });
+  expect(res.statusCode).toBe(303);
+  expect(res.headers.location).toBe('/console/overview');
+  return c;
+}
