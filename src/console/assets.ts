@@ -49,7 +49,9 @@ details > summary { cursor: pointer; color: var(--accent); }
 .comments li { border-bottom: 1px solid var(--line); padding: 8px 0; display: flex; gap: 12px; align-items: start; justify-content: space-between; }
 .comments bdi, .wrap { overflow-wrap: anywhere; word-break: break-word; white-space: pre-wrap; }
 .unread { font-weight: 700; }
-.legend { display: flex; gap: 16px; color: var(--muted); }
+.facts { display: grid; grid-template-columns: max-content 1fr; gap: 4px 12px; }
+.facts dt { font-weight: 600; }
+.facts dd { margin: 0; }
 `;
 
 /**

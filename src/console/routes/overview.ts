@@ -15,7 +15,7 @@ const PRESETS = [7, 30, 90, OVERVIEW_MAX_DAYS] as const;
  * One chart with its table (the chart's text alternative, and its data: the console's script draws
  * the chart from the table's cells, so the two cannot disagree).
  */
-function series(id: string, title: string, days: DailyStats['days'], open: boolean): Safe {
+function series(id: string, title: string, days: DailyStats['days']): Safe {
   const table = html`<table id="${id}" data-chart-table>
 <caption>${title}: pulses and average level per day</caption>
 <thead><tr><th scope="col">Date</th><th scope="col">Pulses</th><th scope="col">Average level</th></tr></thead>
@@ -26,7 +26,7 @@ function series(id: string, title: string, days: DailyStats['days'], open: boole
 ${days.length === 0
   ? html`<p class="muted">No pulses in this range.</p>`
   : html`<div class="chart" data-chart-for="${id}" role="img" aria-label="Chart of ${title}: daily average level and pulse count. The same figures are in the table."></div>
-${open ? table : html`<details><summary>${title}: the figures as a table</summary>${table}</details>`}`}
+<details><summary>${title}: the figures as a table</summary>${table}</details>`}
 </figure>`;
 }
 
@@ -55,6 +55,8 @@ export function registerOverviewPage(scope: FastifyInstance, deps: ConsoleDeps &
 <button type="submit">Show</button>
 </form>
 <p>Last: ${PRESETS.map((n, i) => html`${i > 0 ? ' · ' : ''}<a href="/console/overview?${new URLSearchParams(preset(n)).toString()}">${n === OVERVIEW_MAX_DAYS ? 'year' : `${n} days`}</a>`)}</p>
+<h2>${s.orgName}</h2>
+${series('days-org', `All of ${s.orgName}`, o.organization.days)}
 <section aria-labelledby="unread-heading">
 <h2 id="unread-heading">Unread alerts</h2>
 ${unread.length === 0
@@ -69,10 +71,8 @@ ${open.length === 0
   : html`<ul>${open.slice(0, 10).map((a) => html`<li><bdi>${a.title}</bdi>${a.subteamName ? html` <span class="muted">(<bdi>${a.subteamName}</bdi>)</span>` : ''}${a.endDate ? html` <span class="muted">until ${utc(a.endDate)}</span>` : ''}</li>`)}</ul>`}
 <p><a href="/console/actions">All actions</a>${open.length > 10 ? ` (${open.length} open)` : ''}</p>
 </section>
-<h2>${s.orgName}</h2>
-${series('days-org', `All of ${s.orgName}`, o.organization.days, true)}
 ${o.teams.length > 0 ? html`<h2>Teams</h2>` : ''}
-${o.teams.map((t, i) => series(`days-team-${i}`, `Team ${t.name}`, t.days, false))}`,
+${o.teams.map((t, i) => series(`days-team-${i}`, `Team ${t.name}`, t.days))}`,
       }),
     );
   });
