@@ -19,6 +19,7 @@ import { alertsMarkdown, benchAlerts, type AlertsBenchResult } from './alerts.js
 import { generateOrg } from './dataset.js';
 import { benchCommentRelease } from './comments.js';
 import { benchIngest, ingestMarkdown, type IngestBenchResult } from './ingest.js';
+import { benchConsole, consoleMarkdown, type ConsoleRow } from './console.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const { values: flags } = parseArgs({
@@ -327,6 +328,9 @@ async function benchHttp(url: string, results: Record<string, unknown>) {
       log(`${s.name}: service ${a.reqPerSec.toFixed(0)} req/s p50 ${a.p50} p99 ${a.p99} | floor ${b.reqPerSec.toFixed(0)} req/s p50 ${b.p50} p99 ${b.p99} | ratio ${row.throughputRatio.toFixed(2)}x errors ${a.errors}/${b.errors}${base ? ` | baseline ${base.reqPerSec.toFixed(0)} req/s (${(b.reqPerSec ? base.reqPerSec / b.reqPerSec : 0).toFixed(2)}x of the floor), service/baseline ${(a.reqPerSec / base.reqPerSec).toFixed(2)}x` : ''}`);
     }
     results.scenarios = table;
+    if (!flags.only || 'console'.includes(flags.only)) {
+      results.console = await benchConsole(service.url, url, MAIN_ORG, { rounds, seconds, connections, log });
+    }
     results.servicePeakRssMb = service.peakRssMb();
     results.floorPeakRssMb = floor.peakRssMb();
 
@@ -361,7 +365,7 @@ async function main() {
   const latestJson = join(ROOT, 'bench/results/latest.json');
   const previous = (existsSync(latestJson) ? JSON.parse(readFileSync(latestJson, 'utf8')) : {}) as Record<string, unknown>;
   if (flags['skip-http']) {
-    for (const k of ['scenarios', 'servicePeakRssMb', 'floorPeakRssMb', 'statsCurve', 'baseline']) results[k] = previous[k];
+    for (const k of ['scenarios', 'console', 'servicePeakRssMb', 'floorPeakRssMb', 'statsCurve', 'baseline']) results[k] = previous[k];
     results.httpFrom = previous.httpFrom ?? previous.startedAt;
   } else {
     await benchHttp(url, results);
@@ -599,6 +603,10 @@ function renderMarkdown(r: Record<string, unknown>): string {
     if (based.some((x) => x.scenario.includes('gzip'))) {
       lines.push('', `A build from before issue 21 (as ${bl.commit}) does not compress: its gzip row is the uncompressed answer, so that ratio sets compression against none; issue 21 compares the gzip row with the plain first page of the same service.`);
     }
+  }
+  if (r.console) {
+    const daily = ((r.scenarios ?? []) as { scenario: string; floor: Measure }[]).find((x) => x.scenario === 'GET /v1/stats/daily (365 days)');
+    lines.push(...consoleMarkdown(r.console as ConsoleRow[], daily?.floor.p99));
   }
   lines.push('', `Peak RSS under load: service ${Number(r.servicePeakRssMb ?? 0).toFixed(0)} MB (target < 250 MB), floor ${Number(r.floorPeakRssMb ?? 0).toFixed(0)} MB.`);
   const comments = ((r.scenarios ?? []) as { scenario: string; service: Measure }[]).find((x) => x.scenario === 'GET /v1/comments');
