@@ -49,6 +49,9 @@ function who(actor: Actor): { kind: AuditActorKind; id: string | null; label: st
   }
 }
 
+/** How the log names an actor: a member's email, `operator`, or a key's display prefix. */
+export const actorLabel = (actor: Actor): string => who(actor).label;
+
 /** An address as stored: what the face saw, bounded; none when there was none. */
 const addressOf = (actor: Actor): string | null => {
   const a = actor.address;

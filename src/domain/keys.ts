@@ -12,7 +12,7 @@ import {
   type KeyScope,
 } from '../db/repositories/api-keys.js';
 import { ApiError, invalid } from '../contract/errors.js';
-import { recordAudit, type Actor } from './audit.js';
+import { actorLabel, recordAudit, type Actor } from './audit.js';
 import { newId, randomBase62 } from './ids.js';
 import { requireLiveOrg } from './orgs.js';
 
@@ -28,7 +28,7 @@ export const displayPrefix = (secret: string): string => secret.slice(0, secret.
 export async function createApiKey(
   db: Queryable,
   orgId: string,
-  opts: { name?: string | null; secret?: string; createdAt?: Date; revoked?: boolean; scope?: KeyScope; expiresAt?: Date | null } = {},
+  opts: { name?: string | null; secret?: string; createdAt?: Date; revoked?: boolean; scope?: KeyScope; expiresAt?: Date | null; createdBy?: string | null } = {},
 ): Promise<{ id: string; secret: string; prefix: string }> {
   const secret = opts.secret ?? `cp_live_${randomBase62(40)}`;
   const id = newId('key');
@@ -43,6 +43,7 @@ export async function createApiKey(
     revokedAt: opts.revoked ? createdAt : null,
     scope: opts.scope,
     expiresAt: opts.expiresAt ?? null,
+    createdBy: opts.createdBy ?? null,
   });
   return { id, secret, prefix };
 }
@@ -82,7 +83,7 @@ export class KeyResolver {
 }
 
 
-export interface CreatedKey extends Omit<KeyListing, 'lastUsedAt' | 'revokedAt'> {
+export interface CreatedKey extends Omit<KeyListing, 'lastUsedAt' | 'revokedAt' | 'createdBy'> {
   /** The secret: in this answer only, never stored. */
   key: string;
 }
@@ -102,7 +103,7 @@ export async function createOrgKey(
   const scope = opts.scope ?? 'read_write';
   return db.transaction(async (tx) => {
     await requireLiveOrg(tx, orgId);
-    const k = await createApiKey(tx, orgId, { name, scope, expiresAt, createdAt });
+    const k = await createApiKey(tx, orgId, { name, scope, expiresAt, createdAt, createdBy: actorLabel(actor) });
     const details = { name, scope, prefix: k.prefix, expiresAt: expiresAt?.toISOString() ?? null };
     await recordAudit(tx, orgId, actor, { action: 'key.created', target: { kind: 'key', id: k.id }, details }, now);
     return { id: k.id, key: k.secret, prefix: k.prefix, name, scope, createdAt: createdAt.toISOString(), expiresAt: expiresAt?.toISOString() ?? null };
@@ -167,7 +168,7 @@ export async function rollOrgKey(
     if (!old || !live) throw new ApiError('not_found', `No active key ${JSON.stringify(keyId)} in this organization.`);
     const expired = await expireApiKey(tx, orgId, keyId, new Date(now.getTime() + delay.ms));
     const createdAt = new Date(now.getTime());
-    const k = await createApiKey(tx, orgId, { name: old.name, scope: old.scope, createdAt });
+    const k = await createApiKey(tx, orgId, { name: old.name, scope: old.scope, createdAt, createdBy: actorLabel(actor) });
     await recordAudit(tx, orgId, actor, { action: 'key.rolled', target: { kind: 'key', id: keyId }, details: { newKey: k.id, newPrefix: k.prefix, oldExpiresAt: expired!.expiresAt, name: old.name, scope: old.scope } }, now);
     return {
       id: k.id, key: k.secret, prefix: k.prefix, name: old.name, scope: old.scope, createdAt: createdAt.toISOString(), expiresAt: null,

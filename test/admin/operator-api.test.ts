@@ -148,7 +148,7 @@ describe('operator API', () => {
     expect(k).toEqual({ id: expect.stringMatching(/^key_/), key: expect.stringMatching(/^cp_live_[0-9A-Za-z]{40}$/), prefix: k.key.slice(0, 14), name: 'dash', scope: 'read', createdAt: expect.stringMatching(/Z$/), expiresAt });
     const list = (await t.call('GET', `${ORG}/org_a/keys`)).json();
     expect(list.items.find((x: { id: string }) => x.id === k.id)).toEqual({
-      id: k.id, prefix: k.prefix, name: 'dash', scope: 'read', createdAt: k.createdAt, expiresAt, lastUsedAt: null, revokedAt: null,
+      id: k.id, prefix: k.prefix, name: 'dash', scope: 'read', createdAt: k.createdAt, expiresAt, lastUsedAt: null, revokedAt: null, createdBy: 'operator',
     });
     expect(JSON.stringify(list)).not.toContain(k.key);
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Dataset } from '../../src/domain/dataset.js';
-import { listAuditEvents } from '../../src/domain/audit.js';
+import { listAuditEvents, operatorActor } from '../../src/domain/audit.js';
+import { createOrgKey } from '../../src/domain/keys.js';
 import { createTestApp, get, type TestApp } from '../helpers/app.js';
 import { buildAdminApp } from '../../src/admin/app.js';
 import { TOKEN } from '../admin/helpers.js';
@@ -199,6 +200,14 @@ describe('the organization pages of the console', () => {
     await operator.close();
     expect(op.statusCode).toBe(404);
     expect(op.json().error.code).toBe('not_found');
+  });
+
+  it("a key's creator is named however many keys were made after it (it was read from the newest 100 key events of the audit log)", async () => {
+    const made = await admin.submit('/console/keys', '/console/keys', { name: 'creator check', scope: 'read' });
+    expect(made.statusCode).toBe(200);
+    for (let i = 0; i < 101; i++) await createOrgKey(t.db, 'org_pages', { name: `later ${i}` }, operatorActor(), T0);
+    const row = /<tr>\s*<td>creator check<\/td>[\s\S]*?<\/tr>/.exec((await viewer.get('/console/keys')).body)?.[0] ?? '';
+    expect(row).toContain('<td>admin@pages.example.com</td>');
   });
 
   it('a viewer reads every page and every change is refused on the server', async () => {

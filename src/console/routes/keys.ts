@@ -3,13 +3,12 @@ import { ApiError } from '../../contract/errors.js';
 import type { DatabaseExecutor } from '../../domain/database.js';
 import { createOrgKey, listOrgKeys, revokeOrgKey, rollOrgKey, ROLL_DELAYS, type RollDelay } from '../../domain/keys.js';
 import type { KeyListing } from '../../contract/schemas/admin-keys.js';
-import { listAuditEvents } from '../../domain/audit.js';
 import { csrfField, html, notice, page, utc as when, type Safe } from '../html.js';
 import { actorOf, changeOutcome, requireRole, type ConsoleDeps, type Form } from '../plugins.js';
 import { navFor } from './nav.js';
 
 
-type ConsoleKey = KeyListing & { creator: string | null; state: 'active' | 'expired' | 'revoked' };
+type ConsoleKey = KeyListing & { state: 'active' | 'expired' | 'revoked' };
 
 /** A key's state as the page shows it, at `now`. */
 function stateOf(k: KeyListing, now: Date): ConsoleKey['state'] {
@@ -33,17 +32,9 @@ export function registerKeyPages(scope: FastifyInstance, deps: ConsoleDeps & { d
     const s = request.consoleSession!;
     const canChange = s.member.role !== 'viewer';
     const at = now();
-    // A key's creator is who the audit log says made it (keys loaded from a dataset file have none).
-    const creators = new Map<string, string>();
-    for (const action of ['key.created', 'key.rolled'] as const) {
-      for (const e of (await listAuditEvents(db, s.orgId, { limit: 100, action })).items) {
-        const id = action === 'key.created' ? e.target.id : (e.details.newKey as string | undefined);
-        if (id) creators.set(id, e.actor.kind === 'operator' ? 'operator' : e.actor.label);
-      }
-    }
-    const keys: ConsoleKey[] = (await listOrgKeys(db, s.orgId)).map((k) => ({ ...k, creator: creators.get(k.id) ?? null, state: stateOf(k, at) })).reverse();
+    const keys: ConsoleKey[] = (await listOrgKeys(db, s.orgId)).map((k) => ({ ...k, state: stateOf(k, at) })).reverse();
     const row = (k: ConsoleKey) => html`<tr>
-<td>${k.name ?? '(no name)'}</td><td><code>${k.prefix}…</code></td><td>${k.scope === 'read' ? 'read' : 'read and write'}</td><td>${k.creator ?? 'unknown'}</td>
+<td>${k.name ?? '(no name)'}</td><td><code>${k.prefix}…</code></td><td>${k.scope === 'read' ? 'read' : 'read and write'}</td><td>${k.createdBy ?? 'unknown'}</td>
 <td>${when(k.createdAt)}</td><td>${when(k.lastUsedAt)}</td><td>${when(k.expiresAt)}</td><td>${k.state}</td>
 <td>${canChange && k.state === 'active'
   ? html`<form method="post" action="/console/keys/${k.id}/roll">${csrfField(s.csrfToken)}

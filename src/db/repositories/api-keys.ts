@@ -46,8 +46,8 @@ export async function findKeyByHash(db: Queryable, hash: Buffer): Promise<KeyPri
 
 const insertKey = sql(
   'api_keys.insert',
-  `INSERT INTO api_keys (org_id, id, key_hash, prefix, name, created_at, revoked_at, scope, expires_at)
-   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+  `INSERT INTO api_keys (org_id, id, key_hash, prefix, name, created_at, revoked_at, scope, expires_at, created_by)
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
 );
 
 export async function insertApiKey(
@@ -55,12 +55,12 @@ export async function insertApiKey(
   orgId: string,
   k: {
     id: string; hash: Buffer; prefix: string; name: string | null; createdAt: Date; revokedAt: Date | null;
-    scope?: KeyScope; expiresAt?: Date | null;
+    scope?: KeyScope; expiresAt?: Date | null; createdBy?: string | null;
   },
 ): Promise<void> {
   await db.query(insertKey, [
     orgId, k.id, k.hash, k.prefix, k.name, k.createdAt.toISOString(), k.revokedAt?.toISOString() ?? null,
-    k.scope ?? 'read_write', k.expiresAt?.toISOString() ?? null,
+    k.scope ?? 'read_write', k.expiresAt?.toISOString() ?? null, k.createdBy ?? null,
   ]);
 }
 
@@ -73,13 +73,15 @@ export interface KeyListing {
   expiresAt: string | null;
   lastUsedAt: string | null;
   revokedAt: string | null;
+  /** Who made it (the audit log's actor label); null for a dataset's keys and keys older than migration 0018. */
+  createdBy: string | null;
 }
 
 type DbKey = {
   id: string; prefix: string; name: string | null; scope: KeyScope; created_at: Date; expires_at: Date | null;
-  last_used_at: Date | null; revoked_at: Date | null;
+  last_used_at: Date | null; revoked_at: Date | null; created_by: string | null;
 };
-const KEY_COLUMNS = 'id, prefix, name, scope, created_at, expires_at, last_used_at, revoked_at';
+const KEY_COLUMNS = 'id, prefix, name, scope, created_at, expires_at, last_used_at, revoked_at, created_by';
 const toListing = (r: DbKey): KeyListing => ({
   id: r.id,
   prefix: r.prefix,
@@ -89,6 +91,7 @@ const toListing = (r: DbKey): KeyListing => ({
   expiresAt: isoOrNull(r.expires_at),
   lastUsedAt: isoOrNull(r.last_used_at),
   revokedAt: isoOrNull(r.revoked_at),
+  createdBy: r.created_by,
 });
 
 const listKeys = sql('api_keys.list', `SELECT ${KEY_COLUMNS} FROM api_keys WHERE org_id = $1 ORDER BY created_at, id`);
