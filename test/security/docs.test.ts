@@ -46,6 +46,7 @@ const ROLES: Record<string, string> = {
   fastify: 'HTTP server',
   ioredis: 'Redis (shared rate-limit counters)',
   otpauth: 'console: two-factor codes (TOTP, RFC 6238)',
+  uplot: 'console: the overview charts (drawn from their tables; served from the package, no CDN)',
   pg: 'PostgreSQL driver',
   pino: 'logs',
   'prom-client': 'metrics',
