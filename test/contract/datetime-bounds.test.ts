@@ -40,7 +40,7 @@ const ACCEPTED: [string, string][] = [
   ['2026-11-20 10:00:00+05:30', '2026-11-20T04:30:00.000Z'],
 ];
 
-describe('date-time bounds (CONTRACT.md section 4): one rule, every door', () => {
+describe('date-time bounds (docs/api.md, time and numbers): one rule, every door', () => {
   it('the rule: real instants from 0001-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z, nothing else', () => {
     for (const text of REFUSED) expect(instantOf(text), text).toBeNull();
     for (const [text, stored] of ACCEPTED) expect(new Date(instantOf(text)!).toISOString(), text).toBe(stored);

@@ -342,7 +342,7 @@ export interface components {
         Error: {
             error: {
                 /**
-                 * @description Stable machine-readable code, one of a closed list (CONTRACT.md section 3); a new code is a new version of the API.
+                 * @description Stable machine-readable code, one of a closed list (the error table of docs/api.md); a new code is a new version of the API.
                  * @enum {string}
                  */
                 code: "invalid_request" | "invalid_json" | "invalid_cursor" | "idempotency_key_required" | "invalid_idempotency_key" | "payload_too_large" | "unauthorized" | "plan_forbidden" | "insufficient_scope" | "org_not_found" | "not_found" | "idempotency_key_reused" | "team_name_taken" | "invalid_transition" | "pulse_conflict" | "rate_limited" | "internal_error" | "service_unavailable";

@@ -55,7 +55,8 @@ export function registerPulseRoutes(app: App, { db, now, config }: AdminRouteDep
       schema: {
         operationId: 'moderatePulse',
         summary: 'Set the moderation status of a pulse',
-        description: 'Under the rule of CONTRACT.md section 5 (moderation after release).',
+        description:
+          'Changes the status a pulse has now; GET /v1/pulses keeps showing the status the pulse arrived with until a release of its week covers it, then the status it had at that release, so a moderation never shows there. A released comment leaves every answer while its pulse is not CLEAN and returns when it is CLEAN again (docs/privacy.md).',
         tags: ['pulses'],
         querystring: AdminNoQuerySchema,
         params: OrgItemParamsSchema('pulseId', 'Pulse id.'),

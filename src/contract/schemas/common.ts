@@ -38,7 +38,7 @@ export const ErrorSchema = Type.Object(
         code: Type.Unsafe<ErrorCode>({
           type: 'string',
           enum: Object.keys(ERROR_STATUS),
-          description: 'Stable machine-readable code, one of a closed list (CONTRACT.md section 3); a new code is a new version of the API.',
+          description: 'Stable machine-readable code, one of a closed list (the error table of docs/api.md); a new code is a new version of the API.',
         }),
         message: Type.String({ minLength: 1, maxLength: 500, description: 'Human-readable explanation naming the offending field.' }),
       },
