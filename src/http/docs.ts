@@ -1,5 +1,6 @@
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+import { IDEMPOTENCY_KEY_EXAMPLE } from '../contract/schemas/common.js';
 
 export const DOCS_PREFIX = '/docs';
 
@@ -26,8 +27,24 @@ export const DOCS_CSP = [
  * What the page runs: Swagger UI on the served `/openapi.json`, without the plugin's top bar
  * (its "Explore" box loads any URL into the page).
  */
-const INITIALIZER = `window.onload = function () {
+const INITIALIZER = `// "Try it out" on a POST with the document's example Idempotency-Key (or none): the key becomes a
+// digest of the method, URL and body, so pressing Execute again is a retry of the same request
+// (replayed, Idempotent-Replayed: true) and another body is another request, never 409 idempotency_key_reused.
+async function idempotencyKey(request) {
+  if (String(request.method).toUpperCase() !== 'POST') return request;
+  const headers = request.headers || (request.headers = {});
+  const name = Object.keys(headers).find((h) => h.toLowerCase() === 'idempotency-key');
+  if (name && headers[name] && headers[name] !== ${JSON.stringify(IDEMPOTENCY_KEY_EXAMPLE)}) return request;
+  if (name) delete headers[name];
+  const text = request.method + ' ' + new URL(request.url, location.href).pathname + ' ' + (typeof request.body === 'string' ? request.body : '');
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)));
+  headers['Idempotency-Key'] = 'docs-' + Array.from(digest.slice(0, 16), (b) => b.toString(16).padStart(2, '0')).join('');
+  return request;
+}
+
+window.onload = function () {
   window.ui = SwaggerUIBundle({
+    requestInterceptor: idempotencyKey,
     url: '/openapi.json',
     dom_id: '#swagger-ui',
     presets: [SwaggerUIBundle.presets.apis],

@@ -85,7 +85,6 @@ const IF_NONE_MATCH = {
   required: false,
   description: 'ETag(s) of a copy you hold; while the answer is unchanged it is 304 Not Modified without a body.',
   schema: { type: 'string', maxLength: 1024 },
-  example: '"q3Vb2mT6oYx0cG1sHf8kLp4wZr9"',
 };
 
 /**
@@ -184,9 +183,18 @@ function renameKeys(node: unknown, from: string, to: string): unknown {
       out[k] = Object.fromEntries(Object.entries(v).map(([p, s]) => [p === from ? to : p, renameKeys(s, from, to)]));
     } else if (k === 'required' && Array.isArray(v)) {
       out[k] = v.map((p) => (p === from ? to : p));
+    } else if (k === 'example' || k === 'examples') {
+      out[k] = renameEveryKey(v, from, to);
     } else {
       out[k] = renameKeys(v, from, to);
     }
   }
   return out;
+}
+
+/** In an example value every object key is data: `$id` is the action's id there too. */
+function renameEveryKey(node: unknown, from: string, to: string): unknown {
+  if (Array.isArray(node)) return node.map((n) => renameEveryKey(n, from, to));
+  if (!node || typeof node !== 'object') return node;
+  return Object.fromEntries(Object.entries(node).map(([k, v]) => [k === from ? to : k, renameEveryKey(v, from, to)]));
 }

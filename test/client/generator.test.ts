@@ -36,9 +36,9 @@ export async function calls() {
   const { data } = await api.GET('/pulses', { params: { query: { limit: 200 } } });
   const pulses: components['schemas']['Pulse'][] = data?.items ?? [];
   const page: components['schemas']['PulsePage'] | undefined = data;
-  const code: components['schemas']['Error']['error']['code'] = 'invalid_transition';
+  const code: components['schemas']['ApiError']['error']['code'] = 'invalid_transition';
   // @ts-expect-error the code list is closed
-  const unknown: components['schemas']['Error']['error']['code'] = 'teapot';
+  const unknown: components['schemas']['ApiError']['error']['code'] = 'teapot';
   const action: components['schemas']['Action'] = {
     $id: 'act_1', title: 'Retro', description: null, startDate: '2026-11-21T09:00:00.000Z', endDate: null,
     status: 'done', subteamId: null, subteamName: null, createdAt: '2026-11-21T09:00:00.000Z',

@@ -104,7 +104,7 @@ describe('strict contract', () => {
       const notModified = op.operationId.startsWith('list') || op.operationId.startsWith('get') ? ['304'] : [];
       expect(Object.keys(op.responses).sort(), op.operationId).toEqual(['200', ...notModified, '400', '401', '403', '404', '409', '429', '500', '503']);
       for (const status of ['400', '401', '403', '404', '409', '429', '500', '503']) {
-        expect(op.responses[status].content['application/json'].schema, `${op.operationId} ${status}`).toEqual({ $ref: '#/components/schemas/Error' });
+        expect(op.responses[status].content['application/json'].schema, `${op.operationId} ${status}`).toEqual({ $ref: '#/components/schemas/ApiError' });
         expect(op.responses[status].description.length, `${op.operationId} ${status}`).toBeGreaterThan(10);
       }
     }

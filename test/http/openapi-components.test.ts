@@ -17,7 +17,7 @@ describe('OpenAPI document for generators', () => {
   afterAll(() => t.close());
 
   it('names a component for every resource and envelope, and answers with them', () => {
-    for (const name of ['Pulse', 'PulsePage', 'Stats', 'DailyStats', 'CommentPage', 'Alert', 'AlertList', 'Organization', 'Action', 'ActionList', 'Team', 'TeamList', 'Error']) {
+    for (const name of ['Pulse', 'PulsePage', 'Stats', 'DailyStats', 'CommentPage', 'Alert', 'AlertList', 'Organization', 'Action', 'ActionList', 'Team', 'TeamList', 'ApiError']) {
       expect(doc.components.schemas[name], name).toBeDefined();
     }
     const ok = (path: string, method = 'get') => doc.paths[path][method].responses['200'].content!['application/json'].schema;
@@ -33,8 +33,8 @@ describe('OpenAPI document for generators', () => {
     expect(doc.components.schemas.ActionList.properties!.items).toMatchObject({ items: { $ref: '#/components/schemas/Action' } });
   });
 
-  it("gives Error's code the closed list of ERROR_STATUS", () => {
-    const code = (doc.components.schemas.Error.properties!.error as { properties: { code: { enum: string[]; type: string } } }).properties.code;
+  it("gives ApiError's code (not Error, which generators turn into a type that shadows the built-in) the closed list of ERROR_STATUS", () => {
+    const code = (doc.components.schemas.ApiError.properties!.error as { properties: { code: { enum: string[]; type: string } } }).properties.code;
     expect(code.type).toBe('string');
     expect(code.enum).toEqual(Object.keys(ERROR_STATUS));
   });

@@ -36,7 +36,7 @@ export type NewAction = Schemas['NewAction'];
 export type ActionChange = Schemas['ActionChange'];
 export type ActionId = Schemas['ActionId'];
 /** The error body of every failed request. */
-export type ApiErrorBody = Schemas['Error'];
+export type ApiErrorBody = Schemas['ApiError'];
 export type PulseQuery = Omit<Query<'listPulses'>, 'cursor'>;
 export type CommentQuery = Omit<Query<'listComments'>, 'cursor'>;
 export type DailyStatsQuery = Query<'getDailyStats'>;

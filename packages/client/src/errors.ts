@@ -5,7 +5,7 @@ import type { components } from './schema.js';
  * and any other string (a newer server may know more).
  */
 export type ErrorCode =
-  | components['schemas']['Error']['error']['code']
+  | components['schemas']['ApiError']['error']['code']
   /** No answer: the connection failed, was dropped, or timed out (status 0). */
   | 'network_error'
   /** An answer that is not the API's error shape (a proxy's page, say). */

@@ -265,6 +265,26 @@ export interface components {
             /** @description Newest first. */
             items: components["schemas"]["Alert"][];
         };
+        /**
+         * @description Every error has this shape.
+         * @example {
+         *       "error": {
+         *         "code": "invalid_request",
+         *         "message": "Query parameter 'limit' must be <= 200."
+         *       }
+         *     }
+         */
+        ApiError: {
+            error: {
+                /**
+                 * @description Stable machine-readable code, one of a closed list (the error table of docs/api.md); a new code is a new version of the API.
+                 * @enum {string}
+                 */
+                code: "invalid_request" | "invalid_json" | "invalid_cursor" | "idempotency_key_required" | "invalid_idempotency_key" | "payload_too_large" | "unauthorized" | "plan_forbidden" | "insufficient_scope" | "org_not_found" | "not_found" | "idempotency_key_reused" | "team_name_taken" | "invalid_transition" | "pulse_conflict" | "rate_limited" | "internal_error" | "service_unavailable";
+                /** @description Human-readable explanation naming the offending field. */
+                message: string;
+            };
+        };
         /** Comment */
         Comment: {
             comment: string;
@@ -329,26 +349,6 @@ export interface components {
             count: number;
             /** @description Average pulse level of that day, 2 decimals. */
             avg: number;
-        };
-        /**
-         * @description Every error has this shape.
-         * @example {
-         *       "error": {
-         *         "code": "invalid_request",
-         *         "message": "Query parameter 'limit' must be <= 200."
-         *       }
-         *     }
-         */
-        Error: {
-            error: {
-                /**
-                 * @description Stable machine-readable code, one of a closed list (the error table of docs/api.md); a new code is a new version of the API.
-                 * @enum {string}
-                 */
-                code: "invalid_request" | "invalid_json" | "invalid_cursor" | "idempotency_key_required" | "invalid_idempotency_key" | "payload_too_large" | "unauthorized" | "plan_forbidden" | "insufficient_scope" | "org_not_found" | "not_found" | "idempotency_key_reused" | "team_name_taken" | "invalid_transition" | "pulse_conflict" | "rate_limited" | "internal_error" | "service_unavailable";
-                /** @description Human-readable explanation naming the offending field. */
-                message: string;
-            };
         };
         /** NewAction */
         NewAction: {
@@ -474,12 +474,12 @@ export interface operations {
                 cursor?: string;
                 /**
                  * @description Inclusive lower bound on createdAt. Default: `to` minus 30 days.
-                 * @example 2026-11-20T08:15:00.000Z
+                 * @example 2026-10-21T00:00:00.000Z
                  */
                 from?: string;
                 /**
                  * @description Exclusive upper bound on createdAt. Default: now.
-                 * @example 2026-11-20T08:15:00.000Z
+                 * @example 2026-11-20T00:00:00.000Z
                  */
                 to?: string;
                 /** @description Only pulses of this level. */
@@ -493,10 +493,7 @@ export interface operations {
                 subteamId?: string;
             };
             header?: {
-                /**
-                 * @description ETag(s) of a copy you hold; while the answer is unchanged it is 304 Not Modified without a body.
-                 * @example "q3Vb2mT6oYx0cG1sHf8kLp4wZr9"
-                 */
+                /** @description ETag(s) of a copy you hold; while the answer is unchanged it is 304 Not Modified without a body. */
                 "If-None-Match"?: string;
             };
             path?: never;
@@ -583,7 +580,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description unauthorized: the Authorization header is missing, malformed, or names an unknown or revoked key. */
@@ -602,7 +599,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description plan_forbidden: the organization's plan does not include the REST API. */
@@ -619,7 +616,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description org_not_found: the organization was deleted; not_found: no such endpoint or resource. */
@@ -636,7 +633,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description Not returned by this operation today (it has no conflicting state); the seed allows 409 on every endpoint, with this error shape. */
@@ -653,7 +650,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description rate_limited: the per-key limit is exhausted; wait Retry-After seconds. */
@@ -672,7 +669,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description internal_error: unexpected; logged with the request id. */
@@ -689,7 +686,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description service_unavailable: the database is unreachable or the process is overloaded; retry after Retry-After seconds. */
@@ -708,7 +705,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
         };
@@ -717,10 +714,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description ETag(s) of a copy you hold; while the answer is unchanged it is 304 Not Modified without a body.
-                 * @example "q3Vb2mT6oYx0cG1sHf8kLp4wZr9"
-                 */
+                /** @description ETag(s) of a copy you hold; while the answer is unchanged it is 304 Not Modified without a body. */
                 "If-None-Match"?: string;
             };
             path?: never;
@@ -791,7 +785,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description unauthorized: the Authorization header is missing, malformed, or names an unknown or revoked key. */
@@ -810,7 +804,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description plan_forbidden: the organization's plan does not include the REST API. */
@@ -827,7 +821,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description org_not_found: the organization was deleted; not_found: no such endpoint or resource. */
@@ -844,7 +838,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description Not returned by this operation today (it has no conflicting state); the seed allows 409 on every endpoint, with this error shape. */
@@ -861,7 +855,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description rate_limited: the per-key limit is exhausted; wait Retry-After seconds. */
@@ -880,7 +874,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description internal_error: unexpected; logged with the request id. */
@@ -897,7 +891,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description service_unavailable: the database is unreachable or the process is overloaded; retry after Retry-After seconds. */
@@ -916,7 +910,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
         };
@@ -924,22 +918,13 @@ export interface operations {
     getDailyStats: {
         parameters: {
             query?: {
-                /**
-                 * @description Inclusive start. Default: `to` minus 90 days; at most 365 days back.
-                 * @example 2026-11-20T08:15:00.000Z
-                 */
+                /** @description Inclusive start. Default: `to` minus 90 days; at most 365 days back. */
                 from?: string;
-                /**
-                 * @description Exclusive end. Default: now.
-                 * @example 2026-11-20T08:15:00.000Z
-                 */
+                /** @description Exclusive end. Default: now. */
                 to?: string;
             };
             header?: {
-                /**
-                 * @description ETag(s) of a copy you hold; while the answer is unchanged it is 304 Not Modified without a body.
-                 * @example "q3Vb2mT6oYx0cG1sHf8kLp4wZr9"
-                 */
+                /** @description ETag(s) of a copy you hold; while the answer is unchanged it is 304 Not Modified without a body. */
                 "If-None-Match"?: string;
             };
             path?: never;
@@ -1019,7 +1004,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description unauthorized: the Authorization header is missing, malformed, or names an unknown or revoked key. */
@@ -1038,7 +1023,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description plan_forbidden: the organization's plan does not include the REST API. */
@@ -1055,7 +1040,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description org_not_found: the organization was deleted; not_found: no such endpoint or resource. */
@@ -1072,7 +1057,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description Not returned by this operation today (it has no conflicting state); the seed allows 409 on every endpoint, with this error shape. */
@@ -1089,7 +1074,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description rate_limited: the per-key limit is exhausted; wait Retry-After seconds. */
@@ -1108,7 +1093,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description internal_error: unexpected; logged with the request id. */
@@ -1125,7 +1110,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description service_unavailable: the database is unreachable or the process is overloaded; retry after Retry-After seconds. */
@@ -1144,7 +1129,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
         };
@@ -1170,10 +1155,7 @@ export interface operations {
                 subteamId?: string;
             };
             header?: {
-                /**
-                 * @description ETag(s) of a copy you hold; while the answer is unchanged it is 304 Not Modified without a body.
-                 * @example "q3Vb2mT6oYx0cG1sHf8kLp4wZr9"
-                 */
+                /** @description ETag(s) of a copy you hold; while the answer is unchanged it is 304 Not Modified without a body. */
                 "If-None-Match"?: string;
             };
             path?: never;
@@ -1250,7 +1232,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description unauthorized: the Authorization header is missing, malformed, or names an unknown or revoked key. */
@@ -1269,7 +1251,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description plan_forbidden: the organization's plan does not include the REST API. */
@@ -1286,7 +1268,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description org_not_found: the organization was deleted; not_found: no such endpoint or resource. */
@@ -1303,7 +1285,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description Not returned by this operation today (it has no conflicting state); the seed allows 409 on every endpoint, with this error shape. */
@@ -1320,7 +1302,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description rate_limited: the per-key limit is exhausted; wait Retry-After seconds. */
@@ -1339,7 +1321,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description internal_error: unexpected; logged with the request id. */
@@ -1356,7 +1338,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description service_unavailable: the database is unreachable or the process is overloaded; retry after Retry-After seconds. */
@@ -1375,7 +1357,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
         };
@@ -1390,10 +1372,7 @@ export interface operations {
                 limit?: number;
             };
             header?: {
-                /**
-                 * @description ETag(s) of a copy you hold; while the answer is unchanged it is 304 Not Modified without a body.
-                 * @example "q3Vb2mT6oYx0cG1sHf8kLp4wZr9"
-                 */
+                /** @description ETag(s) of a copy you hold; while the answer is unchanged it is 304 Not Modified without a body. */
                 "If-None-Match"?: string;
             };
             path?: never;
@@ -1470,7 +1449,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description unauthorized: the Authorization header is missing, malformed, or names an unknown or revoked key. */
@@ -1489,7 +1468,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description plan_forbidden: the organization's plan does not include the REST API. */
@@ -1506,7 +1485,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description org_not_found: the organization was deleted; not_found: no such endpoint or resource. */
@@ -1523,7 +1502,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description Not returned by this operation today (it has no conflicting state); the seed allows 409 on every endpoint, with this error shape. */
@@ -1540,7 +1519,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description rate_limited: the per-key limit is exhausted; wait Retry-After seconds. */
@@ -1559,7 +1538,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description internal_error: unexpected; logged with the request id. */
@@ -1576,7 +1555,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description service_unavailable: the database is unreachable or the process is overloaded; retry after Retry-After seconds. */
@@ -1595,7 +1574,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
         };
@@ -1604,10 +1583,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description ETag(s) of a copy you hold; while the answer is unchanged it is 304 Not Modified without a body.
-                 * @example "q3Vb2mT6oYx0cG1sHf8kLp4wZr9"
-                 */
+                /** @description ETag(s) of a copy you hold; while the answer is unchanged it is 304 Not Modified without a body. */
                 "If-None-Match"?: string;
             };
             path?: never;
@@ -1677,7 +1653,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description unauthorized: the Authorization header is missing, malformed, or names an unknown or revoked key. */
@@ -1696,7 +1672,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description plan_forbidden: the organization's plan does not include the REST API. */
@@ -1713,7 +1689,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description org_not_found: the organization was deleted; not_found: no such endpoint or resource. */
@@ -1730,7 +1706,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description Not returned by this operation today (it has no conflicting state); the seed allows 409 on every endpoint, with this error shape. */
@@ -1747,7 +1723,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description rate_limited: the per-key limit is exhausted; wait Retry-After seconds. */
@@ -1766,7 +1742,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description internal_error: unexpected; logged with the request id. */
@@ -1783,7 +1759,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description service_unavailable: the database is unreachable or the process is overloaded; retry after Retry-After seconds. */
@@ -1802,7 +1778,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
         };
@@ -1811,10 +1787,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description ETag(s) of a copy you hold; while the answer is unchanged it is 304 Not Modified without a body.
-                 * @example "q3Vb2mT6oYx0cG1sHf8kLp4wZr9"
-                 */
+                /** @description ETag(s) of a copy you hold; while the answer is unchanged it is 304 Not Modified without a body. */
                 "If-None-Match"?: string;
             };
             path?: never;
@@ -1844,6 +1817,7 @@ export interface operations {
                      * @example {
                      *       "items": [
                      *         {
+                     *           "$id": "act_7Qm2xV9b",
                      *           "title": "Retro on workload",
                      *           "description": "Every second Friday",
                      *           "startDate": "2026-11-21T09:00:00.000Z",
@@ -1892,7 +1866,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description unauthorized: the Authorization header is missing, malformed, or names an unknown or revoked key. */
@@ -1911,7 +1885,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description plan_forbidden: the organization's plan does not include the REST API. */
@@ -1928,7 +1902,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description org_not_found: the organization was deleted; not_found: no such endpoint or resource. */
@@ -1945,7 +1919,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description Not returned by this operation today (it has no conflicting state); the seed allows 409 on every endpoint, with this error shape. */
@@ -1962,7 +1936,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description rate_limited: the per-key limit is exhausted; wait Retry-After seconds. */
@@ -1981,7 +1955,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description internal_error: unexpected; logged with the request id. */
@@ -1998,7 +1972,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description service_unavailable: the database is unreachable or the process is overloaded; retry after Retry-After seconds. */
@@ -2017,7 +1991,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
         };
@@ -2086,7 +2060,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description unauthorized: the Authorization header is missing, malformed, or names an unknown or revoked key. */
@@ -2105,7 +2079,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description plan_forbidden: the organization's plan does not include the REST API. insufficient_scope: the API key has scope read (GET only). */
@@ -2122,7 +2096,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description org_not_found: the organization was deleted; not_found: no such endpoint or resource. */
@@ -2139,7 +2113,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description idempotency_key_reused: the Idempotency-Key was used for a different request. */
@@ -2156,7 +2130,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description rate_limited: the per-key limit is exhausted; wait Retry-After seconds. */
@@ -2175,7 +2149,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description internal_error: unexpected; logged with the request id. */
@@ -2192,7 +2166,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description service_unavailable: the database is unreachable or the process is overloaded; retry after Retry-After seconds. */
@@ -2211,7 +2185,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
         };
@@ -2220,10 +2194,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description ETag(s) of a copy you hold; while the answer is unchanged it is 304 Not Modified without a body.
-                 * @example "q3Vb2mT6oYx0cG1sHf8kLp4wZr9"
-                 */
+                /** @description ETag(s) of a copy you hold; while the answer is unchanged it is 304 Not Modified without a body. */
                 "If-None-Match"?: string;
             };
             path?: never;
@@ -2301,7 +2272,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description unauthorized: the Authorization header is missing, malformed, or names an unknown or revoked key. */
@@ -2320,7 +2291,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description plan_forbidden: the organization's plan does not include the REST API. */
@@ -2337,7 +2308,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description org_not_found: the organization was deleted; not_found: no such endpoint or resource. */
@@ -2354,7 +2325,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description Not returned by this operation today (it has no conflicting state); the seed allows 409 on every endpoint, with this error shape. */
@@ -2371,7 +2342,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description rate_limited: the per-key limit is exhausted; wait Retry-After seconds. */
@@ -2390,7 +2361,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description internal_error: unexpected; logged with the request id. */
@@ -2407,7 +2378,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description service_unavailable: the database is unreachable or the process is overloaded; retry after Retry-After seconds. */
@@ -2426,7 +2397,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
         };
@@ -2494,7 +2465,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description unauthorized: the Authorization header is missing, malformed, or names an unknown or revoked key. */
@@ -2513,7 +2484,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description plan_forbidden: the organization's plan does not include the REST API. insufficient_scope: the API key has scope read (GET only). */
@@ -2530,7 +2501,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description org_not_found: the organization was deleted; not_found: no such endpoint or resource. */
@@ -2547,7 +2518,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description team_name_taken: the name is already used in the organization (case-insensitive, trimmed); idempotency_key_reused: the Idempotency-Key was used for a different request. */
@@ -2564,7 +2535,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description rate_limited: the per-key limit is exhausted; wait Retry-After seconds. */
@@ -2583,7 +2554,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description internal_error: unexpected; logged with the request id. */
@@ -2600,7 +2571,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description service_unavailable: the database is unreachable or the process is overloaded; retry after Retry-After seconds. */
@@ -2619,7 +2590,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
         };
@@ -2677,7 +2648,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description unauthorized: the Authorization header is missing, malformed, or names an unknown or revoked key. */
@@ -2696,7 +2667,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description plan_forbidden: the organization's plan does not include the REST API. insufficient_scope: the API key has scope read (GET only). */
@@ -2713,7 +2684,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description org_not_found: the organization was deleted; not_found: no such endpoint or resource. */
@@ -2730,7 +2701,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description invalid_transition: status done -> cancelled or cancelled -> done; reopen (status active) first. */
@@ -2747,7 +2718,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description rate_limited: the per-key limit is exhausted; wait Retry-After seconds. */
@@ -2766,7 +2737,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description internal_error: unexpected; logged with the request id. */
@@ -2783,7 +2754,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
             /** @description service_unavailable: the database is unreachable or the process is overloaded; retry after Retry-After seconds. */
@@ -2802,7 +2773,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["ApiError"];
                 };
             };
         };

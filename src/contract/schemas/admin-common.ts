@@ -20,7 +20,7 @@ export function adminResponses(ok: TSchema, description: string, opts: { status?
   const out: Record<number, unknown> = { [opts.status ?? 200]: success };
   for (const status of [400, 401, 404, 409, 500, 503]) {
     out[status] = {
-      $ref: 'Error#',
+      $ref: 'ApiError#',
       description: status === 409 && opts.conflict ? opts.conflict : status === 400 && opts.badRequest ? opts.badRequest : ERROR_DESCRIPTIONS[status],
       headers: status === 503 ? { ...HEADERS, ...RETRY_AFTER } : HEADERS,
     };

@@ -6,8 +6,8 @@ import './date-time.js'; // registers the API's date-time rule with TypeBox befo
  * RFC 3339 with an offset or Z, a real instant from 0001-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z
  * (date-time.ts); rendered by the API as YYYY-MM-DDTHH:mm:ss.sssZ.
  */
-export const DateTimeSchema = (description: string) =>
-  Type.String({ format: 'date-time', maxLength: 35, description, examples: ['2026-11-20T08:15:00.000Z'] });
+export const DateTimeSchema = (description: string, example: string | null = '2026-11-20T08:15:00.000Z') =>
+  Type.String({ format: 'date-time', maxLength: 35, description, ...(example === null ? {} : { examples: [example] }) });
 
 /** An id of the seed: 1-128 characters. */
 export const IdSchema = (opts: { description?: string } = {}) => Type.String({ minLength: 1, maxLength: 128, ...opts });
@@ -46,7 +46,7 @@ export const ErrorSchema = Type.Object(
     ),
   },
   {
-    $id: 'Error',
+    $id: 'ApiError',
     additionalProperties: false,
     description: 'Every error has this shape.',
     examples: [{ error: { code: 'invalid_request', message: "Query parameter 'limit' must be <= 200." } }],
@@ -58,6 +58,9 @@ export const ErrorSchema = Type.Object(
  * codes (idempotency_key_required, invalid_idempotency_key) rather than a generic validation
  * error; the OpenAPI document declares it required (src/http/openapi.ts), as the server requires it.
  */
+/** The Idempotency-Key the document shows; /docs' "Try it out" replaces it by one derived from the request. */
+export const IDEMPOTENCY_KEY_EXAMPLE = 'a1b2c3d4-retry-safe';
+
 export const IdempotencyHeadersSchema = Type.Object({
   'idempotency-key': Type.Optional(
     Type.String({
@@ -65,7 +68,7 @@ export const IdempotencyHeadersSchema = Type.Object({
       pattern: '^[A-Za-z0-9._:-]{8,128}$',
       description:
         'Required. 8-128 characters of A-Z a-z 0-9 . _ : -. A retry with the same key and body replays the first answer.',
-      examples: ['a1b2c3d4-retry-safe'],
+      examples: [IDEMPOTENCY_KEY_EXAMPLE],
     }),
   ),
 });

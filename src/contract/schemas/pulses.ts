@@ -35,8 +35,8 @@ export const PulseListQuerySchema = Type.Object(
     cursor: Type.Optional(
       Type.String({ minLength: 1, maxLength: 512, description: 'The `nextCursor` of the previous page (`createdAt|id` of its last item).' }),
     ),
-    from: Type.Optional(DateTimeSchema('Inclusive lower bound on createdAt. Default: `to` minus 30 days.')),
-    to: Type.Optional(DateTimeSchema('Exclusive upper bound on createdAt. Default: now.')),
+    from: Type.Optional(DateTimeSchema('Inclusive lower bound on createdAt. Default: `to` minus 30 days.', '2026-10-21T00:00:00.000Z')),
+    to: Type.Optional(DateTimeSchema('Exclusive upper bound on createdAt. Default: now.', '2026-11-20T00:00:00.000Z')),
     level: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 5, description: 'Only pulses of this level.' })),
     limit: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 200, default: 50, description: 'Page size, 1-200.', examples: [50] })),
     subteamId: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only pulses of this team.' })),

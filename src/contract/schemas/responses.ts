@@ -1,6 +1,6 @@
 import type { TSchema } from 'typebox';
 
-const ERROR_REF = { $ref: 'Error#' };
+const ERROR_REF = { $ref: 'ApiError#' };
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'The request breaks a rule: invalid_request (including an unknown or repeated query parameter, or a body value of the wrong JSON type), invalid_json, invalid_cursor, idempotency_key_required, invalid_idempotency_key or payload_too_large.',

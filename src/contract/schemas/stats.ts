@@ -19,8 +19,8 @@ export type Stats = Static<typeof StatsSchema>;
 
 export const DailyStatsQuerySchema = Type.Object(
   {
-    from: Type.Optional(DateTimeSchema('Inclusive start. Default: `to` minus 90 days; at most 365 days back.')),
-    to: Type.Optional(DateTimeSchema('Exclusive end. Default: now.')),
+    from: Type.Optional(DateTimeSchema('Inclusive start. Default: `to` minus 90 days; at most 365 days back.', null)),
+    to: Type.Optional(DateTimeSchema('Exclusive end. Default: now.', null)),
   },
   { additionalProperties: false },
 );
