@@ -1,14 +1,13 @@
-import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { Secret, TOTP } from 'otpauth';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inviteMember } from '../../src/domain/members.js';
 import { listAuditEvents } from '../../src/domain/audit.js';
 import { operatorActor } from '../../src/domain/audit.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { acceptInvitation, BROWSER_MISSING, HOSTILE, launchConsoleBrowser, PASSWORD, type ConsoleBrowser } from '../helpers/browser.js';
 
 /**
  * The console in headless Chromium (issue 27's acceptance): accept an invitation, create a read
@@ -17,69 +16,31 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
  * violation), hostile text renders as text, no Content-Security-Policy violation, no request
  * leaves the service.
  */
-const CHROMIUM = '/usr/bin/chromium';
 const SCREENSHOT = fileURLToPath(new URL('../../docs/console.png', import.meta.url));
-const skip = !existsSync(CHROMIUM) && !process.env.CI;
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-const HOSTILE = `<script>alert(1)</script>"><img src=x onerror=alert(2)>`;
 const OP = operatorActor('192.0.2.200');
-const PASSWORD = 'a long enough passphrase';
 
-describe.skipIf(skip)('the console in a browser', () => {
+describe.skipIf(BROWSER_MISSING)('the console in a browser', () => {
   let t: TestApp;
   let base: string;
-  let browser: Browser;
-  const leaving: string[] = [];
-  const violations: string[] = [];
-  const dialogs: string[] = [];
+  let cb: ConsoleBrowser;
 
   beforeAll(async () => {
-    expect(existsSync(CHROMIUM), `${CHROMIUM} is missing (.ci/run installs it)`).toBe(true);
     t = await createTestApp({
       dataset: { organizations: [{ id: 'org_browser', name: HOSTILE, plan: 'business', createdAt: '2026-01-01T00:00:00.000Z' }] },
       env: { KEY_CACHE_TTL_MS: '1000' },
     });
     await t.app.listen({ host: '127.0.0.1', port: 0 });
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-background-networking', '--disable-gpu', '--disable-component-update', '--disable-sync', '--no-first-run'],
-    });
+    cb = await launchConsoleBrowser();
   }, 60_000);
 
   afterAll(async () => {
-    await Promise.race([browser?.close(), new Promise((resolve) => setTimeout(resolve, 15_000).unref())]);
+    await cb?.close();
     await t?.close();
   }, 120_000);
 
-  async function context(): Promise<BrowserContext> {
-    const c = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    await c.route('**/*', (route) => {
-      const url = new URL(route.request().url());
-      if (url.hostname === '127.0.0.1') return route.continue();
-      leaving.push(url.href);
-      return route.abort();
-    });
-    await c.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (e) => {
-        (window as unknown as { __csp: string[] }).__csp ??= [];
-        (window as unknown as { __csp: string[] }).__csp.push(`${e.violatedDirective} ${e.blockedURI}`);
-      });
-    });
-    c.on('page', (p) => p.on('dialog', (d) => (dialogs.push(d.message()), d.accept())));
-    return c;
-  }
-
-  /** axe-core on the page as it is: no serious or critical violation; and no CSP violation so far. */
-  async function audit(page: Page, what: string) {
-    await page.evaluate(AXE);
-    const result = (await page.evaluate(`axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] } })`)) as {
-      violations: { id: string; impact: string; nodes: { target: string[] }[] }[];
-    };
-    const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}) at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-    expect(bad, `${what}: axe`).toEqual([]);
-    violations.push(...((await page.evaluate('window.__csp ?? []')) as string[]).map((v) => `${what}: ${v}`));
-  }
+  const context = () => cb.context();
+  const audit = (page: Page, what: string) => cb.audit(page, what);
 
   const api = (key: string, path: string, init: RequestInit = {}) => fetch(`${base}${path}`, { ...init, headers: { authorization: `Bearer ${key}`, ...(init.headers ?? {}) } });
   const codeAt = (secret: string, ms: number) => new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30, algorithm: 'SHA1' }).generate({ timestamp: ms });
@@ -97,7 +58,7 @@ describe.skipIf(skip)('the console in a browser', () => {
     await audit(page, 'overview');
     // The organization's hostile name is shown as text.
     expect(await page.locator('.org').textContent()).toBe(HOSTILE);
-    expect(dialogs).toEqual([]);
+    expect(cb.dialogs).toEqual([]);
 
     await page.getByRole('navigation').getByRole('link', { name: /^api keys$/i }).click();
     await page.getByRole('heading', { name: /^api keys$/i }).waitFor();
@@ -180,10 +141,7 @@ describe.skipIf(skip)('the console in a browser', () => {
     // The viewer: reads every page, changes nothing (refused by the server, not only hidden).
     const vctx = await context();
     const viewer = await vctx.newPage();
-    await viewer.goto(link);
-    await viewer.getByLabel('Password', { exact: true }).fill(PASSWORD);
-    await viewer.getByRole('button', { name: /accept invitation/i }).click();
-    await viewer.waitForURL(`${base}/console/overview`);
+    await acceptInvitation(viewer, link);
     await viewer.getByRole('navigation').getByRole('link', { name: /^api keys$/i }).click();
     await audit(viewer, 'keys (viewer)');
     expect(await viewer.getByRole('button', { name: /^create key$/i }).count()).toBe(0);
@@ -226,9 +184,9 @@ describe.skipIf(skip)('the console in a browser', () => {
     await page.getByRole('navigation').getByRole('link', { name: /^api keys$/i }).click();
     expect(await page.locator('tbody tr td:nth-child(4)').allTextContents()).toEqual(['owner@browser.example.com', 'owner@browser.example.com']);
 
-    expect(violations).toEqual([]);
-    expect(leaving).toEqual([]);
-    expect(dialogs.filter((d) => /^\d$/.test(d))).toEqual([]); // no alert() ran
+    expect(cb.violations).toEqual([]);
+    expect(cb.leaving).toEqual([]);
+    expect(cb.dialogs.filter((d) => /^\d$/.test(d))).toEqual([]); // no alert() ran
     await ctx.close();
     await vctx.close();
   }, 120_000);
