@@ -230,12 +230,32 @@ export function recordAlertCreated(tx: Queryable, orgId: string, alert: Alert, a
   return recordEvent(tx, orgId, 'alert.created', { id, type, message, weekISO, subteamName, readAt, createdAt }, at);
 }
 
-/** The three Standard Webhooks headers for one attempt: signed at the attempt's time, same id on every attempt. */
-export function signedHeaders(secret: string, msgId: string, payload: string, at = new Date()): Record<string, string> {
+/** How long the secret an endpoint's rotation replaces stays valid (docs/webhooks.md). */
+export const SECRET_OVERLAP_MS = 24 * 3600e3;
+
+/**
+ * The secrets an attempt at `at` is signed with: the endpoint's secret, then the one its last
+ * rotation replaced while that is still valid.
+ */
+export function signingSecrets(
+  e: { secret: string; previousSecret: string | null; previousSecretExpiresAt: Date | null },
+  at: Date,
+): string[] {
+  const previousValid = e.previousSecret !== null && e.previousSecretExpiresAt !== null && at.getTime() < e.previousSecretExpiresAt.getTime();
+  return previousValid ? [e.secret, e.previousSecret!] : [e.secret];
+}
+
+/**
+ * The three Standard Webhooks headers for one attempt: signed at the attempt's time, same id on
+ * every attempt. With several secrets (a rotation's overlap), `webhook-signature` holds one
+ * `v1,<signature>` per secret, separated by a space, the current secret's first: a receiver that
+ * knows either secret verifies it.
+ */
+export function signedHeaders(secrets: string | string[], msgId: string, payload: string, at = new Date()): Record<string, string> {
   return {
     'webhook-id': msgId,
     'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-    'webhook-signature': new Webhook(secret).sign(msgId, at, payload),
+    'webhook-signature': [secrets].flat().map((secret) => new Webhook(secret).sign(msgId, at, payload)).join(' '),
   };
 }
 
@@ -280,10 +300,11 @@ export async function attemptDelivery(d: ClaimedDelivery, opts: { timeoutMs: num
   }
   const timeout = AbortSignal.timeout(opts.timeoutMs);
   const signal = opts.stop ? AbortSignal.any([timeout, opts.stop]) : timeout;
+  const at = new Date();
   try {
     const res = await post(
       url,
-      { 'content-type': 'application/json', 'user-agent': 'climate-pulse-webhooks/1', ...signedHeaders(d.secret, d.eventId, d.payload) },
+      { 'content-type': 'application/json', 'user-agent': 'climate-pulse-webhooks/1', ...signedHeaders(signingSecrets(d, at), d.eventId, d.payload, at) },
       d.payload,
       opts,
       signal,
