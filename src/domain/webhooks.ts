@@ -17,6 +17,7 @@ import {
   type ClaimedDelivery,
 } from '../db/repositories/webhooks.js';
 import type { Alert } from '../contract/schemas/alerts.js';
+import type { WebhookEventBody, WebhookEventName } from '../contract/schemas/webhook-events.js';
 import { newId } from './ids.js';
 import { ApiError, invalid } from '../contract/errors.js';
 
@@ -195,8 +196,8 @@ export async function addEndpoint(
   return { id, url, eventTypes: opts.eventTypes, secret };
 }
 
-const body = (type: string, at: Date, data: unknown, extra: Record<string, unknown> = {}) =>
-  JSON.stringify({ type, timestamp: at.toISOString(), data, ...extra });
+/** The exact bytes sent: an event of its schema's shape (contract/schemas/webhook-events.ts, the OpenAPI document's `webhooks`). */
+const body = <T extends WebhookEventName>(event: WebhookEventBody<T>) => JSON.stringify(event);
 
 /**
  * Writes an event to the outbox inside the caller's transaction: one delivery per enabled
@@ -214,7 +215,8 @@ export async function recordEvent(
   extra?: Record<string, unknown>,
 ): Promise<string | null> {
   const id = newId('msg');
-  const deliveries = await insertEventWithDeliveries(tx, orgId, { id, type, payload: body(type, at, data, extra), createdAt: at });
+  const event = { type, timestamp: at.toISOString(), data, ...extra } as WebhookEventBody<typeof type>;
+  const deliveries = await insertEventWithDeliveries(tx, orgId, { id, type, payload: body(event), createdAt: at });
   return deliveries.length > 0 ? id : null;
 }
 
@@ -227,7 +229,8 @@ export const isSubscribed = (tx: Queryable, orgId: string, type: WebhookEventTyp
  */
 export function recordAlertCreated(tx: Queryable, orgId: string, alert: Alert, at: Date) {
   const { id, type, message, weekISO, subteamName, readAt, createdAt } = alert;
-  return recordEvent(tx, orgId, 'alert.created', { id, type, message, weekISO, subteamName, readAt, createdAt }, at);
+  const data: WebhookEventBody<'alert.created'>['data'] = { id, type, message, weekISO, subteamName, readAt, createdAt };
+  return recordEvent(tx, orgId, 'alert.created', data, at);
 }
 
 /** How long the secret an endpoint's rotation replaces stays valid (docs/webhooks.md). */
@@ -400,7 +403,7 @@ export async function sendPing(
     const id = await insertClaimedDelivery(
       tx,
       endpoint.orgId,
-      { id: eventId, type: 'ping', payload: body('ping', at, { endpointId }), createdAt: at },
+      { id: eventId, type: 'ping', payload: body<'ping'>({ type: 'ping', timestamp: at.toISOString(), data: { endpointId } }), createdAt: at },
       endpointId,
       2 * opts.timeoutMs,
     );

@@ -10,6 +10,7 @@ import { deliver, recordEvent, SECRET_OVERLAP_MS, signingSecrets } from '../../s
 import { sinceTime } from '../../src/cli/commands/webhooks.js';
 import { createAdminTest, type AdminTest } from '../admin/helpers.js';
 import { createCliDatabase, openApp, runCli } from '../helpers/cli.js';
+import { expectDocumentedEvent } from '../helpers/openapi.js';
 import { startReceiver, type Receiver, type Received } from '../helpers/receiver.js';
 
 /**
@@ -111,6 +112,7 @@ describe('webhook secret rotation', () => {
     expect(new Webhook(r.secret).verify(pinged.body, pinged.headers as Record<string, string>)).toEqual({
       type: 'ping', timestamp: expect.stringMatching(/Z$/), data: { endpointId: e.id },
     });
+    await expectDocumentedEvent(t.app, pinged.body);
 
     // ...and an event of the outbox, sent by the worker: an action created through the public API.
     const created = await t.app.inject({
@@ -159,10 +161,10 @@ describe('webhook secret rotation', () => {
     const two = await add('/two', ['alert.created']);
     failing.add('/one').add('/two');
     const event = (id: string) => t.db.transaction((tx) => recordEvent(tx, 'org_rot', 'alert.created', { id }, new Date()));
-    const a = await event('al_a');
+    const a = (await event("al_a"))!;
     await new Promise((r) => setTimeout(r, 30));
-    const b = await event('al_b');
-    const c = await event('al_c');
+    const b = (await event("al_b"))!;
+    const c = (await event("al_c"))!;
     expect(await workerRound(t)).toBe(6);
     const failed = (await listDeliveries(t.db, 'org_rot', { status: 'failed', limit: 100 })).filter((d) => d.type === 'alert.created');
     expect(failed).toHaveLength(6);
