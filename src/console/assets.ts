@@ -22,6 +22,9 @@ h1 { font-size: 1.6rem; margin-top: 0; }
 h2 { font-size: 1.2rem; margin-top: 2rem; }
 form.stack { display: grid; gap: 12px; max-width: 28rem; }
 label { display: grid; gap: 4px; font-weight: 600; }
+fieldset.checks { display: flex; flex-wrap: wrap; align-items: center; gap: 6px 10px; border: 1px solid var(--line); border-radius: 4px; }
+fieldset.checks legend { font-weight: 600; }
+fieldset.checks label { display: inline; font-weight: 400; margin-right: 8px; }
 input, select { font: inherit; padding: 6px 8px; border: 1px solid var(--line); border-radius: 4px; color: var(--fg); background: var(--bg); }
 button { font: inherit; padding: 6px 14px; border: 1px solid var(--accent); border-radius: 4px; background: var(--accent); color: #ffffff; cursor: pointer; }
 button.secondary { background: var(--bg); color: var(--accent); }

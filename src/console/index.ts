@@ -6,6 +6,7 @@ import { registerAuthPages } from './routes/auth.js';
 import { registerMemberPages } from './routes/members.js';
 import { registerKeyPages } from './routes/keys.js';
 import { registerAuditPage } from './routes/audit.js';
+import { registerWebhookPages } from './routes/webhooks.js';
 import { navFor } from './routes/nav.js';
 
 export { CONSOLE_PREFIX };
@@ -29,6 +30,7 @@ export async function registerConsole(app: FastifyInstance, opts: ConsoleOptions
       registerAuthPages(scope, deps);
       registerMemberPages(scope, deps);
       registerKeyPages(scope, deps);
+      registerWebhookPages(scope, deps);
       registerAuditPage(scope, deps);
       scope.get('/overview', { preHandler: requireRole(), schema: { hide: true } }, async (request, reply) => {
         const s = request.consoleSession!;

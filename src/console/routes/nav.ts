@@ -9,6 +9,7 @@ export function navItems(session: Pick<ConsoleSession, 'member'>): NavItem[] {
   const items: NavItem[] = [
     { href: '/console/overview', label: 'Overview' },
     { href: '/console/keys', label: 'API keys' },
+    { href: '/console/webhooks', label: 'Webhooks' },
   ];
   if (session.member.role === 'owner') items.push({ href: '/console/members', label: 'Members' });
   items.push({ href: '/console/audit', label: 'Audit log' });

@@ -1,0 +1,72 @@
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { expect } from 'vitest';
+import type { DatabaseExecutor } from '../../src/db/executor.js';
+import { operatorActor } from '../../src/domain/audit.js';
+import { inviteMember, type MemberRole } from '../../src/domain/members.js';
+
+/**
+ * A browser-like client of the console over `inject`: keeps cookies, sends same-origin fetch
+ * metadata, and posts forms with the token of the page they are on. `join` makes a member by
+ * invitation and signs them in.
+ */
+export class ConsoleClient {
+  cookies = new Map<string, string>();
+  constructor(
+    readonly app: FastifyInstance,
+    readonly ip = '192.0.2.10',
+  ) {}
+
+  private cookieHeader() {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+
+  private keep(res: LightMyRequestResponse) {
+    const set = res.headers['set-cookie'];
+    for (const c of Array.isArray(set) ? set : set ? [set] : []) {
+      const [pair] = c.split(';');
+      const i = pair.indexOf('=');
+      const [k, v] = [pair.slice(0, i), pair.slice(i + 1)];
+      if (/Max-Age=0/.test(c)) this.cookies.delete(k);
+      else this.cookies.set(k, v);
+    }
+    return res;
+  }
+
+  async get(url: string) {
+    return this.keep(await this.app.inject({ method: 'GET', url, remoteAddress: this.ip, headers: { cookie: this.cookieHeader(), 'sec-fetch-site': 'same-origin' } }));
+  }
+
+  async post(url: string, form: Record<string, string>, headers: Record<string, string> = {}) {
+    return this.keep(
+      await this.app.inject({
+        method: 'POST', url, remoteAddress: this.ip, payload: new URLSearchParams(form).toString(),
+        headers: {
+          cookie: this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin',
+          origin: 'http://localhost:80', host: 'localhost:80', ...headers,
+        },
+      }),
+    );
+  }
+
+  /** The form token of a page's body. */
+  static token(body: string): string {
+    const token = /name="_csrf" value="([^"]+)"/.exec(body)?.[1];
+    expect(token, 'a form token on the page').toBeDefined();
+    return token!;
+  }
+
+  /** Posts a form the way the page at `pageUrl` would: with its token. */
+  async submit(pageUrl: string, action: string, form: Record<string, string>, headers: Record<string, string> = {}) {
+    return this.post(action, { _csrf: ConsoleClient.token((await this.get(pageUrl)).body), ...form }, headers);
+  }
+
+  /** A member of `orgId`, invited by the operator, who accepts and is signed in. */
+  static async join(app: FastifyInstance, db: DatabaseExecutor, orgId: string, email: string, role: MemberRole, password = 'correct horse battery') {
+    const invitation = await inviteMember(db, orgId, { email, role }, operatorActor('192.0.2.200'), new Date());
+    const c = new ConsoleClient(app);
+    const link = `/console/invitations/${invitation.token}`;
+    const res = await c.submit(link, link, { password });
+    expect(res.statusCode).toBe(303);
+    return c;
+  }
+}
