@@ -33,6 +33,8 @@ table { border-collapse: collapse; width: 100%; margin: 12px 0; }
 caption { text-align: left; font-weight: 600; padding: 4px 0; }
 th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
 td form { display: inline-flex; gap: 6px; align-items: center; margin: 0 4px 4px 0; }
+td code { word-break: break-all; }
+td.when { white-space: nowrap; }
 .notice { padding: 8px 12px; border-left: 4px solid; background: var(--soft); }
 .notice.error { border-color: var(--err); color: var(--err); }
 .notice.ok { border-color: var(--ok); color: var(--ok); }

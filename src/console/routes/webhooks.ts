@@ -88,7 +88,7 @@ export function registerWebhookPages(scope: FastifyInstance, deps: ConsoleDeps &
 <td><code>${e.url}</code></td>
 <td>${e.eventTypes.length === WEBHOOK_EVENT_TYPES.length ? 'all' : e.eventTypes.join(', ')}</td>
 <td>${e.enabled ? 'enabled' : `disabled (${e.disabledReason ?? 'no reason given'})`}${overlap(e) ? html`<br><span class="muted">old secret valid until ${minute(e.previousSecretExpiresAt)}</span>` : ''}</td>
-<td>${minute(e.createdAt)}</td>
+<td class="when">${minute(e.createdAt)}</td>
 <td>${canChange
   ? html`<form method="post" action="/console/webhooks/${e.id}/test">${csrf}<button type="submit" class="secondary" aria-label="Send test event to ${e.url}">Send test event</button></form>
 <form method="post" action="/console/webhooks/${e.id}/rotate" data-confirm="Rotate the secret of ${e.url}? The old secret stays valid for 24 hours; deliveries carry both signatures until then.">${csrf}<button type="submit" class="secondary" aria-label="Rotate secret of ${e.url}">Rotate secret</button></form>
@@ -101,11 +101,11 @@ ${e.enabled
     const deliveryRow = (d: Delivery) => html`<tr>
 <td>${d.type}<br><code class="muted">${d.eventId}</code></td>
 <td><code>${urlOf.get(d.endpointId) ?? d.endpointId}</code></td>
-<td>${second(d.createdAt)}</td>
+<td class="when">${second(d.createdAt)}</td>
 <td>${d.attempts}</td>
 <td>${d.status}</td>
 <td>${lastResult(d)}</td>
-<td>${d.status === 'pending' ? second(d.nextAttemptAt) : '-'}</td>
+<td class="when">${d.status === 'pending' ? second(d.nextAttemptAt) : '-'}</td>
 ${canChange
   ? html`<td>${d.status === 'failed'
       ? html`<form method="post" action="/console/webhooks/deliveries/${d.id}/replay">${csrf}<button type="submit" class="secondary" aria-label="Replay ${d.type} ${d.eventId}">Replay</button></form>`
