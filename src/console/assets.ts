@@ -15,6 +15,8 @@ a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible
 .brand { margin: 0; font-weight: 600; }
 nav ul { display: flex; flex-wrap: wrap; gap: 4px 16px; margin: 0; padding: 0; list-style: none; }
 nav a[aria-current="page"] { font-weight: 700; text-decoration-thickness: 3px; }
+/* Every link of the navigation is a target of at least 24 by 24 pixels (WCAG 2.2, 2.5.8), however the list wraps. */
+nav a { display: inline-block; min-height: 24px; min-width: 24px; }
 .signout { margin-left: auto; display: flex; align-items: center; gap: 8px; }
 .who { color: var(--muted); }
 main { max-width: 72rem; padding: 24px; }
