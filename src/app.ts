@@ -96,7 +96,13 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     registerQueryRules(scope);
     registerApiRoutes(scope, routeDeps);
   };
-  await registerConsole(app, { db, now: routeDeps.now, comments: routeDeps.comments, publicBaseUrl: config.publicBaseUrl });
+  await registerConsole(app, {
+    db,
+    now: routeDeps.now,
+    comments: routeDeps.comments,
+    publicBaseUrl: config.publicBaseUrl,
+    webhooks: { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate },
+  });
   await app.register(versioned, { prefix: API_PREFIX });
   await app.register(versioned, { prefix: ALIAS_PREFIX });
 

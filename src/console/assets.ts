@@ -18,6 +18,8 @@ a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible
 .brand { margin: 0; font-weight: 600; }
 nav ul { display: flex; flex-wrap: wrap; gap: 4px 16px; margin: 0; padding: 0; list-style: none; }
 nav a[aria-current="page"] { font-weight: 700; text-decoration-thickness: 3px; }
+/* Every link of the navigation is a target of at least 24 by 24 pixels (WCAG 2.2, 2.5.8), however the list wraps. */
+nav a { display: inline-block; min-height: 24px; min-width: 24px; }
 .signout { margin-left: auto; display: flex; align-items: center; gap: 8px; }
 .who { color: var(--muted); }
 main { max-width: 72rem; padding: 24px; }
@@ -25,6 +27,9 @@ h1 { font-size: 1.6rem; margin-top: 0; }
 h2 { font-size: 1.2rem; margin-top: 2rem; }
 form.stack { display: grid; gap: 12px; max-width: 28rem; }
 label { display: grid; gap: 4px; font-weight: 600; }
+fieldset.checks { display: flex; flex-wrap: wrap; align-items: center; gap: 6px 10px; border: 1px solid var(--line); border-radius: 4px; }
+fieldset.checks legend { font-weight: 600; }
+fieldset.checks label { display: inline; font-weight: 400; margin-right: 8px; }
 input, select { font: inherit; padding: 6px 8px; border: 1px solid var(--line); border-radius: 4px; color: var(--fg); background: var(--bg); }
 button { font: inherit; padding: 6px 14px; border: 1px solid var(--accent); border-radius: 4px; background: var(--accent); color: #ffffff; cursor: pointer; }
 button.secondary { background: var(--bg); color: var(--accent); }
@@ -33,6 +38,8 @@ table { border-collapse: collapse; width: 100%; margin: 12px 0; }
 caption { text-align: left; font-weight: 600; padding: 4px 0; }
 th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
 td form { display: inline-flex; gap: 6px; align-items: center; margin: 0 4px 4px 0; }
+td code { word-break: break-all; }
+td.when { white-space: nowrap; }
 .notice { padding: 8px 12px; border-left: 4px solid; background: var(--soft); }
 .notice.error { border-color: var(--err); color: var(--err); }
 .notice.ok { border-color: var(--ok); color: var(--ok); }

@@ -10,6 +10,7 @@ import { registerOverviewPage } from './routes/overview.js';
 import { registerAlertPages } from './routes/alerts.js';
 import { registerActionPages } from './routes/actions.js';
 import { registerCommentPages } from './routes/comments.js';
+import { registerWebhookPages } from './routes/webhooks.js';
 
 export { CONSOLE_PREFIX };
 
@@ -34,6 +35,7 @@ export async function registerConsole(app: FastifyInstance, opts: ConsoleOptions
       registerAuthPages(scope, deps);
       registerMemberPages(scope, deps);
       registerKeyPages(scope, deps);
+      registerWebhookPages(scope, deps);
       registerAuditPage(scope, deps);
       registerOverviewPage(scope, deps);
       registerAlertPages(scope, deps);

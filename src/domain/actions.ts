@@ -3,6 +3,7 @@ import { getAction, getActionForUpdate, insertActionNotingSubscribers, listActio
 import { teamExists } from '../db/repositories/teams.js';
 import { ApiError, invalid, notFound } from '../contract/errors.js';
 import type { Action, CreateActionBody, UpdateActionBody } from '../contract/schemas/actions.js';
+import type { ActionChanges } from '../contract/schemas/webhook-events.js';
 import { recordAudit, type Actor } from './audit.js';
 import { newId } from './ids.js';
 import { parseDateTime } from './time.js';
@@ -57,15 +58,13 @@ export async function createAction(tx: Queryable, orgId: string, body: CreateAct
   return { id };
 }
 
-/** What an `action.updated` event carries besides the action: each changed field, before and after. */
-export type ActionChangeSet = Partial<{ [K in keyof Action]: { from: Action[K]; to: Action[K] } }>;
-
-function changesBetween(before: Action, after: Action): ActionChangeSet {
+/** What an `action.updated` event carries besides the action: each changed field, before and after (its schema: ActionChangesSchema). */
+function changesBetween(before: Action, after: Action): ActionChanges {
   const out: Record<string, { from: unknown; to: unknown }> = {};
   for (const k of Object.keys(after) as (keyof Action)[]) {
     if (before[k] !== after[k]) out[k] = { from: before[k], to: after[k] };
   }
-  return out as ActionChangeSet;
+  return out as ActionChanges;
 }
 
 /**

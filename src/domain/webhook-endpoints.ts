@@ -1,19 +1,23 @@
 import type { DatabaseExecutor, Queryable } from '../db/executor.js';
 import {
   deleteEndpoint,
+  disableEndpoint,
   enableEndpoint,
   findDeliveryById,
   findEndpointById,
   listDeliveries,
   listEndpoints,
   replayDelivery,
+  resendFailedDeliveries,
+  rotateEndpointSecret,
   type DeliveryListing,
   type WebhookEndpoint,
 } from '../db/repositories/webhooks.js';
 import { ApiError, invalid } from '../contract/errors.js';
 import { recordAudit, type Actor } from './audit.js';
 import { requireLiveOrg } from './orgs.js';
-import { addEndpoint, sendPing, WEBHOOK_EVENT_TYPES, type WebhookEventType } from './webhooks.js';
+import { parseDateTime } from './time.js';
+import { addEndpoint, newWebhookSecret, SECRET_OVERLAP_MS, sendPing, WEBHOOK_EVENT_TYPES, type WebhookEventType } from './webhooks.js';
 
 /**
  * The operator's webhook operations (`webhooks ...` and `/admin/v1/.../webhook-endpoints`), on
@@ -29,6 +33,8 @@ export interface EndpointView {
   enabled: boolean;
   disabledReason: string | null;
   createdAt: string;
+  /** Until when the secret the last rotation replaced is still accepted (null: never rotated). */
+  previousSecretExpiresAt: string | null;
 }
 
 /**
@@ -51,6 +57,7 @@ const view = (e: WebhookEndpoint): EndpointView => ({
   enabled: e.enabled,
   disabledReason: e.disabledReason,
   createdAt: e.createdAt,
+  previousSecretExpiresAt: e.previousSecretExpiresAt,
 });
 
 export async function addOrgEndpoint(
@@ -67,7 +74,7 @@ export async function addOrgEndpoint(
     await recordAudit(tx, orgId, actor, { action: 'webhook_endpoint.created', target: { kind: 'webhook_endpoint', id: e.id }, details }, now);
     return {
       id: e.id, orgId, url: e.url, eventTypes: e.eventTypes ?? [...WEBHOOK_EVENT_TYPES], enabled: true, disabledReason: null,
-      createdAt: new Date(now).toISOString(), secret: e.secret,
+      createdAt: new Date(now).toISOString(), previousSecretExpiresAt: null, secret: e.secret,
     };
   });
 }
@@ -77,19 +84,33 @@ export async function listOrgEndpoints(db: Queryable, orgId: string): Promise<En
   return (await listEndpoints(db, orgId)).map(view);
 }
 
-/** An endpoint named by its id alone (the CLI's `webhooks remove|enable|test ID`), of a live organization. */
-export async function endpointById(db: Queryable, id: string): Promise<EndpointView> {
+/**
+ * Which organization an id must belong to: the console and the organization's routes name it
+ * (another organization's endpoint or delivery is not found, as an unknown one is not); the
+ * operator's id-alone commands (`webhooks enable|test|replay ID`) pass null, any organization.
+ */
+export type OrgScope = string | null;
+
+const noEndpoint = (id: string) => new ApiError('not_found', `no webhook endpoint ${JSON.stringify(id)}`);
+
+/** An endpoint of a live organization, with its secret (for the domain only). */
+async function endpointIn(db: Queryable, orgId: OrgScope, id: string) {
   const e = await findEndpointById(db, id);
-  if (!e) throw new ApiError('not_found', `no webhook endpoint ${JSON.stringify(id)}`);
+  if (!e || (orgId !== null && e.orgId !== orgId)) throw noEndpoint(id);
   await requireLiveOrg(db, e.orgId);
-  return view(e);
+  return e;
+}
+
+/** An endpoint named by its id alone (the CLI's `webhooks remove|enable|test ID`), of a live organization. */
+export async function endpointById(db: Queryable, id: string, orgId: OrgScope = null): Promise<EndpointView> {
+  return view(await endpointIn(db, orgId, id));
 }
 
 export async function removeOrgEndpoint(db: DatabaseExecutor, orgId: string, id: string, actor: Actor, now: Date): Promise<EndpointView> {
   return db.transaction(async (tx) => {
     await requireLiveOrg(tx, orgId);
     const e = await findEndpointById(tx, id);
-    if (!e || e.orgId !== orgId) throw new ApiError('not_found', `no webhook endpoint ${JSON.stringify(id)}`);
+    if (!e || e.orgId !== orgId) throw noEndpoint(id);
     await deleteEndpoint(tx, orgId, id);
     const details = { host: hostOf(e.url) };
     await recordAudit(tx, orgId, actor, { action: 'webhook_endpoint.removed', target: { kind: 'webhook_endpoint', id }, details }, now);
@@ -97,9 +118,9 @@ export async function removeOrgEndpoint(db: DatabaseExecutor, orgId: string, id:
   });
 }
 
-export async function enableEndpointById(db: DatabaseExecutor, id: string, actor: Actor, now: Date): Promise<EndpointView> {
+export async function enableOrgEndpoint(db: DatabaseExecutor, orgId: OrgScope, id: string, actor: Actor, now: Date): Promise<EndpointView> {
   return db.transaction(async (tx) => {
-    const e = await endpointById(tx, id);
+    const e = view(await endpointIn(tx, orgId, id));
     await enableEndpoint(tx, e.orgId, id);
     const details = { host: hostOf(e.url), wasEnabled: e.enabled };
     await recordAudit(tx, e.orgId, actor, { action: 'webhook_endpoint.enabled', target: { kind: 'webhook_endpoint', id }, details }, now);
@@ -107,11 +128,60 @@ export async function enableEndpointById(db: DatabaseExecutor, id: string, actor
   });
 }
 
+/** Who a disabled endpoint's reason names. */
+const byWhom = (actor: Actor) => (actor.kind === 'operator' ? 'the operator' : actor.kind === 'member' ? actor.email : `key ${actor.prefix}`);
+
+/**
+ * Stops sending to an endpoint: no new event is written for it, and its pending deliveries fail at
+ * once (as after a 410), so that enabling it later sends nothing old by surprise; resend them with
+ * `resendFailedOrgDeliveries` or replay them one by one. Disabling a disabled endpoint keeps its reason.
+ */
+export async function disableOrgEndpoint(db: DatabaseExecutor, orgId: OrgScope, id: string, actor: Actor, now: Date): Promise<EndpointView> {
+  return db.transaction(async (tx) => {
+    const e = view(await endpointIn(tx, orgId, id));
+    const reason = `disabled by ${byWhom(actor)}`;
+    if (e.enabled) await disableEndpoint(tx, e.orgId, id, reason);
+    const details = { host: hostOf(e.url), wasEnabled: e.enabled };
+    await recordAudit(tx, e.orgId, actor, { action: 'webhook_endpoint.disabled', target: { kind: 'webhook_endpoint', id }, details }, now);
+    return e.enabled ? { ...e, enabled: false, disabledReason: reason } : e;
+  });
+}
+
+/**
+ * A new signing secret for an endpoint, returned here only. The secret it replaces stays valid
+ * for SECRET_OVERLAP_MS (24 hours) from `now`: until then every attempt carries both signatures.
+ * A secret an earlier rotation kept ends at once (an endpoint has at most two valid secrets).
+ */
+export async function rotateOrgEndpointSecret(
+  db: DatabaseExecutor,
+  orgId: OrgScope,
+  id: string,
+  actor: Actor,
+  now: Date,
+): Promise<EndpointView & { secret: string }> {
+  return db.transaction(async (tx) => {
+    const e = view(await endpointIn(tx, orgId, id));
+    const secret = newWebhookSecret();
+    const previousExpiresAt = new Date(now.getTime() + SECRET_OVERLAP_MS);
+    if (!(await rotateEndpointSecret(tx, e.orgId, id, { secret, previousExpiresAt }))) throw noEndpoint(id);
+    const details = { host: hostOf(e.url), oldValidUntil: previousExpiresAt.toISOString() };
+    await recordAudit(tx, e.orgId, actor, { action: 'webhook_endpoint.secret_rotated', target: { kind: 'webhook_endpoint', id }, details }, now);
+    return { ...e, previousSecretExpiresAt: previousExpiresAt.toISOString(), secret };
+  });
+}
+
 /** `webhooks test`: the ping is recorded as a delivery, and audited, in one transaction before it is sent. */
-export async function pingEndpoint(db: DatabaseExecutor, id: string, opts: { timeoutMs: number; allowPrivate?: boolean }, actor: Actor, now: Date) {
-  await endpointById(db, id);
-  const ping = await sendPing(db, id, opts, (tx, orgId) =>
-    recordAudit(tx, orgId, actor, { action: 'webhook_endpoint.tested', target: { kind: 'webhook_endpoint', id } }, now),
+export async function pingOrgEndpoint(
+  db: DatabaseExecutor,
+  orgId: OrgScope,
+  id: string,
+  opts: { timeoutMs: number; allowPrivate?: boolean },
+  actor: Actor,
+  now: Date,
+) {
+  await endpointIn(db, orgId, id);
+  const ping = await sendPing(db, id, opts, (tx, owner) =>
+    recordAudit(tx, owner, actor, { action: 'webhook_endpoint.tested', target: { kind: 'webhook_endpoint', id } }, now),
   );
   const r = ping.result;
   const result = r.kind === 'ok' || r.kind === 'gone' ? `HTTP ${r.statusCode}` : 'error' in r ? r.error : r.kind;
@@ -124,24 +194,45 @@ export async function listOrgDeliveries(db: Queryable, orgId: string, opts: { fa
 }
 
 /** Sends a failed delivery again (same webhook-id, the full retry schedule) from the running servers. */
-export async function replayDeliveryById(
+export async function replayOrgDelivery(
   db: DatabaseExecutor,
+  orgId: OrgScope,
   id: string,
   actor: Actor,
   now: Date,
 ): Promise<{ id: string; eventId: string; type: string; url: string }> {
   return db.transaction(async (tx) => {
     const delivery = await findDeliveryById(tx, id);
-    if (!delivery) throw new ApiError('not_found', `no webhook delivery ${JSON.stringify(id)}`);
+    if (!delivery || (orgId !== null && delivery.orgId !== orgId)) throw new ApiError('not_found', `no webhook delivery ${JSON.stringify(id)}`);
     await requireLiveOrg(tx, delivery.orgId);
     if (delivery.status !== 'failed') throw invalid(`delivery ${id} is ${delivery.status}; only failed deliveries are replayed`);
     const endpoint = await endpointById(tx, delivery.endpointId);
-    if (!endpoint.enabled) {
-      throw invalid(`endpoint ${endpoint.id} is disabled (${endpoint.disabledReason}); enable it first: climate-pulse webhooks enable ${endpoint.id}`);
-    }
+    if (!endpoint.enabled) throw invalid(`endpoint ${endpoint.id} is disabled (${endpoint.disabledReason}); enable it first`);
     if (!(await replayDelivery(tx, delivery.orgId, id))) throw invalid(`delivery ${id} changed meanwhile; list it again`);
     const details = { eventType: delivery.type, endpointId: endpoint.id };
     await recordAudit(tx, delivery.orgId, actor, { action: 'webhook_delivery.replayed', target: { kind: 'webhook_delivery', id }, details }, now);
     return { id, eventId: delivery.eventId, type: delivery.type, url: endpoint.url };
+  });
+}
+
+/**
+ * Sends again every delivery of the organization that failed and whose event was written at or
+ * after `since` (the time the delivery log shows), as a replay does: same webhook-id, a full retry
+ * schedule. Deliveries of a disabled endpoint stay failed and are counted in `skipped`.
+ */
+export async function resendFailedOrgDeliveries(
+  db: DatabaseExecutor,
+  orgId: string,
+  sinceText: string,
+  actor: Actor,
+  now: Date,
+): Promise<{ since: string; resent: number; skipped: number }> {
+  const since = parseDateTime(sinceText, 'since');
+  return db.transaction(async (tx) => {
+    await requireLiveOrg(tx, orgId);
+    const { resent, skipped } = await resendFailedDeliveries(tx, orgId, since);
+    const details = { since: since.toISOString(), resent: resent.length, skipped };
+    await recordAudit(tx, orgId, actor, { action: 'webhook_deliveries.resent', target: { kind: 'webhook_deliveries', id: null }, details }, now);
+    return { since: since.toISOString(), resent: resent.length, skipped };
   });
 }

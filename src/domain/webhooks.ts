@@ -17,6 +17,7 @@ import {
   type ClaimedDelivery,
 } from '../db/repositories/webhooks.js';
 import type { Alert } from '../contract/schemas/alerts.js';
+import type { WebhookEventBody, WebhookEventName } from '../contract/schemas/webhook-events.js';
 import { newId } from './ids.js';
 import { ApiError, invalid } from '../contract/errors.js';
 
@@ -195,8 +196,8 @@ export async function addEndpoint(
   return { id, url, eventTypes: opts.eventTypes, secret };
 }
 
-const body = (type: string, at: Date, data: unknown, extra: Record<string, unknown> = {}) =>
-  JSON.stringify({ type, timestamp: at.toISOString(), data, ...extra });
+/** The exact bytes sent: an event of its schema's shape (contract/schemas/webhook-events.ts, the OpenAPI document's `webhooks`). */
+const body = <T extends WebhookEventName>(event: WebhookEventBody<T>) => JSON.stringify(event);
 
 /**
  * Writes an event to the outbox inside the caller's transaction: one delivery per enabled
@@ -214,7 +215,8 @@ export async function recordEvent(
   extra?: Record<string, unknown>,
 ): Promise<string | null> {
   const id = newId('msg');
-  const deliveries = await insertEventWithDeliveries(tx, orgId, { id, type, payload: body(type, at, data, extra), createdAt: at });
+  const event = { type, timestamp: at.toISOString(), data, ...extra } as WebhookEventBody<typeof type>;
+  const deliveries = await insertEventWithDeliveries(tx, orgId, { id, type, payload: body(event), createdAt: at });
   return deliveries.length > 0 ? id : null;
 }
 
@@ -227,15 +229,36 @@ export const isSubscribed = (tx: Queryable, orgId: string, type: WebhookEventTyp
  */
 export function recordAlertCreated(tx: Queryable, orgId: string, alert: Alert, at: Date) {
   const { id, type, message, weekISO, subteamName, readAt, createdAt } = alert;
-  return recordEvent(tx, orgId, 'alert.created', { id, type, message, weekISO, subteamName, readAt, createdAt }, at);
+  const data: WebhookEventBody<'alert.created'>['data'] = { id, type, message, weekISO, subteamName, readAt, createdAt };
+  return recordEvent(tx, orgId, 'alert.created', data, at);
 }
 
-/** The three Standard Webhooks headers for one attempt: signed at the attempt's time, same id on every attempt. */
-export function signedHeaders(secret: string, msgId: string, payload: string, at = new Date()): Record<string, string> {
+/** How long the secret an endpoint's rotation replaces stays valid (docs/webhooks.md). */
+export const SECRET_OVERLAP_MS = 24 * 3600e3;
+
+/**
+ * The secrets an attempt at `at` is signed with: the endpoint's secret, then the one its last
+ * rotation replaced while that is still valid.
+ */
+export function signingSecrets(
+  e: { secret: string; previousSecret: string | null; previousSecretExpiresAt: Date | null },
+  at: Date,
+): string[] {
+  const previousValid = e.previousSecret !== null && e.previousSecretExpiresAt !== null && at.getTime() < e.previousSecretExpiresAt.getTime();
+  return previousValid ? [e.secret, e.previousSecret!] : [e.secret];
+}
+
+/**
+ * The three Standard Webhooks headers for one attempt: signed at the attempt's time, same id on
+ * every attempt. With several secrets (a rotation's overlap), `webhook-signature` holds one
+ * `v1,<signature>` per secret, separated by a space, the current secret's first: a receiver that
+ * knows either secret verifies it.
+ */
+export function signedHeaders(secrets: string | string[], msgId: string, payload: string, at = new Date()): Record<string, string> {
   return {
     'webhook-id': msgId,
     'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-    'webhook-signature': new Webhook(secret).sign(msgId, at, payload),
+    'webhook-signature': [secrets].flat().map((secret) => new Webhook(secret).sign(msgId, at, payload)).join(' '),
   };
 }
 
@@ -280,10 +303,11 @@ export async function attemptDelivery(d: ClaimedDelivery, opts: { timeoutMs: num
   }
   const timeout = AbortSignal.timeout(opts.timeoutMs);
   const signal = opts.stop ? AbortSignal.any([timeout, opts.stop]) : timeout;
+  const at = new Date();
   try {
     const res = await post(
       url,
-      { 'content-type': 'application/json', 'user-agent': 'climate-pulse-webhooks/1', ...signedHeaders(d.secret, d.eventId, d.payload) },
+      { 'content-type': 'application/json', 'user-agent': 'climate-pulse-webhooks/1', ...signedHeaders(signingSecrets(d, at), d.eventId, d.payload, at) },
       d.payload,
       opts,
       signal,
@@ -379,7 +403,7 @@ export async function sendPing(
     const id = await insertClaimedDelivery(
       tx,
       endpoint.orgId,
-      { id: eventId, type: 'ping', payload: body('ping', at, { endpointId }), createdAt: at },
+      { id: eventId, type: 'ping', payload: body<'ping'>({ type: 'ping', timestamp: at.toISOString(), data: { endpointId } }), createdAt: at },
       endpointId,
       2 * opts.timeoutMs,
     );

@@ -1,5 +1,6 @@
 import swagger from '@fastify/swagger';
 import type { FastifyInstance } from 'fastify';
+import { WEBHOOK_EVENT_SCHEMAS } from '../contract/schemas/webhook-events.js';
 
 export const API_PREFIX = '/v1';
 export const ALIAS_PREFIX = '/api/v1';
@@ -8,7 +9,7 @@ export const ALIAS_PREFIX = '/api/v1';
 const server = (url: string, description: string) => ({ url, description, 'x-internal': false });
 
 type Json = Record<string, unknown>;
-type Doc = { paths?: Record<string, Record<string, Json>>; components?: { schemas?: Record<string, unknown> } };
+type Doc = { paths?: Record<string, Record<string, Json>>; webhooks?: Record<string, Record<string, Json>>; components?: { schemas?: Record<string, unknown> } };
 
 /**
  * Named component schemas from the schemas' own `title`s: every schema object of the finished
@@ -31,12 +32,13 @@ export function hoistNamedSchemas<T extends object>(doc: T, names: ReadonlySet<s
     if (typeof title !== 'string' || !names.has(title)) return out;
     const text = JSON.stringify(out);
     const before = seen.get(title);
-    if (before !== undefined && before !== text) throw new Error(`OpenAPI: two different schemas are titled ${title}`);
+    if (before !== undefined && before !== text) throw new Error(`OpenAPI: two different schemas are titled ${title}:\n${before}\n${text}`);
     seen.set(title, text);
     schemas[title] = out;
     return { $ref: `#/components/schemas/${title}` };
   };
   const paths = visit(d.paths ?? {}) as Doc['paths'];
+  const webhooks = d.webhooks === undefined ? {} : { webhooks: visit(d.webhooks) as Doc['webhooks'] };
   const componentSchemas = visit(schemas) as Record<string, unknown>;
   // A component refers to itself only through others: keep its body, not a $ref to itself.
   for (const name of Object.keys(componentSchemas)) {
@@ -44,15 +46,80 @@ export function hoistNamedSchemas<T extends object>(doc: T, names: ReadonlySet<s
     if (c.$ref === `#/components/schemas/${name}`) componentSchemas[name] = schemas[name];
   }
   const sorted = Object.fromEntries(Object.keys(componentSchemas).sort().map((k) => [k, componentSchemas[k]]));
-  return { ...doc, paths, components: { ...(d.components ?? {}), schemas: sorted } } as T;
+  return { ...doc, paths, ...webhooks, components: { ...(d.components ?? {}), schemas: sorted } } as T;
 }
 
 /** The titles of the public API's shapes that become named components (src/contract/schemas). */
 export const PUBLIC_COMPONENTS = new Set([
   'Pulse', 'PulsePage', 'Stats', 'DailyStats', 'DailyStatsDay', 'Comment', 'CommentPage', 'Alert', 'AlertList',
   'Organization', 'Action', 'ActionStatus', 'ActionList', 'ActionId', 'NewAction', 'ActionChange', 'Team', 'TeamList',
-  'NewTeam', 'CreatedTeam',
+  'NewTeam', 'CreatedTeam', 'AlertCreatedEvent', 'ActionCreatedEvent', 'ActionUpdatedEvent', 'ActionChanges', 'PingEvent',
 ]);
+
+/** The headers of every delivery (docs/webhooks.md), as a receiver reads them. */
+const WEBHOOK_HEADERS = [
+  {
+    name: 'webhook-id', in: 'header', required: true,
+    description: 'The event id (msg_...): the same on every attempt of one event to one endpoint. Deliveries are at least once: deduplicate on it.',
+    schema: { type: 'string', minLength: 1, maxLength: 128 },
+  },
+  {
+    name: 'webhook-timestamp', in: 'header', required: true,
+    description: 'Seconds since the epoch when this attempt was signed. Refuse one more than 5 minutes away from your clock (a replayed request).',
+    schema: { type: 'string', pattern: '^[0-9]{1,12}$', maxLength: 12 },
+  },
+  {
+    name: 'webhook-signature', in: 'header', required: true,
+    description:
+      'Space-separated `v1,<base64 HMAC-SHA256>` entries of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by the base64-decoded part of the endpoint secret after `whsec_`: one per valid secret (two during the 24 hours after a rotation, the new secret first). Accept the request when any entry matches; any Standard Webhooks library does this.',
+    schema: { type: 'string', minLength: 3, maxLength: 1024 },
+  },
+  {
+    name: 'user-agent', in: 'header', required: true, description: 'climate-pulse-webhooks/1',
+    schema: { type: 'string', enum: ['climate-pulse-webhooks/1'] },
+  },
+];
+
+/** `const: v` as `enum: [v]`, as @fastify/swagger writes every schema of the paths: one shape per schema in one document. */
+function constAsEnum(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(constAsEnum);
+  if (!node || typeof node !== 'object') return node;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(node)) {
+    if (k === 'const') out.enum = [v];
+    else out[k] = k === 'properties' ? Object.fromEntries(Object.entries(v as Json).map(([p, s]) => [p, constAsEnum(s)])) : constAsEnum(v);
+  }
+  return out;
+}
+
+/**
+ * The document's top-level `webhooks` (OpenAPI 3.1): what Climate Pulse POSTs to an organization's
+ * endpoints, one entry per event type, each body from its schema in contract/schemas/webhook-events.ts.
+ */
+function webhooksSection(): Record<string, Json> {
+  const camel = (name: string) => name.replace(/[._](\w)/g, (_, c: string) => c.toUpperCase());
+  return Object.fromEntries(
+    Object.entries(WEBHOOK_EVENT_SCHEMAS).map(([name, schema]) => [
+      name,
+      {
+        post: {
+          operationId: `${camel(name)}Webhook`,
+          summary: `The ${name} event`,
+          description: `${(schema as { description?: string }).description} Sent as a signed POST (Standard Webhooks) to every enabled endpoint of the organization subscribed to it.`,
+          tags: ['webhooks'],
+          security: [],
+          parameters: WEBHOOK_HEADERS,
+          requestBody: { required: true, content: { 'application/json': { schema: constAsEnum(schema) } } },
+          responses: {
+            '2XX': { description: 'Received. Any 2xx answer within 15 seconds is a success; its body is ignored.' },
+            '410': { description: 'Gone: the endpoint is disabled at once and receives nothing more until enabled again.' },
+            default: { description: 'Any other status (a redirect too), a timeout or a connection error: the attempt failed and is retried on the schedule (about 28 hours), no sooner than Retry-After.' },
+          },
+        },
+      },
+    ]),
+  );
+}
 
 /**
  * Headers a route validates as optional, so that their absence gets its own error code, but that
@@ -150,6 +217,7 @@ export async function registerOpenApi(app: FastifyInstance, opts: OpenApiOptions
       tags: [
         { name: 'pulses' }, { name: 'statistics' }, { name: 'comments' }, { name: 'alerts' },
         { name: 'organization' }, { name: 'teams' }, { name: 'actions' },
+        { name: 'webhooks', description: "Events Climate Pulse sends to the organization's own endpoints (the document's `webhooks`), signed per Standard Webhooks." },
       ],
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
@@ -161,7 +229,8 @@ export async function registerOpenApi(app: FastifyInstance, opts: OpenApiOptions
     },
     transformObject: (documents) => {
       const doc = renameKeys((documents as { openapiObject: object }).openapiObject, STAND_IN, DOLLAR_ID) as Doc;
-      return documentValidators(hoistNamedSchemas(doc, PUBLIC_COMPONENTS)) as never;
+      const withWebhooks = { ...doc, webhooks: webhooksSection() } as Doc;
+      return documentValidators(hoistNamedSchemas(withWebhooks, PUBLIC_COMPONENTS)) as never;
     },
   });
 }

@@ -67,12 +67,15 @@ describe('operator API', () => {
       '/admin/v1/organizations/{orgId}/pulses/import',
       '/admin/v1/organizations/{orgId}/pulses/{pulseId}',
       '/admin/v1/organizations/{orgId}/webhook-deliveries',
+      '/admin/v1/organizations/{orgId}/webhook-deliveries/resend-failed',
       '/admin/v1/organizations/{orgId}/webhook-endpoints',
       '/admin/v1/organizations/{orgId}/webhook-endpoints/{endpointId}',
       '/admin/v1/plans/{name}',
       '/admin/v1/webhook-deliveries/{deliveryId}/replay',
       '/admin/v1/webhook-endpoints/{endpointId}',
+      '/admin/v1/webhook-endpoints/{endpointId}/disable',
       '/admin/v1/webhook-endpoints/{endpointId}/enable',
+      '/admin/v1/webhook-endpoints/{endpointId}/rotate-secret',
       '/admin/v1/webhook-endpoints/{endpointId}/test',
     ]);
     expect(doc.paths['/admin/v1/organizations/{orgId}/pulses'].post.responses['409'].description).toMatch(/^pulse_conflict/);
@@ -240,7 +243,7 @@ describe('operator API', () => {
     const added = await t.call('POST', `${ORG}/org_a/webhook-endpoints`, { url: 'https://example.com/hook', eventTypes: ['alert.created'] });
     expect(added.statusCode).toBe(201);
     const e = added.json();
-    expect(e).toEqual({ id: expect.stringMatching(/^whe_/), orgId: 'org_a', url: 'https://example.com/hook', eventTypes: ['alert.created'], enabled: true, disabledReason: null, createdAt: expect.stringMatching(/Z$/), secret: expect.stringMatching(/^whsec_/) });
+    expect(e).toEqual({ id: expect.stringMatching(/^whe_/), orgId: 'org_a', url: 'https://example.com/hook', eventTypes: ['alert.created'], enabled: true, disabledReason: null, createdAt: expect.stringMatching(/Z$/), previousSecretExpiresAt: null, secret: expect.stringMatching(/^whsec_/) });
     const list = (await t.call('GET', `${ORG}/org_a/webhook-endpoints`)).json();
     expect(list).toEqual({ items: [{ ...e, secret: undefined }].map(({ secret: _s, ...rest }) => rest) });
     expect(JSON.stringify(list)).not.toContain(e.secret);

@@ -17,7 +17,7 @@ const OPENAPI_TS = join(ROOT, 'node_modules/openapi-typescript/bin/cli.js');
  * repository so that `openapi-fetch` resolves from its node_modules.
  */
 const CONSUMER = `import createClient from 'openapi-fetch';
-import type { components, paths } from './schema.js';
+import type { components, paths, webhooks } from './schema.js';
 
 const api = createClient<paths>({ baseUrl: 'https://api.example.com/v1' });
 
@@ -47,6 +47,16 @@ export async function calls() {
     'Stats' | 'DailyStats' | 'CommentPage' | 'Alert' | 'AlertList' | 'Organization' | 'Team' | 'TeamList' | 'ActionList'
   ]> = [];
   return { pulses, page, code, unknown, action, rest };
+}
+
+// A receiver's handler: each webhook event is a type of its own, from the document's \`webhooks\`.
+type ActionUpdated = webhooks['action.updated']['post']['requestBody']['content']['application/json'];
+export function onActionUpdated(event: ActionUpdated): boolean {
+  const finished: boolean = event.changes.status?.to === 'done';
+  // @ts-expect-error no status outside the three
+  const archived = event.changes.status?.to === 'archived';
+  const alert: components['schemas']['AlertCreatedEvent']['data'] = { id: 'al_1', type: 'MOOD_DROP', message: 'm', weekISO: null, subteamName: null, readAt: null, createdAt: '2026-11-23T06:00:00.000Z' };
+  return finished || archived || alert.readAt !== null;
 }
 `;
 

@@ -109,6 +109,8 @@ export interface AdminState {
   erased: string[];
   plans: Set<string>;
   endpoints: Map<string, string>; // endpoint id -> organization id
+  /** Endpoints disabled (by disableWebhookEndpoint; nothing here answers 410). */
+  disabled: Set<string>;
   deliveries: Map<string, DeliveryModel>;
   /** Every alert id the engine answered with: an alert is raised once. */
   raised: Set<string>;
@@ -149,6 +151,7 @@ function initialState(dataset: Dataset): AdminState {
     erased: [],
     plans: new Set(['free', 'business', 'enterprise', ...(dataset.plans ?? []).map((p) => p.name)]),
     endpoints: new Map(),
+    disabled: new Set(),
     deliveries: new Map(),
     raised: new Set(),
     seq: 0,
@@ -812,7 +815,29 @@ const ARRANGE: Record<string, Arrange> = {
   },
 
   getWebhookEndpoint: (c) => endpointById(c, (r, e, orgId) => (r.id !== e || r.orgId !== orgId ? mismatch('endpoint', [r.id, r.orgId], [e, orgId]) : undefined)),
-  enableWebhookEndpoint: (c) => endpointById(c, (r, e) => (r.id !== e || r.enabled !== true ? mismatch('endpoint', [r.id, r.enabled], [e, true]) : undefined)),
+  enableWebhookEndpoint: (c) =>
+    endpointById(
+      c,
+      (r, e) => (r.id !== e || r.enabled !== true ? mismatch('endpoint', [r.id, r.enabled], [e, true]) : undefined),
+      (_r, e) => void c.s.disabled.delete(e),
+    ),
+  // Its pending deliveries fail at once.
+  disableWebhookEndpoint: (c) =>
+    endpointById(
+      c,
+      (r, e) => (r.id !== e || r.enabled !== false || typeof r.disabledReason !== 'string' ? mismatch('endpoint', [r.id, r.enabled, r.disabledReason], [e, false, 'a reason']) : undefined),
+      (_r, e) => {
+        c.s.disabled.add(e);
+        for (const d of c.s.deliveries.values()) if (d.endpointId === e && d.status === 'pending') d.status = 'failed';
+      },
+    ),
+  // The old secret stays valid for 24 hours from the operator API's clock (pinned to NOW here).
+  rotateWebhookSecret: (c) =>
+    endpointById(c, (r, e) => {
+      const until = new Date(NOW.getTime() + DAY).toISOString();
+      if (r.id !== e || r.previousSecretExpiresAt !== until) return mismatch('endpoint', [r.id, r.previousSecretExpiresAt], [e, until]);
+      return String(r.secret).startsWith('whsec_') ? undefined : 'no whsec_ secret';
+    }),
   testWebhookEndpoint: (c) =>
     endpointById(
       c,
@@ -841,10 +866,39 @@ const ARRANGE: Record<string, Arrange> = {
     }
     const [id, d] = c.rng.pick(failed);
     c.d.path.deliveryId = id;
+    // A delivery of a disabled endpoint is refused until the endpoint is enabled again.
+    if (c.s.disabled.has(d.endpointId)) return c.expect(INVALID);
     c.expect(
       [{ status: 200 }],
       (res) => (res.id !== id ? mismatch('id', res.id, id) : undefined),
       () => void (d.status = 'pending'),
+    );
+  },
+
+  /**
+   * `since` long before every delivery (all failed ones of enabled endpoints are sent again) or
+   * long after (none). A delivery the fuzzer never listed may be among the failed ones (an
+   * alert's, failed when its endpoint was disabled): the counts are at least the model's.
+   */
+  resendFailedWebhookDeliveries(c) {
+    const past = c.rng.chance(0.7);
+    const [from, to] = past ? ['0001-01-02T00:00:00Z', '2000-01-01T00:00:00Z'] : ['2200-01-01T00:00:00Z', '9999-01-01T00:00:00Z'];
+    const ms = Math.floor(c.rng.int(Date.parse(from), Date.parse(to)) / 1000) * 1000; // whole seconds: a text may leave out milliseconds
+    c.body().since = dateTimeText(ms, c.rng);
+    const o = c.org();
+    const id = c.setOrg(o);
+    if (!live(o)) return c.expect(NOT_FOUND);
+    const failed = [...c.s.deliveries.values()].filter((d) => d.orgId === id && d.status === 'failed');
+    const resend = failed.filter((d) => !c.s.disabled.has(d.endpointId));
+    const skipped = failed.length - resend.length;
+    c.expect(
+      [{ status: 200 }],
+      (r) => {
+        if (r.since !== new Date(ms).toISOString()) return mismatch('since', r.since, new Date(ms).toISOString());
+        if (!past) return r.resent !== 0 || r.skipped !== 0 ? mismatch('resent, skipped', [r.resent, r.skipped], [0, 0]) : undefined;
+        return r.resent < resend.length || r.skipped < skipped ? mismatch('resent, skipped (at least)', [r.resent, r.skipped], [resend.length, skipped]) : undefined;
+      },
+      () => void (past && resend.forEach((d) => (d.status = 'pending'))),
     );
   },
 

@@ -103,7 +103,7 @@ describe('one error story', () => {
 describe('every change is audited (src/domain/audit.ts)', () => {
   const text = (file: string) => readFileSync(join(SRC, file), 'utf8');
   /** A verb of a change, at the start of an exported function's name. */
-  const CHANGE = /^(create|update|change|edit|delete|revoke|moderate|ingest|import|add|remove|mark|set|enable|replay|ping|invite|accept|roll|enroll|sign)[A-Z]/;
+  const CHANGE = /^(create|update|change|edit|delete|revoke|moderate|ingest|import|add|remove|mark|set|enable|disable|rotate|resend|replay|ping|invite|accept|roll|enroll|sign)[A-Z]/;
   /** Exported domain functions named like a change that are not an operation on an organization's data, and why. */
   const NOT_OPERATIONS: Record<string, string> = {
     'domain/keys.ts createApiKey': 'a building block of createOrgKey (audited) and of the dataset loader (not audited, docs/decisions.md)',

@@ -14,7 +14,7 @@ import { inviteMember, type MemberRole } from '../../src/domain/members.js';
  *   aborted and recorded in `cb.leaving`), that records Content-Security-Policy violations, and
  *   that accepts every dialog (its message recorded in `cb.dialogs`: an `alert(1)` of hostile
  *   text would show there);
- * - `cb.audit(page, what)` runs axe-core on the page as it is (WCAG 2.x A and AA: no serious or
+ * - `cb.audit(page, what)` runs axe-core on the page once loaded (WCAG 2.x A and AA: no serious or
  *   critical violation, else the test fails) and moves the page's CSP violations so far into
  *   `cb.violations`;
  * - `joinConsole(cb, base, db, orgId, email, role)` invites a member through the domain (as the
@@ -77,6 +77,9 @@ export async function launchConsoleBrowser(): Promise<ConsoleBrowser> {
       return c;
     },
     async audit(page, what) {
+      // A click that navigates returns once the new page starts loading: measure it once it has
+      // loaded, with its stylesheet (unstyled, the navigation's links are small targets stacked).
+      await page.waitForLoadState('load');
       await page.evaluate(AXE);
       const result = (await page.evaluate(`axe.run(document, { runOnly: { type: 'tag', values: ${JSON.stringify(AXE_TAGS)} } })`)) as {
         violations: { id: string; impact: string; nodes: { target: string[] }[] }[];

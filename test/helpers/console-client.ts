@@ -38,12 +38,21 @@ export class ConsoleClient {
       }),
     );
   }
+  /** The form token of a page's body. */
+  static token(body: string): string {
+    const token = /name="_csrf" value="([^"]+)"/.exec(body)?.[1];
+    expect(token, 'a form token on the page').toBeDefined();
+    return token!;
+  }
+
   /** Posts a form the way the page at `pageUrl` would: with its token. */
   async submit(pageUrl: string, action: string, form: Record<string, string>, headers: Record<string, string> = {}) {
-    const res = await this.get(pageUrl);
-    const token = /name="_csrf" value="([^"]+)"/.exec(res.body)?.[1];
-    expect(token, `a form token on ${pageUrl}`).toBeDefined();
-    return this.post(action, { _csrf: token!, ...form }, headers);
+    return this.post(action, { _csrf: ConsoleClient.token((await this.get(pageUrl)).body), ...form }, headers);
+  }
+
+  /** A member of `orgId`, invited by the operator, who accepts and is signed in (joinConsole at the wall clock). */
+  static join(app: FastifyInstance, db: DatabaseExecutor, orgId: string, email: string, role: MemberRole): Promise<ConsoleClient> {
+    return joinConsole({ app, db }, orgId, email, role, new Date());
   }
 }
 

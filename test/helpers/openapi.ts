@@ -6,7 +6,10 @@ import { expect } from 'vitest';
 // ajv is CommonJS: under NodeNext its class is the default export's `default`.
 const Ajv2020 = (Ajv2020Module as unknown as { default: typeof Ajv2020Module.default }).default;
 
-type Doc = { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>> };
+type Doc = {
+  paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>>;
+  webhooks?: Record<string, unknown>;
+};
 
 const validators = new WeakMap<FastifyInstance, { doc: Doc; ajv: InstanceType<typeof Ajv2020> }>();
 
@@ -74,4 +77,17 @@ export function api(app: FastifyInstance, key?: string) {
     post: (url: string, payload: unknown, headers: Record<string, string> = {}) => call('POST', url, { payload: payload as object, headers }),
     patch: (url: string, payload: unknown, headers: Record<string, string> = {}) => call('PATCH', url, { payload: payload as object, headers }),
   };
+}
+
+/**
+ * Asserts that the body of a webhook delivery is the event its `type` names, as the public
+ * document's top-level `webhooks` describes it (the request body of that event's POST).
+ */
+export async function expectDocumentedEvent(app: FastifyInstance, body: string) {
+  const { doc, ajv } = await load(app);
+  const type = (JSON.parse(body) as { type?: string }).type ?? '';
+  expect(doc.webhooks?.[type], `event ${type} is not in the OpenAPI document's webhooks`).toBeDefined();
+  const ref = `doc#/${pointer('webhooks', type, 'post', 'requestBody', 'content', 'application/json', 'schema')}`;
+  const validate = ajv.getSchema(ref) ?? ajv.compile({ $ref: ref });
+  expect(validate(JSON.parse(body)), `${type} does not match its schema: ${ajv.errorsText(validate.errors)}\n${body.slice(0, 300)}`).toBe(true);
 }

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ADMIN_OPENAPI_PATH, generateAdminOpenApi, generateOpenApi, OPENAPI_PATH } from '../../scripts/write-openapi.js';
 import { KEYS, NOW, readDataset } from '../fixtures/dataset.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { expectDocumented } from '../helpers/openapi.js';
+import { expectDocumented, expectDocumentedEvent } from '../helpers/openapi.js';
 
 describe('OpenAPI document', () => {
   let t: TestApp;
@@ -94,6 +94,29 @@ describe('OpenAPI document', () => {
     await expect(expectDocumented(t.app, 'GET', '/v1/actions', forged)).rejects.toThrow(/does not match its schema/);
     const wrongType = { ...res, json: () => ({ ...res.json(), items: items.map((a) => ({ ...a, $id: 42 })) }), body: '{}' } as typeof res;
     await expect(expectDocumented(t.app, 'GET', '/v1/actions', wrongType)).rejects.toThrow(/does not match its schema/);
+  });
+
+  it("describes each webhook event in the top-level webhooks section, its body from the event's schema, and catches a body that breaks it", async () => {
+    const doc = (await t.app.inject({ url: '/openapi.json' })).json();
+    expect(Object.keys(doc.webhooks).sort()).toEqual(['action.created', 'action.updated', 'alert.created', 'ping']);
+    const body = (name: string) => doc.webhooks[name].post.requestBody.content['application/json'].schema;
+    expect(body('alert.created')).toEqual({ $ref: '#/components/schemas/AlertCreatedEvent' });
+    expect(body('action.updated')).toEqual({ $ref: '#/components/schemas/ActionUpdatedEvent' });
+    // `data` is the very schema GET /alerts and GET /actions answer with.
+    expect(doc.components.schemas.AlertCreatedEvent.properties.data).toEqual({ $ref: '#/components/schemas/Alert' });
+    expect(doc.components.schemas.ActionUpdatedEvent.properties.changes).toEqual({ $ref: '#/components/schemas/ActionChanges' });
+    expect(Object.keys(doc.components.schemas.ActionChanges.properties).sort()).toEqual(['description', 'endDate', 'status', 'subteamId', 'subteamName', 'title']);
+    expect(doc.webhooks.ping.post.parameters.map((p: { name: string; required: boolean }) => `${p.name} ${p.required}`)).toEqual([
+      'webhook-id true', 'webhook-timestamp true', 'webhook-signature true', 'user-agent true',
+    ]);
+    const event = { type: 'action.updated', timestamp: '2026-11-23T10:12:31.204Z', data: {
+      $id: 'act_7', title: 'Retro', description: null, startDate: '2026-11-21T09:00:00.000Z', endDate: null, status: 'done',
+      subteamId: null, subteamName: null, createdAt: '2026-11-21T09:00:00.000Z',
+    }, changes: { status: { from: 'active', to: 'done' } } };
+    await expectDocumentedEvent(t.app, JSON.stringify(event));
+    await expect(expectDocumentedEvent(t.app, JSON.stringify({ ...event, changes: { status: { from: 'active', to: 'archived' } } }))).rejects.toThrow(/does not match its schema/);
+    await expect(expectDocumentedEvent(t.app, JSON.stringify({ ...event, changes: {} }))).rejects.toThrow(/does not match its schema/);
+    await expect(expectDocumentedEvent(t.app, JSON.stringify({ ...event, type: 'action.deleted' }))).rejects.toThrow(/not in the OpenAPI document/);
   });
 
   it('catches a response that breaks its schema (the checker itself can fail)', async () => {

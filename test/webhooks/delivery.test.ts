@@ -10,6 +10,7 @@ import { WebhookWorker } from '../../src/jobs/webhooks.js';
 import { DEFAULT_THRESHOLDS, runAlertEngine } from '../../src/domain/alerts.js';
 import { loadDataset } from '../../src/domain/dataset.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { expectDocumentedEvent } from '../helpers/openapi.js';
 import { startReceiver, waitFor, type Receiver, type Received } from '../helpers/receiver.js';
 
 const ORGS = ['main', 'other', 'retry', 'later', 'final', 'gone', 'redirect', 'txfail', 'badurl', 'slow'] as const;
@@ -300,6 +301,15 @@ describe('webhook delivery', () => {
   it('never carries comment text', () => {
     expect(rx.received.length).toBeGreaterThan(10);
     for (const r of rx.received) expect(r.body).not.toContain(COMMENT);
+  });
+
+  it("every body sent is its event as the served OpenAPI document's webhooks section describes it", async () => {
+    const types = new Set<string>();
+    for (const r of rx.received) {
+      await expectDocumentedEvent(t.app, r.body);
+      types.add(JSON.parse(r.body).type);
+    }
+    expect([...types].sort()).toEqual(['action.created', 'action.updated', 'alert.created']);
   });
 });
 

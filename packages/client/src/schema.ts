@@ -190,7 +190,88 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "alert.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The alert.created event
+         * @description An alert was raised. `data` is the alert exactly as GET /alerts shows it. Sent as a signed POST (Standard Webhooks) to every enabled endpoint of the organization subscribed to it.
+         */
+        post: operations["alertCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "action.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The action.created event
+         * @description POST /actions created an action. `data` is the action exactly as GET /actions shows it. Sent as a signed POST (Standard Webhooks) to every enabled endpoint of the organization subscribed to it.
+         */
+        post: operations["actionCreatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "action.updated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The action.updated event
+         * @description PATCH /actions/{id} changed what GET /actions shows (a field, the status, a clear with null). `data` is the action after the change; `changes` names what changed. Sent as a signed POST (Standard Webhooks) to every enabled endpoint of the organization subscribed to it.
+         */
+        post: operations["actionUpdatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    ping: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The ping event
+         * @description A test event, sent on request (the console's Send test event, `climate-pulse webhooks test`), once, never retried. Sent as a signed POST (Standard Webhooks) to every enabled endpoint of the organization subscribed to it.
+         */
+        post: operations["pingWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** Action */
@@ -227,6 +308,60 @@ export interface components {
             subteamId?: string | null;
             status?: components["schemas"]["ActionStatus"];
         };
+        /**
+         * ActionChanges
+         * @description Each field of the action that changed, by the name GET /actions uses, with its value before (`from`) and after (`to`); a team change lists subteamId and subteamName both. Fields that did not change are absent.
+         */
+        ActionChanges: {
+            /** @description title before (from) and after (to) the change. */
+            title?: {
+                from: string;
+                to: string;
+            };
+            /** @description description before (from) and after (to) the change. */
+            description?: {
+                from: string | null;
+                to: string | null;
+            };
+            /** @description endDate before (from) and after (to) the change. */
+            endDate?: {
+                from: string | null;
+                to: string | null;
+            };
+            /** @description status before (from) and after (to) the change. */
+            status?: {
+                from: components["schemas"]["ActionStatus"];
+                to: components["schemas"]["ActionStatus"];
+            };
+            /** @description subteamId before (from) and after (to) the change. */
+            subteamId?: {
+                from: string | null;
+                to: string | null;
+            };
+            /** @description subteamName before (from) and after (to) the change. */
+            subteamName?: {
+                from: string | null;
+                to: string | null;
+            };
+        };
+        /**
+         * ActionCreatedEvent
+         * @description POST /actions created an action. `data` is the action exactly as GET /actions shows it.
+         */
+        ActionCreatedEvent: {
+            /**
+             * @description The event type.
+             * @enum {string}
+             */
+            type: "action.created";
+            /**
+             * Format: date-time
+             * @description When the event happened (UTC, milliseconds). The same on every attempt of one event.
+             * @example 2026-11-20T08:15:00.000Z
+             */
+            timestamp: string;
+            data: components["schemas"]["Action"];
+        };
         /** ActionId */
         ActionId: {
             id: string;
@@ -241,6 +376,25 @@ export interface components {
          * @description active -> done or cancelled; done or cancelled -> active (reopen); done <-> cancelled directly is refused.
          */
         ActionStatus: "active" | "done" | "cancelled";
+        /**
+         * ActionUpdatedEvent
+         * @description PATCH /actions/{id} changed what GET /actions shows (a field, the status, a clear with null). `data` is the action after the change; `changes` names what changed.
+         */
+        ActionUpdatedEvent: {
+            /**
+             * @description The event type.
+             * @enum {string}
+             */
+            type: "action.updated";
+            /**
+             * Format: date-time
+             * @description When the event happened (UTC, milliseconds). The same on every attempt of one event.
+             * @example 2026-11-20T08:15:00.000Z
+             */
+            timestamp: string;
+            data: components["schemas"]["Action"];
+            changes: components["schemas"]["ActionChanges"];
+        };
         /** Alert */
         Alert: {
             id: string;
@@ -259,6 +413,24 @@ export interface components {
              * @example 2026-11-20T08:15:00.000Z
              */
             createdAt: string;
+        };
+        /**
+         * AlertCreatedEvent
+         * @description An alert was raised. `data` is the alert exactly as GET /alerts shows it.
+         */
+        AlertCreatedEvent: {
+            /**
+             * @description The event type.
+             * @enum {string}
+             */
+            type: "alert.created";
+            /**
+             * Format: date-time
+             * @description When the event happened (UTC, milliseconds). The same on every attempt of one event.
+             * @example 2026-11-20T08:15:00.000Z
+             */
+            timestamp: string;
+            data: components["schemas"]["Alert"];
         };
         /** AlertList */
         AlertList: {
@@ -378,6 +550,27 @@ export interface components {
              * @example 2026-11-20T08:15:00.000Z
              */
             createdAt: string;
+        };
+        /**
+         * PingEvent
+         * @description A test event, sent on request (the console's Send test event, `climate-pulse webhooks test`), once, never retried.
+         */
+        PingEvent: {
+            /**
+             * @description The event type.
+             * @enum {string}
+             */
+            type: "ping";
+            /**
+             * Format: date-time
+             * @description When the event happened (UTC, milliseconds). The same on every attempt of one event.
+             * @example 2026-11-20T08:15:00.000Z
+             */
+            timestamp: string;
+            data: {
+                /** @description The endpoint the test event was sent to (whe_...). */
+                endpointId: string;
+            };
         };
         /**
          * Pulse
@@ -2775,6 +2968,186 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["ApiError"];
                 };
+            };
+        };
+    };
+    alertCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (msg_...): the same on every attempt of one event to one endpoint. Deliveries are at least once: deduplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed. Refuse one more than 5 minutes away from your clock (a replayed request). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` entries of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by the base64-decoded part of the endpoint secret after `whsec_`: one per valid secret (two during the 24 hours after a rotation, the new secret first). Accept the request when any entry matches; any Standard Webhooks library does this. */
+                "webhook-signature": string;
+                /** @description climate-pulse-webhooks/1 */
+                "user-agent": "climate-pulse-webhooks/1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AlertCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled at once and receives nothing more until enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Any 2xx answer within 15 seconds is a success; its body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status (a redirect too), a timeout or a connection error: the attempt failed and is retried on the schedule (about 28 hours), no sooner than Retry-After. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    actionCreatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (msg_...): the same on every attempt of one event to one endpoint. Deliveries are at least once: deduplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed. Refuse one more than 5 minutes away from your clock (a replayed request). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` entries of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by the base64-decoded part of the endpoint secret after `whsec_`: one per valid secret (two during the 24 hours after a rotation, the new secret first). Accept the request when any entry matches; any Standard Webhooks library does this. */
+                "webhook-signature": string;
+                /** @description climate-pulse-webhooks/1 */
+                "user-agent": "climate-pulse-webhooks/1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ActionCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled at once and receives nothing more until enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Any 2xx answer within 15 seconds is a success; its body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status (a redirect too), a timeout or a connection error: the attempt failed and is retried on the schedule (about 28 hours), no sooner than Retry-After. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    actionUpdatedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (msg_...): the same on every attempt of one event to one endpoint. Deliveries are at least once: deduplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed. Refuse one more than 5 minutes away from your clock (a replayed request). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` entries of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by the base64-decoded part of the endpoint secret after `whsec_`: one per valid secret (two during the 24 hours after a rotation, the new secret first). Accept the request when any entry matches; any Standard Webhooks library does this. */
+                "webhook-signature": string;
+                /** @description climate-pulse-webhooks/1 */
+                "user-agent": "climate-pulse-webhooks/1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ActionUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled at once and receives nothing more until enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Any 2xx answer within 15 seconds is a success; its body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status (a redirect too), a timeout or a connection error: the attempt failed and is retried on the schedule (about 28 hours), no sooner than Retry-After. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    pingWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event id (msg_...): the same on every attempt of one event to one endpoint. Deliveries are at least once: deduplicate on it. */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed. Refuse one more than 5 minutes away from your clock (a replayed request). */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64 HMAC-SHA256>` entries of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by the base64-decoded part of the endpoint secret after `whsec_`: one per valid secret (two during the 24 hours after a rotation, the new secret first). Accept the request when any entry matches; any Standard Webhooks library does this. */
+                "webhook-signature": string;
+                /** @description climate-pulse-webhooks/1 */
+                "user-agent": "climate-pulse-webhooks/1";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PingEvent"];
+            };
+        };
+        responses: {
+            /** @description Gone: the endpoint is disabled at once and receives nothing more until enabled again. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Received. Any 2xx answer within 15 seconds is a success; its body is ignored. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status (a redirect too), a timeout or a connection error: the attempt failed and is retried on the schedule (about 28 hours), no sooner than Retry-After. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

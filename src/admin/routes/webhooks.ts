@@ -1,12 +1,15 @@
 import {
   addOrgEndpoint,
+  disableOrgEndpoint,
+  enableOrgEndpoint,
   endpointById,
-  enableEndpointById,
   listOrgDeliveries,
   listOrgEndpoints,
-  pingEndpoint,
+  pingOrgEndpoint,
   removeOrgEndpoint,
-  replayDeliveryById,
+  replayOrgDelivery,
+  resendFailedOrgDeliveries,
+  rotateOrgEndpointSecret,
 } from '../../domain/webhook-endpoints.js';
 import { operatorActor } from '../../domain/audit.js';
 import { requireJsonObject } from '../../http/plugins/writes.js';
@@ -21,6 +24,9 @@ import {
   EndpointSchema,
   PingResultSchema,
   ReplayResultSchema,
+  ResendFailedBodySchema,
+  ResendFailedResultSchema,
+  RotatedSecretSchema,
 } from '../../contract/schemas/admin-webhooks.js';
 import type { AdminRouteDeps, App } from './types.js';
 
@@ -123,7 +129,40 @@ export function registerWebhookRoutes(app: App, { db, now, config }: AdminRouteD
         response: adminResponses(EndpointSchema, 'The endpoint, enabled.'),
       },
     },
-    async (request) => enableEndpointById(db, request.params.endpointId, operatorActor(request.ip), now()),
+    async (request) => enableOrgEndpoint(db, null, request.params.endpointId, operatorActor(request.ip), now()),
+  );
+
+  app.post(
+    '/webhook-endpoints/:endpointId/disable',
+    {
+      schema: {
+        operationId: 'disableWebhookEndpoint',
+        summary: 'Stop sending to an endpoint',
+        description: 'No new event is written for it, and its pending deliveries fail at once; enable it, then resend them. Disabling a disabled endpoint changes nothing.',
+        tags: ['webhooks'],
+        querystring: AdminNoQuerySchema,
+        params: IdParams('endpointId', 'Endpoint id (whe_...).'),
+        response: adminResponses(EndpointSchema, 'The endpoint, disabled.'),
+      },
+    },
+    async (request) => disableOrgEndpoint(db, null, request.params.endpointId, operatorActor(request.ip), now()),
+  );
+
+  app.post(
+    '/webhook-endpoints/:endpointId/rotate-secret',
+    {
+      schema: {
+        operationId: 'rotateWebhookSecret',
+        summary: "Give an endpoint a new signing secret; the old one stays valid for 24 hours",
+        description:
+          'The new secret appears in this answer only. Until previousSecretExpiresAt (24 hours from now) every delivery carries two signatures in webhook-signature, one under each secret; after it, only the new one. A secret kept by an earlier rotation ends at once.',
+        tags: ['webhooks'],
+        querystring: AdminNoQuerySchema,
+        params: IdParams('endpointId', 'Endpoint id (whe_...).'),
+        response: adminResponses(RotatedSecretSchema, 'The endpoint, with its new secret.'),
+      },
+    },
+    async (request) => rotateOrgEndpointSecret(db, null, request.params.endpointId, operatorActor(request.ip), now()),
   );
 
   app.post(
@@ -138,7 +177,7 @@ export function registerWebhookRoutes(app: App, { db, now, config }: AdminRouteD
         response: adminResponses(Type.Object({ ...PingResultSchema.properties, url: Type.String() }, { additionalProperties: false }), 'What the attempt did.'),
       },
     },
-    async (request) => pingEndpoint(db, request.params.endpointId, { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate }, operatorActor(request.ip), now()),
+    async (request) => pingOrgEndpoint(db, null, request.params.endpointId, { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate }, operatorActor(request.ip), now()),
   );
 
   app.post(
@@ -153,6 +192,25 @@ export function registerWebhookRoutes(app: App, { db, now, config }: AdminRouteD
         response: adminResponses(ReplayResultSchema, 'The delivery, pending again.'),
       },
     },
-    async (request) => replayDeliveryById(db, request.params.deliveryId, operatorActor(request.ip), now()),
+    async (request) => replayOrgDelivery(db, null, request.params.deliveryId, operatorActor(request.ip), now()),
+  );
+
+  app.post(
+    '/organizations/:orgId/webhook-deliveries/resend-failed',
+    {
+      preValidation: requireJsonObject,
+      schema: {
+        operationId: 'resendFailedWebhookDeliveries',
+        summary: 'Send again every failed delivery since a time',
+        description:
+          'Every delivery of the organization that failed for good and whose event was written at or after `since` starts over, as a replay does (same webhook-id, a full retry schedule). Deliveries of a disabled endpoint stay failed and are counted in `skipped`.',
+        tags: ['webhooks'],
+        querystring: AdminNoQuerySchema,
+        params: OrgIdParamsSchema,
+        body: ResendFailedBodySchema,
+        response: adminResponses(ResendFailedResultSchema, 'How many were sent again.'),
+      },
+    },
+    async (request) => resendFailedOrgDeliveries(db, request.params.orgId, request.body.since, operatorActor(request.ip), now()),
   );
 }

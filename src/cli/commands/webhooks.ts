@@ -8,6 +8,14 @@ import { CliError } from '../errors.js';
 const org = (id: string) => `/admin/v1/organizations/${encodeURIComponent(id)}`;
 const endpoint = (id: string) => `/admin/v1/webhook-endpoints/${encodeURIComponent(id)}`;
 
+const UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `--since`: a time as written (the API checks it), or `30m`, `6h`, `2d` back from `now`. */
+export function sinceTime(text: string, now: Date): string {
+  const back = /^\s*(\d{1,6})\s*([mhd])\s*$/.exec(text);
+  if (!back) return text.trim();
+  return new Date(now.getTime() - Number(back[1]) * UNITS[back[2]]).toISOString();
+}
 
 export function registerWebhooks(program: Command) {
   const webhooks = program.command('webhooks').description("manage an organization's webhook endpoints and deliveries");
@@ -72,6 +80,48 @@ export function registerWebhooks(program: Command) {
       await withOperator(async (op) => {
         const e = await op.call<EndpointView>('POST', `${endpoint(id)}/enable`);
         console.log(`enabled ${id} (${e.url}) of ${e.orgId}`);
+      });
+    });
+
+  webhooks
+    .command('disable')
+    .description('stop sending to an endpoint: no new events for it, its pending deliveries fail (resend them after enable)')
+    .argument('<id>', 'endpoint id (whe_…)')
+    .action(async (id: string) => {
+      await withOperator(async (op) => {
+        const e = await op.call<EndpointView>('POST', `${endpoint(id)}/disable`);
+        console.log(`disabled ${id} (${e.url}) of ${e.orgId}: ${e.disabledReason}`);
+      });
+    });
+
+  webhooks
+    .command('rotate-secret')
+    .description('give an endpoint a new signing secret (printed once); the old one stays valid for 24 hours')
+    .argument('<id>', 'endpoint id (whe_…)')
+    .option('--json', 'print the endpoint and its new secret as JSON')
+    .action(async (id: string, opts: { json?: boolean }) => {
+      await withOperator(async (op) => {
+        const e = await op.call<EndpointView & { secret: string }>('POST', `${endpoint(id)}/rotate-secret`);
+        if (opts.json) console.log(JSON.stringify({ id: e.id, url: e.url, secret: e.secret, previousSecretExpiresAt: e.previousSecretExpiresAt }));
+        else console.log(e.secret);
+        console.error(
+          `new secret for ${e.id} (${e.url}). The secret is shown only now: store it safely. ` +
+            `Until ${e.previousSecretExpiresAt} every delivery is signed with the old and the new secret; after that with the new one only.`,
+        );
+      });
+    });
+
+  webhooks
+    .command('resend-failed')
+    .description('send again every failed delivery whose event was written since a time (same webhook-id, full retry schedule)')
+    .requiredOption('--org <id>', 'organization id')
+    .requiredOption('--since <time>', 'an RFC 3339 time (2026-11-20T09:00:00Z), or a duration back from now (30m, 6h, 2d)')
+    .action(async (opts: { org: string; since: string }) => {
+      const since = sinceTime(opts.since, new Date());
+      await withOperator(async (op) => {
+        const r = await op.call<{ since: string; resent: number; skipped: number }>('POST', `${org(opts.org)}/webhook-deliveries/resend-failed`, { since });
+        const skipped = r.skipped > 0 ? `; ${r.skipped} stay failed because their endpoint is disabled (enable it, then resend)` : '';
+        console.log(`resending ${r.resent} failed ${r.resent === 1 ? 'delivery' : 'deliveries'} of ${opts.org} since ${r.since}${skipped}`);
       });
     });
 

@@ -12,6 +12,7 @@ export function navItems(session: Pick<ConsoleSession, 'member'>): NavItem[] {
     { href: '/console/actions', label: 'Actions' },
     { href: '/console/comments', label: 'Comments' },
     { href: '/console/keys', label: 'API keys' },
+    { href: '/console/webhooks', label: 'Webhooks' },
   ];
   if (session.member.role === 'owner') items.push({ href: '/console/members', label: 'Members' });
   items.push({ href: '/console/audit', label: 'Audit log' });

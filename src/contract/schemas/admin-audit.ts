@@ -38,6 +38,9 @@ export const AUDIT_ACTIONS = [
   'member.two_factor_enabled',
   'member.password_changed',
   'organization.two_factor_required',
+  'webhook_endpoint.disabled',
+  'webhook_endpoint.secret_rotated',
+  'webhook_deliveries.resent',
   'comment.hidden',
   'comment.shown',
 ] as const;
@@ -58,7 +61,7 @@ export const AuditEventSchema = Type.Object(
     action: Type.String({ description: `What was done: ${AUDIT_ACTIONS.join(', ')}.` }),
     target: Type.Object(
       {
-        kind: Type.String({ description: 'What it was done to: organization, key, team, action, pulses, pulse, alert, webhook_endpoint, webhook_delivery, comment (by its console handle, never its pulse).' }),
+        kind: Type.String({ description: 'What it was done to: organization, key, team, action, pulses, pulse, alert, webhook_endpoint, webhook_delivery, webhook_deliveries (a resend of every failed one since a time), comment (by its console handle, never its pulse).' }),
         id: Nullable(Type.String({ description: "The target's id; null where there is none (a batch of pulses) or where naming it would tell which pulse wrote a comment (moderation)." })),
       },
       { additionalProperties: false },

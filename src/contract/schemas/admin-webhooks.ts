@@ -17,8 +17,13 @@ const endpointFields = {
   url: Type.String({ minLength: 1, maxLength: 2048 }),
   eventTypes: Type.Array(EventType),
   enabled: Type.Boolean(),
-  disabledReason: Nullable(Type.String()),
+  disabledReason: Nullable(Type.String({ description: 'Why it is disabled: HTTP 410 Gone, or who disabled it.' })),
   createdAt: DateTimeSchema('When the endpoint was added.'),
+  previousSecretExpiresAt: Nullable(
+    DateTimeSchema(
+      'Until when the secret replaced by the last rotation is still valid: until then every delivery carries a signature under each secret. Null: never rotated (a past time: that overlap is over).',
+    ),
+  ),
 };
 
 export const EndpointSchema = Type.Object(endpointFields, { additionalProperties: false });
@@ -50,25 +55,49 @@ export const DeliveryQuerySchema = Type.Object(
 
 export const DeliverySchema = Type.Object(
   {
-    id: Type.String(),
+    id: Type.String({ description: 'Delivery id (whd_...): one event to one endpoint.' }),
     orgId: Type.Optional(Type.String()),
-    eventId: Type.String(),
-    type: Type.String(),
+    eventId: Type.String({ description: 'The event id, sent as webhook-id on every attempt.' }),
+    type: Type.String({ description: 'The event type (alert.created, action.created, action.updated, ping).' }),
     endpointId: Type.String(),
-    status: Type.String(),
-    attempts: CountSchema(),
-    lastStatusCode: Nullable(Type.Integer()),
-    lastError: Nullable(Type.String()),
-    nextAttemptAt: Type.Optional(Nullable(Type.String())),
-    lastAttemptAt: Type.Optional(Nullable(Type.String())),
-    createdAt: Type.String(),
-    completedAt: Type.Optional(Nullable(Type.String())),
+    status: Type.String({ description: 'pending (an attempt is due or running), succeeded, or failed (for good, until replayed).' }),
+    attempts: CountSchema({ description: 'Attempts made so far.' }),
+    lastStatusCode: Nullable(Type.Integer({ description: "The last attempt's HTTP status; null when it got no answer." })),
+    lastError: Nullable(Type.String({ description: 'What went wrong with the last failed attempt.' })),
+    nextAttemptAt: Type.Optional(Nullable(Type.String({ description: 'Pending: when the next attempt is due (while one runs, the end of its lease). Null otherwise.' }))),
+    lastAttemptAt: Type.Optional(Nullable(Type.String({ description: 'When the last attempt was made.' }))),
+    createdAt: Type.String({ description: 'When the event was written (the time the delivery log shows, and `since` compares).' }),
+    completedAt: Type.Optional(Nullable(Type.String({ description: 'When it succeeded or failed for good.' }))),
   },
   { additionalProperties: true },
 );
 export const DeliveryListSchema = Type.Object({ items: Type.Array(DeliverySchema) }, { additionalProperties: false });
 export const ReplayResultSchema = Type.Object(
   { id: Type.String(), eventId: Type.String(), type: Type.String(), url: Type.String() },
+  { additionalProperties: false },
+);
+
+export const RotatedSecretSchema = Type.Object(
+  {
+    ...endpointFields,
+    secret: Type.String({ description: 'The new whsec_... signing secret; in this answer only. The previous one stays valid until previousSecretExpiresAt.' }),
+  },
+  { additionalProperties: false },
+);
+
+export const ResendFailedBodySchema = Type.Object(
+  {
+    since: DateTimeSchema('Every failed delivery whose event was written at or after this instant (the delivery log\'s time) is sent again.'),
+  },
+  { additionalProperties: false },
+);
+
+export const ResendFailedResultSchema = Type.Object(
+  {
+    since: DateTimeSchema('The instant asked, as the API writes it.'),
+    resent: CountSchema({ description: 'Failed deliveries made pending again (same webhook-id, a full retry schedule).' }),
+    skipped: CountSchema({ description: 'Failed deliveries left as they are because their endpoint is disabled (enable it, then resend).' }),
+  },
   { additionalProperties: false },
 );
 
@@ -82,3 +111,6 @@ export type DeliveryQuery = Static<typeof DeliveryQuerySchema>;
 export type Delivery = Static<typeof DeliverySchema>;
 export type DeliveryList = Static<typeof DeliveryListSchema>;
 export type ReplayResult = Static<typeof ReplayResultSchema>;
+export type RotatedSecret = Static<typeof RotatedSecretSchema>;
+export type ResendFailedBody = Static<typeof ResendFailedBodySchema>;
+export type ResendFailedResult = Static<typeof ResendFailedResultSchema>;

@@ -11,11 +11,13 @@ export interface WebhookEndpoint {
   disabledReason: string | null;
   createdAt: string;
   disabledAt: string | null;
+  /** Until when the secret replaced by the last rotation is accepted too (null: never rotated). */
+  previousSecretExpiresAt: string | null;
 }
 
 type DbEndpoint = {
   org_id: string; id: string; url: string; event_types: string[] | null; enabled: boolean;
-  disabled_reason: string | null; created_at: Date; disabled_at: Date | null;
+  disabled_reason: string | null; created_at: Date; disabled_at: Date | null; previous_secret_expires_at: Date | null;
 };
 
 const toEndpoint = (r: DbEndpoint): WebhookEndpoint => ({
@@ -27,9 +29,10 @@ const toEndpoint = (r: DbEndpoint): WebhookEndpoint => ({
   disabledReason: r.disabled_reason,
   createdAt: iso(r.created_at),
   disabledAt: isoOrNull(r.disabled_at),
+  previousSecretExpiresAt: isoOrNull(r.previous_secret_expires_at),
 });
 
-const ENDPOINT_COLUMNS = 'org_id, id, url, event_types, enabled, disabled_reason, created_at, disabled_at';
+const ENDPOINT_COLUMNS = 'org_id, id, url, event_types, enabled, disabled_reason, created_at, disabled_at, previous_secret_expires_at';
 
 /**
  * Organization $1 is not deleted. Every query that makes or claims a delivery carries it: a deleted
@@ -103,6 +106,21 @@ const enableEndpointQuery = sql(
 
 export async function enableEndpoint(db: Queryable, orgId: string, id: string): Promise<void> {
   await db.query(enableEndpointQuery, [orgId, id]);
+}
+
+/**
+ * The current secret becomes the previous one, valid until $4; a secret an earlier rotation kept
+ * is dropped. On the right of SET, `secret` is the row's value before this statement.
+ */
+const rotateSecretQuery = sql(
+  'webhook_endpoints.rotate_secret',
+  `UPDATE webhook_endpoints SET previous_secret = secret, previous_secret_expires_at = $4, secret = $3
+    WHERE org_id = $1 AND id = $2
+   RETURNING id`,
+);
+
+export async function rotateEndpointSecret(db: Queryable, orgId: string, id: string, r: { secret: string; previousExpiresAt: Date }): Promise<boolean> {
+  return (await db.query(rotateSecretQuery, [orgId, id, r.secret, r.previousExpiresAt.toISOString()])).length > 0;
 }
 
 const subscribedQuery = sql(
@@ -179,12 +197,15 @@ export interface ClaimedDelivery {
   payload: string;
   url: string;
   secret: string;
+  /** The secret the last rotation replaced, and until when it is valid (both null: none). */
+  previousSecret: string | null;
+  previousSecretExpiresAt: Date | null;
   enabled: boolean;
 }
 
 type DbClaimed = {
   org_id: string; id: string; event_id: string; endpoint_id: string; attempts: number; type: string; payload: string;
-  url: string; secret: string; enabled: boolean;
+  url: string; secret: string; previous_secret: string | null; previous_secret_expires_at: Date | null; enabled: boolean;
 };
 
 const toClaimed = (r: DbClaimed): ClaimedDelivery => ({
@@ -197,6 +218,8 @@ const toClaimed = (r: DbClaimed): ClaimedDelivery => ({
   payload: r.payload,
   url: r.url,
   secret: r.secret,
+  previousSecret: r.previous_secret,
+  previousSecretExpiresAt: r.previous_secret_expires_at === null ? null : new Date(r.previous_secret_expires_at),
   enabled: r.enabled,
 });
 
@@ -253,7 +276,8 @@ const claimQuery = sql(
     WHERE d.org_id = $1 AND d.org_id = due.org_id AND d.id = due.id
       AND e.org_id = d.org_id AND e.id = d.event_id
       AND ep.org_id = d.org_id AND ep.id = d.endpoint_id
-   RETURNING d.org_id, d.id, d.event_id, d.endpoint_id, d.attempts, e.type, e.payload, ep.url, ep.secret, ep.enabled`,
+   RETURNING d.org_id, d.id, d.event_id, d.endpoint_id, d.attempts, e.type, e.payload, ep.url, ep.secret,
+             ep.previous_secret, ep.previous_secret_expires_at, ep.enabled`,
 );
 
 export async function claimOrgDeliveries(db: Queryable, orgId: string, limit: number, leaseMs: number): Promise<ClaimedDelivery[]> {
@@ -283,7 +307,8 @@ export async function claimDueDeliveries(db: Queryable, limit: number, leaseMs: 
 
 const claimOneQuery = sql(
   'webhook_deliveries.claim_one',
-  `SELECT d.org_id, d.id, d.event_id, d.endpoint_id, d.attempts, e.type, e.payload, ep.url, ep.secret, ep.enabled
+  `SELECT d.org_id, d.id, d.event_id, d.endpoint_id, d.attempts, e.type, e.payload, ep.url, ep.secret,
+          ep.previous_secret, ep.previous_secret_expires_at, ep.enabled
      FROM webhook_deliveries d
      JOIN webhook_events e ON e.org_id = d.org_id AND e.id = d.event_id
      JOIN webhook_endpoints ep ON ep.org_id = d.org_id AND ep.id = d.endpoint_id
@@ -411,6 +436,35 @@ const replayQuery = sql(
 /** A failed delivery starts over with a full retry schedule and the same webhook-id. */
 export async function replayDelivery(db: Queryable, orgId: string, id: string): Promise<boolean> {
   return (await db.query(replayQuery, [orgId, id])).length > 0;
+}
+
+/**
+ * Every failed delivery of the organization written at or after $2 whose endpoint is enabled
+ * starts over, as a replay does. One statement on the organization's shard group (the endpoint
+ * is joined on the distribution column).
+ */
+const resendFailedQuery = sql(
+  'webhook_deliveries.resend_failed',
+  `UPDATE webhook_deliveries d
+      SET status = 'pending', attempts = 0, next_attempt_at = now(), completed_at = NULL
+     FROM webhook_endpoints ep
+    WHERE d.org_id = $1 AND d.status = 'failed' AND d.created_at >= $2
+      AND ep.org_id = d.org_id AND ep.id = d.endpoint_id AND ep.enabled AND ${ORG_IS_LIVE}
+   RETURNING d.id`,
+);
+
+/** Failed deliveries written at or after $2 that stay failed because their endpoint is disabled. */
+const failedOfDisabledQuery = sql(
+  'webhook_deliveries.failed_of_disabled',
+  `SELECT count(*)::int AS n
+     FROM webhook_deliveries d JOIN webhook_endpoints ep ON ep.org_id = d.org_id AND ep.id = d.endpoint_id
+    WHERE d.org_id = $1 AND d.status = 'failed' AND d.created_at >= $2 AND NOT ep.enabled`,
+);
+
+export async function resendFailedDeliveries(db: Queryable, orgId: string, since: Date): Promise<{ resent: string[]; skipped: number }> {
+  const resent = (await db.query<{ id: string }>(resendFailedQuery, [orgId, since.toISOString()])).map((r) => r.id);
+  const [{ n }] = await db.query<{ n: number }>(failedOfDisabledQuery, [orgId, since.toISOString()]);
+  return { resent, skipped: n };
 }
 
 /**
