@@ -127,7 +127,7 @@ export const VARIABLES = {
   importMaxLineBytes: variable('IMPORT_MAX_LINE_BYTES', Type.Integer({ minimum: 1024, maximum: 64 * 1024 ** 2, default: 1024 ** 2 })),
   webhookPollMs: variable('WEBHOOK_POLL_MS', Type.Integer({ minimum: 10, maximum: 60_000, default: 1000 })),
   webhookTimeoutMs: variable('WEBHOOK_TIMEOUT_MS', Type.Integer({ minimum: 100, maximum: 60_000, default: 15_000 })),
-  /** Webhooks may go to loopback over http and to private addresses. Tests only, never in production. */
+  /** Webhooks may go to http:// receivers and to loopback and private addresses: local development only (a warning at start). */
   webhookAllowPrivate: flag('WEBHOOK_ALLOW_PRIVATE', false),
   /**
    * The waits before each retry (the first attempt is immediate), durations like 500ms, 5s, 5m, 2h,

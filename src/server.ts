@@ -119,10 +119,18 @@ async function warmPool(db: DatabaseExecutor, poolMax: number) {
   await Promise.all(Array.from({ length: Math.min(poolMax, 10) }, () => db.query(ping).catch(() => undefined)));
 }
 
-/** Several processes without Redis each count their own limits: said once, at start (by the first worker). */
+/**
+ * Settings that weaken a guard, said once at start (by the first worker): several processes without
+ * Redis each count their own limits; WEBHOOK_ALLOW_PRIVATE sends webhooks into this machine's and
+ * the private network (local development, never production).
+ */
 function warnOfLooseLimits(config: Config, log: FastifyInstance['log']) {
-  if (config.workers > 1 && !config.redisUrl && config.databaseUrl && (!cluster.isWorker || cluster.worker?.id === 1)) {
+  if (cluster.isWorker && cluster.worker?.id !== 1) return;
+  if (config.workers > 1 && !config.redisUrl && config.databaseUrl) {
     log.warn(`rate limits: WORKERS=${config.workers} without REDIS_URL, so each process counts its own limits (up to ${config.workers} times the plan's)`);
+  }
+  if (config.webhookAllowPrivate) {
+    log.warn('webhooks: WEBHOOK_ALLOW_PRIVATE is on, so endpoints may be http:// and on loopback or private addresses (for a receiver on this machine during development; never in production)');
   }
 }
 

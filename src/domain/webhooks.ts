@@ -118,7 +118,7 @@ const isLoopback = (hostname: string) => {
 };
 
 export interface WebhookUrlRules {
-  /** Tests only (WEBHOOK_ALLOW_PRIVATE): http:// to loopback, and private addresses. */
+  /** WEBHOOK_ALLOW_PRIVATE (local development and tests): http://, loopback and private addresses. */
   allowPrivate?: boolean;
 }
 
