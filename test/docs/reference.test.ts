@@ -61,9 +61,12 @@ describe.skipIf(skip)('/docs in a browser', () => {
   });
 
   it('lists every operation, authorizes with a key, runs "try it" on GET /stats, and calls nothing but the service', async () => {
-    const doc = (await (await fetch(`${base}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    const doc = (await (await fetch(`${base}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>>; webhooks: Record<string, Record<string, unknown>> };
     const operations = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
     expect(operations).toHaveLength(11);
+    // The page lists the webhooks too (the events the service POSTs), each under its name.
+    const events = Object.entries(doc.webhooks).flatMap(([name, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${name}`));
+    expect(events).toHaveLength(4);
 
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const requests: string[] = [];
@@ -95,7 +98,7 @@ describe.skipIf(skip)('/docs in a browser', () => {
         return `${method} ${path}`;
       }),
     );
-    expect([...shown].sort()).toEqual([...operations].sort());
+    expect([...shown].sort()).toEqual([...operations, ...events].sort());
 
     await page.locator('.auth-wrapper .authorize').click();
     await page.locator('.modal-ux input').first().fill(KEYS.acme);
