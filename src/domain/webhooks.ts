@@ -161,7 +161,9 @@ export function safeLookup(rules: WebhookUrlRules, resolveAll: typeof dnsLookup 
       const list = addresses as LookupAddress[];
       const refused = rules.allowPrivate ? undefined : list.find((a) => refusedAddressKind(a.address));
       if (refused || list.length === 0) {
-        const e = Object.assign(new Error(`${hostname} resolves to a ${refused ? refusedAddressKind(refused.address) : 'missing'} address (${refused?.address ?? 'none'})`), {
+        // The message reaches the organization's admins (the console's delivery log): it names the
+        // kind of address, never the address, which would map the internal network behind the resolver.
+        const e = Object.assign(new Error(`${hostname} resolves to a ${refused ? refusedAddressKind(refused.address) : 'missing'} address`), {
           code: 'EADDRREFUSED',
         });
         return callback(e, '', 0);

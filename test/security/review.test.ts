@@ -271,19 +271,19 @@ describe('finding 6: webhooks never reach internal addresses', () => {
       );
     expect(await lookupOf(['93.184.216.34'])).toEqual({ err: null, address: '93.184.216.34' });
     const refused = await lookupOf(['93.184.216.34', '10.0.0.5']);
-    expect(refused.err?.message).toBe('hooks.example.com resolves to a private address (10.0.0.5)');
-    expect((await lookupOf(['::ffff:127.0.0.1'])).err?.message).toBe('hooks.example.com resolves to a loopback address (::ffff:127.0.0.1)');
+    expect(refused.err?.message).toBe('hooks.example.com resolves to a private address');
+    expect((await lookupOf(['::ffff:127.0.0.1'])).err?.message).toBe('hooks.example.com resolves to a loopback address');
 
     // Through a real attempt, with the system resolver: this machine's own name is never public.
     const host = hostname();
     const resolved = await lookup(host).catch(() => null);
     if (resolved) {
       const result = await attemptDelivery(
-        { url: `https://${host}:9/hook`, secret: 'whsec_' + Buffer.alloc(32).toString('base64'), eventId: 'msg_1', payload: '{}' } as never,
+        { url: `https://${host}:9/hook`, secret: 'whsec_' + Buffer.alloc(32).toString('base64'), previousSecret: null, previousSecretExpiresAt: null, eventId: 'msg_1', payload: '{}' } as never,
         { timeoutMs: 2000 },
       );
       expect(result).toMatchObject({ kind: 'retryable', statusCode: null });
-      expect((result as { error: string }).error).toBe(`refused: ${host} resolves to a ${refusedAddressKind(resolved.address)} address (${resolved.address})`);
+      expect((result as { error: string }).error).toBe(`refused: ${host} resolves to a ${refusedAddressKind(resolved.address)} address`);
     }
     expect(() => checkWebhookUrl('https://localhost.:9/hook')).toThrow('the URL points to a loopback address (localhost)');
   });
