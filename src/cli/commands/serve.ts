@@ -96,7 +96,7 @@ async function restartInstructions(db: DatabaseExecutor, base: string): Promise<
   const live = items.filter((o) => o.deletedAt === null);
   const example = live[0]?.id ?? 'ORG_ID';
   return [
-    `Organizations: ${live.length === 0 ? 'none live' : live.map((o) => `${o.id} (${o.name})`).join(', ')}${nextCursor ? ', and more (climate-pulse orgs list)' : ''}.`,
+    `Organizations: ${live.length === 0 ? 'none live' : live.map((o) => `${o.id} (${o.name})`).join(', ')}${nextCursor ? ', and more (npx climate-pulse orgs list)' : ''}.`,
     `  a new API key:           npx climate-pulse keys create --org ${example}`,
     `  a console invitation:    npx climate-pulse members invite --org ${example} --email you@example.com --role owner`,
     `  the console:             ${base}/console`,
