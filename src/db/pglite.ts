@@ -66,11 +66,15 @@ export function parseTimestamptz(text: string): Date | number {
 
 const PGLITE_PARSERS = { [types.TIMESTAMPTZ]: parseTimestamptz };
 
-/** PGlite on `dataDir` (in memory without one), its files the owner's only. */
-export function openPglite(dataDir?: string): PGlite {
+/**
+ * PGlite on `dataDir` (in memory without one), its files the owner's only. In memory, `loadDataDir`
+ * (a `dumpDataDir` tarball) is the starting database instead of a new one (tests start from a
+ * migrated one).
+ */
+export function openPglite(dataDir?: string, loadDataDir?: Blob): PGlite {
   return dataDir
     ? new PGlite({ fs: new OwnerOnlyNodeFS(dataDir), startParams: PGLITE_START_PARAMS, parsers: PGLITE_PARSERS })
-    : new PGlite({ startParams: PGLITE_START_PARAMS, parsers: PGLITE_PARSERS });
+    : new PGlite({ startParams: PGLITE_START_PARAMS, parsers: PGLITE_PARSERS, ...(loadDataDir ? { loadDataDir } : {}) });
 }
 
 /**
@@ -178,9 +182,9 @@ export class PgliteExecutor implements DatabaseExecutor {
   }
 
   /** An empty `dataDir` is initialized first, outside this process's WASM heap (src/db/pglite-init.ts). */
-  static async open(dataDir?: string, opts: { waitMs?: number } = {}): Promise<PgliteExecutor> {
+  static async open(dataDir?: string, opts: { waitMs?: number; loadDataDir?: Blob } = {}): Promise<PgliteExecutor> {
     if (dataDir) await initializeDataDir(dataDir);
-    const db = openPglite(dataDir);
+    const db = openPglite(dataDir, opts.loadDataDir);
     await db.waitReady;
     return new PgliteExecutor(db, opts.waitMs ?? CONNECTION_WAIT_MS);
   }

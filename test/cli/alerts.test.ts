@@ -8,7 +8,7 @@ import { createCliDatabase, openApp, runCli } from '../helpers/cli.js';
 import { TEST_DATABASE_URL } from '../helpers/db.js';
 
 const DAY = 86_400_000;
-/** Several CLI processes in one test: each starts tsx and opens the database. */
+/** Several CLI processes in one test: each starts node and opens the database. */
 const CLI_TIMEOUT = 240_000;
 const T0 = '2026-01-01T00:00:00.000Z';
 type P = NonNullable<NonNullable<Dataset['organizations']>[number]['pulses']>[number];

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../src/db/executor.js';
 import { createCliDatabase, openApp, runCli } from '../helpers/cli.js';
-import { startServerProcess } from '../helpers/process.js';
+import { CLI, ROOT, startServerProcess } from '../helpers/process.js';
 
 const tmp = (name: string) => join(tmpdir(), `cp-${process.pid}-${name}`);
 const dataset = {
@@ -109,8 +109,8 @@ describe('climate-pulse demo and npm start', () => {
   afterAll(() => cdb.close());
 
   it('serve --demo-if-empty creates the demo once and prints a curl line that works, and a console invitation; a restart names the organizations and the commands', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve', '--demo-if-empty'], {
-      cwd: new URL('../../', import.meta.url).pathname, env: { ...process.env, ...cdb.env, PORT: '0', LOG_LEVEL: 'warn' },
+    const child = spawn(process.execPath, [CLI, 'serve', '--demo-if-empty'], {
+      cwd: ROOT, env: { ...process.env, ...cdb.env, PORT: '0', LOG_LEVEL: 'warn' },
     });
     try {
       let out = '';
@@ -157,8 +157,8 @@ describe('climate-pulse demo and npm start', () => {
     const again = await startServerProcess({ ...cdb.env });
     expect(again.output()).not.toContain('Demo organization');
     await again.stop();
-    const restart = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve', '--demo-if-empty'], {
-      cwd: new URL('../../', import.meta.url).pathname, env: { ...process.env, ...cdb.env, PORT: '0', LOG_LEVEL: 'warn' },
+    const restart = spawn(process.execPath, [CLI, 'serve', '--demo-if-empty'], {
+      cwd: ROOT, env: { ...process.env, ...cdb.env, PORT: '0', LOG_LEVEL: 'warn' },
     });
     let restarted = '';
     restart.stdout.on('data', (d) => (restarted += d));

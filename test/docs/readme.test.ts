@@ -5,7 +5,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort, ROOT } from '../helpers/process.js';
+import { CLI, freePort, ROOT } from '../helpers/process.js';
 
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 const ADMIN_TOKEN = 'readme-admin-token-0123456789abcdefghijk'; // 40 characters
@@ -88,7 +88,7 @@ describe('README.md', () => {
     work = mkdtempSync(join(tmpdir(), 'cp-readme-work-'));
     port = await freePort();
     adminPort = await freePort();
-    server = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve', '--demo-if-empty'], {
+    server = spawn(process.execPath, [CLI, 'serve', '--demo-if-empty'], {
       cwd: ROOT,
       env: {
         ...process.env, DATA_DIR: dataDir, DATABASE_URL: '', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn',
@@ -156,7 +156,7 @@ describe('README.md', () => {
         [ $found = 1 ] || args=(-w '%{stderr}@@HTTP %{http_code}\\n' "\${args[@]}")
         command curl "\${args[@]}"
       }`,
-      `climate-pulse() { node --import ${JSON.stringify(join(ROOT, 'node_modules/tsx/dist/loader.mjs'))} ${JSON.stringify(join(ROOT, 'src/cli/index.ts'))} "$@"; }`,
+      `climate-pulse() { node ${JSON.stringify(CLI)} "$@"; }`,
       ...run.flatMap((c, i) => [
         `echo "@@CMD ${i}" >&2`,
         c.text.replaceAll('127.0.0.1:3000', `127.0.0.1:${port}`).replaceAll('127.0.0.1:3001', `127.0.0.1:${adminPort}`),

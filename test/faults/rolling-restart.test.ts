@@ -7,7 +7,7 @@ import type { DatabaseExecutor } from '../../src/db/executor.js';
 import { putPlan } from '../../src/db/repositories/plans.js';
 import { loadDataset } from '../../src/domain/dataset.js';
 import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from '../helpers/db.js';
-import { freePort, ROOT, startServerProcess, type ServerProcess } from '../helpers/process.js';
+import { CLI, freePort, startServerProcess, type ServerProcess } from '../helpers/process.js';
 import { runClients, waitUntil, type Sent } from '../helpers/traffic.js';
 import { KEY_A, writesDataset } from '../http/writes/fixture.js';
 
@@ -21,7 +21,7 @@ async function seed(db: DatabaseExecutor) {
   await loadDataset(db, data);
 }
 
-/** The server processes that are children of the primary (tsx may have a helper child of its own). */
+/** The server processes that are children of the primary. */
 const workerPids = (primary: number) =>
   execFileSync('pgrep', ['-P', String(primary), '-f', ' serve$'], { encoding: 'utf8' }).trim().split('\n').map(Number).sort();
 
@@ -58,7 +58,7 @@ describe.skipIf(!TEST_DATABASE_URL)(`SIGHUP to the primary of WORKERS=2 under ${
     dir = mkdtempSync(join(tmpdir(), 'cp-faults-roll-'));
     // The script every worker runs (the primary re-runs it for each new one): a deploy replaces it.
     entry = join(dir, 'entry.mjs');
-    cli = JSON.stringify(join(ROOT, 'src/cli/index.ts'));
+    cli = JSON.stringify(CLI);
     writeFileSync(entry, `await import(${cli});\n`);
   });
   afterAll(async () => {

@@ -7,7 +7,7 @@ import { loadConfig } from '../../src/config.js';
 import type { DatabaseExecutor } from '../../src/db/executor.js';
 import { openDatabase } from '../../src/db/open.js';
 import { createTestDatabase, TEST_DATABASE_URL } from './db.js';
-import { ROOT } from './process.js';
+import { CLI, ROOT } from './process.js';
 
 export interface CliResult {
   code: number;
@@ -34,7 +34,7 @@ export function runCli(args: string[], env: Record<string, string>): Promise<Cli
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', 'src/cli/index.ts', ...args],
+      [CLI, ...args],
       { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, maxBuffer: 16 * 1024 * 1024 },
       (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );

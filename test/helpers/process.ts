@@ -1,9 +1,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+/**
+ * The CLI as `npm start` and `npx climate-pulse` run it: the compiled JS, which vitest's global
+ * setup (test/helpers/build.ts) rebuilds from src/ whenever a source is newer. Running src/ through
+ * tsx instead cost each child process seconds of compiling.
+ */
+export const CLI = join(ROOT, 'dist/cli/index.js');
 
 export interface ServerProcess {
   child: ChildProcess;
@@ -13,16 +20,16 @@ export interface ServerProcess {
 }
 
 /**
- * Runs `climate-pulse serve` from the sources as a real process on a free port of 127.0.0.1. It is
+ * Runs `climate-pulse serve` (the compiled CLI) as a real process on a free port of 127.0.0.1. It is
  * up when it prints its address and, with ADMIN_PORT, the operator API's too. The start-up bound
  * (default 55 s) stays under vitest's 60 s hook timeout, so a server that does not start is reported
  * with its output; a test that starts a heavier server sets its own bound and hook timeout.
  */
 export async function startServerProcess(
   env: Record<string, string>,
-  opts: { startTimeoutMs?: number; /** The script run instead of src/cli/index.ts (WORKERS re-run it for each worker). */ entry?: string } = {},
+  opts: { startTimeoutMs?: number; /** The script run instead of the CLI (WORKERS re-run it for each worker). */ entry?: string } = {},
 ): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', opts.entry ?? 'src/cli/index.ts', 'serve'], {
+  const child = spawn(process.execPath, [opts.entry ?? CLI, 'serve'], {
     cwd: ROOT,
     // A process that just started has a delayed event loop; tests of load shedding set their own value.
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', MAX_EVENT_LOOP_DELAY_MS: '0', ...env },
