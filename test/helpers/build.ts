@@ -14,66 +14,17 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+// @ts-expect-error: a plain script of the package (scripts/), without type declarations
+import { ensureBuilt as buildIfStale } from '../../scripts/build-if-stale.mjs';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const SRC = join(ROOT, 'src');
-const DIST = join(ROOT, 'dist');
-/** Settings that change every compiled file. */
-const SETTINGS = ['tsconfig.json', 'tsconfig.build.json'].map((f) => join(ROOT, f));
 
-function* sources(dir: string): Generator<string> {
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, e.name);
-    if (e.isDirectory()) yield* sources(path);
-    else if (e.name.endsWith('.ts') && !e.name.endsWith('.d.ts')) yield path;
-  }
-}
-
-const mtime = (path: string) => statSync(path, { throwIfNoEntry: false })?.mtimeMs;
-
-/** Why dist/ is stale (the first reason found), or null when every compiled file is at least as new as its source. */
-export function staleReason(): string | null {
-  const settings = Math.max(...SETTINGS.map((f) => mtime(f) ?? 0));
-  for (const src of sources(SRC)) {
-    const rel = relative(SRC, src);
-    const built = mtime(join(DIST, rel.replace(/\.ts$/, '.js')));
-    if (built === undefined) return `dist/${rel.replace(/\.ts$/, '.js')} is missing`;
-    if (built < mtime(src)!) return `src/${rel} is newer than its compiled file`;
-    if (built < settings) return 'a tsconfig file is newer than dist/';
-  }
-  return null;
-}
-
-function pgliteTemplateMissing(): boolean {
-  const dir = join(ROOT, '.pglite-template');
-  return !existsSync(dir) || !readdirSync(dir).some((d) => existsSync(join(dir, d, 'PG_VERSION')));
-}
-
-/** Compiles src/ to dist/ if it is stale, and makes the PGlite template if it is missing. */
+/** dist/ compiled when stale and the PGlite template made when missing: npm start's prestart does the same. */
 export function ensureBuilt(log: (line: string) => void = (l) => console.log(l)): void {
-  const why = staleReason();
-  if (why) {
-    log(`test setup: ${why}; compiling src/ to dist/ (tsc -p tsconfig.build.json)`);
-    const started = Date.now();
-    try {
-      execFileSync(process.execPath, [join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.build.json'], { cwd: ROOT, stdio: 'pipe' });
-    } catch (err) {
-      // tsc still writes the JS of a program with type errors (the typecheck step reports those);
-      // only JS that is still missing or old stops the run.
-      const out = String((err as { stdout?: Buffer }).stdout ?? '') + String((err as { stderr?: Buffer }).stderr ?? '');
-      log(`test setup: tsc reported errors:\n${out.trim().slice(0, 4000)}`);
-      const still = staleReason();
-      if (still) throw new Error(`test setup: compiling src/ to dist/ failed (${still})`);
-    }
-    log(`test setup: compiled in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-  }
-  if (pgliteTemplateMissing()) {
-    log('test setup: making the PGlite template data directory (npm run postbuild)');
-    execFileSync(process.execPath, [join(DIST, 'db/pglite-init-child.js'), 'template'], { cwd: ROOT, stdio: 'inherit' });
-  }
+  buildIfStale({ log: (line: string) => log(`test setup: ${line}`), allowTypeErrors: true });
 }
 
 const SNAPSHOTS = join(ROOT, '.pglite-template');
