@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/executor.js';
-import { getAction, getActionForUpdate, insertActionNotingSubscribers, listActions, updateAction, type ActionRow, type ActionStatus } from '../db/repositories/actions.js';
+import { getAction, getActionForUpdate, insertActionNotingSubscribers, listActions, recentActions, updateAction, type ActionRow, type ActionStatus } from '../db/repositories/actions.js';
 import { teamExists } from '../db/repositories/teams.js';
 import { ApiError, invalid, notFound } from '../contract/errors.js';
 import type { Action, CreateActionBody, UpdateActionBody } from '../contract/schemas/actions.js';
@@ -15,6 +15,18 @@ export const toActionItem = ({ id, ...rest }: ActionRow): Action => ({ $id: id, 
 /** GET /actions: every action of the organization, newest first, each with its id under `$id`. */
 export async function listActionItems(db: Queryable, orgId: string): Promise<Action[]> {
   return (await listActions(db, orgId)).map(toActionItem);
+}
+
+/** The console's lists: the newest `limit` actions (or only the open ones), and how many there are. */
+export async function listRecentActionItems(db: Queryable, orgId: string, limit: number, only?: 'open'): Promise<{ items: Action[]; total: number }> {
+  const { rows, total } = await recentActions(db, orgId, limit, only);
+  return { items: rows.map(toActionItem), total };
+}
+
+/** One action as GET /actions shows it, or null when the organization has none with this id. */
+export async function findActionItem(db: Queryable, orgId: string, id: string): Promise<Action | null> {
+  const row = await getAction(db, orgId, id);
+  return row ? toActionItem(row) : null;
 }
 
 /** The action as GET /actions shows it, read inside the transaction that changed it. */

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../contract/errors.js';
 import type { DatabaseExecutor } from '../../domain/database.js';
-import { createAction, editAction, listActionItems } from '../../domain/actions.js';
+import { createAction, editAction, findActionItem, listRecentActionItems } from '../../domain/actions.js';
 import { listOrgTeams } from '../../domain/teams.js';
 import { CreateActionBodySchema, UpdateActionBodySchema, type Action, type CreateActionBody, type UpdateActionBody } from '../../contract/schemas/actions.js';
 import { checkBody } from '../../http/validation.js';
@@ -10,6 +10,8 @@ import { actorOf, changeOutcome, requireRole, type ConsoleDeps, type Form } from
 import { navFor } from './nav.js';
 
 const STATUSES = ['active', 'done', 'cancelled'] as const;
+/** The page lists the newest actions; GET /v1/actions has them all. */
+const PAGE_ACTIONS = 100;
 
 /** A form's end date (a calendar day) as the API's endDate: the end of that day, UTC. */
 const endOfDay = (date: string) => (/^\d{4}-\d\d-\d\d$/.test(date) ? `${date}T23:59:59.999Z` : date);
@@ -47,7 +49,7 @@ export function registerActionPages(scope: FastifyInstance, deps: ConsoleDeps & 
   const actionsPage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) => {
     const s = request.consoleSession!;
     const canChange = s.member.role !== 'viewer';
-    const [actions, teams] = await Promise.all([listActionItems(db, s.orgId), listOrgTeams(db, s.orgId)]);
+    const [{ items: actions, total }, teams] = await Promise.all([listRecentActionItems(db, s.orgId, PAGE_ACTIONS), listOrgTeams(db, s.orgId)]);
     const teamSelect = (id: string, selected: string | null) => html`<select name="subteamId" id="${id}"><option value="">(no team)</option>${teams.map(
       (t) => html`<option value="${t.id}"${t.id === selected ? html` selected` : ''}>${t.name}</option>`,
     )}</select>`;
@@ -67,7 +69,7 @@ ${csrfField(s.csrfToken)}
         nav: navFor(s, '/console/actions'),
         body: html`<h1>Actions</h1>
 ${message ?? ''}
-<p>Improvement actions of ${s.orgName}, newest first, as <code>GET /v1/actions</code> lists them. A done or cancelled action is reopened by setting it active again.</p>
+<p>Improvement actions of ${s.orgName}, newest first, as <code>GET /v1/actions</code> lists them${total > actions.length ? ` (the ${actions.length} newest of ${total})` : ''}. A done or cancelled action is reopened by setting it active again.</p>
 ${actions.length === 0
   ? html`<p>No actions yet.</p>`
   : html`<table>
@@ -107,7 +109,7 @@ ${csrfField(s.csrfToken)}
   scope.post<{ Params: { actionId: string }; Body: Form }>('/actions/:actionId', admin, async (request, reply) =>
     outcome(request, reply, async () => {
       const orgId = request.consoleSession!.orgId;
-      const current = (await listActionItems(db, orgId)).find((a) => a.$id === request.params.actionId);
+      const current = await findActionItem(db, orgId, request.params.actionId);
       if (!current) throw new ApiError('not_found', 'No such action in this organization.');
       const body = changeBody(request.body, current);
       if (!body) return notice('Nothing to change.', 'ok');

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { DatabaseExecutor } from '../../domain/database.js';
 import { listUnreadAlerts } from '../../domain/alert-reads.js';
-import { listActionItems } from '../../domain/actions.js';
+import { listRecentActionItems } from '../../domain/actions.js';
 import { overviewStats, OVERVIEW_MAX_DAYS } from '../../domain/stats.js';
 import { DAY_MS, startOfUtcDay, ymd } from '../../domain/time.js';
 import type { DailyStats } from '../../contract/schemas/stats.js';
@@ -37,8 +37,8 @@ export function registerOverviewPage(scope: FastifyInstance, deps: ConsoleDeps &
     const s = request.consoleSession!;
     const at = now();
     const o = await overviewStats(db, s.orgId, { from: queryText(request, 'from'), to: queryText(request, 'to') }, at);
-    const [unread, actions] = await Promise.all([listUnreadAlerts(db, s.orgId, 5), listActionItems(db, s.orgId)]);
-    const open = actions.filter((a) => a.status === 'active');
+    const [unread, openActions] = await Promise.all([listUnreadAlerts(db, s.orgId, 5), listRecentActionItems(db, s.orgId, 10, 'open')]);
+    const open = openActions.items;
     const today = ymd(startOfUtcDay(at));
     const preset = (n: number) => ({ from: ymd(new Date(startOfUtcDay(at).getTime() - (n - 1) * DAY_MS)), to: today });
     return reply.type('text/html; charset=utf-8').send(
@@ -68,8 +68,8 @@ ${unread.length === 0
 <h2 id="actions-heading">Open actions</h2>
 ${open.length === 0
   ? html`<p>No open actions.</p>`
-  : html`<ul>${open.slice(0, 10).map((a) => html`<li><bdi>${a.title}</bdi>${a.subteamName ? html` <span class="muted">(<bdi>${a.subteamName}</bdi>)</span>` : ''}${a.endDate ? html` <span class="muted">until ${utc(a.endDate)}</span>` : ''}</li>`)}</ul>`}
-<p><a href="/console/actions">All actions</a>${open.length > 10 ? ` (${open.length} open)` : ''}</p>
+  : html`<ul>${open.map((a) => html`<li><bdi>${a.title}</bdi>${a.subteamName ? html` <span class="muted">(<bdi>${a.subteamName}</bdi>)</span>` : ''}${a.endDate ? html` <span class="muted">until ${utc(a.endDate)}</span>` : ''}</li>`)}</ul>`}
+<p><a href="/console/actions">All actions</a>${openActions.total > open.length ? ` (${openActions.total} open)` : ''}</p>
 </section>
 ${o.teams.length > 0 ? html`<h2>Teams</h2>` : ''}
 ${o.teams.map((t, i) => series(`days-team-${i}`, `Team ${t.name}`, t.days))}`,

@@ -46,6 +46,25 @@ export async function listActions(db: Queryable, orgId: string): Promise<ActionR
   return (await db.query<DbAction>(listQuery, [orgId])).map(toRow);
 }
 
+const recentQuery = (open: boolean) =>
+  sql(
+    `actions.recent${open ? '_open' : ''}`,
+    `SELECT a.id, a.title, a.description, a.start_date, a.end_date, a.status, a.subteam_id,
+            t.name AS subteam_name, a.created_at, count(*) OVER ()::int AS total
+       FROM actions a
+       LEFT JOIN teams t ON t.org_id = a.org_id AND t.id = a.subteam_id
+      WHERE a.org_id = $1${open ? ` AND a.status = 'active'` : ''}
+      ORDER BY a.created_at DESC, a.id DESC
+      LIMIT $2`,
+  );
+const recent = { all: recentQuery(false), open: recentQuery(true) };
+
+/** The newest `limit` actions (or open ones), and how many there are in all. */
+export async function recentActions(db: Queryable, orgId: string, limit: number, only?: 'open'): Promise<{ rows: ActionRow[]; total: number }> {
+  const rows = await db.query<DbAction & { total: number }>(only === 'open' ? recent.open : recent.all, [orgId, limit]);
+  return { rows: rows.map(toRow), total: rows[0]?.total ?? 0 };
+}
+
 const getQuery = sql(
   'actions.get',
   `SELECT a.id, a.title, a.description, a.start_date, a.end_date, a.status, a.subteam_id,
