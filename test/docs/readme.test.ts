@@ -49,7 +49,8 @@ export function readmeCommands(markdown: string): ReadmeCommand[] {
       pending += line.trim() + '\n';
       continue;
     }
-    const text = (pending + line.trim()).trim();
+    // `npx climate-pulse ...` (the form that works from a clone) runs as the CLI itself here.
+    const text = (pending + line.trim()).trim().replace(/^npx climate-pulse\s/, 'climate-pulse ');
     pending = '';
     if (!text || text.startsWith('#')) continue;
     // Set-up lines run too (A="...", pick() { ... }, READ_KEY=$(...)), except placeholders (…) and starting the server.
