@@ -17,10 +17,10 @@ export async function listActionItems(db: Queryable, orgId: string): Promise<Act
   return (await listActions(db, orgId)).map(toActionItem);
 }
 
-/** The console's lists: the newest `limit` actions (or only the open ones), and how many there are. */
-export async function listRecentActionItems(db: Queryable, orgId: string, limit: number, only?: 'open'): Promise<{ items: Action[]; total: number }> {
-  const { rows, total } = await recentActions(db, orgId, limit, only);
-  return { items: rows.map(toActionItem), total };
+/** The console's lists: the newest `limit` actions (or only the open ones), and whether there are more. */
+export async function listRecentActionItems(db: Queryable, orgId: string, limit: number, only?: 'open'): Promise<{ items: Action[]; more: boolean }> {
+  const { rows, more } = await recentActions(db, orgId, limit, only);
+  return { items: rows.map(toActionItem), more };
 }
 
 /** One action as GET /actions shows it, or null when the organization has none with this id. */

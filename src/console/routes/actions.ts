@@ -49,7 +49,7 @@ export function registerActionPages(scope: FastifyInstance, deps: ConsoleDeps & 
   const actionsPage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) => {
     const s = request.consoleSession!;
     const canChange = s.member.role !== 'viewer';
-    const [{ items: actions, total }, teams] = await Promise.all([listRecentActionItems(db, s.orgId, PAGE_ACTIONS), listOrgTeams(db, s.orgId)]);
+    const [{ items: actions, more }, teams] = await Promise.all([listRecentActionItems(db, s.orgId, PAGE_ACTIONS), listOrgTeams(db, s.orgId)]);
     const teamSelect = (id: string, selected: string | null) => html`<select name="subteamId" id="${id}"><option value="">(no team)</option>${teams.map(
       (t) => html`<option value="${t.id}"${t.id === selected ? html` selected` : ''}>${t.name}</option>`,
     )}</select>`;
@@ -69,7 +69,7 @@ ${csrfField(s.csrfToken)}
         nav: navFor(s, '/console/actions'),
         body: html`<h1>Actions</h1>
 ${message ?? ''}
-<p>Improvement actions of ${s.orgName}, newest first, as <code>GET /v1/actions</code> lists them${total > actions.length ? ` (the ${actions.length} newest of ${total})` : ''}. A done or cancelled action is reopened by setting it active again.</p>
+<p>Improvement actions of ${s.orgName}, newest first, as <code>GET /v1/actions</code> lists them${more ? ` (the ${actions.length} newest; GET /v1/actions lists every one)` : ''}. A done or cancelled action is reopened by setting it active again.</p>
 ${actions.length === 0
   ? html`<p>No actions yet.</p>`
   : html`<table>

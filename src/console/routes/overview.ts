@@ -69,7 +69,7 @@ ${unread.length === 0
 ${open.length === 0
   ? html`<p>No open actions.</p>`
   : html`<ul>${open.map((a) => html`<li><bdi>${a.title}</bdi>${a.subteamName ? html` <span class="muted">(<bdi>${a.subteamName}</bdi>)</span>` : ''}${a.endDate ? html` <span class="muted">until ${utc(a.endDate)}</span>` : ''}</li>`)}</ul>`}
-<p><a href="/console/actions">All actions</a>${openActions.total > open.length ? ` (${openActions.total} open)` : ''}</p>
+<p><a href="/console/actions">All actions</a>${openActions.more ? ` (more than ${open.length} open)` : ''}</p>
 </section>
 ${o.teams.length > 0 ? html`<h2>Teams</h2>` : ''}
 ${o.teams.map((t, i) => series(`days-team-${i}`, `Team ${t.name}`, t.days))}`,

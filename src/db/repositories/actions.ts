@@ -50,7 +50,7 @@ const recentQuery = (open: boolean) =>
   sql(
     `actions.recent${open ? '_open' : ''}`,
     `SELECT a.id, a.title, a.description, a.start_date, a.end_date, a.status, a.subteam_id,
-            t.name AS subteam_name, a.created_at, count(*) OVER ()::int AS total
+            t.name AS subteam_name, a.created_at
        FROM actions a
        LEFT JOIN teams t ON t.org_id = a.org_id AND t.id = a.subteam_id
       WHERE a.org_id = $1${open ? ` AND a.status = 'active'` : ''}
@@ -59,10 +59,10 @@ const recentQuery = (open: boolean) =>
   );
 const recent = { all: recentQuery(false), open: recentQuery(true) };
 
-/** The newest `limit` actions (or open ones), and how many there are in all. */
-export async function recentActions(db: Queryable, orgId: string, limit: number, only?: 'open'): Promise<{ rows: ActionRow[]; total: number }> {
-  const rows = await db.query<DbAction & { total: number }>(only === 'open' ? recent.open : recent.all, [orgId, limit]);
-  return { rows: rows.map(toRow), total: rows[0]?.total ?? 0 };
+/** The newest `limit` actions (or open ones), and whether there are more (one row more is read; a count would read them all). */
+export async function recentActions(db: Queryable, orgId: string, limit: number, only?: 'open'): Promise<{ rows: ActionRow[]; more: boolean }> {
+  const rows = await db.query<DbAction>(only === 'open' ? recent.open : recent.all, [orgId, limit + 1]);
+  return { rows: rows.slice(0, limit).map(toRow), more: rows.length > limit };
 }
 
 const getQuery = sql(
