@@ -2,10 +2,13 @@
  * Live ingestion over HTTP against `import-pulses` of the same rows, in the same run (issue 18):
  * 100,000 pulses POSTed to the operator API in batches of 1,000 (one connection, then four), and
  * the same rows imported from an NDJSON file by `climate-pulse import-pulses`, each into a fresh
- * organization of a fresh database `climate_pulse_bench_ingest` on PostgreSQL. Uses the built
- * `dist/`. Run alone with `npx tsx bench/run.ts --only ingest`.
+ * organization of a fresh database `climate_pulse_bench_ingest` on PostgreSQL. Then (issue 29)
+ * `import-pulses` of the import bench's 1,000,000 pulses in time order and of the same rows
+ * shuffled, each into a fresh database and each against its own floor (COPY of the same file into a
+ * table with the primary key, the (org_id, created_at, id) index built afterwards) in the same
+ * run. Uses the built `dist/`. Run alone with `npx tsx bench/run.ts --only ingest`.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -13,8 +16,10 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { migrate } from '../src/db/migrate.js';
 import { PgExecutor } from '../src/db/pg.js';
+import { importFiles, SHUFFLE_SEED, type ImportFile } from './import-files.js';
 
 export const INGEST_BENCH_DB = 'climate_pulse_bench_ingest';
+const ORDER_BENCH_DB = 'climate_pulse_bench_import_order';
 const ROWS = 100_000;
 const BATCH = 1_000;
 const TEAMS = 20;
@@ -28,6 +33,28 @@ export interface IngestBenchResult {
   http4: { seconds: number; pulsesPerSec: number };
   importPulses: { seconds: number; pulsesPerSec: number; processSeconds: number };
   resentBatchMs: number;
+  /** Issue 29: the same rows imported in time order and shuffled, each against its floor. */
+  importOrder?: ImportOrderResult;
+}
+
+export interface ImportOrderRun {
+  order: 'sorted' | 'shuffled';
+  /** The `import-pulses` process, start to exit (the figure set against the floor). */
+  processSeconds: number;
+  /** The importer's own `seconds` and `phases` (its summary). */
+  importerSeconds: number;
+  phases?: Record<string, number>;
+  peakRssMb?: number;
+  floor: { copySeconds: number; indexSeconds: number; seconds: number };
+  /** The import's rows/s over the floor's: floor seconds / process seconds. */
+  floorRatio: number;
+}
+
+export interface ImportOrderResult {
+  ranAt: string;
+  rows: number;
+  seed: number;
+  runs: ImportOrderRun[];
 }
 
 const ROOT = new URL('../', import.meta.url).pathname;
@@ -60,7 +87,83 @@ function row(i: number) {
 
 const median = (xs: number[], q: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(q * xs.length))];
 
-export async function benchIngest(adminUrl: string, log: (...a: unknown[]) => void): Promise<IngestBenchResult> {
+async function freshDatabase(adminUrl: string, name: string, orgs: string[]): Promise<string> {
+  const url = dbUrl(adminUrl, name);
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${name}`);
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const db = new PgExecutor({ connectionString: url, max: 2 });
+  await migrate(db);
+  await db.close();
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  for (const org of orgs) {
+    await c.query(`INSERT INTO organizations (id, name, plan, created_at) VALUES ($1, $1, 'enterprise', now())`, [org]);
+    await c.query(`INSERT INTO teams (org_id, id, name, created_at) SELECT $1, 'team_' || g, 'Team ' || g, now() FROM generate_series(1, ${TEAMS}) g`, [org]);
+  }
+  await c.end();
+  return url;
+}
+
+/** One file: `import-pulses` into a fresh database, then the floor's COPY and index in the same database. */
+async function importAgainstFloor(adminUrl: string, rows: number, order: ImportOrderRun['order'], file: ImportFile, log: (...a: unknown[]) => void): Promise<ImportOrderRun> {
+  const url = await freshDatabase(adminUrl, ORDER_BENCH_DB, ['org_file']);
+  log(`import-pulses of ${rows} pulses, ${order}`);
+  const t = performance.now();
+  // GNU time reports the importer's peak RSS on stderr.
+  const run = spawnSync('/usr/bin/time', ['-f', 'PEAK_RSS_KB=%M', process.execPath, 'dist/cli/index.js', 'import-pulses', '--org', 'org_file', file.ndjson], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: url, LOG_LEVEL: 'warn' },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  const processSeconds = (performance.now() - t) / 1000;
+  if (run.status !== 0) throw new Error(`import-pulses failed: ${run.stderr}`);
+  const summary = JSON.parse(run.stdout.toString().trim().split('\n').pop()!) as { imported: number; seconds: number; phases: Record<string, number> };
+  if (summary.imported !== rows) throw new Error(`imported ${summary.imported}`);
+  const peak = /PEAK_RSS_KB=(\d+)/.exec(run.stderr.toString());
+
+  log(`floor: COPY of the ${order} file, then the index`);
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  await c.query(`CREATE TABLE bench_floor (org_id text NOT NULL, id text NOT NULL, level smallint NOT NULL, reason text, comment text,
+    moderation_status text NOT NULL, subteam_id text, created_at timestamptz NOT NULL, PRIMARY KEY (org_id, id))`);
+  const tc = performance.now();
+  const copy = `-c "\\copy bench_floor (org_id, id, level, reason, comment, moderation_status, subteam_id, created_at) FROM STDIN WITH (FORMAT csv)"`;
+  execFileSync('bash', ['-c', `sed 's/^ORG,/org_floor,/' ${file.csv} | psql "${url}" -q -v ON_ERROR_STOP=1 ${copy}`], { stdio: 'inherit' });
+  const copySeconds = (performance.now() - tc) / 1000;
+  const ti = performance.now();
+  await c.query(`CREATE INDEX ON bench_floor (org_id, created_at, id)`);
+  const indexSeconds = (performance.now() - ti) / 1000;
+  await c.end();
+  const floorSeconds = copySeconds + indexSeconds;
+  const out: ImportOrderRun = {
+    order,
+    processSeconds,
+    importerSeconds: summary.seconds,
+    phases: summary.phases,
+    peakRssMb: peak ? Math.round(Number(peak[1]) / 1024) : undefined,
+    floor: { copySeconds, indexSeconds, seconds: floorSeconds },
+    floorRatio: floorSeconds / processSeconds,
+  };
+  log(`${order}: import ${processSeconds.toFixed(1)} s (importer ${summary.seconds.toFixed(1)} s), floor ${floorSeconds.toFixed(1)} s, ${out.floorRatio.toFixed(2)}x`);
+  return out;
+}
+
+/** Issue 29: `import-pulses` of the same rows in time order and shuffled, each against its floor. */
+export async function benchImportOrder(adminUrl: string, rows: number, log: (...a: unknown[]) => void): Promise<ImportOrderResult> {
+  const files = await importFiles(rows, log);
+  const ranAt = new Date().toISOString();
+  const runs = [await importAgainstFloor(adminUrl, rows, 'sorted', files.sorted, log), await importAgainstFloor(adminUrl, rows, 'shuffled', files.shuffled, log)];
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`DROP DATABASE IF EXISTS ${ORDER_BENCH_DB}`);
+  await admin.end();
+  return { ranAt, rows, seed: SHUFFLE_SEED, runs };
+}
+
+export async function benchIngest(adminUrl: string, log: (...a: unknown[]) => void, importRows = 1_000_000): Promise<IngestBenchResult> {
   const url = dbUrl(adminUrl, INGEST_BENCH_DB);
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
@@ -115,6 +218,7 @@ export async function benchIngest(adminUrl: string, log: (...a: unknown[]) => vo
     return { ms: performance.now() - t, inserted: body.inserted! };
   };
   const batches = Array.from({ length: ROWS / BATCH }, (_, i) => rows.slice(i * BATCH, (i + 1) * BATCH));
+  let result: IngestBenchResult;
   try {
     log(`ingesting ${ROWS} pulses in batches of ${BATCH}, one connection`);
     const t1 = performance.now();
@@ -150,7 +254,7 @@ export async function benchIngest(adminUrl: string, log: (...a: unknown[]) => vo
     if (run.status !== 0) throw new Error(`import-pulses failed: ${run.stderr}`);
     const summary = JSON.parse(run.stdout.toString().trim().split('\n').pop()!) as { imported: number; seconds: number };
     if (summary.imported !== ROWS) throw new Error(`imported ${summary.imported}`);
-    return {
+    result = {
       ranAt: new Date().toISOString(),
       rows: ROWS,
       batch: BATCH,
@@ -163,6 +267,9 @@ export async function benchIngest(adminUrl: string, log: (...a: unknown[]) => vo
     child.kill('SIGTERM');
     await once(child, 'exit');
   }
+  // With the server stopped: nothing else of the bench runs beside the imports.
+  if (importRows > 0) result.importOrder = await benchImportOrder(adminUrl, importRows, log);
+  return result;
 }
 
 export function ingestMarkdown(r: IngestBenchResult): string {
@@ -177,5 +284,23 @@ export function ingestMarkdown(r: IngestBenchResult): string {
     '',
     `A re-sent batch of ${r.batch} (all unchanged): ${r.resentBatchMs} ms.`,
     '',
+    ...(r.importOrder ? importOrderMarkdown(r.importOrder) : []),
   ].join('\n');
+}
+
+function importOrderMarkdown(o: ImportOrderResult): string[] {
+  const f = (x: number | undefined) => (x === undefined ? '—' : x.toFixed(1));
+  return [
+    `### import-pulses of ${o.rows.toLocaleString('en')} pulses in time order and shuffled (issue 29, section run ${o.ranAt})`,
+    '',
+    `The same rows (the import section's file), in time order and in a seeded random order (seed ${o.seed}), each imported into a fresh database, then its floor measured in that database: a COPY of the same file in the same order into a table with the primary key, the (org_id, created_at, id) index built afterwards.`,
+    '',
+    '| file | import-pulses process s (importer s) | floor s (COPY + index) | import / floor | importer phases s: parse+validate, stream wait, finish, commit | peak RSS MB |',
+    '|---|---|---|---|---|---|',
+    ...o.runs.map((r) => {
+      const p = r.phases ?? {};
+      return `| ${r.order} | ${f(r.processSeconds)} (${f(r.importerSeconds)}) | ${f(r.floor.seconds)} (${f(r.floor.copySeconds)} + ${f(r.floor.indexSeconds)}) | **${r.floorRatio.toFixed(2)}x** | ${[p.parseValidate, p.streamWait, p.finish, p.commit].map(f).join(', ')} | ${r.peakRssMb ?? '—'} |`;
+    }),
+    '',
+  ];
 }

@@ -19,6 +19,7 @@ import { alertsMarkdown, benchAlerts, type AlertsBenchResult } from './alerts.js
 import { generateOrg } from './dataset.js';
 import { benchCommentRelease } from './comments.js';
 import { benchIngest, ingestMarkdown, type IngestBenchResult } from './ingest.js';
+import { importFiles } from './import-files.js';
 import { benchConsole, consoleMarkdown, type ConsoleRow } from './console.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
@@ -377,7 +378,7 @@ async function main() {
     log('first release of a 1,000-pulse week', JSON.stringify(results.commentRelease));
   }
   results.alerts = flags['skip-alerts'] ? previous.alerts : await benchAlerts(flags['database-url']!, log);
-  results.ingest = flags['skip-ingest'] ? previous.ingest : await benchIngest(flags['database-url']!, log);
+  results.ingest = flags['skip-ingest'] ? previous.ingest : await benchIngest(flags['database-url']!, log, num('import-rows'));
 
   results.finishedAt = new Date().toISOString();
   mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
@@ -446,29 +447,7 @@ async function benchPglite() {
 
 async function benchImport(url: string) {
   const rows = num('import-rows');
-  const dir = join(ROOT, '.test-tmp', 'bench-import');
-  mkdirSync(dir, { recursive: true });
-  const ndjson = join(dir, `pulses-${rows}.ndjson`);
-  const csv = join(dir, `pulses-${rows}.csv`);
-  if (!existsSync(ndjson) || !existsSync(csv)) {
-    log(`writing ${rows} rows as NDJSON and CSV`);
-    const a = createWriteStream(ndjson);
-    const b = createWriteStream(csv);
-    const t0 = Date.parse('2026-01-01T00:00:00.000Z');
-    for (let i = 1; i <= rows; i++) {
-      const id = `imp_${i}`;
-      const level = 1 + (i % 5);
-      const at = new Date(t0 + i * 1000).toISOString();
-      const team = `team_${1 + (i % 20)}`;
-      const ok1 = a.write(JSON.stringify({ id, level, reason: null, comment: i % 3 === 0 ? `note ${i}` : null, moderationStatus: 'CLEAN', subteamId: team, createdAt: at }) + '\n');
-      const ok2 = b.write(`ORG,${id},${level},,${i % 3 === 0 ? `note ${i}` : ''},CLEAN,${team},${at}\n`);
-      if (!ok1) await once(a, 'drain');
-      if (!ok2) await once(b, 'drain');
-    }
-    a.end();
-    b.end();
-    await Promise.all([once(a, 'finish'), once(b, 'finish')]);
-  }
+  const { ndjson, csv } = (await importFiles(rows, log)).sorted;
   // Pulses are append-only, so every run imports into a fresh organization.
   const suffix = Date.now().toString(36);
   const cliOrg = `org_import_cli_${suffix}`;
@@ -717,7 +696,7 @@ async function onlyPrivacy() {
 /** `--only ingest`: builds, runs the ingestion bench alone and updates its part of the results. */
 async function onlyIngest() {
   execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
-  const r = await benchIngest(flags['database-url']!, log);
+  const r = await benchIngest(flags['database-url']!, log, num('import-rows'));
   const jsonFile = join(ROOT, 'bench/results/latest.json');
   const json = existsSync(jsonFile) ? JSON.parse(readFileSync(jsonFile, 'utf8')) : {};
   writeFileSync(jsonFile, JSON.stringify({ ...json, ingest: r }, null, 2) + '\n');

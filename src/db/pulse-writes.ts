@@ -167,6 +167,158 @@ export class PulseWriter {
 }
 
 /**
+ * The file import's staging tables (issue 29), in the import's transaction: TEMP tables (no WAL,
+ * nothing left after a crash, dropped at the end of the transaction; under Citus they live on the
+ * coordinator, where the import's statements run). Rows wait in `pulse_import_rows` in the order
+ * they came, without an index; once the file is read, one sort copies them into
+ * `pulse_import_ordered`, so that its heap is in (created_at, id) order as well as its index, and
+ * the moves read it page after page. When every statement must stay short (PGlite runs each on the
+ * event loop), there is no sort: rows go straight into `pulse_import_ordered`, whose index is kept
+ * as they arrive, and the moves read its heap in index order.
+ */
+const STAGED_COLUMNS = 'id, level, reason, comment, moderation_status, subteam_id, created_at';
+const STAGED_TABLE = `(id text NOT NULL, level smallint NOT NULL, reason text, comment text,
+       moderation_status text NOT NULL, subteam_id text, created_at timestamptz NOT NULL) ON COMMIT DROP`;
+const stageInsert = (table: string) =>
+  sql(
+    `pulse_writes.stage_into_${table}`,
+    `INSERT INTO ${table} (${STAGED_COLUMNS})
+     SELECT * FROM unnest($1::text[], $2::smallint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])`,
+  );
+const STAGE = {
+  rows: {
+    create: [sql('pulse_writes.stage_rows', `CREATE TEMP TABLE pulse_import_rows ${STAGED_TABLE}`)],
+    insert: stageInsert('pulse_import_rows'),
+    order: [
+      sql('pulse_writes.stage_sort', `CREATE TEMP TABLE pulse_import_ordered ON COMMIT DROP AS SELECT * FROM pulse_import_rows ORDER BY created_at, id`),
+      sql('pulse_writes.stage_index', `CREATE INDEX ON pulse_import_ordered (created_at, id)`),
+      sql('pulse_writes.stage_drop_rows', `DROP TABLE pulse_import_rows`),
+    ],
+  },
+  ordered: {
+    create: [
+      sql('pulse_writes.stage_ordered', `CREATE TEMP TABLE pulse_import_ordered ${STAGED_TABLE}`),
+      sql('pulse_writes.stage_index', `CREATE INDEX ON pulse_import_ordered (created_at, id)`),
+    ],
+    insert: stageInsert('pulse_import_ordered'),
+    order: [],
+  },
+};
+
+/**
+ * Moves the next $4 staged rows after ($2, $3) in (created_at, id) order into organization $1 and
+ * folds exactly the inserted ones into every rollup in the same statement, as insertAndFold does.
+ * Answers how many were inserted and the chunk's last key (no row once nothing is left).
+ */
+function moveAndFold(name: string, onConflict: string): NamedQuery {
+  return sql(
+    name,
+    `WITH chunk AS (
+       SELECT ${STAGED_COLUMNS} FROM pulse_import_ordered
+        WHERE (created_at, id) > ($2::timestamptz, $3::text)
+        ORDER BY created_at, id LIMIT $4),
+     ins AS (
+       INSERT INTO pulses (${PULSE_COLUMNS})
+       SELECT $1, * FROM chunk
+       ${onConflict}
+       RETURNING ${FOLDED_COLUMNS}),
+     ${FOLDS}
+     SELECT (SELECT count(*)::int FROM ins) AS n, created_at::text AS last_at, id AS last_id
+       FROM chunk ORDER BY created_at DESC, id DESC LIMIT 1`,
+  );
+}
+const MOVE = {
+  fail: moveAndFold('pulse_writes.move', ''),
+  skip: moveAndFold('pulse_writes.move_skip', 'ORDER BY 2 ON CONFLICT (org_id, id) DO NOTHING'),
+};
+
+/**
+ * The door for a file (the import, issue 29), whatever the order of its rows. Written in file
+ * order, a shuffled file made every batch touch index pages and rollup rows scattered over its
+ * whole period, each rollup row rewritten by nearly every batch of one long transaction: five
+ * times as long as the same rows in time order. Here a row later than every row written so far
+ * goes straight in with its batch (insertAndFold, sent while the caller reads the next batch, as
+ * PulseWriter does), so a file in time order is written as it is read; any other row is staged,
+ * and `finish` moves the staged rows in (created_at, id) order, a chunk a statement, so each chunk
+ * inserts neighbouring rows and folds them into neighbouring rollup rows. All in the caller's
+ * transaction; every row inserted is folded in the statement that inserts it.
+ */
+export class PulseImport {
+  private inFlight: Promise<unknown> = Promise.resolve();
+  private written = 0;
+  private staged = 0;
+  private stageReady = false;
+  /** The greatest (createdAt, id) sent straight in: a row after it keeps the writes in order. */
+  private last = '';
+  private readonly stage: (typeof STAGE)['rows'];
+
+  /**
+   * `shortStatements` (PGlite): no statement over the whole file; the staging table keeps its
+   * index as rows arrive instead of being sorted once at the end.
+   */
+  constructor(
+    private readonly tx: Queryable,
+    private readonly orgId: string,
+    private readonly opts: { onExisting: OnExisting; shortStatements: boolean },
+  ) {
+    this.stage = opts.shortStatements ? STAGE.ordered : STAGE.rows;
+  }
+
+  /**
+   * Serializes this batch while the previous one runs, waits for that one, then sends this one
+   * without waiting for it; rejects with a batch's failure.
+   */
+  async write(pulses: NewPulse[]): Promise<void> {
+    const inOrder: NewPulse[] = [];
+    const late: NewPulse[] = [];
+    for (const p of pulses) {
+      // createdAt is canonical (UTC, milliseconds), so text order is time order; ids never hold NUL.
+      const key = `${p.createdAt}\u0000${p.id}`;
+      if (key > this.last) {
+        this.last = key;
+        inOrder.push(p);
+      } else late.push(p);
+    }
+    const direct = inOrder.length ? batchParams(this.orgId, inOrder) : undefined;
+    const staging = late.length ? batchParams(this.orgId, late).slice(1) : undefined;
+    await this.inFlight;
+    const sending = (async () => {
+      if (direct) this.written += await insertBatch(this.tx, direct, this.opts.onExisting);
+      if (staging) {
+        if (!this.stageReady) {
+          for (const q of this.stage.create) await this.tx.query(q);
+          this.stageReady = true;
+        }
+        await this.tx.query(this.stage.insert, staging);
+        this.staged += late.length;
+      }
+    })();
+    sending.catch(() => {}); // awaited by the next write or by finish()
+    this.inFlight = sending;
+  }
+
+  /**
+   * Waits for the last batch, then moves the staged rows, `chunkSize` a statement, awaiting
+   * `afterChunk` (which may throw to stop) after each. Returns how many rows were inserted in all.
+   */
+  async finish(chunkSize: number, afterChunk?: (moved: number, staged: number) => Promise<void> | void): Promise<number> {
+    await this.inFlight;
+    if (this.staged === 0) return this.written;
+    for (const q of this.stage.order) await this.tx.query(q);
+    let after = ['-infinity', ''];
+    for (let moved = 0; moved < this.staged; ) {
+      const [r] = await this.tx.query<{ n: number; last_at: string; last_id: string }>(MOVE[this.opts.onExisting], [this.orgId, ...after, chunkSize]);
+      if (!r) break;
+      this.written += r.n;
+      moved = Math.min(this.staged, moved + chunkSize);
+      after = [r.last_at, r.last_id];
+      await afterChunk?.(moved, this.staged);
+    }
+    return this.written;
+  }
+}
+
+/**
  * Recomputes every rollup of one organization from its pulses, in the caller's transaction: for
  * data written around the door in bulk (the benchmark's generators), and as a repair.
  */

@@ -1,11 +1,12 @@
 import { createReadStream, statSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { pipeline, Transform, type Readable } from 'node:stream';
+import { setImmediate } from 'node:timers/promises';
 import { parse as parseCsv } from 'csv-parse';
 import { Type } from 'typebox';
 import { Compile } from 'typebox/compile';
 import type { DatabaseExecutor } from '../db/executor.js';
-import { PulseWriter, type NewPulse } from '../db/pulse-writes.js';
+import { PulseImport, type NewPulse } from '../db/pulse-writes.js';
 import { requireLiveOrg } from './orgs.js';
 import { ApiError } from '../contract/errors.js';
 import { uniqueViolation } from '../db/errors.js';
@@ -47,8 +48,9 @@ export interface ImportSummary {
   peakRssMb: number;
   /**
    * Where the time went, in seconds: reading, parsing and validating rows in this process; waiting
-   * for the database to finish the previous batch (each batch is one statement of the pulse door,
-   * rows, indexes and rollups, written while the next batch is read); the last batch; the commit.
+   * for the database to finish the previous batch (written while the next batch is read: its rows
+   * in time order inserted and folded into the rollups by the pulse door, the others staged); the
+   * end (the last batch, then the staged rows moved in time order, and the audit row); the commit.
    */
   phases: { parseValidate: number; streamWait: number; finish: number; commit: number };
   /**
@@ -260,7 +262,9 @@ export class ImportAborted extends ApiError {
  * Streams NDJSON or CSV pulses into one organization in one transaction. abort: the first bad
  * row dooms the file, every bad row is still reported, nothing is written. skip: bad rows and
  * ids already present are skipped and reported, the rest is written. The audit row (counts, the
- * format and the mode; never a file name or a row) is written in that transaction.
+ * format and the mode; never a file name or a row) is written in that transaction. The rows may
+ * come in any order: those that come in time order are written as they are read, the others are
+ * staged and moved in time order at the end (PulseImport, docs/decisions.md, issue 29).
  */
 export async function importPulses(db: DatabaseExecutor, opts: ImportOptions, actor: Actor, now: Date): Promise<ImportSummary> {
   const started = Date.now();
@@ -304,7 +308,9 @@ export async function importPulses(db: DatabaseExecutor, opts: ImportOptions, ac
   const loopStarted = performance.now();
   let finished = 0;
   const written = await db.transaction(async (tx) => {
-    const writer = new PulseWriter(tx, opts.orgId, { onExisting: opts.onError === 'skip' ? 'skip' : 'fail' });
+    // Rows in time order go straight in; the others are staged and moved in time order at the end,
+    // so the speed does not depend on the file's order (docs/decisions.md, issue 29).
+    const writer = new PulseImport(tx, opts.orgId, { onExisting: opts.onError === 'skip' ? 'skip' : 'fail', shortStatements: db.kind === 'pglite' });
     let batch: NewPulse[] = [];
     const flush = async () => {
       const t = performance.now();
@@ -331,7 +337,13 @@ export async function importPulses(db: DatabaseExecutor, opts: ImportOptions, ac
     phases.parseValidate = performance.now() - loopStarted - phases.streamWait;
     opts.progress?.(total, total, rows);
     const t = performance.now();
-    const n = await writer.finish();
+    // Staged rows move in chunks of the batch size: on PGlite each is one short pause of the event
+    // loop, and the loop turns between two (nothing else awaits I/O in between).
+    const n = await writer.finish(batchSize, async () => {
+      await setImmediate();
+      opts.signal?.throwIfAborted();
+      opts.progress?.(total, total, rows);
+    });
     const details = { imported: n, skipped: rows - n, rows, format, onError: opts.onError };
     await recordAudit(tx, opts.orgId, actor, { action: 'pulses.imported', target: { kind: 'pulses', id: null }, details }, now);
     finished = performance.now();
