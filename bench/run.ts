@@ -526,7 +526,8 @@ async function benchImport(url: string) {
     perRowForeignKeyChecks: withFks - indexed,
     // From the importer itself: node time spent reading, parsing and validating (overlaps the
     // database's work: each batch is written while the next is read), waiting for the previous
-    // batch's statement (insert, indexes, rollup fold), the last batch, the commit.
+    // batch (rows in time order inserted, indexed and folded; the others staged), the end (the
+    // last batch, then the staged rows moved in time order: none in this time-ordered file), the commit.
     importerParseValidate: phases?.parseValidate,
     importerStreamWait: phases?.streamWait,
     importerLastBatch: phases?.finish,
@@ -640,8 +641,8 @@ function renderMarkdown(r: Record<string, unknown>): string {
       lines.push(`| + maintaining the secondary indexes of pulses (two since migration 0010) | ${f(b.secondaryIndexes)} |`);
       lines.push(`| + the two per-row foreign key checks pulses had until migration 0007 (now held by the rollups, checked once per rollup row) | ${f(b.perRowForeignKeyChecks)} |`);
       lines.push(`| importer: reading, parsing and validating NDJSON (node, overlaps the database) | ${f(b.importerParseValidate)} |`);
-      lines.push(`| importer: waiting for the previous batch's statement (insert, indexes, rollup fold) | ${f(b.importerStreamWait)} |`);
-      lines.push(`| importer: the last batch | ${f(b.importerLastBatch)} |`);
+      lines.push(`| importer: waiting for the previous batch (rows in time order inserted, indexed and folded; the others staged) | ${f(b.importerStreamWait)} |`);
+      lines.push(`| importer: the end (the last batch, then the staged rows moved in time order) | ${f(b.importerLastBatch)} |`);
       lines.push(`| importer: commit | ${f(b.importerCommit)} |`);
     }
     lines.push(
