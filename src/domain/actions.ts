@@ -4,7 +4,7 @@ import { teamExists } from '../db/repositories/teams.js';
 import { ApiError, invalid, notFound } from '../contract/errors.js';
 import type { Action, CreateActionBody, UpdateActionBody } from '../contract/schemas/actions.js';
 import type { ActionChanges } from '../contract/schemas/webhook-events.js';
-import { recordAudit, type Actor } from './audit.js';
+import { auditRow, recordAudit, type Actor } from './audit.js';
 import { newId } from './ids.js';
 import { parseDateTime } from './time.js';
 import { isSubscribed, recordEvent } from './webhooks.js';
@@ -49,6 +49,8 @@ export async function createAction(tx: Queryable, orgId: string, body: CreateAct
   if (endDate && endDate < now) throw invalid("Body field 'endDate' must not be before the action's start (now).");
   await checkTeam(tx, orgId, body.subteamId);
   const id = newId('act');
+  const details = { status: 'active', subteamId: body.subteamId ?? null };
+  const audit = auditRow(actor, { action: 'action.created', target: { kind: 'action', id }, details }, now);
   const subscribed = await insertActionNotingSubscribers(
     tx,
     orgId,
@@ -63,10 +65,9 @@ export async function createAction(tx: Queryable, orgId: string, body: CreateAct
       createdAt: start,
     },
     'action.created',
+    audit,
   );
   if (subscribed) await recordEvent(tx, orgId, 'action.created', await currentItem(tx, orgId, id), now);
-  const details = { status: 'active', subteamId: body.subteamId ?? null };
-  await recordAudit(tx, orgId, actor, { action: 'action.created', target: { kind: 'action', id }, details }, now);
   return { id };
 }
 

@@ -59,16 +59,16 @@ const addressOf = (actor: Actor): string | null => {
 };
 
 /**
- * Writes the audit row of a change. `tx` must be the transaction of the change itself, so that
- * the row exists exactly when the change does.
+ * The audit row of a change, checked: for an operation that writes it within the statement of the
+ * change itself (POST /actions' hot path), or through `recordAudit`.
  */
-export async function recordAudit(tx: Queryable, orgId: string, actor: Actor, change: AuditChange, now: Date): Promise<void> {
+export function auditRow(actor: Actor, change: AuditChange, now: Date): AuditRow {
   const details = change.details ?? {};
   for (const name of Object.keys(details)) {
     if (FORBIDDEN_DETAIL.test(name)) throw new Error(`audit detail ${JSON.stringify(name)} of ${change.action} may hold a secret or a comment`);
   }
   const by = who(actor);
-  await insertAuditEvent(tx, orgId, {
+  return {
     id: newId('aud'),
     createdAt: new Date(Math.floor(now.getTime())).toISOString(),
     actorKind: by.kind,
@@ -79,7 +79,15 @@ export async function recordAudit(tx: Queryable, orgId: string, actor: Actor, ch
     targetId: change.target.id,
     address: addressOf(actor),
     details,
-  });
+  };
+}
+
+/**
+ * Writes the audit row of a change. `tx` must be the transaction of the change itself, so that
+ * the row exists exactly when the change does.
+ */
+export async function recordAudit(tx: Queryable, orgId: string, actor: Actor, change: AuditChange, now: Date): Promise<void> {
+  await insertAuditEvent(tx, orgId, auditRow(actor, change, now));
 }
 
 const toItem = (r: AuditRow): AuditEvent => ({

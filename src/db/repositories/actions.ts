@@ -1,4 +1,5 @@
 import { sql, type Queryable } from '../executor.js';
+import { auditParams, type AuditRow } from './audit.js';
 import { iso, isoOrNull } from './time.js';
 
 export type ActionStatus = 'active' | 'done' | 'cancelled';
@@ -137,24 +138,29 @@ export async function insertActions(db: Queryable, orgId: string, actions: NewAc
 }
 
 /**
- * One new action, and in the same round trip whether any enabled webhook endpoint of the
- * organization subscribes to `eventType`: the hot path of POST /actions pays no extra query
- * when nobody listens.
+ * One new action and its audit row, and in the same round trip whether any enabled webhook
+ * endpoint of the organization subscribes to `eventType`: the hot path of POST /actions pays one
+ * statement for the change, its log and the question whether anybody listens. Every CTE names the
+ * same `org_id`, so Citus routes the whole statement to one shard group.
  */
 const insertOneQuery = sql(
-  'actions.insert_one_noting_subscribers',
+  'actions.insert_one_audited_noting_subscribers',
   `WITH ins AS (
      INSERT INTO actions (org_id, id, title, description, start_date, end_date, status, subteam_id, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)
+     RETURNING 1),
+   aud AS (
+     INSERT INTO audit_events (org_id, id, created_at, actor_kind, actor_id, actor_label, action, target_kind, target_id, address, details)
+     VALUES ($1, $11, $12::timestamptz, $13, $14, $15, $16, $17, $18, $19, $20::jsonb)
      RETURNING 1)
    SELECT EXISTS (SELECT 1 FROM webhook_endpoints
                    WHERE org_id = $1 AND enabled AND (event_types IS NULL OR $10 = ANY (event_types))) AS subscribed
-     FROM ins`,
+     FROM ins, aud`,
 );
 
-export async function insertActionNotingSubscribers(db: Queryable, orgId: string, a: NewAction, eventType: string): Promise<boolean> {
+export async function insertActionNotingSubscribers(db: Queryable, orgId: string, a: NewAction, eventType: string, audit: AuditRow): Promise<boolean> {
   const [r] = await db.query<{ subscribed: boolean }>(insertOneQuery, [
-    orgId, a.id, a.title, a.description, a.startDate, a.endDate, a.status, a.subteamId, a.createdAt, eventType,
+    orgId, a.id, a.title, a.description, a.startDate, a.endDate, a.status, a.subteamId, a.createdAt, eventType, ...auditParams(audit),
   ]);
   return r.subscribed;
 }

@@ -29,11 +29,14 @@ const insertQuery = sql(
    VALUES ($1, $2, $3::timestamptz, $4, $5, $6, $7, $8, $9, $10, $11::jsonb)`,
 );
 
+/** The parameters of one row, in the order of the insert's columns after org_id. */
+export const auditParams = (e: AuditRow): unknown[] => [
+  e.id, e.createdAt, e.actorKind, e.actorId, e.actorLabel, e.action, e.targetKind, e.targetId, e.address, JSON.stringify(e.details),
+];
+
 /** Writes one row, in the caller's transaction (the one of the change it records). */
 export async function insertAuditEvent(db: Queryable, orgId: string, e: AuditRow): Promise<void> {
-  await db.query(insertQuery, [
-    orgId, e.id, e.createdAt, e.actorKind, e.actorId, e.actorLabel, e.action, e.targetKind, e.targetId, e.address, JSON.stringify(e.details),
-  ]);
+  await db.query(insertQuery, [orgId, ...auditParams(e)]);
 }
 
 export interface AuditFilter {
