@@ -2,7 +2,7 @@ import { createHash, randomBytes, scrypt as scryptCallback, timingSafeEqual, typ
 import { Secret, TOTP } from 'otpauth';
 import type { DatabaseExecutor, Queryable } from './database.js';
 import {
-  countOwners, deleteMember, deleteMemberSessions, deleteSession, findInvitationByToken, findMember, findMemberByEmail, findSession,
+  countOwners, deleteMember, deleteMemberSessions, deleteSession, findInvitationByToken, findMember, findMemberByEmail, findSessionWithMember,
   insertInvitation, insertMember, insertSessionRow, listMemberRows, listPendingInvitations, markSignedIn, purgeAttempts,
   readRequireTwoFactor, refundAttempt, reserveAttempt, setSessionStage, takeInvitation, touchSession, updateMemberPassword,
   updateMemberRole, updateMemberTotp, useRecoveryCode, useTotpStep, writeRequireTwoFactor,
@@ -304,15 +304,14 @@ export interface ConsoleSession {
 export async function resolveSession(db: Queryable, cookie: string | undefined, now: Date): Promise<ConsoleSession | null> {
   if (!cookie || cookie.length < 32 || cookie.length > 64) return null;
   const idHash = sha256(cookie);
-  const s = await findSession(db, idHash);
-  if (!s) return null;
+  const found = await findSessionWithMember(db, idHash);
+  if (!found) return null;
+  const { session: s, member: m, orgName } = found;
   const t = now.getTime();
   if (t - Date.parse(s.lastSeenAt) >= SESSION_IDLE_MS || t - Date.parse(s.createdAt) >= SESSION_MAX_MS) {
     await deleteSession(db, s.orgId, idHash);
     return null;
   }
-  const m = await findMember(db, s.orgId, s.memberId);
-  const orgName = m ? await liveOrgName(db, s.orgId) : null;
   if (!m || orgName === null) return null;
   if (t - Date.parse(s.lastSeenAt) >= TOUCH_EVERY_MS) await touchSession(db, s.orgId, idHash, now);
   return { orgId: s.orgId, orgName, member: memberView(m), stage: s.stage, csrfToken: s.csrfToken, idHash };

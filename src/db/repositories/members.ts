@@ -175,15 +175,33 @@ export async function insertSessionRow(
   await db.query(insertSession, [s.orgId, s.idHash, s.memberId, s.stage, s.csrfToken, s.address, s.at.toISOString()]);
 }
 
-const sessionById = sql(
-  'console_sessions.by_id',
-  `SELECT org_id, member_id, stage, csrf_token, created_at, last_seen_at FROM console_sessions WHERE id_hash = $1`,
+/**
+ * A session with its member and its organization's name (null when the organization is deleted),
+ * in one statement: the console resolves it on every request.
+ */
+const sessionWithMember = sql(
+  'console_sessions.by_id_with_member',
+  `SELECT s.org_id, s.member_id, s.stage, s.csrf_token, s.created_at AS session_created_at, s.last_seen_at, o.name AS org_name,
+          m.id, m.email, m.role, m.password_hash, m.totp_secret, m.totp_last_step, m.recovery_codes, m.created_at, m.last_sign_in_at
+     FROM console_sessions s
+     LEFT JOIN members m ON m.org_id = s.org_id AND m.id = s.member_id
+     LEFT JOIN organizations o ON o.id = s.org_id AND o.deleted_at IS NULL
+    WHERE s.id_hash = $1`,
 );
-export async function findSession(db: Queryable, idHash: Buffer): Promise<SessionRow | null> {
-  const [r] = await db.query<RawSession>(sessionById, [idHash]);
-  return r
-    ? { orgId: r.org_id, memberId: r.member_id, stage: r.stage, csrfToken: r.csrf_token, createdAt: iso(r.created_at), lastSeenAt: iso(r.last_seen_at) }
-    : null;
+export async function findSessionWithMember(
+  db: Queryable,
+  idHash: Buffer,
+): Promise<{ session: SessionRow; member: MemberRow | null; orgName: string | null } | null> {
+  const [r] = await db.query<RawMember & { member_id: string; stage: SessionStage; csrf_token: string; session_created_at: Date | string; last_seen_at: Date | string; org_name: string | null }>(
+    sessionWithMember,
+    [idHash],
+  );
+  if (!r) return null;
+  return {
+    session: { orgId: r.org_id, memberId: r.member_id, stage: r.stage, csrfToken: r.csrf_token, createdAt: iso(r.session_created_at), lastSeenAt: iso(r.last_seen_at) },
+    member: r.id === null ? null : member(r),
+    orgName: r.org_name,
+  };
 }
 
 const touch = sql('console_sessions.touch', `UPDATE console_sessions SET last_seen_at = $3 WHERE org_id = $1 AND id_hash = $2`);
