@@ -45,6 +45,7 @@ td.when { white-space: nowrap; }
 .notice.ok { border-color: var(--ok); color: var(--ok); }
 .secret { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; word-break: break-all; background: var(--soft); padding: 8px; border: 1px solid var(--line); display: block; }
 .muted { color: var(--muted); }
+.visually-hidden { position: absolute; width: 1px; height: 1px; margin: -1px; padding: 0; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; border: 0; }
 code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; }
 .filters { display: flex; flex-wrap: wrap; align-items: end; gap: 8px 12px; margin: 12px 0; }
 .filters label { display: inline-grid; }

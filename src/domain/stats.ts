@@ -1,5 +1,5 @@
 import type { Queryable } from '../db/executor.js';
-import { dailyAggregates, pulseTotals, rangeAggregate, teamDailyAggregates, type Aggregate } from '../db/repositories/stats.js';
+import { dailyAggregates, pulseTotals, rangeAggregate, teamDailyAggregates, teamRangeTotals, type Aggregate, type TeamDaySeries } from '../db/repositories/stats.js';
 import { listTeams } from '../db/repositories/teams.js';
 import { invalid } from '../contract/errors.js';
 import type { DailyStats, DailyStatsQuery, Stats } from '../contract/schemas/stats.js';
@@ -37,15 +37,42 @@ function dayEntries(days: Map<string, Aggregate>): DailyStats['days'] {
     .map(([date, a]) => ({ date, count: a.count, avg: average(a.sum, a.count)! }));
 }
 
+/** A team's days as GET /stats/daily lists an organization's (the rollup gives them ascending, none empty). */
+function seriesEntries(s: TeamDaySeries | undefined): DailyStats['days'] {
+  if (!s) return [];
+  return s.days.map((date, i) => ({ date, count: s.counts[i], avg: average(s.sums[i], s.counts[i])! }));
+}
+
 /** The console's overview covers at most this many calendar days (a year, as GET /stats/daily). */
 export const OVERVIEW_MAX_DAYS = 365;
+
+/**
+ * The overview draws every team's daily chart inline while that is at most this many days of
+ * figures (20 teams over three months); beyond it, a team's chart is one choice away. A year of 20
+ * teams inline was 7,300 table rows, 420 KB a page.
+ */
+export const OVERVIEW_INLINE_TEAM_DAYS = 2000;
+
+export interface OverviewTeam {
+  id: string;
+  name: string;
+  /** Pulses and average level over the whole range (average null without pulses). */
+  count: number;
+  avg: number | null;
+  /** Its days, when its chart is on the page (every team's within the inline bound, else the chosen one's). */
+  days: DailyStats['days'] | null;
+}
 
 export interface Overview {
   /** The range as calendar dates (both inclusive) and as GET /stats/daily's instants ([from, to)). */
   fromDate: string;
   toDate: string;
   organization: DailyStats;
-  teams: { id: string; name: string; days: DailyStats['days'] }[];
+  teams: OverviewTeam[];
+  /** The team chosen with `team`, else null. */
+  team: string | null;
+  /** Whether every team's chart is on the page. */
+  inline: boolean;
 }
 
 /**
@@ -54,24 +81,46 @@ export interface Overview {
  * are GET /stats/daily's answer for the same instants (the same function), the teams' come from
  * their own daily rollup; neither reads a pulse. Defaults: the last 30 days, today included.
  */
-export async function overviewStats(db: Queryable, orgId: string, q: { from?: string; to?: string }, now: Date): Promise<Overview> {
+export async function overviewStats(db: Queryable, orgId: string, q: { from?: string; to?: string; team?: string }, now: Date): Promise<Overview> {
   const today = startOfUtcDay(now);
   const to = q.to ? parseDate(q.to, 'to') : today;
   const from = q.from ? parseDate(q.from, 'from') : new Date(to.getTime() - 29 * DAY_MS);
   if (from > to) throw invalid(`'from' must not be after 'to'.`);
-  if ((to.getTime() - from.getTime()) / DAY_MS + 1 > OVERVIEW_MAX_DAYS || from.getTime() < today.getTime() - (OVERVIEW_MAX_DAYS - 1) * DAY_MS) {
+  const dayCount = (to.getTime() - from.getTime()) / DAY_MS + 1;
+  if (dayCount > OVERVIEW_MAX_DAYS || from.getTime() < today.getTime() - (OVERVIEW_MAX_DAYS - 1) * DAY_MS) {
     throw invalid(`The overview covers at most ${OVERVIEW_MAX_DAYS} days, back to ${ymd(new Date(today.getTime() - (OVERVIEW_MAX_DAYS - 1) * DAY_MS))}.`);
   }
   const end = new Date(to.getTime() + DAY_MS);
-  const [organization, perTeam, teams] = await Promise.all([
+  const teams = await listTeams(db, orgId);
+  const team = q.team ? q.team : null;
+  if (team !== null && !teams.some((t) => t.id === team)) throw invalid(`'team' names no team of this organization.`);
+  const inline = team === null && teams.length * dayCount <= OVERVIEW_INLINE_TEAM_DAYS;
+  const [organization, perTeam, totals] = await Promise.all([
     dailyStats(db, orgId, { from: from.toISOString(), to: end.toISOString() }, now),
-    teamDailyAggregates(db, orgId, ymd(from), ymd(end)),
-    listTeams(db, orgId),
+    inline || team !== null ? teamDailyAggregates(db, orgId, ymd(from), ymd(end), team) : new Map<string, TeamDaySeries>(),
+    inline ? null : teamRangeTotals(db, orgId, ymd(from), ymd(end)),
   ]);
   return {
     fromDate: ymd(from),
     toDate: ymd(to),
     organization,
-    teams: teams.map((t) => ({ id: t.id, name: t.name, days: dayEntries(perTeam.get(t.id) ?? new Map()) })),
+    team,
+    inline,
+    teams: teams.map((t) => {
+      const series = perTeam.get(t.id);
+      const total = totals ? (totals.get(t.id) ?? { count: 0, sum: 0 }) : sumOf(series);
+      const days = inline || t.id === team ? seriesEntries(series) : null;
+      return { id: t.id, name: t.name, count: total.count, avg: average(total.sum, total.count), days };
+    }),
   };
+}
+
+function sumOf(s: TeamDaySeries | undefined): Aggregate {
+  let count = 0;
+  let sum = 0;
+  for (let i = 0; i < (s?.days.length ?? 0); i++) {
+    count += s!.counts[i];
+    sum += s!.sums[i];
+  }
+  return { count, sum };
 }

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Dataset } from '../../src/domain/dataset.js';
 import { listAuditEvents, operatorActor } from '../../src/domain/audit.js';
 import { createOrgKey } from '../../src/domain/keys.js';
+import { createTeam } from '../../src/domain/teams.js';
 import { createTestApp, get, type TestApp } from '../helpers/app.js';
 import { buildAdminApp } from '../../src/admin/app.js';
 import { TOKEN } from '../admin/helpers.js';
@@ -231,5 +232,31 @@ describe('the organization pages of the console', () => {
       expect(res.body).toContain('Your role (viewer) cannot do this');
     }
     expect((await listAuditEvents(t.db, 'org_pages', { limit: 100 })).items.length).toBe(before);
+  });
+
+  it('beyond 2,000 days of team figures the overview lists the teams with their range figures, and draws the chosen one', async () => {
+    for (let i = 1; i <= 4; i++) await createTeam(t.db, 'org_pages', `Zeta ${i}`, operatorActor(), T0);
+    const summary = (body: string) =>
+      [...(/<table id="teams-summary">[\s\S]*?<\/table>/.exec(body)?.[0] ?? '').matchAll(/<tr><td><bdi>([^<]*)<\/bdi><\/td><td>(\d+)<\/td><td>([^<]*)<\/td>/g)].map((m) => [m[1], Number(m[2]), m[3]]);
+    // Six teams over 365 days: 2,190 days of figures.
+    const year = await viewer.get('/console/overview?from=2025-11-21&to=2026-11-20');
+    expect(year.statusCode).toBe(200);
+    expect(summary(year.body)).toEqual([
+      ['&lt;b&gt;Team A&lt;/b&gt;', 7, '2.57'], ['Team B', 1, '4.00'], ['Zeta 1', 0, '–'], ['Zeta 2', 0, '–'], ['Zeta 3', 0, '–'], ['Zeta 4', 0, '–'],
+    ]);
+    expect(year.body).not.toContain('<table id="days-team-');
+    expect(year.body).toContain('href="/console/overview?from=2025-11-21&amp;to=2026-11-20&amp;team=team_a#days-team-0-figure"');
+    const a = await viewer.get('/console/overview?from=2025-11-21&to=2026-11-20&team=team_a');
+    expect(a.statusCode).toBe(200);
+    expect(cells(a.body, 'days-team-0')).toEqual([{ date: '2026-11-03', count: 7, avg: 2.57 }]);
+    expect(a.body).not.toContain('<table id="days-team-1"');
+    expect(cells(a.body, 'days-org')).toEqual(cells(year.body, 'days-org'));
+    // Within the bound (six teams over 30 days), every team's chart is on the page.
+    const month = await viewer.get('/console/overview?from=2026-10-22&to=2026-11-20');
+    expect(cells(month.body, 'days-team-0')).toEqual([{ date: '2026-11-03', count: 7, avg: 2.57 }]);
+    expect(month.body).toContain('<figure class="series" id="days-team-5-figure">'); // Zeta 4: no pulses, no table
+    const unknown = await viewer.get('/console/overview?team=team_of_another_org');
+    expect(unknown.statusCode).toBe(400);
+    expect(unknown.body).toContain('names no team of this organization');
   });
 });

@@ -2,10 +2,10 @@ import type { FastifyInstance } from 'fastify';
 import type { DatabaseExecutor } from '../../domain/database.js';
 import { listUnreadAlerts } from '../../domain/alert-reads.js';
 import { listRecentActionItems } from '../../domain/actions.js';
-import { overviewStats, OVERVIEW_MAX_DAYS } from '../../domain/stats.js';
+import { overviewStats, OVERVIEW_INLINE_TEAM_DAYS, OVERVIEW_MAX_DAYS } from '../../domain/stats.js';
 import { DAY_MS, startOfUtcDay, ymd } from '../../domain/time.js';
 import type { DailyStats } from '../../contract/schemas/stats.js';
-import { html, page, utc, type Safe } from '../html.js';
+import { html, page, tableRows, utc, type Safe } from '../html.js';
 import { queryText, requireRole, type ConsoleDeps } from '../plugins.js';
 import { navFor } from './nav.js';
 
@@ -19,9 +19,9 @@ function series(id: string, title: string, days: DailyStats['days']): Safe {
   const table = html`<table id="${id}" data-chart-table>
 <caption>${title}: pulses and average level per day</caption>
 <thead><tr><th scope="col">Date</th><th scope="col">Pulses</th><th scope="col">Average level</th></tr></thead>
-<tbody>${days.map((d) => html`<tr><td>${d.date}</td><td>${d.count}</td><td>${d.avg.toFixed(2)}</td></tr>`)}</tbody>
+<tbody>${tableRows(days.length, (i) => [days[i].date, days[i].count, days[i].avg.toFixed(2)])}</tbody>
 </table>`;
-  return html`<figure class="series">
+  return html`<figure class="series" id="${id}-figure">
 <figcaption>${title}</figcaption>
 ${days.length === 0
   ? html`<p class="muted">No pulses in this range.</p>`
@@ -36,11 +36,14 @@ export function registerOverviewPage(scope: FastifyInstance, deps: ConsoleDeps &
   scope.get('/overview', { preHandler: requireRole(), schema: { hide: true } }, async (request, reply) => {
     const s = request.consoleSession!;
     const at = now();
-    const o = await overviewStats(db, s.orgId, { from: queryText(request, 'from'), to: queryText(request, 'to') }, at);
+    const o = await overviewStats(db, s.orgId, { from: queryText(request, 'from'), to: queryText(request, 'to'), team: queryText(request, 'team') }, at);
     const [unread, openActions] = await Promise.all([listUnreadAlerts(db, s.orgId, 5), listRecentActionItems(db, s.orgId, 10, 'open')]);
     const open = openActions.items;
     const today = ymd(startOfUtcDay(at));
-    const preset = (n: number) => ({ from: ymd(new Date(startOfUtcDay(at).getTime() - (n - 1) * DAY_MS)), to: today });
+    const withTeam = (q: Record<string, string>, team: string | null) => new URLSearchParams(team ? { ...q, team } : q).toString();
+    const preset = (n: number) => withTeam({ from: ymd(new Date(startOfUtcDay(at).getTime() - (n - 1) * DAY_MS)), to: today }, o.team);
+    const range = { from: o.fromDate, to: o.toDate };
+    const charted = o.teams.map((t, i) => ({ ...t, i })).filter((t) => t.days !== null);
     return reply.type('text/html; charset=utf-8').send(
       page({
         title: 'Overview',
@@ -52,9 +55,14 @@ export function registerOverviewPage(scope: FastifyInstance, deps: ConsoleDeps &
 <form method="get" action="/console/overview" class="filters">
 <label for="f-from">From</label> <input type="date" name="from" id="f-from" value="${o.fromDate}" required>
 <label for="f-to">To</label> <input type="date" name="to" id="f-to" value="${o.toDate}" required>
+${o.teams.length > 0
+  ? html`<label for="f-team">Team chart</label> <select name="team" id="f-team"><option value="">${o.inline ? 'every team' : '(none)'}</option>${o.teams.map(
+      (t) => html`<option value="${t.id}"${t.id === o.team ? html` selected` : ''}>${t.name}</option>`,
+    )}</select>`
+  : ''}
 <button type="submit">Show</button>
 </form>
-<p>Last: ${PRESETS.map((n, i) => html`${i > 0 ? ' · ' : ''}<a href="/console/overview?${new URLSearchParams(preset(n)).toString()}">${n === OVERVIEW_MAX_DAYS ? 'year' : `${n} days`}</a>`)}</p>
+<p>Last: ${PRESETS.map((n, i) => html`${i > 0 ? ' · ' : ''}<a href="/console/overview?${preset(n)}">${n === OVERVIEW_MAX_DAYS ? 'year' : `${n} days`}</a>`)}</p>
 <h2>${s.orgName}</h2>
 ${series('days-org', `All of ${s.orgName}`, o.organization.days)}
 <section aria-labelledby="unread-heading">
@@ -71,8 +79,24 @@ ${open.length === 0
   : html`<ul>${open.map((a) => html`<li><bdi>${a.title}</bdi>${a.subteamName ? html` <span class="muted">(<bdi>${a.subteamName}</bdi>)</span>` : ''}${a.endDate ? html` <span class="muted">until ${utc(a.endDate)}</span>` : ''}</li>`)}</ul>`}
 <p><a href="/console/actions">All actions</a>${openActions.more ? ` (more than ${open.length} open)` : ''}</p>
 </section>
-${o.teams.length > 0 ? html`<h2>Teams</h2>` : ''}
-${o.teams.map((t, i) => series(`days-team-${i}`, `Team ${t.name}`, t.days))}`,
+${o.teams.length > 0
+  ? html`<section aria-labelledby="teams-heading">
+<h2 id="teams-heading">Teams</h2>
+<table id="teams-summary">
+<caption>Teams from ${o.fromDate} to ${o.toDate}: pulses and average level over the range</caption>
+<thead><tr><th scope="col">Team</th><th scope="col">Pulses</th><th scope="col">Average level</th><th scope="col">Daily chart</th></tr></thead>
+<tbody>${o.teams.map(
+  (t, i) => html`<tr><td><bdi>${t.name}</bdi></td><td>${t.count}</td><td>${t.avg === null ? '–' : t.avg.toFixed(2)}</td><td>${
+    t.days !== null
+      ? html`<a href="#days-team-${i}-figure">below<span class="visually-hidden">: the daily chart of <bdi>${t.name}</bdi></span></a>`
+      : html`<a href="/console/overview?${withTeam(range, t.id)}#days-team-${i}-figure">show<span class="visually-hidden"> the daily chart of <bdi>${t.name}</bdi></span></a>`
+  }</td></tr>`,
+)}</tbody>
+</table>
+${o.inline ? '' : html`<p>Every team's chart is on the page while that is at most ${OVERVIEW_INLINE_TEAM_DAYS} days of figures (${o.teams.length} teams over this range is more): choose a team above, or in its row.${o.team ? html` <a href="/console/overview?${withTeam(range, null)}">Close the team chart</a>` : ''}</p>`}
+${charted.map((t) => series(`days-team-${t.i}`, `Team ${t.name}`, t.days!))}
+</section>`
+  : ''}`,
       }),
     );
   });

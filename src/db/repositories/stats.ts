@@ -102,21 +102,52 @@ export async function rangeAggregate(db: Queryable, orgId: string, from: Date, t
   return { count, sum };
 }
 
+/**
+ * Per team, its days with pulses in [$2, $3) in date order as one text of `date count sum` triples:
+ * one row per team instead of one per team and day (a year of 20 teams was 7,300 rows to parse).
+ */
 const teamDaysQuery = sql(
   'stats.team_days',
-  `SELECT subteam_id, to_char(day, 'YYYY-MM-DD') AS day, pulse_count AS count, level_sum::float8 AS sum
+  `SELECT subteam_id, string_agg(to_char(day, 'YYYY-MM-DD') || ' ' || pulse_count || ' ' || level_sum, ' ' ORDER BY day) AS series
      FROM pulse_team_day_stats
-    WHERE org_id = $1 AND day >= $2::date AND day < $3::date AND pulse_count > 0
-    ORDER BY subteam_id, day`,
+    WHERE org_id = $1 AND day >= $2::date AND day < $3::date AND pulse_count > 0 AND ($4::text IS NULL OR subteam_id = $4)
+    GROUP BY subteam_id`,
 );
 
-/** Per team and UTC day [fromDay, toDay), count and level sum, from the team rollup: whole days only. */
-export async function teamDailyAggregates(db: Queryable, orgId: string, fromDay: string, toDay: string): Promise<Map<string, Map<string, Aggregate>>> {
-  const out = new Map<string, Map<string, Aggregate>>();
-  for (const r of await db.query<{ subteam_id: string; day: string } & Aggregate>(teamDaysQuery, [orgId, fromDay, toDay])) {
-    let days = out.get(r.subteam_id);
-    if (!days) out.set(r.subteam_id, (days = new Map()));
-    days.set(r.day, { count: r.count, sum: r.sum });
+/** One team's days with pulses, ascending: parallel arrays of UTC date, pulse count and level sum. */
+export interface TeamDaySeries {
+  days: string[];
+  counts: number[];
+  sums: number[];
+}
+
+/** Per team (or the one `team`), its UTC days [fromDay, toDay) with pulses, from the team rollup: whole days only. */
+export async function teamDailyAggregates(db: Queryable, orgId: string, fromDay: string, toDay: string, team: string | null = null): Promise<Map<string, TeamDaySeries>> {
+  const out = new Map<string, TeamDaySeries>();
+  for (const r of await db.query<{ subteam_id: string; series: string }>(teamDaysQuery, [orgId, fromDay, toDay, team])) {
+    const t = r.series.split(' ');
+    const n = t.length / 3;
+    const series: TeamDaySeries = { days: new Array(n), counts: new Array(n), sums: new Array(n) };
+    for (let i = 0; i < n; i++) {
+      series.days[i] = t[3 * i];
+      series.counts[i] = Number(t[3 * i + 1]);
+      series.sums[i] = Number(t[3 * i + 2]);
+    }
+    out.set(r.subteam_id, series);
   }
   return out;
+}
+
+const teamTotalsQuery = sql(
+  'stats.team_totals',
+  `SELECT subteam_id, sum(pulse_count)::int AS count, sum(level_sum)::float8 AS sum
+     FROM pulse_team_day_stats
+    WHERE org_id = $1 AND day >= $2::date AND day < $3::date
+    GROUP BY subteam_id`,
+);
+
+/** Per team, pulse count and level sum over the UTC days [fromDay, toDay), from the team rollup. */
+export async function teamRangeTotals(db: Queryable, orgId: string, fromDay: string, toDay: string): Promise<Map<string, Aggregate>> {
+  const rows = await db.query<{ subteam_id: string } & Aggregate>(teamTotalsQuery, [orgId, fromDay, toDay]);
+  return new Map(rows.map((r) => [r.subteam_id, { count: r.count, sum: r.sum }]));
 }

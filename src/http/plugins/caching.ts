@@ -81,6 +81,7 @@ export function noneMatchHits(header: string | undefined, hash: string): boolean
 }
 
 const VERSIONED = /^\/(?:api\/)?v1\//;
+const CONSOLE = /^\/console(?:[/?]|$)/;
 const COMPRESSIBLE = /^(?:application\/(?:[\w.+-]*\+)?json|text\/|application\/javascript)/;
 
 /**
@@ -117,7 +118,9 @@ function onSend(request: FastifyRequest, reply: FastifyReply, payload: unknown, 
   if ((request.method === 'GET' || request.method === 'HEAD') && reply.statusCode === 200) {
     const policy = cacheControlFor(request.routeOptions.url ?? '');
     if (policy) reply.header('cache-control', policy);
-    if (!reply.hasHeader('etag')) {
+    // Console pages are no-store and hold the session's own token: no cache can revalidate them,
+    // and hashing a year's overview (400 KB) cost more than its queries.
+    if (!reply.hasHeader('etag') && !CONSOLE.test(request.url)) {
       const hash = etagOf(payload);
       reply.header('etag', tagFor(hash, coding));
       // HEAD gets the validators only: Fastify's HEAD handling needs the body it measures.
