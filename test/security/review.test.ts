@@ -237,6 +237,13 @@ describe('finding 5: configuration errors never print a secret', () => {
 });
 
 describe('finding 6: webhooks never reach internal addresses', () => {
+  // One database for every refused address: none of them writes a row.
+  let db: Awaited<ReturnType<typeof createTestDatabase>>;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(() => db?.close());
+
   it.each([
     ['https://169.254.169.254/latest/meta-data/', 'the URL points to a link-local address (169.254.169.254); webhooks go to public hosts only'],
     ['https://10.0.0.5/hook', 'the URL points to a private address (10.0.0.5); webhooks go to public hosts only'],
@@ -254,12 +261,7 @@ describe('finding 6: webhooks never reach internal addresses', () => {
     ['https://100.64.0.1/', 'the URL points to a private (shared) address (100.64.0.1); webhooks go to public hosts only'],
   ])('refuses %s when it is added', async (url, message) => {
     expect(() => checkWebhookUrl(url)).toThrow(message);
-    const t = await createTestDatabase();
-    try {
-      await expect(addEndpoint(t.db, 'org_x', { url, eventTypes: null, now: new Date() })).rejects.toThrow(message);
-    } finally {
-      await t.close();
-    }
+    await expect(addEndpoint(db.db, 'org_x', { url, eventTypes: null, now: new Date() })).rejects.toThrow(message);
   });
 
   it('resolves the host at each delivery and refuses it when any of its addresses is internal', async () => {
