@@ -5,7 +5,7 @@ import { createInterface } from 'node:readline';
 import { buildAdminApp } from '../admin/app.js';
 import { trustedAdminSocket } from '../admin/socket.js';
 import { loadConfig, type Config } from '../config.js';
-import type { ImportSummary } from '../domain/import.js';
+import type { ImportProgress, ImportSummary } from '../domain/import.js';
 import { withDatabase } from './db.js';
 import { CliError } from './errors.js';
 
@@ -147,7 +147,7 @@ export class RemoteImportFailed extends CliError {
  */
 export async function importThroughSocket(
   socketPath: string,
-  opts: { orgId: string; file: string; format: 'ndjson' | 'csv'; onError: 'abort' | 'skip'; progress: (bytes: number, total: number, rows: number) => void },
+  opts: { orgId: string; file: string; format: 'ndjson' | 'csv'; onError: 'abort' | 'skip'; progress: ImportProgress },
 ): Promise<ImportSummary> {
   const size = statSync(opts.file).size;
   const query = new URLSearchParams({ format: opts.format, onError: opts.onError });
@@ -165,8 +165,9 @@ export async function importThroughSocket(
       let outcome: { summary?: ImportSummary; error?: { message: string } } | undefined;
       for await (const text of createInterface({ input: res as NodeJS.ReadableStream & AsyncIterable<string>, crlfDelay: Infinity })) {
         if (!text.trim()) continue;
-        const msg = JSON.parse(text) as { progress?: { bytes: number; total: number; rows: number }; summary?: ImportSummary; error?: { message: string } };
-        if (msg.progress) opts.progress(msg.progress.bytes, msg.progress.total, msg.progress.rows);
+        const msg = JSON.parse(text) as { progress?: { bytes: number; total: number; rows: number; moved?: number; staged?: number }; summary?: ImportSummary; error?: { message: string } };
+        const p = msg.progress;
+        if (p) opts.progress(p.bytes, p.total, p.rows, p.staged === undefined ? undefined : { moved: p.moved ?? 0, staged: p.staged });
         else outcome = msg;
       }
       if (!outcome) throw new CliError('the server ended the import without an outcome; nothing was written');

@@ -60,14 +60,25 @@ export interface ImportSummary {
   pulsesInFrozenWeeks: number;
 }
 
+/** Staged rows moved in so far, of how many (the import's last phase). */
+export interface MovingProgress {
+  moved: number;
+  staged: number;
+}
+
+export type ImportProgress = (bytes: number, total: number, rows: number, moving?: MovingProgress) => void;
+
 export interface ImportOptions {
   orgId: string;
   file: string;
   format?: 'ndjson' | 'csv';
   onError: OnError;
   batchSize?: number;
-  /** Called with (bytes read, total bytes, rows) as the file is read. */
-  progress?: (bytes: number, total: number, rows: number) => void;
+  /**
+   * Called with (bytes read, total bytes, rows) as the file is read, then, when rows out of time
+   * order were staged, with `moving` after each chunk of them moved in.
+   */
+  progress?: ImportProgress;
   maxReportedProblems?: number;
   /** The longest NDJSON line or CSV record (IMPORT_MAX_LINE_BYTES); a longer one refuses the file. */
   maxLineBytes?: number;
@@ -339,10 +350,10 @@ export async function importPulses(db: DatabaseExecutor, opts: ImportOptions, ac
     const t = performance.now();
     // Staged rows move in chunks of the batch size: on PGlite each is one short pause of the event
     // loop, and the loop turns between two (nothing else awaits I/O in between).
-    const n = await writer.finish(batchSize, async () => {
+    const n = await writer.finish(batchSize, async (moved, staged) => {
       await setImmediate();
       opts.signal?.throwIfAborted();
-      opts.progress?.(total, total, rows);
+      opts.progress?.(total, total, rows, { moved, staged });
     });
     const details = { imported: n, skipped: rows - n, rows, format, onError: opts.onError };
     await recordAudit(tx, opts.orgId, actor, { action: 'pulses.imported', target: { kind: 'pulses', id: null }, details }, now);

@@ -265,6 +265,13 @@ describe('operator API', () => {
     expect(okLines.at(-2)).toEqual({ progress: { bytes: good.length, total: good.length, rows: 3 } });
     expect(okLines.at(-1).summary).toMatchObject({ imported: 3, skipped: 0, rows: 3, aborted: false });
 
+    // Rows out of time order are staged and moved in last: the progress says so, to the end.
+    const reversed = [302, 301, 300].map((i) => JSON.stringify(pulse(i))).join('\n') + '\n';
+    const rev = await t.admin.inject({ method: 'POST', url, payload: reversed, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson' } });
+    const revLines = lines(rev.body);
+    expect(revLines.at(-2)).toEqual({ progress: { bytes: reversed.length, total: reversed.length, rows: 3, moved: 2, staged: 2 } });
+    expect(revLines.at(-1).summary).toMatchObject({ imported: 3, skipped: 0, rows: 3, aborted: false });
+
     const bad = JSON.stringify(pulse(200)) + '\n' + JSON.stringify(pulse(201, { level: 0 })) + '\n';
     const refused = await t.admin.inject({ method: 'POST', url, payload: bad, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson' } });
     expect(lines(refused.body).at(-1)).toEqual({

@@ -81,7 +81,7 @@ export function registerPulseRoutes(app: App, { db, now, config }: AdminRouteDep
           operationId: 'importPulses',
           summary: 'Import a file of pulses (NDJSON or CSV) in one transaction',
           description:
-            'The body is the file (Content-Type application/x-ndjson or text/csv), at most IMPORT_MAX_BYTES (400 payload_too_large), with no NDJSON line or CSV record over IMPORT_MAX_LINE_BYTES (400 invalid_request naming its line). The answer is NDJSON: {"progress":{bytes,total,rows}} lines while the import runs, then {"summary":{...}} or {"error":{code,message},"summary"?:{...}}; nothing is written unless the last line is a summary.',
+            'The body is the file (Content-Type application/x-ndjson or text/csv), at most IMPORT_MAX_BYTES (400 payload_too_large), with no NDJSON line or CSV record over IMPORT_MAX_LINE_BYTES (400 invalid_request naming its line). The answer is NDJSON: {"progress":{bytes,total,rows}} lines while the import runs (with moved and staged while rows out of time order move in, the last phase), then {"summary":{...}} or {"error":{code,message},"summary"?:{...}}; nothing is written unless the last line is a summary.',
           tags: ['pulses'],
           querystring: ImportQuerySchema,
           params: OrgIdParamsSchema,
@@ -123,7 +123,7 @@ export function registerPulseRoutes(app: App, { db, now, config }: AdminRouteDep
               onError: request.query.onError ?? 'abort',
               maxLineBytes: config.importMaxLineBytes,
               signal: cancel.signal,
-              progress: (bytes, total, rows) => line({ progress: { bytes, total, rows } }),
+              progress: (bytes, total, rows, moving) => line({ progress: { bytes, total, rows, ...moving } }),
             }, operatorActor(request.ip), now());
             outcome = { summary };
           } catch (err) {

@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import cliProgress from 'cli-progress';
-import { ImportAborted, ImportLineTooLong, importPulses, type ImportSummary, type OnError } from '../../domain/import.js';
+import { ImportAborted, ImportLineTooLong, importPulses, type ImportProgress, type ImportSummary, type OnError } from '../../domain/import.js';
 import { operatorActor } from '../../domain/audit.js';
 import { loadConfig } from '../../config.js';
 import { withDatabase } from '../db.js';
@@ -30,17 +30,32 @@ export function registerImportPulses(program: Command) {
     .argument('<file>', 'NDJSON (one pulse object a line) or CSV with columns id,level,reason,comment,moderationStatus,subteamId,createdAt')
     .action(async (file: string, opts: { org: string; format?: 'ndjson' | 'csv'; onError: OnError }) => {
       const tty = Boolean(process.stderr.isTTY);
+      // Two phases: reading the file (bytes), then, when rows came out of time order, moving the
+      // staged ones in (rows): the bar follows each, so it never sits at 100% while work remains.
       const bar = tty
         ? new cliProgress.SingleBar(
-            { format: 'importing [{bar}] {percentage}% | {rows} rows | {rate} rows/s | ETA {eta_formatted}', stream: process.stderr },
+            { format: '{phase} [{bar}] {percentage}% | {rows} rows | {rate} rows/s | ETA {eta_formatted}', stream: process.stderr },
             cliProgress.Presets.shades_classic,
           )
         : undefined;
       const started = Date.now();
       let lastLine = 0;
-      bar?.start(100, 0, { rows: 0, rate: 0 });
-      const progress = (bytes: number, total: number, rows: number) => {
+      let moving = false;
+      let lastMoved = 0;
+      bar?.start(100, 0, { phase: 'reading', rows: 0, rate: 0 });
+      const progress: ImportProgress = (bytes, total, rows, move) => {
         const rate = Math.round(rows / Math.max((Date.now() - started) / 1000, 0.001));
+        if (move) {
+          if (bar) {
+            if (!moving) bar.setTotal(move.staged);
+            bar.update(move.moved, { phase: 'moving rows in time order', rows: move.staged, rate: Math.round(move.moved / Math.max((Date.now() - started) / 1000, 0.001)) });
+          } else if (move.moved - lastMoved >= 100_000 || move.moved === move.staged) {
+            lastMoved = move.moved;
+            console.error(`moved ${move.moved} of ${move.staged} rows that came out of time order`);
+          }
+          moving = true;
+          return;
+        }
         if (bar) bar.update(total ? Math.floor((bytes / total) * 100) : 100, { rows, rate });
         else if (rows - lastLine >= 100_000) {
           lastLine = rows;
