@@ -1,4 +1,4 @@
-// Prints the plain closing line CI reads ("N passed, N failed, N skipped") for both passes.
+// Prints the plain closing line CI reads ("N passed, N failed, N skipped") for every report given (.ci/run: both passes and the README on Node 24).
 import { existsSync, readFileSync } from 'node:fs';
 
 let passed = 0, failed = 0, skipped = 0, missing = 0;
