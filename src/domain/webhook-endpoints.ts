@@ -1,3 +1,4 @@
+import { decodeKeysetCursor, encodeKeysetCursor } from './pulses.js';
 import type { DatabaseExecutor, Queryable } from '../db/executor.js';
 import {
   deleteEndpoint,
@@ -191,6 +192,20 @@ export async function pingOrgEndpoint(
 export async function listOrgDeliveries(db: Queryable, orgId: string, opts: { failed?: boolean; limit?: number }): Promise<DeliveryListing[]> {
   await requireLiveOrg(db, orgId);
   return listDeliveries(db, orgId, { status: opts.failed ? 'failed' : undefined, limit: opts.limit ?? 50 });
+}
+
+/** One page of the delivery log, newest first, and the cursor of the next page (null on the last). */
+export async function pageOrgDeliveries(
+  db: Queryable,
+  orgId: string,
+  opts: { failed?: boolean; limit: number; cursor?: string },
+): Promise<{ items: DeliveryListing[]; nextCursor: string | null }> {
+  await requireLiveOrg(db, orgId);
+  const after = opts.cursor ? decodeKeysetCursor(opts.cursor, 'the delivery log') : undefined;
+  const rows = await listDeliveries(db, orgId, { status: opts.failed ? 'failed' : undefined, limit: opts.limit + 1, after });
+  const items = rows.slice(0, opts.limit);
+  const last = items[items.length - 1];
+  return { items, nextCursor: rows.length > opts.limit ? encodeKeysetCursor({ createdAt: last.createdAt, id: last.id }) : null };
 }
 
 /** Sends a failed delivery again (same webhook-id, the full retry schedule) from the running servers. */

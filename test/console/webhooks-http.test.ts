@@ -176,4 +176,30 @@ describe('the webhooks page over HTTP', () => {
     ]);
     expect(JSON.stringify(items)).not.toContain(secret);
   });
+
+  it('the delivery log is paged 50 at a time, newest first, to the oldest and back', async () => {
+    const added = await stranger.submit(PAGE, PAGE, { url: `${rx.url}/paged`, 'event:alert.created': 'on' });
+    expect(added.statusCode).toBe(200);
+    const t0 = Date.parse('2026-10-01T00:00:00.000Z');
+    await t.db.transaction(async (tx) => {
+      for (let i = 0; i < 120; i++) await recordEvent(tx, 'org_else', 'alert.created', { id: `al_paged_${i}` }, new Date(t0 + i * 60_000));
+    });
+    const ids = (body: string) => [...body.matchAll(/<td>alert\.created<br><code class="muted">(msg_[A-Za-z0-9]+)<\/code>/g)].map((m) => m[1]);
+    const older = (body: string) => /<a href="(\/console\/webhooks\?cursor=[^"]+)">Older deliveries<\/a>/.exec(body)?.[1]?.replaceAll('&amp;', '&');
+    const seen: string[] = [];
+    let url: string | undefined = PAGE;
+    const pages: number[] = [];
+    while (url) {
+      const res = await stranger.get(url);
+      expect(res.statusCode).toBe(200);
+      pages.push(ids(res.body).length);
+      seen.push(...ids(res.body));
+      url = older(res.body);
+    }
+    expect(pages).toEqual([50, 50, 20]);
+    const all = await listOrgDeliveries(t.db, 'org_else', { limit: 1000 });
+    expect(seen).toEqual(all.map((d) => d.eventId)); // newest first, each once
+    expect(new Set(seen).size).toBe(120);
+    expect((await stranger.get('/console/webhooks?cursor=not-a-cursor')).statusCode).toBe(400);
+  });
 });

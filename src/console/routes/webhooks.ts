@@ -6,7 +6,7 @@ import {
   addOrgEndpoint,
   disableOrgEndpoint,
   enableOrgEndpoint,
-  listOrgDeliveries,
+  pageOrgDeliveries,
   listOrgEndpoints,
   pingOrgEndpoint,
   removeOrgEndpoint,
@@ -16,7 +16,7 @@ import {
 } from '../../domain/webhook-endpoints.js';
 import { SECRET_OVERLAP_MS, WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../domain/webhooks.js';
 import { csrfField, html, notice, page, type Safe } from '../html.js';
-import { actorOf, changeOutcome, requireRole, type ConsoleDeps, type Form } from '../plugins.js';
+import { actorOf, changeOutcome, queryText, requireRole, type ConsoleDeps, type Form } from '../plugins.js';
 import { navFor } from './nav.js';
 
 /** What the webhooks page needs of the configuration (app.ts passes it to registerConsole). */
@@ -75,11 +75,13 @@ export function registerWebhookPages(scope: FastifyInstance, deps: ConsoleDeps &
     const s = request.consoleSession!;
     const canChange = s.member.role !== 'viewer';
     const failedOnly = (request.query as Record<string, unknown> | undefined)?.failed === '1';
+    const cursor = queryText(request, 'cursor');
     const at = now();
-    const [endpoints, deliveries] = await Promise.all([
+    const [endpoints, { items: deliveries, nextCursor }] = await Promise.all([
       listOrgEndpoints(db, s.orgId),
-      listOrgDeliveries(db, s.orgId, { failed: failedOnly, limit: DELIVERIES_SHOWN }),
+      pageOrgDeliveries(db, s.orgId, { failed: failedOnly, limit: DELIVERIES_SHOWN, cursor }),
     ]);
+    const pageLink = (q: Record<string, string>) => `/console/webhooks?${new URLSearchParams(failedOnly ? { failed: '1', ...q } : q).toString()}`;
     const urlOf = new Map(endpoints.map((e) => [e.id, e.url]));
     const csrf = csrfField(s.csrfToken);
     const overlap = (e: Endpoint) => e.previousSecretExpiresAt !== null && Date.parse(e.previousSecretExpiresAt) > at.getTime();
@@ -139,7 +141,7 @@ ${WEBHOOK_EVENT_TYPES.map((t, i) => html`<input type="checkbox" name="event:${t}
 </form>`
   : html`<p class="muted">Viewers can see endpoints and deliveries but not change them.</p>`}
 <h2>Deliveries</h2>
-<p>${failedOnly ? html`Failed deliveries only. <a href="/console/webhooks">Show every delivery</a>` : html`The newest ${DELIVERIES_SHOWN}. <a href="/console/webhooks?failed=1">Show failed deliveries only</a>`}</p>
+<p>${failedOnly ? html`Failed deliveries only. <a href="/console/webhooks">Show every delivery</a>` : html`${DELIVERIES_SHOWN} a page, newest first. <a href="/console/webhooks?failed=1">Show failed deliveries only</a>`}${cursor ? html` <a href="${pageLink({})}">Newest deliveries</a>` : ''}</p>
 ${deliveries.length === 0
   ? html`<p>No deliveries${failedOnly ? ' failed' : ' yet'}.</p>`
   : html`<table>
@@ -147,6 +149,7 @@ ${deliveries.length === 0
 <thead><tr><th scope="col">Event</th><th scope="col">Endpoint</th><th scope="col">Time</th><th scope="col">Attempts</th><th scope="col">Status</th><th scope="col">Last result</th><th scope="col">Next try</th>${canChange ? html`<th scope="col">Change</th>` : ''}</tr></thead>
 <tbody>${deliveries.map(deliveryRow)}</tbody>
 </table>`}
+${nextCursor ? html`<p><a href="${pageLink({ cursor: nextCursor })}">Older deliveries</a></p>` : ''}
 ${canChange
   ? html`<h2>Resend failed deliveries</h2>
 <form method="post" action="/console/webhooks/resend-failed" class="stack">

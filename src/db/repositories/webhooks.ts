@@ -400,16 +400,18 @@ const listDeliveriesQuery = sql(
      FROM webhook_deliveries d
      JOIN webhook_events e ON e.org_id = d.org_id AND e.id = d.event_id
     WHERE d.org_id = $1 AND ($2::text IS NULL OR d.status = $2)
+      AND ($4::timestamptz IS NULL OR (d.created_at, d.id) < ($4::timestamptz, $5::text))
     ORDER BY d.created_at DESC, d.id DESC
     LIMIT $3`,
 );
 
+/** Newest first; `after` is the (createdAt, id) of the last row of the previous page. */
 export async function listDeliveries(
   db: Queryable,
   orgId: string,
-  opts: { status?: DeliveryListing['status']; limit: number },
+  opts: { status?: DeliveryListing['status']; limit: number; after?: { createdAt: string; id: string } },
 ): Promise<DeliveryListing[]> {
-  return (await db.query<DbDelivery>(listDeliveriesQuery, [orgId, opts.status ?? null, opts.limit])).map(toListing);
+  return (await db.query<DbDelivery>(listDeliveriesQuery, [orgId, opts.status ?? null, opts.limit, opts.after?.createdAt ?? null, opts.after?.id ?? null])).map(toListing);
 }
 
 const deliveryByIdQuery = sql(
