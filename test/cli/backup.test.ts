@@ -91,6 +91,12 @@ describe('backup of the embedded database while it serves, restored into a new D
     const statuses = (await Promise.all(racing)).map((r) => r.status);
     expect(statuses.filter((s) => s !== 200 && s !== 503)).toEqual([]);
     expect(lstatSync(file).mode & 0o777).toBe(0o600);
+    // db copy reads the whole database: it wants the server stopped, and says so before connecting anywhere.
+    const copy = await runCli(['db', 'copy', '--to', 'postgres://nobody@127.0.0.1:1/none'], { ...ENV, DATA_DIR: dataDir });
+    expect(copy.code).toBe(1);
+    expect(copy.stderr).toBe(
+      `climate-pulse: a server is running on the embedded database in ${dataDir}: stop it first (db copy moves the whole database, and writes made while it copies would not move); nothing was copied\n`,
+    );
     // Refuses to overwrite a file.
     expect((await runCli(['backup', file], { ...ENV, DATA_DIR: dataDir })).stderr).toBe(`climate-pulse: ${file} exists; name a new file for the backup\n`);
     await server.stop();

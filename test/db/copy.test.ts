@@ -122,6 +122,7 @@ for (const target of targets) {
     let replay: { idem: string; body: unknown; status: number };
     let secret: string;
     let sourceCursor: { url: string; page2: string };
+    let copied = '';
 
     beforeAll(async () => {
       dataDir = mkdtempSync(join(tmpdir(), 'cp-copy-'));
@@ -201,6 +202,7 @@ for (const target of targets) {
       expect(lines.some((l) => /^pulses\s+\d{4,}\s+[0-9a-f]{16}$/.test(l))).toBe(true);
       expect(lines.some((l) => /^service_secrets\s+[1-9]\d*\s/.test(l))).toBe(true);
       expect(lines.some((l) => /^comment_release_members\s+[1-9]\d*\s/.test(l))).toBe(true);
+      copied = res.stdout;
       expect(lines.at(-1)).toMatch(/^copied \d+ rows in \d+ tables to postgres.* rows and checksums match on both sides$/);
 
       if (target.citus) {
@@ -241,6 +243,22 @@ for (const target of targets) {
         await db.close();
       }
     }, 180_000);
+
+    it.skipIf(target.citus)('copies from PostgreSQL too (DATABASE_URL as the source), with the same checksums', async () => {
+      const next = await emptySchema(target.base!);
+      try {
+        const res = await runCli(['db', 'copy', '--to', next.url], { DATABASE_URL: empty.url, DATA_DIR: '' });
+        expect(res.stderr).toBe('');
+        expect(res.code).toBe(0);
+        const again = await runCli(['db', 'copy', '--to', next.url], { DATABASE_URL: empty.url, DATA_DIR: '' });
+        expect(again.code).toBe(1); // now it holds data
+        const pulses = (out: string) => out.split('\n').find((l) => l.startsWith('pulses '));
+        expect(pulses(res.stdout)).toMatch(/^pulses\s+\d{4,}\s+[0-9a-f]{16}$/);
+        expect(pulses(res.stdout)).toBe(pulses(copied));
+      } finally {
+        await next.drop();
+      }
+    }, 60_000);
 
     it('rolls everything back when a table differs after the copy, and refuses a target of other migrations', async () => {
       const other = await emptySchema(target.base!);
