@@ -1,11 +1,10 @@
-import { closeSync, cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { closeSync, cpSync, createReadStream, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, statSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, normalize, relative, resolve, sep } from 'node:path';
 import type { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { Readable } from 'node:stream';
-import { createGzip, gunzipSync } from 'node:zlib';
+import { createGunzip, createGzip } from 'node:zlib';
 import { PlainError } from '../contract/errors.js';
 import { restrictToOwner } from './pglite-init.js';
 
@@ -88,15 +87,16 @@ async function* tarOf(dir: string): AsyncGenerator<Buffer> {
       yield header(name, 0, true);
       continue;
     }
-    const fh = await open(join(dir, name), 'r');
-    try {
-      const data = await fh.readFile();
-      yield header(name, data.length, false);
-      yield data;
-      if (data.length % 512) yield Buffer.alloc(512 - (data.length % 512));
-    } finally {
-      await fh.close();
+    // The copy is this process's own (nothing writes it any more): its size is final.
+    const size = statSync(join(dir, name)).size;
+    yield header(name, size, false);
+    let sent = 0;
+    for await (const chunk of createReadStream(join(dir, name)) as AsyncIterable<Buffer>) {
+      sent += chunk.length;
+      yield chunk;
     }
+    if (sent !== size) throw new BackupError(`${name} changed size while it was archived`);
+    if (size % 512) yield Buffer.alloc(512 - (size % 512));
   }
   yield Buffer.alloc(1024);
 }
@@ -112,34 +112,53 @@ export function isEmptyOrMissing(dir: string): boolean {
   return lstatSync(dir).isDirectory() && readdirSync(dir).length === 0;
 }
 
-/**
- * Unpacks a backup into `dataDir` (missing or empty), every directory 0700 and file 0600 as they
- * are written (CONTRACT.md section 8), PG_VERSION last. Entries that leave the directory, links
- * and devices are refused. Returns the number of files.
- */
-export function unpackBackup(file: string, dataDir: string): number {
-  let data: Buffer;
-  try {
-    data = gunzipSync(readFileSync(file));
-  } catch (err) {
-    throw new BackupError(`${file} is not a backup made by climate-pulse backup (${(err as Error).message})`);
+/** Reads exact lengths from a stream of chunks (fewer bytes only at its end). */
+class ChunkReader {
+  private buf: Buffer = Buffer.alloc(0);
+  private done = false;
+  private readonly it: AsyncIterator<Buffer>;
+
+  constructor(source: AsyncIterable<Buffer>) {
+    this.it = source[Symbol.asyncIterator]();
   }
-  const root = resolve(dataDir);
-  mkdirSync(root, { recursive: true, mode: 0o700 });
-  try {
-    return unpackInto(file, data, root);
-  } catch (err) {
-    // The directory was empty (or new): what this restore wrote goes, the lock of its caller stays.
-    for (const e of readdirSync(root)) if (!NOT_DATABASE.has(e)) rmSync(join(root, e), { recursive: true, force: true });
-    throw err;
+
+  async read(n: number): Promise<Buffer> {
+    while (this.buf.length < n && !this.done) {
+      const r = await this.it.next();
+      if (r.done) this.done = true;
+      else this.buf = this.buf.length ? Buffer.concat([this.buf, r.value]) : r.value;
+    }
+    const out = this.buf.subarray(0, n);
+    this.buf = this.buf.subarray(n);
+    return out;
   }
 }
 
-function unpackInto(file: string, data: Buffer, root: string): number {
+/**
+ * Unpacks a backup into `dataDir` (missing or empty), streaming, every directory 0700 and file
+ * 0600 as they are written (CONTRACT.md section 8), PG_VERSION last. Entries that leave the
+ * directory, links and devices are refused; on any failure what was written goes again. Returns
+ * the number of files.
+ */
+export async function unpackBackup(file: string, dataDir: string): Promise<number> {
+  const root = resolve(dataDir);
+  mkdirSync(root, { recursive: true, mode: 0o700 });
+  try {
+    return await unpackInto(file, new ChunkReader(createReadStream(file).pipe(createGunzip()) as AsyncIterable<Buffer>), root);
+  } catch (err) {
+    // The directory was empty (or new): what this restore wrote goes, the lock of its caller stays.
+    for (const e of readdirSync(root)) if (!NOT_DATABASE.has(e)) rmSync(join(root, e), { recursive: true, force: true });
+    if (err instanceof BackupError) throw err;
+    throw new BackupError(`${file} is not a backup made by climate-pulse backup (${(err as Error).message}); nothing was restored`);
+  }
+}
+
+async function unpackInto(file: string, input: ChunkReader, root: string): Promise<number> {
   let files = 0;
   let marker: Buffer | null = null;
-  for (let at = 0; at + 512 <= data.length; ) {
-    const h = data.subarray(at, at + 512);
+  for (;;) {
+    const h = await input.read(512);
+    if (h.length < 512) throw new BackupError(`${file} ends before its end-of-archive mark (cut short?); nothing was restored`);
     if (h.every((b) => b === 0)) break;
     const text = (from: number, len: number) => h.subarray(from, from + len).toString('utf8').replace(/\0.*$/s, '');
     if (text(257, 5) !== 'ustar') throw new BackupError(`${file} is not a backup made by climate-pulse backup (not a tar archive)`);
@@ -149,27 +168,33 @@ function unpackInto(file: string, data: Buffer, root: string): number {
     const type = text(156, 1) || '0';
     const path = normalize(join(root, name));
     if (path !== root && !path.startsWith(root + sep)) throw new BackupError(`${file} holds a path outside the data directory: ${name}`);
-    at += 512;
-    if (type === '5') mkdirSync(path, { recursive: true, mode: 0o700 });
-    else if (type === '0') {
-      const body = data.subarray(at, at + size);
-      if (name === MARKER) marker = Buffer.from(body);
-      else {
-        mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-        const fd = openSync(path, 'wx', 0o600);
-        try {
-          writeSync(fd, body);
-        } finally {
-          closeSync(fd);
-        }
+    if (type === '5') {
+      mkdirSync(path, { recursive: true, mode: 0o700 });
+      continue;
+    }
+    if (type !== '0') throw new BackupError(`${file} holds an entry that is not a file or directory: ${name}`);
+    const chunks: Buffer[] = [];
+    let fd: number | null = null;
+    if (name !== MARKER) {
+      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      fd = openSync(path, 'wx', 0o600);
+    }
+    try {
+      for (let left = size; left > 0; ) {
+        const chunk = await input.read(Math.min(left, 1 << 20));
+        if (chunk.length === 0) throw new BackupError(`${file} ends inside ${name} (cut short?); nothing was restored`);
+        if (fd === null) chunks.push(Buffer.from(chunk));
+        else writeSync(fd, chunk);
+        left -= chunk.length;
       }
-      files++;
-      at += Math.ceil(size / 512) * 512;
-    } else throw new BackupError(`${file} holds an entry that is not a file or directory: ${name}`);
+    } finally {
+      if (fd !== null) closeSync(fd);
+    }
+    if (fd === null) marker = Buffer.concat(chunks);
+    if (size % 512) await input.read(512 - (size % 512));
+    files++;
   }
-  if (!marker) {
-    throw new BackupError(`${file} holds no embedded database (no ${MARKER}); nothing was restored`);
-  }
+  if (!marker) throw new BackupError(`${file} holds no embedded database (no ${MARKER}); nothing was restored`);
   restrictToOwner(root);
   const fd = openSync(join(root, MARKER), 'wx', 0o600);
   try {

@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -136,6 +136,18 @@ describe('backup of the embedded database while it serves, restored into a new D
     expect(refused.code).toBe(1);
     expect(refused.stderr).toBe(`climate-pulse: ${busy} is not empty; restore into a new or empty DATA_DIR (nothing was changed)\n`);
     expect(readdirSync(busy)).toEqual(['note.txt']);
+    // A file that is not a backup, or one cut short: refused, and the new DATA_DIR holds nothing of it.
+    const garbage = join(root, 'garbage.tar.gz');
+    writeFileSync(garbage, 'not a backup');
+    const cut = join(root, 'cut.tar.gz');
+    writeFileSync(cut, readFileSync(second).subarray(0, Math.floor(statSync(second).size / 2)));
+    for (const bad of [garbage, cut]) {
+      const dir = join(root, `from-${bad === cut ? 'cut' : 'garbage'}`);
+      const r = await runCli(['restore', bad], { ...ENV, DATA_DIR: dir });
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr).toMatch(new RegExp(`^climate-pulse: ${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is not a backup made by climate-pulse backup \\(.*\\); nothing was restored\n$`));
+      expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([]);
+    }
     const pg = await runCli(['restore', second], { ...ENV, DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', DATA_DIR: join(root, 'never') });
     expect(pg.stderr).toMatch(/^climate-pulse: restore is for the embedded database \(DATA_DIR\) only/);
     expect(existsSync(join(root, 'never'))).toBe(false);

@@ -63,7 +63,7 @@ export function registerBackup(program: Command) {
       const release = lockDataDir(dir);
       let files: number;
       try {
-        files = unpackBackup(file, dir);
+        files = await unpackBackup(file, dir);
       } finally {
         release();
       }
