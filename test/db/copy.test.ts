@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -301,3 +301,26 @@ for (const target of targets) {
     }, 60_000);
   });
 }
+
+describe('db copy refusals that need no PostgreSQL', () => {
+  const root = mkdtempSync(join(tmpdir(), 'cp-copy-refusals-'));
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  it('refuses, in one line each, a DATA_DIR without a database, a --to that is not a postgres:// URL, and a target it cannot reach', async () => {
+    const missing = join(root, 'missing');
+    let r = await runCli(['db', 'copy', '--to', 'postgres://nobody@127.0.0.1:1/none'], { DATA_DIR: missing, DATABASE_URL: '' });
+    expect(r.stderr).toBe(`climate-pulse: there is no embedded database in ${missing} to copy (set DATA_DIR, or DATABASE_URL for a PostgreSQL source)\n`);
+    expect(existsSync(missing)).toBe(false);
+    r = await runCli(['db', 'copy', '--to', 'mysql://x@h/db'], { DATA_DIR: missing, DATABASE_URL: '' });
+    expect(r.stderr).toBe('climate-pulse: --to must be a postgres:// URL of the target database\n');
+
+    const dataDir = join(root, 'data');
+    const db = await openDatabase(loadConfig({ ...ENV, DATA_DIR: dataDir, DATABASE_URL: '' }));
+    await migrate(db);
+    await db.close();
+    r = await runCli(['db', 'copy', '--to', 'postgres://nobody:s3cret@127.0.0.1:1/none'], { DATA_DIR: dataDir, DATABASE_URL: '' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^climate-pulse: cannot use the target database postgres:\/\/nobody:\*\*\*@127\.0\.0\.1:1\/none: .*ECONNREFUSED.*; nothing was copied\n$/);
+    expect(r.stderr).not.toContain('s3cret');
+  }, 60_000);
+});

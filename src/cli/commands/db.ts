@@ -1,8 +1,10 @@
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { loadConfig } from '../../config.js';
 import { CopyRefusedError, copyDatabase, tablesHoldingData } from '../../db/copy.js';
 import { migrate } from '../../db/migrate.js';
 import { PgExecutor } from '../../db/pg.js';
+import { isInitialized } from '../../db/pglite-init.js';
 import { withDatabase } from '../db.js';
 import { CliError } from '../errors.js';
 import { runningServerSocket } from '../operator.js';
@@ -55,6 +57,9 @@ export function registerDb(program: Command) {
         throw new CliError(
           `a server is running on the embedded database in ${config.dataDir}: stop it first (db copy moves the whole database, and writes made while it copies would not move); nothing was copied`,
         );
+      }
+      if (!config.databaseUrl && !isInitialized(config.dataDir)) {
+        throw new CliError(`there is no embedded database in ${resolve(config.dataDir)} to copy (set DATA_DIR, or DATABASE_URL for a PostgreSQL source)`);
       }
       const started = performance.now();
       await withDatabase(async (source) => {
