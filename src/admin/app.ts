@@ -67,7 +67,7 @@ export async function buildAdminApp(config: Config, deps: AdminDeps): Promise<Fa
         title: 'Climate Pulse operator API',
         version: '1.0.0',
         description:
-          'What the product around the REST API needs to run it: organizations, plans, keys, live ingestion of pulses, moderation, the read marker of alerts, webhook endpoints and the audit log. Never served on the public port.',
+          'What the product around the REST API needs to run it: organizations, plans, keys, live ingestion of pulses, moderation, the read marker of alerts, webhook endpoints, the audit log and backups of the embedded database. Never served on the public port.',
       },
       servers: [{ url: '/', description: 'ADMIN_HOST:ADMIN_PORT, or the Unix socket in DATA_DIR (embedded mode).' }],
       components: { securitySchemes: { adminToken: { type: 'http', scheme: 'bearer', description: '`Authorization: Bearer <ADMIN_TOKEN>` (at least 32 characters).' } } },
@@ -81,6 +81,7 @@ export async function buildAdminApp(config: Config, deps: AdminDeps): Promise<Fa
         { name: 'webhooks', description: 'Webhook endpoints of an organization and their deliveries.' },
         { name: 'members', description: "The console's members: list, invite, remove." },
         { name: 'audit', description: "The organization's audit log: every change, by whom." },
+        { name: 'database', description: 'A consistent backup of the embedded database while the server runs.' },
       ],
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },

@@ -2,6 +2,7 @@ import { createReadStream, statSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { createInterface } from 'node:readline';
+import { pipeline } from 'node:stream/promises';
 import { buildAdminApp } from '../admin/app.js';
 import { trustedAdminSocket } from '../admin/socket.js';
 import { loadConfig, type Config } from '../config.js';
@@ -175,4 +176,12 @@ export async function importThroughSocket(
       return outcome.summary!;
     },
   )) as ImportSummary;
+}
+
+/** `backup FILE` through the running server: the snapshot is the answer's body, written to `out` as it comes. */
+export async function backupThroughSocket(socketPath: string, out: NodeJS.WritableStream): Promise<void> {
+  await socketRequest(socketPath, 'POST', '/admin/v1/backup', {}, async (status, res) => {
+    if (status >= 400) throw errorOf(status, await readAll(res));
+    await pipeline(res, out);
+  });
 }

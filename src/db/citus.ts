@@ -64,10 +64,10 @@ const tablesQuery = sql(
 
 type TableRow = { table: string; has_org_id: boolean; method: string | null; replication: string | null; refers_to: string[] | string };
 
-const asList = (v: string[] | string): string[] => (Array.isArray(v) ? v : v.replace(/^\{|\}$/g, '').split(',').filter(Boolean));
+export const asList = (v: string[] | string): string[] => (Array.isArray(v) ? v : v.replace(/^\{|\}$/g, '').split(',').filter(Boolean));
 
 /** Tables in an order where every table comes after the tables it refers to (foreign keys). */
-function referencedFirst(tables: Map<string, string[]>): string[] {
+export function referencedFirst(tables: Map<string, string[]>): string[] {
   const out: string[] = [];
   const seen = new Set<string>();
   const visit = (t: string, path: string[]) => {

@@ -24,6 +24,8 @@ export interface DatabaseExecutor extends Queryable {
   /** Runs a multi-statement script (migrations) without parameters. */
   exec(sql: string): Promise<void>;
   close(): Promise<void>;
+  /** The embedded database on disk only: writes a consistent backup of it (a gzipped tar) to `out` (src/db/backup.ts). */
+  backup?(out: import('node:stream').Writable): Promise<void>;
   /** Connections of the pool by state, for the metrics; absent on the embedded database (it has none). */
   poolStats?(): PoolStats;
 }

@@ -1,5 +1,8 @@
 import { PGlite, types } from '@electric-sql/pglite';
 import { NodeFS } from '@electric-sql/pglite/nodefs';
+import { rmSync } from 'node:fs';
+import type { Writable } from 'node:stream';
+import { copyDatabaseFiles, writeTarGz } from './backup.js';
 import type { DatabaseExecutor, NamedQuery, Transaction } from './executor.js';
 import { initializeDataDir } from './pglite-init.js';
 
@@ -177,8 +180,32 @@ export class PgliteExecutor implements DatabaseExecutor {
   private constructor(
     readonly db: PGlite,
     waitMs: number,
+    /** The data directory on disk; undefined in memory. */
+    readonly dataDir?: string,
   ) {
     this.gate = new ConnectionGate(waitMs);
+    if (dataDir) this.backup = (out) => this.backupOf(dataDir, out);
+  }
+
+  /** On disk only (an in-memory database has nothing to back up): see backupOf. */
+  readonly backup?: (out: Writable) => Promise<void>;
+
+  /**
+   * A backup of the data directory as a gzipped tar (src/db/backup.ts), taken while the server
+   * serves: holding the one connection (no statement or transaction runs), a CHECKPOINT, then the
+   * files are copied aside, and the connection is given back before the archive is written, so
+   * requests wait only for the copy of the files.
+   */
+  private async backupOf(dataDir: string, out: Writable): Promise<void> {
+    const copy = await this.gate.run(async () => {
+      await this.db.exec('CHECKPOINT');
+      return copyDatabaseFiles(dataDir);
+    });
+    try {
+      await writeTarGz(copy, out);
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
   }
 
   /** An empty `dataDir` is initialized first, outside this process's WASM heap (src/db/pglite-init.ts). */
@@ -186,7 +213,7 @@ export class PgliteExecutor implements DatabaseExecutor {
     if (dataDir) await initializeDataDir(dataDir);
     const db = openPglite(dataDir, opts.loadDataDir);
     await db.waitReady;
-    return new PgliteExecutor(db, opts.waitMs ?? CONNECTION_WAIT_MS);
+    return new PgliteExecutor(db, opts.waitMs ?? CONNECTION_WAIT_MS, dataDir);
   }
 
   async query<T>(q: NamedQuery, params: unknown[] = []): Promise<T[]> {

@@ -54,6 +54,7 @@ describe('operator API', () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths).sort()).toEqual([
       '/admin/v1/alerts/run',
+      '/admin/v1/backup',
       '/admin/v1/organizations',
       '/admin/v1/organizations/{orgId}',
       '/admin/v1/organizations/{orgId}/alerts/{alertId}',

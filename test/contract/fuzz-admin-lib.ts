@@ -645,6 +645,11 @@ const ARRANGE: Record<string, Arrange> = {
     );
   },
 
+  backupDatabase(c) {
+    // The fuzzer's database is in memory or on PostgreSQL: neither is backed up this way (test/cli/backup.test.ts backs up a DATA_DIR).
+    c.expect(INVALID);
+  },
+
   runAlerts(c) {
     const b = c.body();
     b.weeks = (b.weeks as Json[]).map(() => validWeek(c.rng));

@@ -1,5 +1,6 @@
 import { registerAlertRoutes } from './alerts.js';
 import { registerAuditRoutes } from './audit.js';
+import { registerBackupRoutes } from './backup.js';
 import { registerKeyRoutes } from './keys.js';
 import { registerMemberRoutes } from './members.js';
 import { registerOrgRoutes } from './orgs.js';
@@ -20,6 +21,7 @@ export async function registerAdminRoutes(app: App, deps: AdminRouteDeps) {
       registerWebhookRoutes(scope, deps);
       registerMemberRoutes(scope, deps);
       registerAuditRoutes(scope, deps);
+      registerBackupRoutes(scope, deps);
     },
     { prefix: ADMIN_PREFIX },
   );

@@ -1,0 +1,90 @@
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { loadConfig } from '../../config.js';
+import { CopyRefusedError, copyDatabase, tablesHoldingData } from '../../db/copy.js';
+import { migrate } from '../../db/migrate.js';
+import { PgExecutor } from '../../db/pg.js';
+import { isInitialized } from '../../db/pglite-init.js';
+import { withDatabase } from '../db.js';
+import { CliError } from '../errors.js';
+import { runningServerSocket } from '../operator.js';
+import { printTable } from '../table.js';
+
+/** The URL as it may be printed: without its password. */
+function shown(url: URL): string {
+  const u = new URL(url);
+  if (u.password) u.password = '***';
+  return u.toString();
+}
+
+function targetUrl(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new CliError('--to must be a postgres:// URL of the target database');
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') throw new CliError('--to must be a postgres:// URL of the target database');
+  return url;
+}
+
+/** A driver error (refused connection, wrong password, unknown database) as one line about the target. */
+async function onTarget<T>(url: URL, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof CliError || err instanceof CopyRefusedError) throw err;
+    const code = (err as { code?: string }).code;
+    if (code && (/^(ECONNREFUSED|ENOTFOUND|ETIMEDOUT|EAI_AGAIN)$/.test(code) || /^(28|3D)/.test(code))) {
+      throw new CliError(`cannot use the target database ${shown(url)}: ${(err as Error).message}; nothing was copied`);
+    }
+    throw err;
+  }
+}
+
+/** `db copy --to URL`: the move from the embedded database (or one PostgreSQL) to PostgreSQL or Citus (docs/scaling.md). */
+export function registerDb(program: Command) {
+  const db = program.command('db').description('move the database (docs/scaling.md, "Moving up")');
+  db.command('copy')
+    .description(
+      'copy every table of this database (DATA_DIR, or DATABASE_URL) into a migrated, empty PostgreSQL database, in one transaction there, comparing rows and checksums per table; the embedded database needs its server stopped',
+    )
+    .requiredOption('--to <url>', 'postgres:// URL of the target database (an empty one is migrated first; one that holds data is refused)')
+    .action(async (opts: { to: string }) => {
+      const url = targetUrl(opts.to);
+      const config = loadConfig();
+      if (await runningServerSocket(config)) {
+        throw new CliError(
+          `a server is running on the embedded database in ${config.dataDir}: stop it first (db copy moves the whole database, and writes made while it copies would not move); nothing was copied`,
+        );
+      }
+      if (!config.databaseUrl && !isInitialized(config.dataDir)) {
+        throw new CliError(`there is no embedded database in ${resolve(config.dataDir)} to copy (set DATA_DIR, or DATABASE_URL for a PostgreSQL source)`);
+      }
+      const started = performance.now();
+      await withDatabase(async (source) => {
+        const target = new PgExecutor({ connectionString: url.toString(), max: 2, application: 'climate-pulse db copy' });
+        try {
+          // A target that holds data is refused before anything, migrations included, touches it.
+          const holding = await onTarget(url, () => tablesHoldingData(target));
+          if (holding.length) {
+            throw new CliError(
+              `the target database ${shown(url)} already holds data (${holding.slice(0, 4).join(', ')}${holding.length > 4 ? ', ...' : ''}): db copy fills only a migrated, empty database; nothing was copied`,
+            );
+          }
+          await onTarget(url, () => migrate(target));
+          const outcome = await onTarget(url, () => copyDatabase(source, target));
+          printTable([['TABLE', 'ROWS', 'CHECKSUM'], ...outcome.tables.map((t) => [t.table, String(t.rows), t.checksum])]);
+          const rows = outcome.tables.reduce((n, t) => n + t.rows, 0);
+          console.log(
+            `copied ${rows} rows in ${outcome.tables.length} tables to ${shown(url)} in ${((performance.now() - started) / 1000).toFixed(1)} s: rows and checksums match on both sides`,
+          );
+        } catch (err) {
+          if (err instanceof CopyRefusedError) throw new CliError(err.message);
+          throw err;
+        } finally {
+          await target.close();
+        }
+      });
+    });
+}
