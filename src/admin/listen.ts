@@ -30,7 +30,7 @@ export async function startAdminListeners(config: Config, db: DatabaseExecutor, 
   const loggerInstance = log.child({ listener: 'admin' });
   // What a killed process's import left in the temporary directory goes before anything is served.
   const stale = await removeStaleImportFiles();
-  if (stale.length) loggerInstance.info({ removed: stale }, 'removed the temporary files of imports that did not finish');
+  if (stale.length) loggerInstance.info({ removed: stale }, 'removed the temporary files of imports and backups that did not finish');
   // The public listener's kind of limits, fitted to imports that legitimately stream for minutes.
   const limits = {
     maxConnections: config.adminMaxConnections,

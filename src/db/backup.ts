@@ -24,7 +24,8 @@ export class BackupError extends PlainError {}
 
 /** Copies the database files of `dataDir` into a new temporary directory (0700); the caller holds the database still. */
 export function copyDatabaseFiles(dataDir: string): string {
-  const out = mkdtempSync(join(tmpdir(), 'climate-pulse-backup-'));
+  // Named after this process: a start after a kill mid-backup removes it (removeStaleImportFiles).
+  const out = mkdtempSync(join(tmpdir(), `climate-pulse-backup-${process.pid}-`));
   const root = resolve(dataDir);
   cpSync(root, out, {
     recursive: true,

@@ -102,7 +102,7 @@ function* filler(size: number, byte = 'x'): Generator<Buffer> {
 }
 
 /** The import directories in the temporary directory, other than the one this test keeps on purpose. */
-const leftovers = (keep: string[] = []) => readdirSync(TMP).filter((n) => n.startsWith('cp-import-') && !keep.includes(n));
+const leftovers = (keep: string[] = []) => readdirSync(TMP).filter((n) => /^(cp-import|climate-pulse-backup)-/.test(n) && !keep.includes(n));
 
 async function until(check: () => boolean, ms = 5_000) {
   const end = Date.now() + ms;
@@ -129,7 +129,7 @@ describe('issue 26: the operator listener is bounded', () => {
     await once(dead, 'exit');
     expect(dead.pid).toBeTypeOf('number');
     const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
-    for (const name of [`cp-import-${dead.pid}-aB3dE6`, 'cp-import-Xy12Zq']) {
+    for (const name of [`cp-import-${dead.pid}-aB3dE6`, 'cp-import-Xy12Zq', `climate-pulse-backup-${dead.pid}-Bk9dE6`]) {
       mkdirSync(join(TMP, name));
       writeFileSync(join(TMP, name, 'upload.ndjson'), 'x'.repeat(1024));
       utimesSync(join(TMP, name, 'upload.ndjson'), twoHoursAgo, twoHoursAgo);
@@ -166,7 +166,7 @@ describe('issue 26: the operator listener is bounded', () => {
     rmSync(TMP, { recursive: true, force: true });
   });
 
-  it('removes at start the cp-import-* directories a killed process left (one of 1 GiB stayed in /tmp), and keeps a live process\'s', () => {
+  it('removes at start the cp-import-* and climate-pulse-backup-* directories a killed process left (one of 1 GiB stayed in /tmp), and keeps a live process\'s', () => {
     expect(leftovers().sort()).toEqual([livePid, recentUnnamed].sort());
     for (const name of stale) expect(readdirSync(TMP)).not.toContain(name);
     rmSync(join(TMP, recentUnnamed), { recursive: true });

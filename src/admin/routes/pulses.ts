@@ -146,9 +146,12 @@ export function registerPulseRoutes(app: App, { db, now, config }: AdminRouteDep
   });
 }
 
-/** Every import's temporary directory is named after its process, so a later start knows whose it was. */
+/**
+ * Every import's temporary directory, and every backup's (src/db/backup.ts), is named after its
+ * process, so a later start knows whose it was.
+ */
 const TEMP_PREFIX = 'cp-import-';
-const TEMP_DIR = /^cp-import-(?:(\d+)-)?[A-Za-z0-9]{6}$/;
+const TEMP_DIR = /^(?:cp-import|climate-pulse-backup)-(?:(\d+)-)?[A-Za-z0-9]{6}$/;
 
 /** How long a refused upload is still read (and dropped) after the answer, so the client can read it. */
 const LINGER_MS = 1_000;
@@ -209,8 +212,8 @@ function receive(body: IncomingMessage, file: string, guard: LineLengthGuard, ma
 const UNNAMED_STALE_MS = 60 * 60_000;
 
 /**
- * Removes the temporary directories of imports whose process is gone (killed mid-import, so its
- * `finally` never ran), and those of the naming before process ids once their upload has not
+ * Removes the temporary directories of imports and backups whose process is gone (killed midway,
+ * so its `finally` never ran), and those of the naming before process ids once their upload has not
  * changed for an hour (a process of an earlier version may still be importing one). Directories
  * of live processes (other workers, other servers on this host) are left alone, as is anything
  * not ours.
