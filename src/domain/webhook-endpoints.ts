@@ -1,4 +1,3 @@
-import { decodeKeysetCursor, encodeKeysetCursor } from './pulses.js';
 import type { DatabaseExecutor, Queryable } from '../db/executor.js';
 import {
   deleteEndpoint,
@@ -7,6 +6,7 @@ import {
   findDeliveryById,
   findEndpointById,
   listDeliveries,
+  listDeliveryPage,
   listEndpoints,
   replayDelivery,
   resendFailedDeliveries,
@@ -194,6 +194,8 @@ export async function listOrgDeliveries(db: Queryable, orgId: string, opts: { fa
   return listDeliveries(db, orgId, { status: opts.failed ? 'failed' : undefined, limit: opts.limit ?? 50 });
 }
 
+const DELIVERY_CURSOR = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z)\|(whd_[0-9a-f]{32})$/;
+
 /** One page of the delivery log, newest first, and the cursor of the next page (null on the last). */
 export async function pageOrgDeliveries(
   db: Queryable,
@@ -201,11 +203,16 @@ export async function pageOrgDeliveries(
   opts: { failed?: boolean; limit: number; cursor?: string },
 ): Promise<{ items: DeliveryListing[]; nextCursor: string | null }> {
   await requireLiveOrg(db, orgId);
-  const after = opts.cursor ? decodeKeysetCursor(opts.cursor, 'the delivery log') : undefined;
-  const rows = await listDeliveries(db, orgId, { status: opts.failed ? 'failed' : undefined, limit: opts.limit + 1, after });
-  const items = rows.slice(0, opts.limit);
-  const last = items[items.length - 1];
-  return { items, nextCursor: rows.length > opts.limit ? encodeKeysetCursor({ createdAt: last.createdAt, id: last.id }) : null };
+  let after: { createdAt: string; id: string } | undefined;
+  if (opts.cursor) {
+    const m = DELIVERY_CURSOR.exec(opts.cursor);
+    if (!m || Number.isNaN(Date.parse(m[1]))) throw new ApiError('invalid_cursor', `'cursor' is not a cursor of the delivery log; follow the page's own link.`);
+    after = { createdAt: m[1], id: m[2] };
+  }
+  const { items, keys } = await listDeliveryPage(db, orgId, { status: opts.failed ? 'failed' : undefined, limit: opts.limit + 1, after });
+  if (items.length <= opts.limit) return { items, nextCursor: null };
+  const last = keys[opts.limit - 1];
+  return { items: items.slice(0, opts.limit), nextCursor: `${last.createdAt}|${last.id}` };
 }
 
 /** Sends a failed delivery again (same webhook-id, the full retry schedule) from the running servers. */

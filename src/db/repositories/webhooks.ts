@@ -394,9 +394,14 @@ const toListing = (r: DbDelivery): DeliveryListing => ({
 const DELIVERY_COLUMNS = `d.id, d.event_id, e.type, d.endpoint_id, d.status, d.attempts, d.last_status_code, d.last_error,
        d.created_at, d.last_attempt_at, d.next_attempt_at, d.completed_at`;
 
+/**
+ * Newest first. The keyset is the stored instant at its full (microsecond) precision, as text:
+ * deliveries get the database's now(), and every delivery of one transaction shares it, so a
+ * millisecond key would skip or repeat rows.
+ */
 const listDeliveriesQuery = sql(
   'webhook_deliveries.list',
-  `SELECT ${DELIVERY_COLUMNS}
+  `SELECT ${DELIVERY_COLUMNS}, to_char(d.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_key
      FROM webhook_deliveries d
      JOIN webhook_events e ON e.org_id = d.org_id AND e.id = d.event_id
     WHERE d.org_id = $1 AND ($2::text IS NULL OR d.status = $2)
@@ -405,13 +410,30 @@ const listDeliveriesQuery = sql(
     LIMIT $3`,
 );
 
-/** Newest first; `after` is the (createdAt, id) of the last row of the previous page. */
+/** Where a page of deliveries ended: the last row's exact instant (text, microseconds) and id. */
+export interface DeliveryKey {
+  createdAt: string;
+  id: string;
+}
+
 export async function listDeliveries(
   db: Queryable,
   orgId: string,
-  opts: { status?: DeliveryListing['status']; limit: number; after?: { createdAt: string; id: string } },
+  opts: { status?: DeliveryListing['status']; limit: number },
 ): Promise<DeliveryListing[]> {
-  return (await db.query<DbDelivery>(listDeliveriesQuery, [orgId, opts.status ?? null, opts.limit, opts.after?.createdAt ?? null, opts.after?.id ?? null])).map(toListing);
+  return (await listDeliveryPage(db, orgId, opts)).items;
+}
+
+/** A page newest first after `after`, and the key of its last row (null when empty). */
+export async function listDeliveryPage(
+  db: Queryable,
+  orgId: string,
+  opts: { status?: DeliveryListing['status']; limit: number; after?: DeliveryKey },
+): Promise<{ items: DeliveryListing[]; keys: DeliveryKey[] }> {
+  const rows = await db.query<DbDelivery & { created_key: string }>(listDeliveriesQuery, [
+    orgId, opts.status ?? null, opts.limit, opts.after?.createdAt ?? null, opts.after?.id ?? null,
+  ]);
+  return { items: rows.map(toListing), keys: rows.map((r) => ({ createdAt: r.created_key, id: r.id })) };
 }
 
 const deliveryByIdQuery = sql(
