@@ -37,9 +37,10 @@ export function html(strings: TemplateStringsArray, ...values: Value[]): Safe {
 export function tableRows(count: number, cells: (i: number) => readonly (string | number)[]): Safe {
   const rows = new Array<string>(count);
   for (let i = 0; i < count; i++) {
+    // Without the optional end tags of td and tr (HTML's own rule): a fifth of a long table's bytes.
     let row = '<tr>';
-    for (const v of cells(i)) row += '<td>' + (typeof v === 'number' ? String(v) : escapeHtml(v)) + '</td>';
-    rows[i] = row + '</tr>';
+    for (const v of cells(i)) row += '<td>' + (typeof v === 'number' ? String(v) : escapeHtml(v));
+    rows[i] = row;
   }
   return new Safe(rows.join(''));
 }

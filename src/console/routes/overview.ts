@@ -36,8 +36,11 @@ export function registerOverviewPage(scope: FastifyInstance, deps: ConsoleDeps &
   scope.get('/overview', { preHandler: requireRole(), schema: { hide: true } }, async (request, reply) => {
     const s = request.consoleSession!;
     const at = now();
-    const o = await overviewStats(db, s.orgId, { from: queryText(request, 'from'), to: queryText(request, 'to'), team: queryText(request, 'team') }, at);
-    const [unread, openActions] = await Promise.all([listUnreadAlerts(db, s.orgId, 5), listRecentActionItems(db, s.orgId, 10, 'open')]);
+    const [o, unread, openActions] = await Promise.all([
+      overviewStats(db, s.orgId, { from: queryText(request, 'from'), to: queryText(request, 'to'), team: queryText(request, 'team') }, at),
+      listUnreadAlerts(db, s.orgId, 5),
+      listRecentActionItems(db, s.orgId, 10, 'open'),
+    ]);
     const open = openActions.items;
     const today = ymd(startOfUtcDay(at));
     const withTeam = (q: Record<string, string>, team: string | null) => new URLSearchParams(team ? { ...q, team } : q).toString();
