@@ -19,6 +19,8 @@ export const DATE_TIME_RULE = `must be an RFC 3339 date-time with an offset or Z
 // T or t between date and time; a space too (RFC 3339 allows it for readability, and the API always has).
 const SHAPE = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(?:[Zz]|([+-])(\d{2}):(\d{2}))$/;
 
+const CANONICAL = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+
 const isLeapYear = (y: number) => y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
 const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
@@ -28,6 +30,13 @@ const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
  * 30 February and hour 24 for the next day.
  */
 export function instantOf(text: string): number | null {
+  // The stored form itself (what exports and this API write, and most imported rows): a real
+  // instant exactly when printing it again gives the same text (30 February or hour 24 would
+  // print as another day), without the general path's arithmetic.
+  if (text.length === 24 && CANONICAL.test(text)) {
+    const t = Date.parse(text);
+    return t >= FIRST_INSTANT && t <= LAST_INSTANT && new Date(t).toISOString() === text ? t : null;
+  }
   const m = SHAPE.exec(text);
   if (!m) return null;
   const [year, month, day, hour, minute, second] = m.slice(1, 7).map(Number);
