@@ -233,6 +233,32 @@ const MOVE = {
 };
 
 /**
+ * Abort mode on a server (not PGlite): a row that cannot be inserted fails the whole import, so
+ * every row that reaches the end was inserted. Each batch, sorted by (createdAt, id), then goes
+ * straight into pulses while the next one is read, and notes the folded columns of its rows in a
+ * TEMP table; one statement folds them all into the rollups at the end, grouped once. Folding
+ * batch by batch rewrote rollup rows all over the period in every batch of an unordered file, and
+ * staging it until the end left the database idle while the file was read and the reader idle
+ * while the rows moved in (1M shuffled pulses: 14.3 s, now about 10.5 s; in time order unchanged).
+ */
+const FOLD_LATER = {
+  create: sql(
+    'pulse_writes.fold_later_table',
+    `CREATE TEMP TABLE pulse_import_folds (level smallint NOT NULL, moderation_status text NOT NULL, subteam_id text, created_at timestamptz NOT NULL) ON COMMIT DROP`,
+  ),
+  insert: sql(
+    'pulse_writes.insert_fold_later',
+    `WITH ins AS (
+       INSERT INTO pulses (${PULSE_COLUMNS})
+       SELECT $1, * FROM unnest($2::text[], $3::smallint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[])
+       RETURNING ${FOLDED_COLUMNS}),
+     noted AS (INSERT INTO pulse_import_folds (${FOLDED_COLUMNS}) SELECT * FROM ins RETURNING 1)
+     SELECT count(*)::int AS n FROM noted`,
+  ),
+  fold: sql('pulse_writes.fold_later', `WITH ins AS (SELECT ${FOLDED_COLUMNS} FROM pulse_import_folds),\n     ${FOLDS}\n     SELECT 1`),
+};
+
+/**
  * The door for a file (the import, issue 29), whatever the order of its rows. Written in file
  * order, a shuffled file made every batch touch index pages and rollup rows scattered over its
  * whole period, each rollup row rewritten by nearly every batch of one long transaction: five
@@ -241,7 +267,9 @@ const MOVE = {
  * PulseWriter does), so a file in time order is written as it is read; any other row is staged,
  * and `finish` moves the staged rows in (created_at, id) order, a chunk a statement, so each chunk
  * inserts neighbouring rows and folds them into neighbouring rollup rows. All in the caller's
- * transaction; every row inserted is folded in the statement that inserts it.
+ * transaction; every row inserted is folded in the statement that inserts it. That is the path on
+ * PGlite and in skip mode; in abort mode on a server, batches go in sorted and are folded once at
+ * the end (FOLD_LATER above).
  */
 export class PulseImport {
   private inFlight: Promise<unknown> = Promise.resolve();
@@ -269,6 +297,7 @@ export class PulseImport {
    * without waiting for it; rejects with a batch's failure.
    */
   async write(pulses: NewPulse[]): Promise<void> {
+    if (this.foldLater) return this.writeFoldLater(pulses);
     const inOrder: NewPulse[] = [];
     const late: NewPulse[] = [];
     for (const p of pulses) {
@@ -297,12 +326,39 @@ export class PulseImport {
     this.inFlight = sending;
   }
 
+  private get foldLater(): boolean {
+    return this.opts.onExisting === 'fail' && !this.opts.shortStatements;
+  }
+
+  /** A batch in (createdAt, id) order: its inserts sweep the indexes once instead of landing all over them. */
+  private async writeFoldLater(batch: NewPulse[]): Promise<void> {
+    const pulses = [...batch].sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const params = pulses.length ? batchParams(this.orgId, pulses) : undefined;
+    await this.inFlight;
+    if (!params) return;
+    const sending = (async () => {
+      if (!this.stageReady) {
+        await this.tx.query(FOLD_LATER.create);
+        this.stageReady = true;
+      }
+      const [r] = await this.tx.query<{ n: number }>(FOLD_LATER.insert, params);
+      this.written += r.n;
+    })();
+    sending.catch(() => {}); // awaited by the next write or by finish()
+    this.inFlight = sending;
+  }
+
   /**
    * Waits for the last batch, then moves the staged rows, `chunkSize` a statement, awaiting
-   * `afterChunk` (which may throw to stop) after each. Returns how many rows were inserted in all.
+   * `afterChunk` (which may throw to stop) after each (or, in abort mode on a server, folds every
+   * row in one statement). Returns how many rows were inserted in all.
    */
   async finish(chunkSize: number, afterChunk?: (moved: number, staged: number) => Promise<void> | void): Promise<number> {
     await this.inFlight;
+    if (this.foldLater) {
+      if (this.stageReady) await this.tx.query(FOLD_LATER.fold, [this.orgId]);
+      return this.written;
+    }
     if (this.staged === 0) return this.written;
     for (const q of this.stage.order) await this.tx.query(q);
     let after = ['-infinity', ''];

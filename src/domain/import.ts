@@ -282,7 +282,9 @@ export async function importPulses(db: DatabaseExecutor, opts: ImportOptions, ac
   const format = opts.format ?? (/\.csv$/i.test(opts.file) ? 'csv' : 'ndjson');
   const total = statSync(opts.file).size;
   // PGlite runs each batch's statement on the event loop: smaller batches keep every pause short (docs/decisions.md, issue 26).
-  const batchSize = opts.batchSize ?? (db.kind === 'pglite' ? 1_000 : 5_000);
+  // On a server in abort mode, batches are sorted and folded at the end (PulseImport): larger ones
+  // sweep the indexes in fewer passes; 10,000 kept the importer's memory where 5,000 had it.
+  const batchSize = opts.batchSize ?? (db.kind === 'pglite' ? 1_000 : opts.onError === 'skip' ? 5_000 : 10_000);
   const maxProblems = opts.maxReportedProblems ?? 100;
   await requireLiveOrg(db, opts.orgId);
   const teams = await listTeamIds(db, opts.orgId);
