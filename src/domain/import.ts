@@ -9,6 +9,7 @@ import type { DatabaseExecutor } from '../db/executor.js';
 import { PulseImport, type NewPulse } from '../db/pulse-writes.js';
 import { requireLiveOrg } from './orgs.js';
 import { ApiError } from '../contract/errors.js';
+import { canonicalDateTime } from '../contract/schemas/date-time.js';
 import { uniqueViolation } from '../db/errors.js';
 import { listTeamIds } from '../db/repositories/teams.js';
 import { recordAudit, type Actor } from './audit.js';
@@ -249,8 +250,6 @@ export function validate(row: unknown, teams: Set<string>, seen: Set<string>): N
     return `${field}: ${(e as { message: string }).message}`;
   }
   const r = row as { id: string; level: number; reason?: string | null; comment?: string | null; moderationStatus: 'CLEAN' | 'FLAGGED'; subteamId?: string | null; createdAt: string };
-  const t = Date.parse(r.createdAt);
-  if (Number.isNaN(t) || !/(Z|[+-]\d\d:\d\d)$/i.test(r.createdAt)) return 'createdAt: must be an RFC 3339 date-time with an offset or Z';
   if (r.subteamId != null && !teams.has(r.subteamId)) return `subteamId: unknown team ${JSON.stringify(r.subteamId)}`;
   if (seen.has(r.id)) return `id: duplicate id ${JSON.stringify(r.id)} in this file`;
   if (hasNul(r.id) || hasNul(r.reason) || hasNul(r.comment) || hasNul(r.subteamId)) return 'a value contains NUL';
@@ -258,7 +257,8 @@ export function validate(row: unknown, teams: Set<string>, seen: Set<string>): N
   return {
     id: r.id, level: r.level, reason: r.reason ?? null, comment: r.comment ?? null, moderationStatus: r.moderationStatus,
     // Already in the API's one form (most files are): kept as it is, not parsed and printed again.
-    subteamId: r.subteamId ?? null, createdAt: CANONICAL_TIME.test(r.createdAt) ? r.createdAt : new Date(t).toISOString(),
+    // Any other form was checked by the date-time format of RowSchema (the API's one rule).
+    subteamId: r.subteamId ?? null, createdAt: CANONICAL_TIME.test(r.createdAt) ? r.createdAt : canonicalDateTime(r.createdAt),
   };
 }
 

@@ -21,6 +21,9 @@ const SHAPE = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(
 
 const CANONICAL = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
+/** The two digits at `i` (the form is checked to be digits there). */
+const two = (s: string, i: number) => (s.charCodeAt(i) - 48) * 10 + (s.charCodeAt(i + 1) - 48);
+
 const isLeapYear = (y: number) => y % 4 === 0 && (y % 100 !== 0 || y % 400 === 0);
 const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
 
@@ -30,12 +33,17 @@ const DAYS = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
  * 30 February and hour 24 for the next day.
  */
 export function instantOf(text: string): number | null {
-  // The stored form itself (what exports and this API write, and most imported rows): a real
-  // instant exactly when printing it again gives the same text (30 February or hour 24 would
-  // print as another day), without the general path's arithmetic.
+  // The stored form itself (what exports and this API write, and most imported rows): its fields
+  // read from their fixed places, and Date.parse for the instant (fixed-form ISO text is exact
+  // there), without the general path's regular expression groups and arithmetic.
   if (text.length === 24 && CANONICAL.test(text)) {
-    const t = Date.parse(text);
-    return t >= FIRST_INSTANT && t <= LAST_INSTANT && new Date(t).toISOString() === text ? t : null;
+    const year = two(text, 0) * 100 + two(text, 2);
+    const month = two(text, 5);
+    const day = two(text, 8);
+    if (month < 1 || month > 12 || day < 1 || day > (month === 2 && isLeapYear(year) ? 29 : DAYS[month - 1])) return null;
+    if (two(text, 11) > 23 || two(text, 14) > 59 || two(text, 17) > 59) return null;
+    const t = Date.parse(text); // exact for this form, years 0001-0099 included
+    return t >= FIRST_INSTANT && t <= LAST_INSTANT ? t : null;
   }
   const m = SHAPE.exec(text);
   if (!m) return null;
