@@ -27,7 +27,9 @@ describe('client: pages of 200 and the If-None-Match cache', () => {
     const all = await client.pulses.list({ from }).toArray();
     const expected = dataset.organizations![0].pulses!.filter((p) => p.createdAt >= from && p.createdAt < now.toISOString()).length;
     expect(all).toHaveLength(expected);
-    expect(proxy.seen.length).toBe(Math.ceil((expected + 1) / 200));
+    // A page's nextCursor is null when no item follows: 1,000 pulses are exactly 5 pages (the count
+    // depends on the hour the test runs; it once was a multiple of 200).
+    expect(proxy.seen.length).toBe(Math.max(1, Math.ceil(expected / 200)));
     for (const r of proxy.seen) expect(new URL(r.url, proxy.url).searchParams.get('limit')).toBe('200');
     proxy.seen.length = 0;
     await client.pulses.list({ from, limit: 20 }).toArray({ max: 30 });
