@@ -92,6 +92,13 @@ describe.skipIf(BROWSER_MISSING)("the organization's pages in a browser", () => 
     await expect(page.getByRole('img', { name: /Chart of All of/ })).toBeDefined();
     expect(await page.getByText(`Team ${HOSTILE}`, { exact: true }).count()).toBeGreaterThan(0);
     await page.screenshot({ path: shot('overview'), fullPage: false });
+    // One team's chart, chosen with the select (the page past the inline bound works the same way).
+    await page.getByLabel('Team chart').selectOption('team_b');
+    await Promise.all([page.waitForURL(/team=team_b/), page.getByRole('button', { name: 'Show' }).click()]);
+    await page.waitForSelector('[data-chart-for="days-team-1"] canvas');
+    expect(await page.locator('[data-chart-for] canvas').count()).toBe(2); // the organization's and Team B's
+    expect(await page.locator('#teams-summary tbody tr').count()).toBe(2);
+    await cb.audit(page, 'overview, one team chosen');
 
     // Alerts: unread marked, then read: GET /alerts shows readAt.
     await page.getByRole('link', { name: 'Alerts', exact: true }).click();
