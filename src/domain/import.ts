@@ -1,5 +1,5 @@
 import { createReadStream, statSync } from 'node:fs';
-import { createInterface } from 'node:readline';
+import { StringDecoder } from 'node:string_decoder';
 import { pipeline, Transform, type Readable } from 'node:stream';
 import { setImmediate } from 'node:timers/promises';
 import { parse as parseCsv } from 'csv-parse';
@@ -169,6 +169,33 @@ export class LineLengthGuard {
 }
 
 /**
+ * The lines of a UTF-8 stream, broken at LF, CRLF or a lone CR (as readline breaks them). It reads
+ * the next chunk only when the lines of the last one are taken: readline's iterator kept reading
+ * while the import waited for the database, and the lines it queued meanwhile were most of the
+ * importer's memory (and grew with the batch size).
+ */
+export async function* lines(input: AsyncIterable<Buffer | string>): AsyncGenerator<string> {
+  const decoder = new StringDecoder('utf8');
+  const BREAK = /\r\n|\r|\n/g; // its own per reader: two imports may read at once
+  let rest = '';
+  for await (const chunk of input) {
+    const text = rest + (typeof chunk === 'string' ? chunk : decoder.write(chunk));
+    let start = 0;
+    BREAK.lastIndex = 0;
+    for (let m = BREAK.exec(text); m; m = BREAK.exec(text)) {
+      // A CR at the very end may be the first half of a CRLF: wait for the next chunk.
+      if (m[0] === '\r' && m.index === text.length - 1) break;
+      yield text.slice(start, m.index);
+      start = m.index + m[0].length;
+    }
+    rest = text.slice(start);
+  }
+  rest += decoder.end();
+  if (rest.endsWith('\r')) rest = rest.slice(0, -1);
+  if (rest !== '') yield rest;
+}
+
+/**
  * Reads rows one at a time, with their line numbers, in bounded memory: a line or record longer
  * than maxLineBytes throws ImportLineTooLong before the reader holds it.
  */
@@ -198,7 +225,7 @@ async function* readRows(
   try {
     if (format === 'ndjson') {
       let line = 0;
-      for await (const text of createInterface({ input: checked, crlfDelay: Infinity })) {
+      for await (const text of lines(checked)) {
         line++;
         if (text.trim() === '') continue;
         try {
