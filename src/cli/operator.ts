@@ -3,7 +3,6 @@ import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
 import { createInterface } from 'node:readline';
 import { pipeline } from 'node:stream/promises';
-import { buildAdminApp } from '../admin/app.js';
 import { trustedAdminSocket } from '../admin/socket.js';
 import { loadConfig, type Config } from '../config.js';
 import type { ImportProgress, ImportSummary } from '../domain/import.js';
@@ -117,6 +116,8 @@ export async function withOperator<T>(fn: (op: Operator) => Promise<T>): Promise
   const socket = await runningServerSocket(config);
   if (socket) return fn(socketOperator(socket));
   return withDatabase(async (db) => {
+    // Loaded only for a direct operation: commands through the socket or on the domain start faster.
+    const { buildAdminApp } = await import('../admin/app.js');
     const app = await buildAdminApp(config, { db });
     try {
       return await fn({

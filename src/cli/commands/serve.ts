@@ -10,7 +10,6 @@ import { inviteMember } from '../../domain/members.js';
 import { operatorActor } from '../../domain/audit.js';
 import { listOrganizations } from '../../domain/orgs.js';
 import type { DatabaseExecutor } from '../../domain/database.js';
-import { closeOnSignals, startServer } from '../../server.js';
 import { demoAlertSettings, demoInstructions } from './demo.js';
 
 export const SIGNALS_HELP = `
@@ -60,6 +59,8 @@ async function serveWorker(opts: { demoIfEmpty?: boolean }) {
 async function serve(config: Config, opts: { demoIfEmpty?: boolean }) {
   const db = await openDatabase(config);
   let demo: Awaited<ReturnType<typeof createDemo>> | undefined;
+  // Loaded here, not at the top: every other command starts without the HTTP stack (half a second).
+  const { closeOnSignals, startServer } = await import('../../server.js');
   let server: Awaited<ReturnType<typeof startServer>>;
   try {
     await migrate(db);
