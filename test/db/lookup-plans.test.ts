@@ -47,6 +47,7 @@ describe('the lookup of pulses by id (live ingestion)', () => {
  * Migration 0012: one index, pulses_page, serves every page of GET /pulses. Its team and level
  * filters are trailing key columns, checked on the index entry: a filtered page never reads the
  * rows of other teams or levels to skip them. (A plan with `Filter:` would read each row first.)
+ * Since migration 0020 the index is in time order and pages read it backward, newest first.
  */
 describe('the pages of GET /pulses (migration 0012)', () => {
   let t: TestDatabase;
@@ -74,7 +75,7 @@ describe('the pages of GET /pulses (migration 0012)', () => {
       await tx.query(sql('test.page_plans.deallocate', `DEALLOCATE page_generic`));
       return rows.map((r) => r['QUERY PLAN']).join('\n');
     });
-    expect(plan).toMatch(/Index Scan using pulses_page on pulses p/);
+    expect(plan).toMatch(/Index Scan Backward using pulses_page on pulses p/);
     for (const cond of conds) expect(plan).toMatch(cond);
     expect(plan).not.toMatch(/Sort/);
     expect(plan).not.toMatch(/Filter: .*(level|subteam_id) = /);
@@ -101,7 +102,7 @@ describe.skipIf(TEST_CITUS_URL)('the page of GET /pulses reads pulses alone', ()
     const { q } = listQuery({ from: new Date('2026-10-01T00:00:00.000Z'), to: new Date('2026-11-01T00:00:00.000Z'), limit: 51 });
     const text = q.text.replace(/\$1/g, "'org_x'").replace('$2', "'2026-10-01Z'").replace('$3', "'2026-11-01Z'").replace('$4', '51');
     const plan = (await t.db.query<{ 'QUERY PLAN': string }>(sql('test.page_plans.shape', `EXPLAIN ${text}`))).map((r) => r['QUERY PLAN']).join('\n');
-    expect(plan).toMatch(/^Limit .*\n\s+->  Index Scan using pulses_page on pulses p /);
+    expect(plan).toMatch(/^Limit .*\n\s+->  Index Scan Backward using pulses_page on pulses p /);
     expect(plan).not.toMatch(/teams|SubPlan|Join|Memoize|Materialize/);
   });
 });

@@ -32,10 +32,10 @@ export interface PulseFilter {
 export const ISO_CREATED_AT = `to_char(p.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS created_at`;
 
 /**
- * One prepared statement per combination of filters (all read pulses_page, migration 0012). A pulse
- * shows the status it arrived with until a release covers it, then the status it had at that
- * release (CONTRACT.md section 5): `shown_status` is set only while it differs from the current
- * status (migration 0013), on the row read anyway.
+ * One prepared statement per combination of filters (all read pulses_page, migration 0012, backward
+ * since migration 0020 keeps it in time order). A pulse shows the status it arrived with until a
+ * release covers it, then the status it had at that release (CONTRACT.md section 5): `shown_status`
+ * is set only while it differs from the current status (migration 0013), on the row read anyway.
  *
  * The team's name is not read here (src/domain/pulses.ts keeps the names): with a join to teams,
  * the generic plan lost to the custom plans on a large organization and every page was planned
