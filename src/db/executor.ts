@@ -15,6 +15,11 @@ export interface Queryable {
 export interface Transaction extends Queryable {
   /** Runs a multi-statement script without parameters (migrations). */
   exec(sql: string): Promise<void>;
+  /**
+   * PostgreSQL (and Citus) only: runs `COPY ... FROM STDIN` with `data` in COPY's text format;
+   * answers how many rows it wrote. The file import's batches (src/db/pulse-writes.ts) use it.
+   */
+  copyFrom?(statement: string, data: string): Promise<number>;
 }
 
 export interface DatabaseExecutor extends Queryable {

@@ -1,4 +1,6 @@
+import { finished } from 'node:stream/promises';
 import pg from 'pg';
+import { from as copyFrom } from 'pg-copy-streams';
 import { dbFailure } from './errors.js';
 import { splitStatements } from './sql-script.js';
 import type { DatabaseExecutor, NamedQuery, PoolStats, Transaction } from './executor.js';
@@ -8,6 +10,19 @@ export interface PgOptions {
   max?: number;
   statementTimeoutMs?: number;
   application?: string;
+}
+
+/**
+ * Citus relays a worker's error during COPY with SQLSTATE XX000 (routine ReportCopyError) and the
+ * worker's message and detail: a unique violation gets its 23505 back, so that it is said in the
+ * contract's words (src/db/errors.ts) as it is after an INSERT.
+ */
+function citusCopyError(err: unknown): unknown {
+  const e = err as { code?: unknown; routine?: unknown; message?: unknown };
+  if (e?.code === 'XX000' && e.routine === 'ReportCopyError' && typeof e.message === 'string' && e.message.startsWith('duplicate key value violates unique constraint')) {
+    Object.assign(e, { code: '23505' });
+  }
+  return err;
 }
 
 /** timestamptz and dates come back as Date objects; int8 and numeric stay strings unless cast. */
@@ -45,6 +60,15 @@ export class PgExecutor implements DatabaseExecutor {
       },
       async exec(sqlText: string) {
         for (const statement of splitStatements(sqlText)) await client.query(statement);
+      },
+      async copyFrom(statement: string, data: string) {
+        const stream = client.query(copyFrom(statement));
+        stream.end(data);
+        // 'finish' comes once the server has answered (ReadyForQuery), 'error' with its error.
+        await finished(stream).catch((err: unknown) => {
+          throw citusCopyError(err);
+        });
+        return stream.rowCount;
       },
     };
     let broken: unknown;

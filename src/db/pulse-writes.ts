@@ -1,4 +1,4 @@
-import type { Queryable } from './executor.js';
+import type { Queryable, Transaction } from './executor.js';
 import { sql, type NamedQuery } from './executor.js';
 import type { NewPulse } from './repositories/pulses.js';
 
@@ -9,12 +9,14 @@ export type OnExisting = 'fail' | 'skip';
 
 /**
  * The rollups kept exact by the door, as (key column, expression) and (measure column, aggregate)
- * over `agg`: the inserted rows pre-aggregated once per (UTC minute, team, CLEAN or not). Every
- * coarser grain truncates the minute, so each rollup aggregates a few hundred rows of `agg`
+ * over one of two pre-aggregations of the rows to fold: `by_minute` (minute, n, s), their count and
+ * level sum per UTC minute, and `by_day` (day, subteam_id, clean, n, s), the same per UTC day, team
+ * and CLEAN or not. Every rollup truncates its source's grain, so each aggregates a few hundred rows
  * instead of the batch. Every one is added to, never rewritten: one upsert per rollup and batch.
  */
 interface Rollup {
   table: string;
+  from: 'by_minute' | 'by_day';
   keys: [column: string, expr: string][];
   measures: [column: string, aggregate: string][];
   where?: string;
@@ -25,41 +27,45 @@ const COUNT_AND_SUM: Rollup['measures'] = [
 ];
 const utc = `minute AT TIME ZONE 'UTC'`;
 const ROLLUPS: Rollup[] = [
-  { table: 'pulse_totals', keys: [], measures: COUNT_AND_SUM },
-  { table: 'pulse_day_stats', keys: [['day', `(${utc})::date`]], measures: COUNT_AND_SUM },
-  { table: 'pulse_team_day_stats', keys: [['subteam_id', 'subteam_id'], ['day', `(${utc})::date`]], measures: COUNT_AND_SUM, where: 'subteam_id IS NOT NULL' },
-  { table: 'pulse_hour_stats', keys: [['hour', `date_trunc('hour', ${utc}) AT TIME ZONE 'UTC'`]], measures: COUNT_AND_SUM },
-  { table: 'pulse_minute_stats', keys: [['minute', 'minute']], measures: COUNT_AND_SUM },
-  // CLEAN pulses per ISO week and group (migration 0003, docs/privacy.md).
+  { table: 'pulse_totals', from: 'by_day', keys: [], measures: COUNT_AND_SUM },
+  { table: 'pulse_day_stats', from: 'by_day', keys: [['day', 'day']], measures: COUNT_AND_SUM },
+  { table: 'pulse_team_day_stats', from: 'by_day', keys: [['subteam_id', 'subteam_id'], ['day', 'day']], measures: COUNT_AND_SUM, where: 'subteam_id IS NOT NULL' },
+  { table: 'pulse_hour_stats', from: 'by_minute', keys: [['hour', `date_trunc('hour', ${utc}) AT TIME ZONE 'UTC'`]], measures: COUNT_AND_SUM },
+  { table: 'pulse_minute_stats', from: 'by_minute', keys: [['minute', 'minute']], measures: COUNT_AND_SUM },
+  // CLEAN pulses per ISO week (Monday to Sunday, UTC) and group (migration 0003, docs/privacy.md).
   {
     table: 'pulse_clean_week_stats',
-    keys: [['week', `date_trunc('week', ${utc})::date`], ['grp', `coalesce('team:' || subteam_id, 'none')`]],
+    from: 'by_day',
+    keys: [['week', `date_trunc('week', day::timestamp)::date`], ['grp', `coalesce('team:' || subteam_id, 'none')`]],
     measures: [['clean_count', 'sum(n)']],
     where: 'clean',
   },
 ];
 export const ROLLUP_TABLES = ROLLUPS.map((r) => r.table);
 
-/** `agg` over `ins` (the rows to fold, of organization $1), then one data-modifying CTE per rollup. */
-const FOLDS = [
-  `agg AS (
-     SELECT date_trunc('minute', created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS minute, subteam_id,
-            moderation_status = 'CLEAN' AS clean, count(*) AS n, sum(level) AS s
-       FROM ins GROUP BY 1, 2, 3)`,
-  ...ROLLUPS.map(({ table, keys, measures, where }, i) => {
-    const cols = ['org_id', ...keys.map(([c]) => c), ...measures.map(([c]) => c)].join(', ');
-    const exprs = ['$1', ...keys.map(([, e]) => e), ...measures.map(([, e]) => e)].join(', ');
-    // Sorted by key: concurrent batches of one organization (live ingestion) upsert shared rows in
-    // one order, so they queue instead of deadlocking (hash order differs between batches).
-    const positions = keys.map((_, k) => k + 2).join(', ');
-    const group = keys.length ? `GROUP BY ${positions} ORDER BY ${positions}` : 'HAVING count(*) > 0';
-    const add = measures.map(([c]) => `${c} = r.${c} + EXCLUDED.${c}`).join(', ');
-    return `fold_${i} AS (
+/** One data-modifying CTE per rollup over `by_minute` and `by_day`, for organization $1. */
+const FOLD_CTES = ROLLUPS.map(({ table, from, keys, measures, where }, i) => {
+  const cols = ['org_id', ...keys.map(([c]) => c), ...measures.map(([c]) => c)].join(', ');
+  const exprs = ['$1', ...keys.map(([, e]) => e), ...measures.map(([, e]) => e)].join(', ');
+  // Sorted by key: concurrent batches of one organization (live ingestion) upsert shared rows in
+  // one order, so they queue instead of deadlocking (hash order differs between batches).
+  const positions = keys.map((_, k) => k + 2).join(', ');
+  const group = keys.length ? `GROUP BY ${positions} ORDER BY ${positions}` : 'HAVING count(*) > 0';
+  const add = measures.map(([c]) => `${c} = r.${c} + EXCLUDED.${c}`).join(', ');
+  return `fold_${i} AS (
      INSERT INTO ${table} AS r (${cols})
-     SELECT ${exprs} FROM agg ${where ? `WHERE ${where}` : ''} ${group}
+     SELECT ${exprs} FROM ${from} ${where ? `WHERE ${where}` : ''} ${group}
      ON CONFLICT (${['org_id', ...keys.map(([c]) => c)].join(', ')}) DO UPDATE SET ${add})`;
-  }),
-].join(',\n   ');
+}).join(',\n   ');
+
+/** `by_minute` and `by_day` over `ins` (the rows to fold, of organization $1), then one data-modifying CTE per rollup. */
+const FOLDS = `by_minute AS (
+     SELECT date_trunc('minute', created_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' AS minute, count(*) AS n, sum(level) AS s
+       FROM ins GROUP BY 1),
+   by_day AS (
+     SELECT (created_at AT TIME ZONE 'UTC')::date AS day, subteam_id, moderation_status = 'CLEAN' AS clean, count(*) AS n, sum(level) AS s
+       FROM ins GROUP BY 1, 2, 3),
+   ${FOLD_CTES}`;
 
 const PULSE_COLUMNS = 'org_id, id, level, reason, comment, moderation_status, subteam_id, created_at';
 const FOLDED_COLUMNS = 'level, moderation_status, subteam_id, created_at';
@@ -233,30 +239,47 @@ const MOVE = {
 };
 
 /**
- * Abort mode on a server (not PGlite): a row that cannot be inserted fails the whole import, so
- * every row that reaches the end was inserted. Each batch, sorted by (createdAt, id), then goes
- * straight into pulses while the next one is read, and notes the folded columns of its rows in a
- * TEMP table; one statement folds them all into the rollups at the end, grouped once. Folding
- * batch by batch rewrote rollup rows all over the period in every batch of an unordered file, and
- * staging it until the end left the database idle while the file was read and the reader idle
- * while the rows moved in (1M shuffled pulses: 14.3 s, now about 10.5 s; in time order unchanged).
+ * Abort mode on a server (not PGlite): a row that cannot be written fails the whole import, so
+ * every row sent is a row inserted. Each batch, sorted by (createdAt, id), goes into pulses by COPY
+ * (text format) while the next one is read; its rows are counted and summed here into the rows of
+ * `by_minute` and `by_day` above, and those sums are folded into every rollup by one set-based
+ * statement in the import's transaction: at the end, or earlier whenever more than HELD_SUMS_MAX
+ * sums are held, so the importer's memory stays bounded whatever the file's period. INSERT ...
+ * SELECT FROM unnest(...) RETURNING cost the database about twice what COPY does, and folding
+ * batch by batch rewrote rollup rows all over the period in every batch of an unordered file
+ * (docs/decisions.md, issue 29).
  */
-const FOLD_LATER = {
-  create: sql(
-    'pulse_writes.fold_later_table',
-    `CREATE TEMP TABLE pulse_import_folds (level smallint NOT NULL, moderation_status text NOT NULL, subteam_id text, created_at timestamptz NOT NULL) ON COMMIT DROP`,
-  ),
-  insert: sql(
-    'pulse_writes.insert_fold_later',
-    `WITH ins AS (
-       INSERT INTO pulses (${PULSE_COLUMNS})
-       SELECT $1, * FROM unnest($2::text[], $3::smallint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[])
-       RETURNING ${FOLDED_COLUMNS}),
-     noted AS (INSERT INTO pulse_import_folds (${FOLDED_COLUMNS}) SELECT * FROM ins RETURNING 1)
-     SELECT count(*)::int AS n FROM noted`,
-  ),
-  fold: sql('pulse_writes.fold_later', `WITH ins AS (SELECT ${FOLDED_COLUMNS} FROM pulse_import_folds),\n     ${FOLDS}\n     SELECT 1`),
-};
+const COPY_PULSES = `COPY pulses (${PULSE_COLUMNS}) FROM STDIN`;
+const FOLD_SUMS = sql(
+  'pulse_writes.fold_sums',
+  `WITH by_minute AS (SELECT * FROM unnest($2::timestamptz[], $3::bigint[], $4::bigint[]) AS m(minute, n, s)),
+   by_day AS (SELECT * FROM unnest($5::date[], $6::text[], $7::boolean[], $8::bigint[], $9::bigint[]) AS d(day, subteam_id, clean, n, s)),
+   ${FOLD_CTES}
+   SELECT 1`,
+);
+/** Sums held before they are folded (about 100 bytes each): a file spanning years of busy minutes folds on the way. */
+const HELD_SUMS_MAX = 200_000;
+
+/** `by_minute`'s and `by_day`'s rows, kept by the COPY path. */
+interface Sum {
+  n: number;
+  s: number;
+}
+interface DaySum extends Sum {
+  day: string;
+  subteamId: string | null;
+  clean: boolean;
+}
+
+const COPY_ESCAPES: Record<string, string> = { '\\': '\\\\', '\n': '\\n', '\r': '\\r', '\t': '\\t' };
+const COPY_SPECIAL = /[\\\n\r\t]/;
+const COPY_SPECIALS = /[\\\n\r\t]/g;
+/** A value in COPY's text format: NULL as \N; backslash, newline, carriage return and tab escaped. */
+export function copyValue(v: string | number | null): string {
+  if (v === null) return '\\N';
+  if (typeof v === 'number') return String(v);
+  return COPY_SPECIAL.test(v) ? v.replace(COPY_SPECIALS, (c) => COPY_ESCAPES[c]) : v;
+}
 
 /**
  * The door for a file (the import, issue 29), whatever the order of its rows. Written in file
@@ -268,8 +291,8 @@ const FOLD_LATER = {
  * and `finish` moves the staged rows in (created_at, id) order, a chunk a statement, so each chunk
  * inserts neighbouring rows and folds them into neighbouring rollup rows. All in the caller's
  * transaction; every row inserted is folded in the statement that inserts it. That is the path on
- * PGlite and in skip mode; in abort mode on a server, batches go in sorted and are folded once at
- * the end (FOLD_LATER above).
+ * PGlite and in skip mode; in abort mode on a server, batches go in sorted by COPY and are folded
+ * from sums kept here (COPY_PULSES above).
  */
 export class PulseImport {
   private inFlight: Promise<unknown> = Promise.resolve();
@@ -279,13 +302,16 @@ export class PulseImport {
   /** The greatest (createdAt, id) sent straight in: a row after it keeps the writes in order. */
   private last = '';
   private readonly stage: (typeof STAGE)['rows'];
+  /** The COPY path's sums not yet folded: `by_minute`'s rows by minute, `by_day`'s by day, CLEAN or not, and team. */
+  private readonly minuteSums = new Map<string, Sum>();
+  private readonly daySums = new Map<string, DaySum>();
 
   /**
    * `shortStatements` (PGlite): no statement over the whole file; the staging table keeps its
    * index as rows arrive instead of being sorted once at the end.
    */
   constructor(
-    private readonly tx: Queryable,
+    private readonly tx: Queryable & Pick<Transaction, 'copyFrom'>,
     private readonly orgId: string,
     private readonly opts: { onExisting: OnExisting; shortStatements: boolean },
   ) {
@@ -297,7 +323,7 @@ export class PulseImport {
    * without waiting for it; rejects with a batch's failure.
    */
   async write(pulses: NewPulse[]): Promise<void> {
-    if (this.foldLater) return this.writeFoldLater(pulses);
+    if (this.copied) return this.writeCopy(pulses);
     const inOrder: NewPulse[] = [];
     const late: NewPulse[] = [];
     for (const p of pulses) {
@@ -326,26 +352,69 @@ export class PulseImport {
     this.inFlight = sending;
   }
 
-  private get foldLater(): boolean {
-    return this.opts.onExisting === 'fail' && !this.opts.shortStatements;
+  /** Abort mode on a server: batches go in by COPY and are folded from the sums kept here (COPY_PULSES above). */
+  private get copied(): boolean {
+    return this.opts.onExisting === 'fail' && !this.opts.shortStatements && this.tx.copyFrom !== undefined;
   }
 
-  /** A batch in (createdAt, id) order: its inserts sweep the indexes once instead of landing all over them. */
-  private async writeFoldLater(batch: NewPulse[]): Promise<void> {
+  /**
+   * A batch in (createdAt, id) order, written by COPY: its inserts sweep the indexes once instead
+   * of landing all over them. Its rows are added to the sums folded later.
+   */
+  private async writeCopy(batch: NewPulse[]): Promise<void> {
+    if (batch.length === 0) return;
     const pulses = [...batch].sort((a, b) => (a.createdAt < b.createdAt ? -1 : a.createdAt > b.createdAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
-    const params = pulses.length ? batchParams(this.orgId, pulses) : undefined;
+    const org = copyValue(this.orgId);
+    let data = '';
+    for (const p of pulses) {
+      data += `${org}\t${copyValue(p.id)}\t${p.level}\t${copyValue(p.reason)}\t${copyValue(p.comment)}\t${p.moderationStatus}\t${copyValue(p.subteamId)}\t${p.createdAt}\n`;
+      this.addToSums(p);
+    }
+    const fold = this.minuteSums.size + this.daySums.size >= HELD_SUMS_MAX ? this.takeSums() : undefined;
     await this.inFlight;
-    if (!params) return;
     const sending = (async () => {
-      if (!this.stageReady) {
-        await this.tx.query(FOLD_LATER.create);
-        this.stageReady = true;
-      }
-      const [r] = await this.tx.query<{ n: number }>(FOLD_LATER.insert, params);
-      this.written += r.n;
+      this.written += await this.tx.copyFrom!(COPY_PULSES, data);
+      if (fold) await this.tx.query(FOLD_SUMS, fold);
     })();
     sending.catch(() => {}); // awaited by the next write or by finish()
     this.inFlight = sending;
+  }
+
+  /** Adds a row to `by_minute` and `by_day`: createdAt is canonical (UTC, milliseconds), so it starts with its UTC minute and day. */
+  private addToSums(p: NewPulse): void {
+    const minute = p.createdAt.slice(0, 16);
+    const m = this.minuteSums.get(minute);
+    if (m) {
+      m.n++;
+      m.s += p.level;
+    } else this.minuteSums.set(minute, { n: 1, s: p.level });
+    const day = p.createdAt.slice(0, 10);
+    const clean = p.moderationStatus === 'CLEAN';
+    const key = `${day}${clean ? 'c' : 'f'}${p.subteamId === null ? '' : `:${p.subteamId}`}`;
+    const d = this.daySums.get(key);
+    if (d) {
+      d.n++;
+      d.s += p.level;
+    } else this.daySums.set(key, { day, subteamId: p.subteamId, clean, n: 1, s: p.level });
+  }
+
+  /** FOLD_SUMS's parameters for the sums held so far, which are then forgotten. */
+  private takeSums(): string[] {
+    const minutes = [...this.minuteSums];
+    const days = [...this.daySums.values()];
+    this.minuteSums.clear();
+    this.daySums.clear();
+    return [
+      this.orgId,
+      arrayLiteral(minutes.map(([m]) => `${m}:00Z`)),
+      arrayLiteral(minutes.map(([, v]) => v.n)),
+      arrayLiteral(minutes.map(([, v]) => v.s)),
+      arrayLiteral(days.map((d) => d.day)),
+      arrayLiteral(days.map((d) => d.subteamId)),
+      arrayLiteral(days.map((d) => (d.clean ? 't' : 'f'))),
+      arrayLiteral(days.map((d) => d.n)),
+      arrayLiteral(days.map((d) => d.s)),
+    ];
   }
 
   /**
@@ -355,8 +424,8 @@ export class PulseImport {
    */
   async finish(chunkSize: number, afterChunk?: (moved: number, staged: number) => Promise<void> | void): Promise<number> {
     await this.inFlight;
-    if (this.foldLater) {
-      if (this.stageReady) await this.tx.query(FOLD_LATER.fold, [this.orgId]);
+    if (this.copied) {
+      if (this.minuteSums.size) await this.tx.query(FOLD_SUMS, this.takeSums());
       return this.written;
     }
     if (this.staged === 0) return this.written;

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../src/db/executor.js';
-import { ROLLUP_TABLES } from '../../src/db/pulse-writes.js';
+import { rebuildRollups, ROLLUP_TABLES } from '../../src/db/pulse-writes.js';
+import type { Queryable } from '../../src/db/executor.js';
 import { operatorActor } from '../../src/domain/audit.js';
 import { CommentReleases } from '../../src/domain/comments.js';
 import { loadDataset } from '../../src/domain/dataset.js';
@@ -118,10 +119,10 @@ describe('an import gives the same outcome whatever the order of its rows (issue
   const pulses = (org: string) =>
     t.db.query<Record<string, unknown>>(sql('test.order_pulses', `SELECT * FROM pulses WHERE org_id = $1 ORDER BY id`), [org]);
   /** Every rollup's rows of the organization, without its id, in one order. */
-  const rollups = async (org: string) => {
+  const rollups = async (org: string, db: Queryable = t.db) => {
     const out: Record<string, string[]> = {};
     for (const table of ROLLUP_TABLES) {
-      const got = await t.db.query<Record<string, unknown>>(sql(`test.order_${table}`, `SELECT * FROM ${table} WHERE org_id = $1`), [org]);
+      const got = await db.query<Record<string, unknown>>(sql(`test.order_${table}`, `SELECT * FROM ${table} WHERE org_id = $1`), [org]);
       out[table] = got.map(({ org_id: _, ...r }) => JSON.stringify(r, (_k, v: unknown) => (typeof v === 'bigint' ? String(v) : v))).sort();
     }
     return out;
@@ -175,6 +176,52 @@ describe('an import gives the same outcome whatever the order of its rows (issue
       expect(err).toMatchObject({ code: 'invalid_request', message: `import aborted, nothing was written: a pulse with id "pre_2" already exists in organization "${orgOf(order)}"` });
       expect(await state(orgOf(order))).toEqual(before);
     }
+  });
+
+  it('abort mode: the same pulses and rollups in every order, every rollup as rebuilt from the pulses, every text kept as written', async () => {
+    // On a server, abort mode writes each batch by COPY and folds sums kept by the importer (src/db/pulse-writes.ts).
+    const hostile: Row[] = ['tab\there', 'line\nbreak', 'carriage\rreturn', 'back\\slash', '\\N', '\\.', '\\', 'ends with \\', 'é ✓ 😀', ' '].map((text, i) => ({
+      id: `text_${i}\t${text}`, level: 1 + (i % 5), reason: text, comment: text, moderationStatus: i % 3 ? 'CLEAN' : 'FLAGGED',
+      subteamId: TEAMS[i % 4] ?? null, createdAt: new Date(BASE + i * 86_400_000 + 59_999).toISOString(),
+    }));
+    const body = [...all, ...hostile];
+    const abortOrg = (order: Order) => `${orgOf(order)}_abort`;
+    await loadDataset(t.db, {
+      organizations: ORDERS.map((order) => ({
+        id: abortOrg(order), name: order, plan: 'business', createdAt: '2026-01-01T00:00:00.000Z',
+        teams: TEAMS.map((id) => ({ id, name: id, createdAt: '2026-01-01T00:00:00.000Z' })),
+        pulses: EXISTING,
+      })),
+    });
+    const summaries: ReturnType<typeof stable>[] = [];
+    for (const order of ORDERS) {
+      const file = write(`abort-ok-${order}.ndjson`, ordered(body, order).map((r) => JSON.stringify(r)));
+      summaries.push(stable(await importPulses(t.db, { orgId: abortOrg(order), file, onError: 'abort', batchSize: 100 }, operatorActor(), new Date())));
+    }
+    expect(summaries[0]).toEqual({ imported: body.length, skipped: 0, rows: body.length, problems: [], aborted: false, pulsesInFrozenWeeks: 0 });
+    for (const s of summaries) expect(s).toEqual(summaries[0]);
+
+    const reference = await state(abortOrg('sorted'));
+    expect(reference.pulses).toHaveLength(EXISTING.length + body.length);
+    for (const order of ORDERS) {
+      const got = await state(abortOrg(order));
+      expect(got.pulses, order).toEqual(reference.pulses);
+      for (const table of ROLLUP_TABLES) expect(got.rollups[table], `${order}: ${table}`).toEqual(reference.rollups[table]);
+    }
+    const stored = await t.db.query<Row & { reason: string; comment: string }>(
+      sql('test.order_hostile', `SELECT id, reason, comment FROM pulses WHERE org_id = $1 AND id LIKE 'text\\_%' ORDER BY id`),
+      [abortOrg('shuffled')],
+    );
+    expect(stored).toEqual(hostile.map((r) => ({ id: r.id, reason: r.reason, comment: r.comment })).sort((a, b) => (a.id < b.id ? -1 : 1)));
+    // The rollups are right, not only equal: each is what a rebuild from the pulses gives.
+    const rebuilt = await t.db
+      .transaction(async (tx) => {
+        await rebuildRollups(tx, abortOrg('shuffled'));
+        throw Object.assign(new Error('roll back'), { rollups: await rollups(abortOrg('shuffled'), tx) });
+      })
+      .catch((e: { rollups: Record<string, string[]> }) => e.rollups);
+    for (const table of ROLLUP_TABLES) expect(reference.rollups[table], table).toEqual(rebuilt[table]);
+    expect(rebuilt.pulse_minute_stats.length).toBeGreaterThan(1000);
   });
 
   it('skip mode: the same pulses, the same rows in every rollup, the same summary and audit row, in every order', async () => {

@@ -48,6 +48,7 @@ const ROLES: Record<string, string> = {
   otpauth: 'console: two-factor codes (TOTP, RFC 6238)',
   uplot: 'console: the overview charts (drawn from their tables; served from the package, no CDN)',
   pg: 'PostgreSQL driver',
+  'pg-copy-streams': "PostgreSQL's COPY FROM STDIN (the file import's batches)",
   pino: 'logs',
   'prom-client': 'metrics',
   standardwebhooks: 'webhook signatures',
