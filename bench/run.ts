@@ -227,6 +227,25 @@ async function drive(baseUrl: string, s: Scenario, key: string, seconds: number,
   };
 }
 
+/**
+ * Waits until the database runs no statement but this one: a round's slow requests (the floor's
+ * year of raw pulses takes seconds) go on in the database after autocannon stops, and took both
+ * cores from the next round's process (GET /v1/stats/daily measured 64 req/s in its rounds and
+ * 417 alone). At most 60 s.
+ */
+async function settle(url: string): Promise<void> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    for (const until = Date.now() + 60_000; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
+      const { rows } = await c.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND pid <> pg_backend_pid()`);
+      if (rows[0].n === 0) return;
+    }
+  } finally {
+    await c.end();
+  }
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const sumUp = (ms: Measure[]): Measure => ({
   reqPerSec: median(ms.map((m) => m.reqPerSec)),
@@ -304,10 +323,16 @@ async function benchHttp(url: string, results: Record<string, unknown>) {
       const svc: Measure[] = [];
       const flr: Measure[] = [];
       const bsl: Measure[] = [];
+      await settle(url);
       for (let r = 0; r < rounds; r++) {
         svc.push(await drive(service.url, s, MAIN_KEY, seconds, connections));
+        await settle(url);
         flr.push(await drive(floor.url, s, MAIN_KEY, seconds, connections));
-        if (withBaseline) bsl.push(await drive(withBaseline.url, s, MAIN_KEY, seconds, connections));
+        await settle(url);
+        if (withBaseline) {
+          bsl.push(await drive(withBaseline.url, s, MAIN_KEY, seconds, connections));
+          await settle(url);
+        }
       }
       const a = sumUp(svc);
       const b = sumUp(flr);
@@ -330,6 +355,7 @@ async function benchHttp(url: string, results: Record<string, unknown>) {
     }
     results.scenarios = table;
     if (!flags.only || 'console'.includes(flags.only)) {
+      await settle(url);
       results.console = await benchConsole(service.url, url, MAIN_ORG, { rounds, seconds, connections, log });
     }
     results.servicePeakRssMb = service.peakRssMb();
