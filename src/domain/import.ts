@@ -49,9 +49,10 @@ export interface ImportSummary {
   peakRssMb: number;
   /**
    * Where the time went, in seconds: reading, parsing and validating rows in this process; waiting
-   * for the database to finish the previous batch (written while the next batch is read: its rows
-   * in time order inserted and folded into the rollups by the pulse door, the others staged); the
-   * end (the last batch, then the staged rows moved in time order, and the audit row); the commit.
+   * for the database to finish the previous batch (written while the next batch is read: in abort
+   * mode on a server, sorted and written by COPY; otherwise its rows in time order inserted and
+   * folded by the pulse door, the others staged); the end (the last batch, then the importer's sums
+   * folded into the rollups, or the staged rows moved in time order, and the audit row); the commit.
    */
   phases: { parseValidate: number; streamWait: number; finish: number; commit: number };
   /**
@@ -301,8 +302,10 @@ export class ImportAborted extends ApiError {
  * row dooms the file, every bad row is still reported, nothing is written. skip: bad rows and
  * ids already present are skipped and reported, the rest is written. The audit row (counts, the
  * format and the mode; never a file name or a row) is written in that transaction. The rows may
- * come in any order: those that come in time order are written as they are read, the others are
- * staged and moved in time order at the end (PulseImport, docs/decisions.md, issue 29).
+ * come in any order (PulseImport, docs/decisions.md, issue 29): in abort mode on a server each
+ * batch is sorted and written by COPY, and the rollups are folded from sums kept by the importer;
+ * otherwise rows that come in time order are written as they are read, the others are staged and
+ * moved in time order at the end.
  */
 export async function importPulses(db: DatabaseExecutor, opts: ImportOptions, actor: Actor, now: Date): Promise<ImportSummary> {
   const started = Date.now();
