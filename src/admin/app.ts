@@ -5,7 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../config.js';
 import type { DatabaseExecutor } from '../domain/database.js';
 import { ApiError } from '../contract/errors.js';
-import { contractServerOptions, readBearer, registerContractBase, registerQueryRules, registerRequestLog, registerResponseHeaders } from '../http/plugins/index.js';
+import { contractServerOptions, lazySerializers, readBearer, registerContractBase, registerQueryRules, registerRequestLog, registerResponseHeaders } from '../http/plugins/index.js';
 import { registerAdminRoutes, ADMIN_PREFIX } from './routes/index.js';
 
 export { ADMIN_PREFIX };
@@ -22,6 +22,11 @@ export interface AdminDeps {
   /** The server's logger (its redaction included), for the listeners server.ts starts. */
   loggerInstance?: FastifyBaseLogger;
   now?: () => Date;
+  /**
+   * Compile each route's validator and serializer on its first use (the CLI's in-process app, which
+   * answers a request or two and exits), not at ready (a listening server).
+   */
+  compileOnFirstUse?: boolean;
 }
 
 const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
@@ -40,9 +45,10 @@ export async function buildAdminApp(config: Config, deps: AdminDeps): Promise<Fa
     requestTimeout: 0,
     keepAliveTimeout: 5_000,
     ...contractServerOptions,
+    ...(deps.compileOnFirstUse ? { schemaController: lazySerializers } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  registerContractBase(app);
+  registerContractBase(app, { compileOnFirstUse: deps.compileOnFirstUse });
   registerResponseHeaders(app);
   const expected = deps.token === undefined ? undefined : digest(deps.token);
   if (expected) {

@@ -118,7 +118,7 @@ export async function withOperator<T>(fn: (op: Operator) => Promise<T>): Promise
   return withDatabase(async (db) => {
     // Loaded only for a direct operation: commands through the socket or on the domain start faster.
     const { buildAdminApp } = await import('../admin/app.js');
-    const app = await buildAdminApp(config, { db });
+    const app = await buildAdminApp(config, { db, compileOnFirstUse: true });
     try {
       return await fn({
         via: 'direct',

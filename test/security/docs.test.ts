@@ -34,6 +34,7 @@ describe('docs/security.md', () => {
 /** What each production dependency is for. A new dependency without a role here fails the test below. */
 const ROLES: Record<string, string> = {
   '@electric-sql/pglite': 'embedded database (PostgreSQL compiled to WASM)',
+  '@fastify/fast-json-stringify-compiler': "Fastify's own response serializer, compiled per route on first use in the CLI",
   '@fastify/rate-limit': 'per-key rate limits (its stores count failed authentications too)',
   '@fastify/swagger': 'OpenAPI document',
   '@fastify/swagger-ui': 'API reference page',

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../contract/errors.js';
 import { ErrorSchema } from '../../contract/schemas/common.js';
 import { compileValidator } from '../validation.js';
+import { lazyValidatorCompiler } from '../lazy-compilers.js';
 import { registerErrorHandling } from './errors.js';
 
 /**
@@ -9,10 +10,10 @@ import { registerErrorHandling } from './errors.js';
  * shape, strict validation, JSON bodies only, the error schema, and the response headers every
  * answer carries. Each app is then a short list of these plugins plus its routes.
  */
-export function registerContractBase(app: FastifyInstance): void {
+export function registerContractBase(app: FastifyInstance, opts: { compileOnFirstUse?: boolean } = {}): void {
   registerErrorHandling(app);
   // Bodies are validated without type conversion; query strings, params and headers are coerced.
-  app.setValidatorCompiler(compileValidator);
+  app.setValidatorCompiler(opts.compileOnFirstUse ? lazyValidatorCompiler(compileValidator) : compileValidator);
   // Only JSON bodies: a text/plain body is refused as invalid_json, not parsed as a string.
   app.removeContentTypeParser('text/plain');
   app.addSchema(ErrorSchema);

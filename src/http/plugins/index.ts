@@ -12,3 +12,4 @@ export { registerOperations } from './operations.js';
 export { registerScopeCheck } from './scope.js';
 export { registerQueryRules } from './query-rules.js';
 export { contractServerOptions } from '../server-options.js';
+export { lazySerializers } from '../lazy-compilers.js';
