@@ -33,7 +33,7 @@ describe('webhook worker', () => {
     expect(await waitFor(() => rx.received.length === 1)).toBe(true);
     const closedAt = Date.now();
     await first.close();
-    expect(Date.now() - closedAt).toBeLessThan(2000); // it does not wait for the 10 s timeout
+    expect(Date.now() - closedAt).toBeLessThan(5000); // it does not wait for the 10 s timeout (half of it is room for a busy machine)
     const [d] = await listDeliveries(t.db, 'org_w', { limit: 5 });
     expect(d).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: null, lastError: 'abandoned at shutdown' });
     expect(Date.parse(d.nextAttemptAt!)).toBeLessThanOrEqual(Date.now());
