@@ -89,16 +89,16 @@ export function demoDataset(now: Date, opts: { orgId: string; key: string; seed?
         pulses,
         actions: [
           {
-            id: `${opts.orgId}_ac_1`, title: 'Extra hands on the support queue', description: 'Two engineers rotate into support for two weeks.',
+            id: 'act_demo_1', title: 'Extra hands on the support queue', description: 'Two engineers rotate into support for two weeks.',
             startDate: week2.toISOString(), endDate: new Date(week2.getTime() + 14 * DAY).toISOString(), status: 'active', subteamId: DIP_TEAM, createdAt: week2.toISOString(),
           },
           {
-            id: `${opts.orgId}_ac_2`, title: 'Meeting-free Wednesdays', description: null,
+            id: 'act_demo_2', title: 'Meeting-free Wednesdays', description: null,
             startDate: new Date(now.getTime() - 60 * DAY).toISOString(), endDate: null, status: 'done', subteamId: 'team_engineering',
             createdAt: new Date(now.getTime() - 60 * DAY).toISOString(),
           },
           {
-            id: `${opts.orgId}_ac_3`, title: 'Quarterly offsite', description: 'Postponed to next quarter.',
+            id: 'act_demo_3', title: 'Quarterly offsite', description: 'Postponed to next quarter.',
             startDate: new Date(now.getTime() - 20 * DAY).toISOString(), endDate: null, status: 'cancelled', subteamId: null,
             createdAt: new Date(now.getTime() - 25 * DAY).toISOString(),
           },

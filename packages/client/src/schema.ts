@@ -2208,7 +2208,7 @@ export interface operations {
                  * @example {
                  *       "title": "Retro on workload",
                  *       "description": "Monthly",
-                 *       "subteamId": "team_web"
+                 *       "subteamId": "team_engineering"
                  *     }
                  */
                 "application/json": components["schemas"]["NewAction"];
@@ -2793,7 +2793,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @example act_7Qm2xV9b */
+                /** @example act_demo_1 */
                 id: string;
             };
             cookie?: never;

@@ -40,7 +40,7 @@ export const CreateActionBodySchema = Type.Object(
     endDate: Type.Optional(Type.String({ format: 'date-time', maxLength: 35, description: 'Not before the start (the time of creation).' })),
     subteamId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64, description: 'A team of the organization.' }))),
   },
-  { title: 'NewAction', additionalProperties: false, examples: [{ title: 'Retro on workload', description: 'Monthly', subteamId: 'team_web' }] },
+  { title: 'NewAction', additionalProperties: false, examples: [{ title: 'Retro on workload', description: 'Monthly', subteamId: 'team_engineering' }] },
 );
 export type CreateActionBody = Static<typeof CreateActionBodySchema>;
 
@@ -59,12 +59,14 @@ export const UpdateActionBodySchema = Type.Object(
     additionalProperties: false,
     minProperties: 1,
     description: 'At least one field; a field left out keeps its value.',
-    examples: [{ status: 'done' }, { description: null, endDate: null }, { title: 'Retro on workload, part 2', subteamId: 'team_web' }],
+    examples: [{ status: 'done' }, { description: null, endDate: null }, { title: 'Retro on workload, part 2', subteamId: 'team_engineering' }],
   },
 );
 export type UpdateActionBody = Static<typeof UpdateActionBodySchema>;
 
-export const ActionIdParamsSchema = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128, examples: ['act_7Qm2xV9b'] }) });
+// The examples a request sends name what the demo organization of `npm start` holds (its team
+// team_engineering, its active action act_demo_1), so /docs' Try it out works there as filled in.
+export const ActionIdParamsSchema = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128, examples: ['act_demo_1'] }) });
 
 export const ActionIdSchema = Type.Object(
   { id: Type.String({ minLength: 1, maxLength: 128 }) },
