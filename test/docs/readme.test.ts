@@ -1,7 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import pg from 'pg';
@@ -307,6 +307,27 @@ describe(`README.md (${DATABASE ? 'PostgreSQL' : 'embedded PGlite'}, Node ${spaw
     // The example printed its report of the demo's teams.
     const example = run.findIndex((c) => c.text.includes('examples/weekly-report.ts'));
     expect(stdout.split(`@@CMD ${example}\n`)[1]?.split('@@CMD ')[0]).toMatch(/^Demo Company: weeks \d{4}-W\d\d to \d{4}-W\d\d/);
+  }, 300_000);
+
+  it('the TypeScript block runs as written against the demo, twice (its POSTs are safe to retry), and ends on the 400 it shows', async () => {
+    const blocks = [...README.matchAll(/```ts\n([^]*?)```/g)].map((m) => m[1]);
+    expect(blocks).toHaveLength(1);
+    // Inside the checkout, so that `@climate-pulse/client` resolves to the workspace package as in the README.
+    mkdirSync(join(ROOT, '.test-tmp'), { recursive: true });
+    const file = join(ROOT, '.test-tmp', `readme-block-${randomBytes(4).toString('hex')}.mts`);
+    writeFileSync(file, blocks[0].replaceAll('127.0.0.1:3000', `127.0.0.1:${port}`));
+    try {
+      const key = /API key \(shown once\): (cp_live_\w+)/.exec(out)![1];
+      for (const round of [1, 2]) {
+        const ran = spawnSync(NODE, [TSX, file], { cwd: ROOT, env: { ...process.env, PATH, CP_API_KEY: key }, encoding: 'utf8', timeout: 120_000 });
+        expect(ran.status, `round ${round}: ${ran.stderr.slice(0, 600)}`).toBe(0);
+        // Every pulse since 2026-10-01, one line each, then the error the block shows for limit=500.
+        expect(ran.stdout.split('\n').filter((l) => /^\d{4}-\d\d-\d\dT[\d:.]+Z [1-5]$/.test(l)).length).toBeGreaterThan(200);
+        expect(ran.stderr.trim()).toMatch(/^400 invalid_request Query parameter 'limit' must be <= 200\. [0-9a-f-]{36}$/);
+      }
+    } finally {
+      rmSync(file, { force: true });
+    }
   }, 300_000);
 
   it('the console: the printed link makes the owner, who signs out and in; the invitation `members invite` printed works too', async () => {
