@@ -368,8 +368,8 @@ export class PulseImport {
     let data = '';
     for (const p of pulses) {
       data += `${org}\t${copyValue(p.id)}\t${p.level}\t${copyValue(p.reason)}\t${copyValue(p.comment)}\t${p.moderationStatus}\t${copyValue(p.subteamId)}\t${p.createdAt}\n`;
-      this.addToSums(p);
     }
+    this.addToSums(pulses);
     const fold = this.minuteSums.size + this.daySums.size >= HELD_SUMS_MAX ? this.takeSums() : undefined;
     await this.inFlight;
     const sending = (async () => {
@@ -380,22 +380,51 @@ export class PulseImport {
     this.inFlight = sending;
   }
 
-  /** Adds a row to `by_minute` and `by_day`: createdAt is canonical (UTC, milliseconds), so it starts with its UTC minute and day. */
-  private addToSums(p: NewPulse): void {
-    const minute = p.createdAt.slice(0, 16);
-    const m = this.minuteSums.get(minute);
-    if (m) {
-      m.n++;
-      m.s += p.level;
-    } else this.minuteSums.set(minute, { n: 1, s: p.level });
-    const day = p.createdAt.slice(0, 10);
-    const clean = p.moderationStatus === 'CLEAN';
-    const key = `${day}${clean ? 'c' : 'f'}${p.subteamId === null ? '' : `:${p.subteamId}`}`;
-    const d = this.daySums.get(key);
-    if (d) {
-      d.n++;
-      d.s += p.level;
-    } else this.daySums.set(key, { day, subteamId: p.subteamId, clean, n: 1, s: p.level });
+  /**
+   * Adds a batch in time order to `by_minute` and `by_day`. createdAt is canonical (UTC,
+   * milliseconds), so it starts with its UTC minute and day; in time order, the rows of one minute
+   * (and of one day) are consecutive, so the held sums are looked up once per minute and per day
+   * and team, not once per row.
+   */
+  private addToSums(sorted: NewPulse[]): void {
+    let i = 0;
+    while (i < sorted.length) {
+      const day = sorted[i].createdAt.slice(0, 10);
+      // Per team (null for none), CLEAN and not, over this day's rows.
+      const clean = new Map<string | null, Sum>();
+      const flagged = new Map<string | null, Sum>();
+      while (i < sorted.length && sorted[i].createdAt.startsWith(day)) {
+        const minute = sorted[i].createdAt.slice(0, 16);
+        let n = 0;
+        let sum = 0;
+        for (; i < sorted.length && sorted[i].createdAt.startsWith(minute); i++) {
+          const p = sorted[i];
+          n++;
+          sum += p.level;
+          const teams = p.moderationStatus === 'CLEAN' ? clean : flagged;
+          const t = teams.get(p.subteamId);
+          if (t) {
+            t.n++;
+            t.s += p.level;
+          } else teams.set(p.subteamId, { n: 1, s: p.level });
+        }
+        const m = this.minuteSums.get(minute);
+        if (m) {
+          m.n += n;
+          m.s += sum;
+        } else this.minuteSums.set(minute, { n, s: sum });
+      }
+      for (const [teams, isClean] of [[clean, true], [flagged, false]] as const) {
+        for (const [subteamId, t] of teams) {
+          const key = `${day}${isClean ? 'c' : 'f'}${subteamId === null ? '' : `:${subteamId}`}`;
+          const d = this.daySums.get(key);
+          if (d) {
+            d.n += t.n;
+            d.s += t.s;
+          } else this.daySums.set(key, { day, subteamId, clean: isClean, n: t.n, s: t.s });
+        }
+      }
+    }
   }
 
   /** FOLD_SUMS's parameters for the sums held so far, which are then forgotten. */

@@ -121,20 +121,26 @@ export class CommentReleases {
 }
 
 /**
- * Counts pulses per ISO week while an import streams them (cheap per row: integer day
- * arithmetic), then says how many fell into weeks whose comments are already released.
+ * Counts pulses per ISO week while an import streams them (cheap per row: a count per UTC
+ * date, the first ten characters of a UTC createdAt), then says how many fell into weeks whose comments are already released.
  */
 export class FrozenWeekTally {
-  private readonly perMonday = new Map<number, number>();
+  /** Pulses per UTC date; weeks are made at the end. */
+  private readonly perDay = new Map<string, number>();
 
   add(createdAt: string): void {
-    const day = Math.floor(Date.parse(createdAt) / DAY_MS);
-    const monday = day - ((((day + 3) % 7) + 7) % 7); // 1970-01-01 was a Thursday
-    this.perMonday.set(monday, (this.perMonday.get(monday) ?? 0) + 1);
+    // A UTC date-time ('Z') starts with its UTC date; one with an offset (a dataset file's) is parsed.
+    const date = createdAt.endsWith('Z') && createdAt[10] === 'T' ? createdAt.slice(0, 10) : ymd(new Date(Date.parse(createdAt)));
+    this.perDay.set(date, (this.perDay.get(date) ?? 0) + 1);
   }
 
   count(db: Queryable, orgId: string): Promise<number> {
-    const perWeek = new Map([...this.perMonday].map(([d, n]) => [ymd(new Date(d * DAY_MS)), n]));
+    const perWeek = new Map<string, number>();
+    for (const [date, n] of this.perDay) {
+      const day = Math.floor(Date.parse(`${date}T00:00:00.000Z`) / DAY_MS);
+      const monday = ymd(new Date((day - ((((day + 3) % 7) + 7) % 7)) * DAY_MS)); // 1970-01-01 was a Thursday
+      perWeek.set(monday, (perWeek.get(monday) ?? 0) + n);
+    }
     return countInFrozenWeeks(db, orgId, perWeek);
   }
 }
