@@ -24,7 +24,8 @@ export async function createCliDatabase() {
     const t = await createTestDatabase();
     await t.db.close(); // the children and the tests open their own connections
     const env = { DATABASE_URL: t.url!, DATA_DIR: '' };
-    return { env, kind: 'pg' as const, close: async () => t.close().catch(() => {}) };
+    // Its pool is closed already: only the schema goes (t.close() would end the pool twice, throw, and leave it).
+    return { env, kind: 'pg' as const, close: () => t.drop!() };
   }
   const dir = mkdtempSync(join(tmpdir(), 'cp-cli-'));
   return { env: { DATA_DIR: dir, DATABASE_URL: '' }, kind: 'pglite' as const, dir, close: async () => rmSync(dir, { recursive: true, force: true }) };

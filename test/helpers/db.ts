@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
 import type { DatabaseExecutor } from '../../src/db/executor.js';
 import { distributeOnCitus } from '../../src/db/citus.js';
 import { migrate } from '../../src/db/migrate.js';
@@ -26,6 +26,8 @@ export interface TestDatabase {
   /** A DATABASE_URL that reaches this very database (PostgreSQL only), for child processes. */
   url?: string;
   close(): Promise<void>;
+  /** PostgreSQL only: drops the schema, for a caller that closed `db` itself (closing it twice throws). */
+  drop?(): Promise<void>;
 }
 
 let snapshot: Blob | undefined;
@@ -53,11 +55,19 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
   await admin.connect();
   await admin.query(`CREATE SCHEMA ${schema}`);
+  // The test file that made it: a schema left behind (a close that never ran) names its leaker.
+  await admin.query(`COMMENT ON SCHEMA ${schema} IS ${pg.escapeLiteral(expect.getState().testPath ?? 'unknown')}`);
   await admin.end();
   const url = new URL(TEST_DATABASE_URL);
   // On Citus, tests inject faults with triggers on distributed tables (docs/scaling.md: enable_unsafe_triggers).
   url.searchParams.set('options', `-c search_path=${schema}${TEST_CITUS_URL ? ' -c citus.enable_unsafe_triggers=on' : ''}`);
   const db = new PgExecutor({ connectionString: url.toString(), max: 10 });
+  const drop = async () => {
+    const c = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await c.connect();
+    await c.query(`DROP SCHEMA ${schema} CASCADE`);
+    await c.end();
+  };
   await migrate(db);
   if (TEST_CITUS_URL) await distributeOnCitus(db, { shardCount: TEST_CITUS_SHARDS });
   return {
@@ -65,10 +75,8 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     url: url.toString(),
     async close() {
       await db.close();
-      const c = new pg.Client({ connectionString: TEST_DATABASE_URL });
-      await c.connect();
-      await c.query(`DROP SCHEMA ${schema} CASCADE`);
-      await c.end();
+      await drop();
     },
+    drop,
   };
 }
