@@ -161,6 +161,7 @@ describe('issue 26: the operator listener is bounded', () => {
 
   afterAll(async () => {
     await server?.close(); // closes the database too
+    await tdb?.drop?.(); // and its PostgreSQL schema goes
     if (previousTmpdir === undefined) delete process.env.TMPDIR;
     else process.env.TMPDIR = previousTmpdir;
     rmSync(TMP, { recursive: true, force: true });
@@ -369,7 +370,8 @@ describe('issue 26: the operator listener caps its connections', () => {
   }, 180_000);
 
   afterAll(async () => {
-    await server?.close();
+    await server?.close(); // closes the database too
+    await tdb?.drop?.(); // and its PostgreSQL schema goes
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 

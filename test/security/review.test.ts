@@ -327,6 +327,7 @@ describe('finding 7: answers before routing are in the contract shape; timeouts 
   }, 180_000);
   afterAll(async () => {
     await server.close(); // closes the database too
+    await tdb?.drop?.(); // and its PostgreSQL schema goes
   });
 
   const expectContractError = (text: string, status: number, code: string) => {
@@ -418,7 +419,8 @@ describe('finding 8: quieter ones', () => {
       const { text } = await raw(port, `GET /v1/org HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${KEYS.acme}\r\nConnection: close\r\n\r\n`);
       expect(statusOf(text)).toBe(200);
     } finally {
-      await server.close();
+      await server.close(); // closes the database too
+      await tdb.drop?.();
     }
   });
 
