@@ -5,6 +5,7 @@ import {
   hiddenComments,
   lockAgainstReleases,
   lockReleases,
+  organizationsWithPulses,
   readAnswer,
   releaseDue,
   releaseLatePools,
@@ -144,6 +145,20 @@ export class FrozenWeekTally {
     return countInFrozenWeeks(db, orgId, perWeek);
   }
 }
+
+/**
+ * Releases every week already due, in every organization, before a backup copies the database
+ * (CONTRACT.md section 5): a copy served beside its original then starts from the same freezes, so
+ * that the two cannot be compared week by week to isolate a late comment (docs/privacy.md). Each
+ * organization in its own transaction, under its release lock, as an answer would release it.
+ */
+export async function releaseEverythingDue(db: DatabaseExecutor, releases: CommentReleases, now: Date): Promise<void> {
+  const last = ymd(releases.lastReleasableWeek(now));
+  for (const orgId of await organizationsWithPulses(db)) await releases.ensureReleased(db, orgId, FIRST_WEEK, last);
+}
+
+/** The Monday of the first week a date-time can fall in (0001-01-01 was a Monday). */
+const FIRST_WEEK = '0001-01-01';
 
 /** Groups weeks into runs of at most about RELEASE_CHUNK_PULSES pulses. */
 function chunks(weeks: { week: WeekDate; n: number }[]): WeekDate[][] {

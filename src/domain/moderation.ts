@@ -15,73 +15,46 @@ export interface ModerationResult {
 }
 
 
-/**
- * The pulse, locked, with its cell group, its week, the status GET /pulses shows of it and what its
- * week's release recorded of it.
- */
+/** The pulse, locked (one change at a time per pulse), with the status answers show of it. */
 const currentStatus = sql(
   'moderation.current',
-  `SELECT p.moderation_status, coalesce(p.shown_status, p.moderation_status) AS shown_status,
-          date_trunc('week', p.created_at AT TIME ZONE 'UTC')::date::text AS week,
-          coalesce('team:' || p.subteam_id, 'none') AS grp, m.frozen_status
+  `SELECT p.moderation_status, coalesce(p.shown_status, p.moderation_status) AS shown_status
      FROM pulses p
-     LEFT JOIN comment_release_members m ON m.org_id = p.org_id AND m.pulse_id = p.id
     WHERE p.org_id = $1 AND p.id = $2
       FOR UPDATE OF p`,
 );
 
 /**
- * The status changes and the CLEAN rollup follows; the status GET /pulses shows does not change
- * ($6: kept while it differs from the new status, NULL when they agree again). For a pulse its
- * week's release recorded (`frozen`), also: the group's frozen CLEAN count follows (so its late
- * pool does not move), and a released comment is visible exactly while its pulse is CLEAN. Four statements rather than
- * one guarded by a boolean parameter: Citus leaves a data-modifying CTE whose WHERE folds to false
- * unrouted, and the worker then refuses it ("cannot execute a distributed query from a query on a shard").
+ * The status changes; the status answers show does not ($4: kept while it differs from the new
+ * status, NULL when they agree again), and no count moves: every count behind freezing, late pools
+ * and `suppressed` is of statuses as shown (CONTRACT.md section 5, nothing live behind `suppressed`).
  */
-const changeQuery = (up: boolean, frozen: boolean) =>
-  sql(
-    `moderation.change.${up ? 'up' : 'down'}${frozen ? '.frozen' : ''}`,
-    `WITH pulse AS (
-       UPDATE pulses SET moderation_status = $3, shown_status = $6 WHERE org_id = $1 AND id = $2 RETURNING 1
-     ), clean AS (
-       ${
-         up
-           ? `INSERT INTO pulse_clean_week_stats AS s (org_id, week, grp, clean_count) VALUES ($1, $4::date, $5, 1)
-              ON CONFLICT (org_id, week, grp) DO UPDATE SET clean_count = s.clean_count + 1`
-           : `UPDATE pulse_clean_week_stats SET clean_count = clean_count - 1 WHERE org_id = $1 AND week = $4::date AND grp = $5`
-       }
-       RETURNING 1
-     )${
-       frozen
-         ? `, frozen AS (
-       UPDATE comment_frozen_groups SET frozen_clean = frozen_clean + ${up ? 1 : -1}
-        WHERE org_id = $1 AND week = $4::date AND grp = $5
-       RETURNING 1
-     ), member AS (
-       UPDATE comment_release_members SET visible = released AND $3 = 'CLEAN' AND NOT hidden
-        WHERE org_id = $1 AND pulse_id = $2
-       RETURNING 1
-     )`
-         : ''
-     }
-     SELECT (SELECT count(*) FROM pulse)::int AS pulses, (SELECT count(*) FROM clean)::int AS clean,
-            ${frozen ? '(SELECT count(*) FROM frozen)::int' : '0'} AS frozen`,
-  );
-const change = {
-  up: { frozen: changeQuery(true, true), open: changeQuery(true, false) },
-  down: { frozen: changeQuery(false, true), open: changeQuery(false, false) },
-};
+const changeStatus = sql(
+  'moderation.change',
+  `UPDATE pulses SET moderation_status = $3, shown_status = $4 WHERE org_id = $1 AND id = $2 RETURNING 1`,
+);
 
 /**
- * Sets the moderation status of one pulse, under the rules of CONTRACT.md section 5 (moderation
- * before and after release). The one operation behind the CLI's `pulses moderate` and the operator
- * API, and the only way a status changes: it keeps pulse_clean_week_stats exact and never changes
- * the status GET /pulses shows (the status the pulse arrived with until a release covers it, then
- * the one it had at that release: moderators act on a comment's words, so a visible flip would
- * name the pulse whose comment a release shows). For a pulse of a released week it hides or shows
- * its released comment while every count and `suppressed` stay as they were at the release. The
- * organization's release lock is taken shared: moderations of one organization run side by side; a
- * release waits for them.
+ * A comment a release recorded is visible exactly while it was released, its pulse is CLEAN and no
+ * admin hid it. A pulse frozen FLAGGED was never released, so it stays out whatever happens.
+ */
+const followRelease = sql(
+  'moderation.follow_release',
+  `UPDATE comment_release_members SET visible = released AND $3 = 'CLEAN' AND NOT hidden
+    WHERE org_id = $1 AND pulse_id = $2
+   RETURNING 1`,
+);
+
+/**
+ * Sets the moderation status of one pulse, under the rules of CONTRACT.md section 5. The one
+ * operation behind the CLI's `pulses moderate` and the operator API, and the only way a status
+ * changes. It never changes the status answers show of the pulse (the status it arrived with until
+ * a release covers it, then the one that release froze), nor any count behind freezing, late pools
+ * or `suppressed`: a moderation is seen only in what a release holds, and, after the release, in
+ * whether the pulse's released comment is in answers. The pulse's row is locked, so moderations of
+ * a pulse and hiding or showing its comment in the console happen one at a time, on any number of
+ * processes. The organization's release lock is taken shared: moderations of one organization run
+ * side by side; a release waits for them.
  */
 export async function moderatePulse(
   db: DatabaseExecutor,
@@ -99,24 +72,17 @@ export async function moderatePulse(
     recordAudit(tx, orgId, actor, { action: 'pulse.moderated', target: { kind: 'pulse', id: null }, details: { status, statusChanged: changed } }, now);
   return db.transaction(async (tx) => {
     await lockAgainstReleases(tx, orgId);
-    const [row] = await tx.query<{
-      moderation_status: ModerationStatus; shown_status: ModerationStatus; week: string; grp: string; frozen_status: ModerationStatus | null;
-    }>(currentStatus, [orgId, pulseId]);
+    const [row] = await tx.query<{ moderation_status: ModerationStatus; shown_status: ModerationStatus }>(currentStatus, [orgId, pulseId]);
     if (!row) throw new ApiError('not_found', `Pulse ${JSON.stringify(pulseId)} not found.`);
     const previous = row.moderation_status;
     if (previous === status) {
       await audit(tx, false);
       return { pulseId, previous, current: status, changed: false };
     }
-    const frozen = row.frozen_status !== null;
     const shown = row.shown_status !== status ? row.shown_status : null;
-    const up = status === 'CLEAN';
-    const statement = change[up ? 'up' : 'down'][frozen ? 'frozen' : 'open'];
-    const params = [orgId, pulseId, status, row.week, row.grp, shown];
-    const [r] = await tx.query<{ pulses: number; clean: number; frozen: number }>(statement, params);
-    if (r.pulses !== 1 || r.clean !== 1 || r.frozen !== (frozen ? 1 : 0)) {
-      throw new Error(`moderation of ${pulseId} found its rollups out of step (${JSON.stringify(r)})`);
-    }
+    const [changed] = await tx.query<{ '?column?': number }>(changeStatus, [orgId, pulseId, status, shown]);
+    if (!changed) throw new Error(`moderation of ${pulseId} found no pulse to change`);
+    await tx.query(followRelease, [orgId, pulseId, status]);
     await audit(tx, true);
     return { pulseId, previous, current: status, changed: true };
   });

@@ -118,7 +118,8 @@ describe.skipIf(!TEST_CITUS_URL)(`the schema distributed on Citus${SKIP_REASON}`
   it('moderates a pulse of a week not released yet, both ways (a guarded CTE that folded to false reached a worker unrouted)', async () => {
     const clean = sql('test.citus.clean', `SELECT clean_count FROM pulse_clean_week_stats WHERE org_id = $1 AND week = '2026-11-02' AND grp = 'team:team_c'`);
     expect(await moderatePulse(t.db, 'org_c2', 'org_c2_p', 'FLAGGED', operatorActor(), new Date())).toEqual({ pulseId: 'org_c2_p', previous: 'CLEAN', current: 'FLAGGED', changed: true });
-    expect(await t.db.query(clean, ['org_c2'])).toEqual([{ clean_count: 0 }]);
+    // The count is of statuses as shown (migration 0021): a moderation before the release moves none.
+    expect(await t.db.query(clean, ['org_c2'])).toEqual([{ clean_count: 1 }]);
     expect(await moderatePulse(t.db, 'org_c2', 'org_c2_p', 'CLEAN', operatorActor(), new Date())).toEqual({ pulseId: 'org_c2_p', previous: 'FLAGGED', current: 'CLEAN', changed: true });
     expect(await t.db.query(clean, ['org_c2'])).toEqual([{ clean_count: 1 }]);
   });

@@ -67,11 +67,11 @@ const COMPARISONS: { name: string; rollup: string; scan: string }[] = [
   {
     name: 'pulse_clean_week_stats',
     rollup: `SELECT org_id || ' ' || week || ' ' || grp || ' ' || clean_count AS r FROM pulse_clean_week_stats WHERE clean_count > 0`,
-    // ISO weeks computed independently of date_trunc: Monday = the date minus (ISO weekday - 1) days.
+    // Pulses shown CLEAN (migration 0021). ISO weeks computed independently of date_trunc: Monday = the date minus (ISO weekday - 1) days.
     scan: `SELECT org_id || ' ' || w || ' ' || g || ' ' || count(*) AS r
              FROM (SELECT org_id, (created_at AT TIME ZONE 'UTC')::date - (extract(isodow FROM created_at AT TIME ZONE 'UTC')::int - 1) AS w,
                           CASE WHEN subteam_id IS NULL THEN 'none' ELSE 'team:' || subteam_id END AS g
-                     FROM pulses WHERE moderation_status = 'CLEAN') p
+                     FROM pulses WHERE coalesce(shown_status, moderation_status) = 'CLEAN') p
             GROUP BY org_id, w, g`,
   },
 ];

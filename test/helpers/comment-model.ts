@@ -130,21 +130,54 @@ export class CommentModel {
     return [...this.pulses.values()].filter((p) => mondayOf(Date.parse(p.createdAt)) === week);
   }
 
-  /** Cuts CLEAN pulses into cells by group; groups of 1-4 pooled into a remainder. `all`: also release the pools when the remainder is < 5. */
-  private cut(week: number, clean: ModelPulse[], batch: number, all: boolean): ModelCell[] {
+  /**
+   * A pulse is frozen CLEAN when it is CLEAN now and was shown CLEAN until its release (one public
+   * life per pulse): a pulse that arrived FLAGGED stays FLAGGED whatever a moderator did.
+   */
+  private freezesClean(p: ModelPulse): boolean {
+    return p.moderationStatus === 'CLEAN' && this.shownStatus(p.id) === 'CLEAN';
+  }
+
+  /** A week's first release: every pulse frozen; groups of >= 5 frozen CLEAN are cells, the others pooled into the remainder. */
+  private cutWeek(week: number, pulses: ModelPulse[]): ModelCell[] {
     const byGroup = new Map<string, ModelPulse[]>();
-    for (const p of clean) byGroup.set(groupOf(p), [...(byGroup.get(groupOf(p)) ?? []), p]);
+    for (const p of pulses) if (this.freezesClean(p)) byGroup.set(groupOf(p), [...(byGroup.get(groupOf(p)) ?? []), p]);
     const small = [...byGroup.values()].filter((ps) => ps.length < 5).flat();
     const cells: ModelCell[] = [];
     for (const [g, ps] of byGroup) {
-      if (ps.length >= 5) cells.push({ week, name: g, batch, sample: ps.length, released: true, members: ps.map((p) => p.id) });
+      if (ps.length >= 5) cells.push({ week, name: g, batch: 0, sample: ps.length, released: true, members: ps.map((p) => p.id) });
     }
-    if (small.length >= 5 || (all && small.length > 0)) {
-      cells.push({ week, name: 'rest', batch, sample: small.length, released: small.length >= 5, members: small.map((p) => p.id) });
+    if (small.length > 0) {
+      cells.push({ week, name: 'rest', batch: 0, sample: small.length, released: small.length >= 5, members: small.map((p) => p.id) });
       // The team's own view of a pooled group: withheld with subteamId.
-      for (const [g, ps] of byGroup) if (ps.length < 5) cells.push({ week, name: g, batch, sample: ps.length, released: false, members: [] });
+      for (const [g, ps] of byGroup) if (ps.length < 5) cells.push({ week, name: g, batch: 0, sample: ps.length, released: false, members: [] });
     }
     return cells;
+  }
+
+  /**
+   * A release of late pools, decided by the pools as shown (pulses that arrived CLEAN): pools of
+   * >= 5 are due, pools of 1-4 when they hold >= 5 together. Then as a week's release: groups with
+   * >= 5 frozen CLEAN are cells, the rest of what it covers a remainder.
+   */
+  private cutLate(week: number, pool: ModelPulse[], batch: number): { cells: ModelCell[]; covered: ModelPulse[] } {
+    const byGroup = new Map<string, ModelPulse[]>();
+    for (const p of pool) byGroup.set(groupOf(p), [...(byGroup.get(groupOf(p)) ?? []), p]);
+    const smallCount = [...byGroup.values()].filter((ps) => ps.length < 5).reduce((n, ps) => n + ps.length, 0);
+    const covered = [...byGroup.values()].filter((ps) => ps.length >= 5 || smallCount >= 5);
+    const cells: ModelCell[] = [];
+    const rest: ModelPulse[] = [];
+    for (const ps of covered) {
+      const clean = ps.filter((p) => p.moderationStatus === 'CLEAN');
+      const g = groupOf(ps[0]);
+      if (clean.length >= 5) cells.push({ week, name: g, batch, sample: clean.length, released: true, members: clean.map((p) => p.id) });
+      else {
+        rest.push(...clean);
+        if (clean.length > 0) cells.push({ week, name: g, batch, sample: clean.length, released: false, members: [] });
+      }
+    }
+    if (rest.length > 0) cells.push({ week, name: 'rest', batch, sample: rest.length, released: rest.length >= 5, members: rest.map((p) => p.id) });
+    return { cells, covered: covered.flat() };
   }
 
   private record(fw: FrozenWeek, cells: ModelCell[]) {
@@ -155,31 +188,30 @@ export class CommentModel {
     }
   }
 
-  /** The first answer covering a released week: freeze it if it holds a CLEAN pulse, else release due late pools. */
+  /** The first answer covering a released week: freeze it if it holds any pulse, else release due late pools. */
   private settle(week: number) {
     const fw = this.frozenWeeks.get(week);
     if (!fw) {
       const pulses = this.inWeek(week);
-      const clean = pulses.filter((p) => p.moderationStatus === 'CLEAN');
-      if (clean.length === 0) return;
+      if (pulses.length === 0) return;
       const w: FrozenWeek = { batches: 1, cells: new Map() };
+      const cells = this.cutWeek(week, pulses);
+      for (const p of pulses) if (!this.freezesClean(p)) this.frozen.set(p.id, { status: 'FLAGGED', cell: null });
       this.frozenWeeks.set(week, w);
-      for (const p of pulses) if (p.moderationStatus !== 'CLEAN') this.frozen.set(p.id, { status: p.moderationStatus, cell: null });
-      this.record(w, this.cut(week, clean, 0, true));
+      this.record(w, cells);
       return;
     }
-    const pool = this.latePool(week);
-    const cells = this.cut(week, pool, fw.batches, false);
-    if (cells.length === 0) return;
-    const batch = fw.batches++;
+    const { cells, covered } = this.cutLate(week, this.latePool(week), fw.batches);
+    if (covered.length === 0) return;
+    fw.batches++;
+    for (const p of covered) if (p.moderationStatus !== 'CLEAN') this.frozen.set(p.id, { status: 'FLAGGED', cell: null });
     this.record(fw, cells);
     this.lateCells.push(...cells.filter((c) => c.released));
-    void batch;
   }
 
-  /** CLEAN pulses of a frozen week that no release recorded. */
+  /** Pulses of a frozen week that no release recorded and that are shown CLEAN (they arrived CLEAN). */
   latePool(week: number): ModelPulse[] {
-    return this.inWeek(week).filter((p) => p.moderationStatus === 'CLEAN' && !this.frozen.has(p.id));
+    return this.inWeek(week).filter((p) => !this.frozen.has(p.id) && this.arrival.get(p.id) === 'CLEAN');
   }
 
   /** The answer to a first page walk of [from, to] (calendar days) for a team or the organization, at `now`. */
