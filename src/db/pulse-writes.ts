@@ -479,7 +479,11 @@ export class PulseImport {
 export async function rebuildRollups(tx: Queryable, orgId: string): Promise<void> {
   for (const table of ROLLUP_TABLES) await tx.query(sql(`pulse_writes.clear.${table}`, `DELETE FROM ${table} WHERE org_id = $1`), [orgId]);
   await tx.query(
-    sql('pulse_writes.rebuild', `WITH ins AS (SELECT ${FOLDED_COLUMNS} FROM pulses WHERE org_id = $1),\n     ${FOLDS}\n     SELECT 1`),
+    // The CLEAN rollup counts pulses as answers show them (migration 0021): the shown status where one is kept.
+    sql(
+      'pulse_writes.rebuild',
+      `WITH ins AS (SELECT level, coalesce(shown_status, moderation_status) AS moderation_status, subteam_id, created_at FROM pulses WHERE org_id = $1),\n     ${FOLDS}\n     SELECT 1`,
+    ),
     [orgId],
   );
 }
