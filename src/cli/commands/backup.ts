@@ -7,6 +7,7 @@ import { isEmptyOrMissing, unpackBackup } from '../../db/backup.js';
 import { lockDataDir } from '../../db/data-dir-lock.js';
 import { sql } from '../../db/executor.js';
 import { openDatabase } from '../../db/open.js';
+import { backupDatabase } from '../../domain/backup.js';
 import { CliError } from '../errors.js';
 import { backupThroughSocket, runningServerSocket } from '../operator.js';
 
@@ -42,7 +43,7 @@ export function registerBackup(program: Command) {
         if (!existsSync(config.dataDir)) throw new CliError(`there is no embedded database in ${resolve(config.dataDir)} to back up`);
         const db = await openDatabase(config);
         try {
-          bytes = await writeFileWhole(file, (out) => db.backup!(out));
+          bytes = await writeFileWhole(file, (out) => backupDatabase(db, out));
         } finally {
           await db.close();
         }
