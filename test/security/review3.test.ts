@@ -12,15 +12,20 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildAdminApp } from '../../src/admin/app.js';
+import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { BackupError, streamBackup } from '../../src/db/backup.js';
 import { sql } from '../../src/db/executor.js';
 import { migrate } from '../../src/db/migrate.js';
 import { openDatabase } from '../../src/db/open.js';
 import { PgliteExecutor } from '../../src/db/pglite.js';
+import { loadDataset } from '../../src/domain/dataset.js';
 import { createDemo } from '../../src/domain/demo.js';
 import { startServer, type RunningServer } from '../../src/server.js';
+import { KEYS, NOW, readDataset } from '../fixtures/dataset.js';
 import { runCli } from '../helpers/cli.js';
+import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from '../helpers/db.js';
 
 const TOKEN = 'review3-operator-token-0123456789abcdef';
 const EMBEDDED = { DATABASE_URL: '', LOG_LEVEL: 'silent', COMMENTS_RELEASE_DELAY_HOURS: '0' };
@@ -157,4 +162,74 @@ describe('finding 2: a backup whose reader never reads is ended, and keeps no la
     await streamBackup(join(root, 'data'), query, new Writable({ write: (c: Buffer, _e, cb) => ((bytes += c.length), cb()) }), { stallMs: 300 });
     expect(bytes).toBeGreaterThan(1000);
   }, 60_000);
+});
+
+describe('finding 5: a lone UTF-16 surrogate in a JSON body is 400 naming the field, never a 500, and never logged', () => {
+  let tdb: TestDatabase;
+  let app: Awaited<ReturnType<typeof buildApp>>;
+  let admin: Awaited<ReturnType<typeof buildAdminApp>>;
+  const lines: string[] = [];
+  const MARK = 'client-text-marker';
+
+  beforeAll(async () => {
+    tdb = await createTestDatabase();
+    await loadDataset(tdb.db, readDataset());
+    const stream = new Writable({ write: (chunk, _e, cb) => (lines.push(chunk.toString()), cb()) });
+    const config = loadConfig({ MAX_EVENT_LOOP_DELAY_MS: '0', ...(TEST_REDIS_URL ? { REDIS_URL: TEST_REDIS_URL } : {}) });
+    app = await buildApp(config, { db: tdb.db, logger: { level: 'debug', stream } as never, now: () => NOW, rateLimitNamespace: `review3-${Math.random()}:` });
+    admin = await buildAdminApp(config, { db: tdb.db, token: TOKEN, logger: { level: 'debug', stream } as never });
+  }, 60_000);
+  afterAll(async () => {
+    await app?.close();
+    await admin?.close();
+    await tdb?.close();
+  });
+
+  // The JSON text as a client sends it: a backslash escape of a surrogate with no pair.
+  const lone = (text: string) => `${MARK}-${text}\\ud800`;
+  const cases: { name: string; face: 'public' | 'admin'; url: string; body: string; field: string }[] = [
+    { name: 'POST /v1/teams', face: 'public', url: '/v1/teams', body: `{"name":"${lone('team')}"}`, field: 'name' },
+    { name: 'operator key creation', face: 'admin', url: '/admin/v1/organizations/org_acme/keys', body: `{"name":"${lone('key')}","scope":"read"}`, field: 'name' },
+    { name: 'an invitation', face: 'admin', url: '/admin/v1/organizations/org_acme/invitations', body: `{"email":"${lone('a')}@example.com","role":"viewer"}`, field: 'email' },
+    { name: 'a nested value (pulse ingestion)', face: 'admin', url: '/admin/v1/organizations/org_acme/pulses', body: `{"pulses":[{"comment":"${lone('c')}"}]}`, field: 'pulses[0].comment' },
+    { name: 'an action', face: 'public', url: '/v1/actions', body: `{"title":"ok","description":"${lone('d')}"}`, field: 'description' },
+  ];
+  it.each(cases)('$name: 400 invalid_request naming $field', async ({ face, url, body, field }) => {
+    const res = await (face === 'public' ? app : admin).inject({
+      method: 'POST',
+      url,
+      headers: { authorization: `Bearer ${face === 'public' ? KEYS.acme : TOKEN}`, 'content-type': 'application/json', 'idempotency-key': `review3-${field}` },
+      payload: body,
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ error: { code: 'invalid_request', message: `Body field '${field}' must be Unicode text (it holds a lone UTF-16 surrogate).` } });
+  });
+
+  it('a field name with a lone surrogate: 400, and the name is not repeated', async () => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/v1/teams',
+      headers: { authorization: `Bearer ${KEYS.acme}`, 'content-type': 'application/json', 'idempotency-key': 'review3-keyname' },
+      payload: `{"name":"ok","${lone('k')}":1}`,
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.json()).toEqual({ error: { code: 'invalid_request', message: 'The body field has a field name that is not Unicode text (a lone UTF-16 surrogate).' } });
+  });
+
+  it('a paired surrogate (an emoji written as two escapes) is text, and is stored', async () => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/v1/teams',
+      headers: { authorization: `Bearer ${KEYS.acme}`, 'content-type': 'application/json', 'idempotency-key': 'review3-emoji' },
+      payload: '{"name":"Team \\ud83c\\udf0d"}',
+    });
+    expect(res.statusCode).toBe(200);
+    expect(res.json().name).toBe('Team \u{1F30D}');
+  });
+
+  it('no log line carries the client\'s text', () => {
+    expect(lines.length).toBeGreaterThan(0);
+    expect(lines.filter((l) => l.includes(MARK))).toEqual([]);
+    expect(lines.filter((l) => /"level":50/.test(l))).toEqual([]);
+  });
 });
