@@ -1,4 +1,4 @@
-import { closeSync, createReadStream, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, createReadStream, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { open, readdir } from 'node:fs/promises';
 import { dirname, join, normalize, relative, resolve, sep } from 'node:path';
 import type { Writable } from 'node:stream';
@@ -25,6 +25,8 @@ import { restrictToOwner } from './pglite-init.js';
 
 /** Files of DATA_DIR that are the running process's, not the database's. */
 const NOT_DATABASE = new Set(['climate-pulse.lock', 'admin.sock']);
+/** PostgreSQL's own files of a running server, which a base backup leaves out. */
+const NOT_BACKED_UP = new Set([...NOT_DATABASE, 'postmaster.pid', 'postmaster.opts']);
 const MARKER = 'PG_VERSION';
 const WAL_DIR = 'pg_wal';
 const LABEL = 'backup_label';
@@ -159,7 +161,7 @@ async function* databaseFiles(root: string): AsyncGenerator<Buffer> {
     }
     for (const e of list) {
       const r = rel ? `${rel}/${e.name}` : e.name;
-      if (!rel && (NOT_DATABASE.has(e.name) || e.name === MARKER || e.name === LABEL || e.name === `${LABEL}.old`)) continue;
+      if (!rel && (NOT_BACKED_UP.has(e.name) || e.name === MARKER || e.name === LABEL || e.name === `${LABEL}.old`)) continue;
       if (e.isDirectory()) {
         yield header(`${r}/`, 0, true);
         if (r !== WAL_DIR) yield* walk(r);
@@ -218,6 +220,39 @@ export function isEmptyOrMissing(dir: string): boolean {
   return lstatSync(dir).isDirectory() && readdirSync(dir).length === 0;
 }
 
+/**
+ * Refuses a restore target that someone else could change while the backup is unpacked into it: a
+ * symbolic link, another user's directory, or one others can write (who could plant a link in it
+ * between two files, and have the restore write through it). Returns whether it exists.
+ */
+export function checkRestoreTarget(dir: string): boolean {
+  let st;
+  try {
+    st = lstatSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
+  const me = process.getuid?.();
+  if (st.isSymbolicLink()) throw new BackupError(`${dir} is a symbolic link; restore into a plain directory (nothing was restored)`);
+  if (!st.isDirectory()) throw new BackupError(`${dir} is not a directory (nothing was restored)`);
+  if (me !== undefined && st.uid !== me) throw new BackupError(`${dir} belongs to another user; restore into a directory of your own (nothing was restored)`);
+  if (st.mode & 0o022) {
+    throw new BackupError(
+      `${dir} can be written by others (mode ${(st.mode & 0o777).toString(8)}), who could plant a link in it during the restore; chmod 700 it or name a new directory (nothing was restored)`,
+    );
+  }
+  return true;
+}
+
+/** A directory of the restore made (or found) as a real directory, never followed through a link. */
+function ensureDir(root: string, path: string) {
+  mkdirSync(path, { recursive: true, mode: 0o700 });
+  for (let p = path; p !== root && p.startsWith(root + sep); p = dirname(p)) {
+    if (!lstatSync(p).isDirectory()) throw new BackupError(`${relative(root, p)} in ${root} changed into something that is not a directory during the restore; nothing was restored`);
+  }
+}
+
 /** Reads exact lengths from a stream of chunks (fewer bytes only at its end). */
 class ChunkReader {
   private buf: Buffer = Buffer.alloc(0);
@@ -248,7 +283,9 @@ class ChunkReader {
  */
 export async function unpackBackup(file: string, dataDir: string): Promise<number> {
   const root = resolve(dataDir);
+  checkRestoreTarget(root);
   mkdirSync(root, { recursive: true, mode: 0o700 });
+  chmodSync(root, 0o700);
   try {
     return await unpackInto(file, new ChunkReader(createReadStream(file).pipe(createGunzip()) as AsyncIterable<Buffer>), root);
   } catch (err) {
@@ -275,14 +312,14 @@ async function unpackInto(file: string, input: ChunkReader, root: string): Promi
     const path = normalize(join(root, name));
     if (path !== root && !path.startsWith(root + sep)) throw new BackupError(`${file} holds a path outside the data directory: ${name}`);
     if (type === '5') {
-      mkdirSync(path, { recursive: true, mode: 0o700 });
+      ensureDir(root, path);
       continue;
     }
     if (type !== '0') throw new BackupError(`${file} holds an entry that is not a file or directory: ${name}`);
     const chunks: Buffer[] = [];
     let fd: number | null = null;
     if (name !== MARKER) {
-      mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+      ensureDir(root, dirname(path));
       fd = openSync(path, 'wx', 0o600);
     }
     try {

@@ -3,9 +3,11 @@
  * this file's commits fixed, each named after what broke. docs/security.md ("Third review") cites
  * them. The embedded-database ones run in every pass (they make their own DATA_DIR).
  */
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import { createWriteStream, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createServer, type Server, type Socket } from 'node:net';
 import { request, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,7 +27,8 @@ import { createDemo } from '../../src/domain/demo.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { KEYS, NOW, readDataset } from '../fixtures/dataset.js';
 import { runCli } from '../helpers/cli.js';
-import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from '../helpers/db.js';
+import { createTestDatabase, TEST_DATABASE_URL, TEST_REDIS_URL, type TestDatabase } from '../helpers/db.js';
+import pg from 'pg';
 
 const TOKEN = 'review3-operator-token-0123456789abcdef';
 const EMBEDDED = { DATABASE_URL: '', LOG_LEVEL: 'silent', COMMENTS_RELEASE_DELAY_HOURS: '0' };
@@ -232,4 +235,112 @@ describe('finding 5: a lone UTF-16 surrogate in a JSON body is 400 naming the fi
     expect(lines.filter((l) => l.includes(MARK))).toEqual([]);
     expect(lines.filter((l) => /"level":50/.test(l))).toEqual([]);
   });
+});
+
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+describe('finding 5: restore and db copy fail in one line and leave nothing', () => {
+  const root = mkdtempSync(join(tmpdir(), 'cp-review3-restore-'));
+  const source = join(root, 'source');
+  const good = join(root, 'good.tar.gz');
+  const v16 = join(root, 'pg16.tar.gz');
+  const sockets: Socket[] = [];
+  const servers: Server[] = [];
+
+  /** A TCP server on 127.0.0.1 that does `onData` with what a client sends; resolves with its port. */
+  const fakeServer = async (onData: (socket: Socket) => void) => {
+    const server = createServer((socket) => {
+      sockets.push(socket);
+      socket.on('error', () => {});
+      socket.once('data', () => onData(socket));
+    });
+    servers.push(server);
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    return (server.address() as { port: number }).port;
+  };
+
+  beforeAll(async () => {
+    const db = await openDatabase(loadConfig({ ...EMBEDDED, DATA_DIR: source }));
+    try {
+      await migrate(db);
+    } finally {
+      await db.close();
+    }
+    const made = await runCli(['backup', good], { ...EMBEDDED, DATA_DIR: source });
+    expect(made.stderr).toBe('');
+    // The same backup, as if taken by a PGlite of PostgreSQL 16: its files unpacked, PG_VERSION changed, packed again.
+    const files = join(root, 'pg16');
+    mkdirSync(files);
+    execFileSync('tar', ['-xzf', good, '-C', files]);
+    writeFileSync(join(files, 'PG_VERSION'), '16\n');
+    execFileSync('tar', ['--format=ustar', '-czf', v16, '-C', files, ...readdirSync(files)]);
+  }, 120_000);
+  afterAll(() => {
+    for (const s of sockets) s.destroy();
+    for (const s of servers) s.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('restore refuses an empty directory others can write (a link planted in it during the unpack was followed), and writes nothing', async () => {
+    const open = join(root, 'world-writable');
+    mkdirSync(open);
+    chmodSync(open, 0o777);
+    const r = await runCli(['restore', good], { ...EMBEDDED, DATA_DIR: open });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(
+      `climate-pulse: ${open} can be written by others (mode 777), who could plant a link in it during the restore; chmod 700 it or name a new directory (nothing was restored)\n`,
+    );
+    expect(readdirSync(open)).toEqual([]);
+  }, 60_000);
+
+  it('restore refuses a backup this PGlite cannot open in one line, and leaves no files (new and existing empty directory)', async () => {
+    const fresh = join(root, 'from-pg16');
+    const r = await runCli(['restore', v16], { ...EMBEDDED, DATA_DIR: fresh });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(new RegExp(`^climate-pulse: ${escape(v16)} holds a database this PGlite cannot open \\(PostgreSQL 16 files: [^\\n]+\\); nothing was restored\n$`));
+    expect(existsSync(fresh)).toBe(false);
+    const empty = join(root, 'empty-0700');
+    mkdirSync(empty, { mode: 0o700 });
+    const again = await runCli(['restore', v16], { ...EMBEDDED, DATA_DIR: empty });
+    expect(again.code).toBe(1);
+    expect(again.stderr.split('\n')).toHaveLength(2);
+    expect(readdirSync(empty)).toEqual([]);
+  }, 60_000);
+
+  it('db copy to a server that has no TLS where the URL asks for it: one line', async () => {
+    const port = await fakeServer((s) => s.write('N')); // the answer to an SSLRequest: no TLS here
+    const url = `postgres://someone@127.0.0.1:${port}/target?sslmode=verify-full`;
+    const r = await runCli(['db', 'copy', '--to', url], { ...EMBEDDED, DATA_DIR: source });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(`climate-pulse: cannot use the target database ${url}: The server does not support SSL connections; nothing was copied\n`);
+  }, 60_000);
+
+  it('db copy to a port where something else listens and never answers: one line after the connection timeout', async () => {
+    const port = await fakeServer(() => {});
+    const url = `postgres://someone@127.0.0.1:${port}/target`;
+    const r = await runCli(['db', 'copy', '--to', url], { ...EMBEDDED, DATA_DIR: source });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toBe(`climate-pulse: cannot use the target database ${url}: Connection terminated due to connection timeout; nothing was copied\n`);
+  }, 60_000);
+
+  it.skipIf(!TEST_DATABASE_URL)('db copy to a read-only target: one line with the SQLSTATE, and nothing written there', async () => {
+    const schema = `t_review3_${randomBytes(4).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE SCHEMA ${schema}`);
+      const url = new URL(TEST_DATABASE_URL!);
+      url.searchParams.set('options', `-c search_path=${schema} -c default_transaction_read_only=on`);
+      const r = await runCli(['db', 'copy', '--to', url.toString()], { ...EMBEDDED, DATA_DIR: source });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/^climate-pulse: cannot use the target database postgres:\/\/[^ ]+: cannot execute CREATE TABLE in a read-only transaction \(SQLSTATE 25006\); nothing was copied\n$/);
+      const [{ n }] = (await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_class WHERE relnamespace = '${schema}'::regnamespace`)).rows;
+      expect(n).toBe(0);
+    } finally {
+      await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+      await admin.end();
+    }
+  }, 60_000);
 });
