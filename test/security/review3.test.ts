@@ -26,6 +26,7 @@ import { loadDataset } from '../../src/domain/dataset.js';
 import { createDemo } from '../../src/domain/demo.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { KEYS, NOW, readDataset } from '../fixtures/dataset.js';
+import { createAdminTest, TOKEN as ADMIN_TEST_TOKEN, type AdminTest } from '../admin/helpers.js';
 import { runCli } from '../helpers/cli.js';
 import { createTestDatabase, TEST_DATABASE_URL, TEST_REDIS_URL, type TestDatabase } from '../helpers/db.js';
 import pg from 'pg';
@@ -343,4 +344,53 @@ describe('finding 5: restore and db copy fail in one line and leave nothing', ()
       await admin.end();
     }
   }, 60_000);
+});
+
+describe('finding 5: the operator API refuses a body where it takes none, and a change to a deleted organization', () => {
+  let t: AdminTest;
+  beforeAll(async () => {
+    t = await createAdminTest({ dataset: readDataset() });
+  }, 60_000);
+  afterAll(async () => t?.close());
+
+  const send = (method: 'GET' | 'POST' | 'DELETE', url: string, payload?: string) =>
+    t.admin.inject({
+      method,
+      url,
+      headers: { authorization: `Bearer ${ADMIN_TEST_TOKEN}`, ...(payload === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(payload === undefined ? {} : { payload }),
+    });
+  const NO_BODY = { error: { code: 'invalid_request', message: 'This operation takes no body; send none.' } };
+
+  it('POST, DELETE and GET without a body schema: a JSON body is 400 invalid_request and changes nothing; without one they answer as before', async () => {
+    const keys = (await send('GET', '/admin/v1/organizations/org_acme/keys')).json() as { items: { id: string; revokedAt: string | null }[] };
+    const live = keys.items.find((k) => k.revokedAt === null)!;
+    const revoke = await send('DELETE', `/admin/v1/organizations/org_acme/keys/${live.id}`, '{"reason":"ignored before"}');
+    expect(revoke.statusCode).toBe(400);
+    expect(revoke.json()).toEqual(NO_BODY);
+    const still = (await send('GET', '/admin/v1/organizations/org_acme/keys')).json() as typeof keys;
+    expect(still.items.find((k) => k.id === live.id)?.revokedAt).toBeNull();
+    for (const [method, url] of [
+      ['GET', '/admin/v1/organizations'],
+      ['GET', '/admin/v1/organizations/org_acme'],
+      ['DELETE', '/admin/v1/organizations/org_beta'],
+      ['POST', '/admin/v1/backup'],
+    ] as const) {
+      const res = await send(method, url, '{}');
+      expect(res.statusCode, `${method} ${url}`).toBe(400);
+      expect(res.json(), `${method} ${url}`).toEqual(NO_BODY);
+    }
+    expect((await send('GET', '/admin/v1/organizations/org_beta')).json().deletedAt).toBeNull();
+    expect((await send('GET', '/admin/v1/organizations/org_acme')).statusCode).toBe(200);
+    expect((await send('DELETE', `/admin/v1/organizations/org_acme/keys/${live.id}`)).statusCode).toBe(200);
+  });
+
+  it('PATCH of a soft-deleted organization is 404 not_found, as every other operation on it, and renames nothing', async () => {
+    const res = await t.call('PATCH', '/admin/v1/organizations/org_gone', { name: 'Renamed after its deletion' });
+    expect(res.statusCode).toBe(404);
+    expect(res.json()).toEqual({ error: { code: 'not_found', message: 'no organization "org_gone" (or it is deleted)' } });
+    const org = (await t.call('GET', '/admin/v1/organizations/org_gone')).json() as { name: string; deletedAt: string | null };
+    expect(org.name).toBe('Gone');
+    expect(org.deletedAt).not.toBeNull();
+  });
 });
