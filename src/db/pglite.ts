@@ -1,8 +1,7 @@
 import { PGlite, types } from '@electric-sql/pglite';
 import { NodeFS } from '@electric-sql/pglite/nodefs';
-import { rmSync } from 'node:fs';
 import type { Writable } from 'node:stream';
-import { copyDatabaseFiles, writeTarGz } from './backup.js';
+import { streamBackup } from './backup.js';
 import type { DatabaseExecutor, NamedQuery, Transaction } from './executor.js';
 import { initializeDataDir } from './pglite-init.js';
 
@@ -191,21 +190,12 @@ export class PgliteExecutor implements DatabaseExecutor {
   readonly backup?: (out: Writable) => Promise<void>;
 
   /**
-   * A backup of the data directory as a gzipped tar (src/db/backup.ts), taken while the server
-   * serves: holding the one connection (no statement or transaction runs), a CHECKPOINT, then the
-   * files are copied aside, and the connection is given back before the archive is written, so
-   * requests wait only for the copy of the files.
+   * A backup of the data directory as a gzipped tar, taken while the server serves: the connection
+   * is taken for pg_backup_start and pg_backup_stop only, the files stream in between
+   * (src/db/backup.ts).
    */
   private async backupOf(dataDir: string, out: Writable): Promise<void> {
-    const copy = await this.gate.run(async () => {
-      await this.db.exec('CHECKPOINT');
-      return copyDatabaseFiles(dataDir);
-    });
-    try {
-      await writeTarGz(copy, out);
-    } finally {
-      rmSync(copy, { recursive: true, force: true });
-    }
+    await streamBackup(dataDir, async <T>(text: string) => this.gate.run(async () => (await this.db.query<T>(text)).rows), out);
   }
 
   /** An empty `dataDir` is initialized first, outside this process's WASM heap (src/db/pglite-init.ts). */

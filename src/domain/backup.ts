@@ -12,8 +12,18 @@ export function requireBackupable(db: DatabaseExecutor): asserts db is DatabaseE
   }
 }
 
-/** A consistent snapshot of the embedded database, as a gzipped tar, written to `out` while the server serves. */
+/**
+ * What the database must hold before its copy starts: the one place for work a backup must not
+ * miss (every path to a backup, operator API and CLI, comes through backupDatabase).
+ */
+async function beforeCopy(_db: DatabaseExecutor): Promise<void> {}
+
+/**
+ * A consistent snapshot of the embedded database, as a gzipped tar, written to `out` while the
+ * server serves: requests wait only for the checkpoints that start and end it (src/db/backup.ts).
+ */
 export async function backupDatabase(db: DatabaseExecutor, out: Writable): Promise<void> {
   requireBackupable(db);
+  await beforeCopy(db);
   await db.backup(out);
 }

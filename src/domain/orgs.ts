@@ -53,6 +53,8 @@ export async function changeOrganization(
   return db.transaction(async (tx) => {
     if (patch.plan !== undefined) await requirePlan(tx, patch.plan);
     const before = await getOrgRecord(tx, orgId);
+    // A deleted organization is not changed (PATCH renamed one): 404, as every other operator operation on it.
+    if (before?.deletedAt) throw new ApiError('not_found', `no organization ${JSON.stringify(orgId)} (or it is deleted)`);
     const org = before && (await updateOrg(tx, orgId, patch));
     if (!org) throw notFound(orgId);
     const fields = (['name', 'plan', 'memberCount'] as const).filter((f) => org[f] !== before![f]);

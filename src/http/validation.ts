@@ -28,9 +28,52 @@ function instance(coerceTypes: boolean) {
 const textParts = instance(true);
 const bodies = instance(false);
 
+/** A UTF-16 surrogate without its pair (`\ud800` in JSON): not a character, and no encoding can store it. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * The first string of a parsed JSON body, or the first field name, that holds a lone surrogate:
+ * JSON's grammar allows `"\ud800"`, but it is no Unicode text, and it reached the database (a
+ * 500 whose log line carried the client's text). Walked without recursion: nesting is bounded by
+ * the body limit only. Returns the ajv-style error naming where, or null.
+ */
+export function illFormedText(body: unknown): { keyword: string; instancePath: string; message: string; params: Record<string, unknown> } | null {
+  const stack: [unknown, string][] = [[body, '']];
+  while (stack.length) {
+    const [value, path] = stack.pop()!;
+    if (typeof value === 'string') {
+      if (LONE_SURROGATE.test(value)) return { keyword: 'wellFormed', instancePath: path, message: 'must be Unicode text (it holds a lone UTF-16 surrogate)', params: {} };
+    } else if (Array.isArray(value)) {
+      for (let i = value.length - 1; i >= 0; i--) stack.push([value[i], `${path}/${i}`]);
+    } else if (value !== null && typeof value === 'object') {
+      // Parsed JSON only: a streamed body (a file import) is not walked.
+      const proto = Object.getPrototypeOf(value) as unknown;
+      if (proto !== Object.prototype && proto !== null) continue;
+      const entries = Object.entries(value);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [k, v] = entries[i];
+        // The name itself is not repeated: it is the client's text, and not printable.
+        if (LONE_SURROGATE.test(k)) return { keyword: 'wellFormed', instancePath: path, message: 'has a field name that is not Unicode text (a lone UTF-16 surrogate)', params: {} };
+        stack.push([v, `${path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`]);
+      }
+    }
+  }
+  return null;
+}
+
 /** The validator compiler of every route: strict for bodies, coercing for the textual parts. */
 export function compileValidator({ schema, httpPart }: { schema: unknown; httpPart?: string }): ValidateFunction {
   return (httpPart === 'body' ? bodies : textParts).compile(schema as AnySchema);
+}
+
+/**
+ * The preValidation hook of every face (src/http/plugins/base.ts): a parsed body with a lone
+ * surrogate anywhere is 400 invalid_request naming the field, before any route, with a schema or
+ * without, reads it.
+ */
+export async function checkBodyText(request: FastifyRequest) {
+  const bad = request.body !== null && typeof request.body === 'object' ? illFormedText(request.body) : null;
+  if (bad) throw new ApiError('invalid_request', describeValidation('body', [bad]));
 }
 
 export interface IntegerRule {
@@ -85,6 +128,8 @@ const bodyCheckers = new WeakMap<object, ValidateFunction>();
 export function checkBody<T>(schema: object, body: unknown, context: 'body' | 'querystring' = 'body'): T {
   let check = bodyCheckers.get(schema);
   if (!check) bodyCheckers.set(schema, (check = bodies.compile(schema as AnySchema)));
+  const bad = illFormedText(body);
+  if (bad) throw new ApiError('invalid_request', describeValidation(context, [bad]));
   if (!check(body)) throw new ApiError('invalid_request', describeValidation(context, (check.errors ?? []) as Parameters<typeof describeValidation>[1]));
   return body as T;
 }

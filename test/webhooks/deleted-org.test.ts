@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { claimDueDeliveries, listDeliveries, oldestPendingSeconds } from '../../src/db/repositories/webhooks.js';
+import { cancelOrgDeliveries, claimDueDeliveries, listDeliveries, oldestPendingSeconds } from '../../src/db/repositories/webhooks.js';
 import { addEndpoint, deliver, recordEvent } from '../../src/domain/webhooks.js';
 import { createAdminTest, type AdminTest } from '../admin/helpers.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
@@ -109,5 +109,38 @@ describe('webhooks of a soft-deleted organization', () => {
     const after = await listDeliveries(t.db, 'org_gone', { limit: 10 });
     expect(after.find((d) => d.id === failedDeliveryId)?.status).toBe('failed');
     expect(after.filter((d) => d.type === 'ping')).toEqual([]);
+  });
+});
+
+describe('a delivery on its way when its organization is deleted (issue 43)', () => {
+  let t: AdminTest;
+  let rx: Receiver;
+  beforeAll(async () => {
+    rx = await startReceiver(() => 204);
+    t = await createAdminTest({
+      env: { WEBHOOK_ALLOW_PRIVATE: 'true' },
+      dataset: { organizations: [{ id: 'org_gone', name: 'Gone', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z' }] },
+    });
+    await addEndpoint(t.db, 'org_gone', { url: `${rx.url}/hook`, eventTypes: ['alert.created'], allowPrivate: true, now: new Date() });
+  });
+  afterAll(async () => {
+    await t.close();
+    await rx.close();
+  });
+
+  it('that reached the receiver after the delete cancelled it is recorded as delivered (it was recorded failed), and one that did not stays cancelled', async () => {
+    await t.db.transaction((tx) => recordEvent(tx, 'org_gone', 'alert.created', { id: 'al_late' }, new Date()));
+    await t.db.transaction((tx) => recordEvent(tx, 'org_gone', 'alert.created', { id: 'al_never' }, new Date()));
+    const [late, never] = await claimDueDeliveries(t.db, 2, 20_000);
+    expect([late, never].every(Boolean)).toBe(true);
+    // The delete lands while both attempts are in flight; the worker cancels what is pending.
+    expect((await t.call('DELETE', `${ORG}/org_gone`)).statusCode).toBe(200);
+    expect(await cancelOrgDeliveries(t.db, 'org_gone')).toBe(2);
+    // One attempt then reaches the receiver (2xx); the other's settle is a failure.
+    await deliver(t.db, late, { timeoutMs: 5_000, scheduleMs: [1, 60_000], allowPrivate: true });
+    expect(rx.on('/hook')).toHaveLength(1);
+    const byId = new Map((await listDeliveries(t.db, 'org_gone', { limit: 10 })).map((d) => [d.id, d]));
+    expect([byId.get(late.id)?.status, byId.get(late.id)?.lastStatusCode, byId.get(late.id)?.lastError]).toEqual(['succeeded', 204, null]);
+    expect([byId.get(never.id)?.status, byId.get(never.id)?.lastError]).toEqual(['failed', 'organization deleted']);
   });
 });

@@ -12,7 +12,7 @@ export function registerBackupRoutes(app: App, { db }: AdminRouteDeps) {
         operationId: 'backupDatabase',
         summary: 'A consistent backup of the embedded database (`climate-pulse backup FILE`)',
         description:
-          'The answer is a gzipped tar of the data directory taken between two transactions (the database is held still, checkpointed and its files copied aside; requests wait for that copy only), which `climate-pulse restore FILE` unpacks into a new DATA_DIR. It holds every secret of the service: keep it like the data directory. On PostgreSQL (DATABASE_URL) it is 400 invalid_request: use pg_dump.',
+          'The answer is a gzipped tar of the data directory as one instant of the database, taken while it serves (requests wait only for the checkpoint that starts it; the files stream as they are read, with the WAL that replays the writes made meanwhile; a reader that takes nothing for a minute ends it), which `climate-pulse restore FILE` unpacks into a new DATA_DIR. It holds every secret of the service: keep it like the data directory. On PostgreSQL (DATABASE_URL) it is 400 invalid_request: use pg_dump.',
         tags: ['database'],
         querystring: AdminNoQuerySchema,
         response: adminResponses(Type.String({ description: 'The gzipped tar.' }), 'The backup.', { mediaType: 'application/gzip' }),

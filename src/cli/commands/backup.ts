@@ -1,12 +1,13 @@
-import { createWriteStream, existsSync, renameSync, rmSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { createWriteStream, existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import type { Writable } from 'node:stream';
 import type { Command } from 'commander';
 import { loadConfig } from '../../config.js';
-import { isEmptyOrMissing, unpackBackup } from '../../db/backup.js';
+import { checkRestoreTarget, isEmptyOrMissing, unpackBackup } from '../../db/backup.js';
 import { lockDataDir } from '../../db/data-dir-lock.js';
 import { sql } from '../../db/executor.js';
 import { openDatabase } from '../../db/open.js';
+import { backupDatabase } from '../../domain/backup.js';
 import { CliError } from '../errors.js';
 import { backupThroughSocket, runningServerSocket } from '../operator.js';
 
@@ -42,7 +43,7 @@ export function registerBackup(program: Command) {
         if (!existsSync(config.dataDir)) throw new CliError(`there is no embedded database in ${resolve(config.dataDir)} to back up`);
         const db = await openDatabase(config);
         try {
-          bytes = await writeFileWhole(file, (out) => db.backup!(out));
+          bytes = await writeFileWhole(file, (out) => backupDatabase(db, out));
         } finally {
           await db.close();
         }
@@ -59,6 +60,7 @@ export function registerBackup(program: Command) {
       if (config.databaseUrl) throw new CliError(`restore is ${EMBEDDED_ONLY}`);
       if (!existsSync(file)) throw new CliError(`${file} does not exist`);
       const dir = resolve(config.dataDir);
+      const existed = checkRestoreTarget(dir);
       if (!isEmptyOrMissing(dir)) throw new CliError(`${dir} is not empty; restore into a new or empty DATA_DIR (nothing was changed)`);
       const release = lockDataDir(dir);
       let files: number;
@@ -67,8 +69,17 @@ export function registerBackup(program: Command) {
       } finally {
         release();
       }
-      // Opened once, as serve will: the files make a database, and it says what it holds.
-      const db = await openDatabase(config);
+      // Opened once, as serve will: the files make a database this PGlite reads, and it says what it holds.
+      let db;
+      try {
+        db = await openDatabase(config);
+      } catch (err) {
+        const version = readFileSync(join(dir, 'PG_VERSION'), 'utf8').trim();
+        if (existed) for (const e of readdirSync(dir)) rmSync(join(dir, e), { recursive: true, force: true });
+        else rmSync(dir, { recursive: true, force: true });
+        const reason = ((err as Error).message ?? String(err)).split('\n')[0];
+        throw new CliError(`${file} holds a database this PGlite cannot open (PostgreSQL ${version} files: ${reason}); nothing was restored`);
+      }
       try {
         const [r] = await db.query<{ n: string }>(sql('restore.orgs', 'SELECT count(*)::text AS n FROM organizations'));
         console.log(`restored ${file} into ${dir}: ${files} files, ${r.n} organization${r.n === '1' ? '' : 's'}`);

@@ -28,17 +28,20 @@ function targetUrl(text: string): URL {
   return url;
 }
 
-/** A driver error (refused connection, wrong password, unknown database) as one line about the target. */
+/**
+ * A failure of the target (refused or timed-out connection, no TLS where the URL asks for it, wrong
+ * password, unknown database, a read-only or unprivileged role) as one line about the target. Only
+ * a programming error (TypeError and its kind) is left to print whole.
+ */
 async function onTarget<T>(url: URL, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
     if (err instanceof CliError || err instanceof CopyRefusedError) throw err;
+    if (!(err instanceof Error) || err instanceof TypeError || err instanceof RangeError || err instanceof ReferenceError || err instanceof SyntaxError) throw err;
     const code = (err as { code?: string }).code;
-    if (code && (/^(ECONNREFUSED|ENOTFOUND|ETIMEDOUT|EAI_AGAIN)$/.test(code) || /^(28|3D)/.test(code))) {
-      throw new CliError(`cannot use the target database ${shown(url)}: ${(err as Error).message}; nothing was copied`);
-    }
-    throw err;
+    const sqlstate = code && /^[0-9A-Z]{5}$/.test(code) && !/^(28|3D)/.test(code) ? ` (SQLSTATE ${code})` : '';
+    throw new CliError(`cannot use the target database ${shown(url)}: ${err.message.split('\n')[0]}${sqlstate}; nothing was copied`);
   }
 }
 

@@ -341,6 +341,19 @@ const completeQuery = sql(
     ${SETTLE_GUARD}`,
 );
 
+/**
+ * A success is recorded even when the organization's deletion cancelled the delivery while the
+ * attempt was on its way: the receiver has it, so it is delivered, not failed.
+ */
+const succeededQuery = sql(
+  'webhook_deliveries.settle_succeeded',
+  `UPDATE webhook_deliveries
+      SET status = 'succeeded', next_attempt_at = NULL, completed_at = now(), last_status_code = $4, last_error = NULL
+    WHERE org_id = $1 AND id = $2 AND attempts = $3
+      AND (status = 'pending' OR (status = 'failed' AND last_error = '${ORG_DELETED_ERROR}'))
+   RETURNING id`,
+);
+
 export async function settleDelivery(
   db: Queryable,
   orgId: string,
@@ -351,7 +364,9 @@ export async function settleDelivery(
   const rows =
     s.status === 'pending'
       ? await db.query(retryQuery, [orgId, id, attempts, s.retryInMs ?? 0, s.statusCode, s.error])
-      : await db.query(completeQuery, [orgId, id, attempts, s.status, s.statusCode, s.error]);
+      : s.status === 'succeeded'
+        ? await db.query(succeededQuery, [orgId, id, attempts, s.statusCode])
+        : await db.query(completeQuery, [orgId, id, attempts, s.status, s.statusCode, s.error]);
   return rows.length > 0;
 }
 

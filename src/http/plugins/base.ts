@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../contract/errors.js';
 import { ErrorSchema } from '../../contract/schemas/common.js';
-import { compileValidator } from '../validation.js';
+import { checkBodyText, compileValidator } from '../validation.js';
 import { lazyValidatorCompiler } from '../lazy-compilers.js';
 import { registerErrorHandling } from './errors.js';
 
@@ -16,6 +16,8 @@ export function registerContractBase(app: FastifyInstance, opts: { compileOnFirs
   app.setValidatorCompiler(opts.compileOnFirstUse ? lazyValidatorCompiler(compileValidator) : compileValidator);
   // Only JSON bodies: a text/plain body is refused as invalid_json, not parsed as a string.
   app.removeContentTypeParser('text/plain');
+  // A lone UTF-16 surrogate in any string of a JSON body is 400 on every route (issue 43).
+  app.addHook('preValidation', checkBodyText);
   app.addSchema(ErrorSchema);
 }
 
