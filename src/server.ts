@@ -11,7 +11,7 @@ import { purgeIdempotencyRecords } from './db/repositories/idempotency.js';
 import { startAlertSchedule } from './jobs/alerts.js';
 import { WebhookWorker } from './jobs/webhooks.js';
 import { trackConnections, type ConnectionDrain } from './http/drain.js';
-import { answerNodeErrorsInContractShape } from './http/node-server.js';
+import { addressMatcher, answerNodeErrorsInContractShape } from './http/node-server.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -40,7 +40,16 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
       redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
     },
   });
-  answerNodeErrorsInContractShape(app.server, { requestTimeoutMs: config.requestTimeoutMs, maxConnections: config.maxConnections, log: app.log });
+  answerNodeErrorsInContractShape(app.server, {
+    requestTimeoutMs: config.requestTimeoutMs,
+    headersTimeoutMs: config.headersTimeoutMs,
+    maxConnections: config.maxConnections,
+    // The socket's address: behind TRUST_PROXY the proxies carry everyone's connections, and limiting
+    // per forwarded client is the proxy's job (docs/deployment.md).
+    maxConnectionsPerAddress: config.maxConnectionsPerAddress,
+    exempt: addressMatcher(config.trustProxy),
+    log: app.log,
+  });
   const publicDrain = trackConnections(app.server);
   warnOfLooseLimits(config, app.log);
   const address = await app.listen({ port: config.port, host: config.host });
