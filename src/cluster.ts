@@ -7,11 +7,23 @@ export type WorkerMessage = { type: 'climate-pulse:ready' } | { type: 'climate-p
 /** A new worker of a rolling restart that is not ready by then is stopped, and the roll with it. */
 export const WORKER_READY_TIMEOUT_MS = 60_000;
 
+/** The first restart of a worker that died waits this long; each further exit within the window doubles it. */
+export const RESTART_FIRST_MS = 500;
+export const RESTART_MAX_MS = 30_000;
+
+const seconds = (ms: number) => `${Number((ms / 1000).toFixed(1))} s`;
+
 /**
  * WORKERS=N in PostgreSQL mode: the primary forks N server processes sharing the port,
- * restarts one that dies, forwards SIGTERM/SIGINT so each shuts down gracefully, and on SIGHUP
- * replaces them one at a time (a rolling restart) without closing the port.
- * Returns true in the primary (which serves nothing itself).
+ * restarts one that dies (with exponential back-off, and gives up with exit 1 after
+ * WORKER_CRASH_LIMIT exits within WORKER_CRASH_WINDOW_MS, so that systemd or Kubernetes sees a
+ * crash loop), forwards SIGTERM/SIGINT so each shuts down gracefully, and on SIGHUP replaces them
+ * one at a time (a rolling restart) without closing the port. Returns true in the primary (which
+ * serves nothing itself).
+ *
+ * A roll runs at most one worker more than WORKERS: the new one on trial, until it has been
+ * ready for ROLL_SETTLE_MS; only then is an old one stopped. A new worker that does not start or
+ * dies within its settle time stops the roll, and the old ones not yet replaced serve on.
  */
 export function runPrimary(config: Config, log: (line: string) => void): boolean {
   if (config.workers <= 1 || !cluster.isPrimary) return false;
@@ -22,10 +34,46 @@ export function runPrimary(config: Config, log: (line: string) => void): boolean
   let stopping = false;
   let rolling = false;
   let failedStop = false;
-  /** Workers the primary stopped on purpose (replaced by a roll) or whose start a roll is watching: not restarted. */
-  const managed = new Set<Worker>();
+  /** Workers a roll stopped on purpose: their exit is no crash. */
+  const retiring = new Set<Worker>();
+  /** The new worker a roll is trying (started, not through its settle time yet): not restarted if it dies. */
+  let onTrial: Worker | undefined;
+  /** The roll's old workers not replaced yet: one that dies is replaced by the roll, never also restarted. */
+  const toReplace = new Set<Worker>();
+  /** Those of them that died: the roll's next new worker takes the place of one. */
+  const diedInRoll = new Set<Worker>();
+  /** Workers a roll started and kept: one that dies stops the roll (the new build fails after its settle time). */
+  const newBuild = new Set<Worker>();
+  let rollStop: string | undefined;
+  const restartTimers = new Set<NodeJS.Timeout>();
+  /** When workers died unplanned, within the crash window. */
+  const exits: number[] = [];
 
   const fork = () => cluster.fork();
+  const restartAfter = (ms: number) => {
+    const timer = setTimeout(() => {
+      restartTimers.delete(timer);
+      if (!stopping) fork();
+    }, ms);
+    restartTimers.add(timer);
+  };
+  const stopAll = (why: string | undefined, exitCode: number) => {
+    if (stopping) return;
+    stopping = true;
+    if (exitCode !== 0) failedStop = true;
+    for (const timer of restartTimers) clearTimeout(timer);
+    restartTimers.clear();
+    const workers = Object.values(cluster.workers ?? {});
+    if (workers.length === 0) process.exit(exitCode);
+    for (const w of workers) w?.process.kill('SIGTERM');
+    // Each worker bounds its own shutdown; this bounds the primary's should one hang regardless.
+    setTimeout(() => {
+      log(`workers still running ${config.shutdownGraceMs + 5_000} ms after ${why}; killing them`);
+      for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL');
+      process.exit(1);
+    }, config.shutdownGraceMs + 5_000).unref();
+  };
+
   for (let i = 0; i < config.workers; i++) fork();
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) {
@@ -33,9 +81,33 @@ export function runPrimary(config: Config, log: (line: string) => void): boolean
       if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(failedStop ? 1 : 0);
       return;
     }
-    if (managed.delete(worker)) return;
-    log(`worker ${worker.process.pid} exited (${signal ?? code}); starting another`);
-    setTimeout(() => stopping || fork(), 500);
+    if (retiring.delete(worker)) return;
+    if (worker === onTrial) return; // the roll hears it, and stops
+    const how = `${worker.process.pid} exited (${signal ?? code})`;
+    const now = Date.now();
+    exits.push(now);
+    while (exits[0] <= now - config.workerCrashWindowMs) exits.shift();
+    if (exits.length >= config.workerCrashLimit) {
+      log(
+        `worker ${how}: ${exits.length} worker exits within ${seconds(config.workerCrashWindowMs)} (WORKER_CRASH_LIMIT); ` +
+          'stopping every worker, the primary exits 1',
+      );
+      stopAll('the crash limit', 1);
+      return;
+    }
+    if (toReplace.delete(worker)) {
+      diedInRoll.add(worker);
+      log(`old worker ${how} during the rolling restart; the roll replaces it`);
+      return;
+    }
+    if (newBuild.has(worker) && rolling) rollStop ??= `new worker ${how} after its settle time`;
+    newBuild.delete(worker);
+    const delay = Math.min(RESTART_FIRST_MS * 2 ** (exits.length - 1), RESTART_MAX_MS);
+    log(
+      `worker ${how}; starting another in ${seconds(delay)} ` +
+        `(${exits.length} of ${config.workerCrashLimit} exits allowed within ${seconds(config.workerCrashWindowMs)})`,
+    );
+    restartAfter(delay);
   });
 
   /** Resolves when the worker says it serves; rejects with the reason it did not. */
@@ -60,34 +132,67 @@ export function runPrimary(config: Config, log: (line: string) => void): boolean
       worker.on('message', onMessage).on('exit', onExit);
     });
 
+  /** Resolves once the worker has stayed up for ROLL_SETTLE_MS; rejects if it exits before. */
+  const settled = (worker: Worker) =>
+    new Promise<void>((resolve, reject) => {
+      const readyAt = Date.now();
+      const onExit = (code: number | null, signal: string | null) => {
+        clearTimeout(timer);
+        reject(new Error(`exited (${signal ?? code}) ${seconds(Date.now() - readyAt)} after it was ready, within ROLL_SETTLE_MS (${config.rollSettleMs} ms)`));
+      };
+      const timer = setTimeout(() => {
+        worker.off('exit', onExit);
+        resolve();
+      }, config.rollSettleMs);
+      worker.once('exit', onExit);
+    });
+
   const roll = async () => {
-    const old = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined);
+    const old = Object.values(cluster.workers ?? {}).filter((w): w is Worker => w !== undefined && !w.isDead());
+    for (const w of old) toReplace.add(w);
+    newBuild.clear();
+    rollStop = undefined;
     log(`rolling restart: replacing ${old.length} workers one at a time`);
     let replaced = 0;
-    for (const previous of old) {
-      if (stopping) return;
-      const fresh = fork();
-      managed.add(fresh);
-      try {
-        await ready(fresh);
-      } catch (err) {
-        if (stopping) return; // the primary's own SIGTERM ended it
-        log(
-          `rolling restart stopped: new worker ${fresh.process.pid} ${(err as Error).message}; ` +
-            `${old.length - replaced} old workers keep serving (${replaced} replaced)`,
-        );
-        return;
+    let i = 0;
+    const serving = () => old.slice(i).filter((w) => !w.isDead()).length;
+    try {
+      for (; i < old.length; i++) {
+        if (stopping) return;
+        if (rollStop) {
+          log(`rolling restart stopped: ${rollStop}; ${serving()} old workers keep serving (${replaced} replaced)`);
+          return;
+        }
+        const previous = old[i];
+        const fresh = fork();
+        onTrial = fresh;
+        try {
+          await ready(fresh);
+          await settled(fresh);
+        } catch (err) {
+          if (stopping) return; // the primary's own SIGTERM ended it
+          log(`rolling restart stopped: new worker ${fresh.process.pid} ${(err as Error).message}; ${serving()} old workers keep serving (${replaced} replaced)`);
+          return;
+        } finally {
+          onTrial = undefined;
+        }
+        newBuild.add(fresh); // from now on a worker like any other: restarted if it dies
+        replaced++;
+        if (stopping) return;
+        // Died during the roll (and was not restarted): the new worker took its place.
+        if (diedInRoll.delete(previous) || !toReplace.delete(previous)) continue;
+        retiring.add(previous);
+        const exited = new Promise((r) => previous.once('exit', r));
+        previous.process.kill('SIGTERM');
+        await exited;
       }
-      managed.delete(fresh); // from now on a worker like any other: restarted if it dies
-      if (stopping) return;
-      if (previous.isDead()) continue; // died meanwhile (and was restarted as usual)
-      managed.add(previous);
-      const exited = new Promise((r) => previous.once('exit', r));
-      previous.process.kill('SIGTERM');
-      await exited;
-      replaced++;
+      log(`rolling restart done: ${replaced} workers replaced`);
+    } finally {
+      // Old workers that died during a roll that stopped before replacing them: restarted now, as any worker that dies.
+      for (let n = diedInRoll.size; n > 0 && !stopping; n--) restartAfter(RESTART_FIRST_MS);
+      diedInRoll.clear();
+      toReplace.clear();
     }
-    log(`rolling restart done: ${replaced} workers replaced`);
   };
 
   process.on('SIGHUP', () => {
@@ -99,20 +204,7 @@ export function runPrimary(config: Config, log: (line: string) => void): boolean
     rolling = true;
     void roll().finally(() => (rolling = false));
   });
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-    process.once(signal, () => {
-      stopping = true;
-      const workers = Object.values(cluster.workers ?? {});
-      if (workers.length === 0) process.exit(0);
-      for (const w of workers) w?.process.kill('SIGTERM');
-      // Each worker bounds its own shutdown; this bounds the primary's should one hang regardless.
-      setTimeout(() => {
-        log(`workers still running ${config.shutdownGraceMs + 5_000} ms after ${signal}; killing them`);
-        for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL');
-        process.exit(1);
-      }, config.shutdownGraceMs + 5_000).unref();
-    });
-  }
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => stopAll(signal, 0));
   log(`climate-pulse primary ${process.pid} started ${config.workers} workers (SIGHUP: rolling restart)`);
   return true;
 }

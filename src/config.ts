@@ -91,10 +91,19 @@ export const VARIABLES = {
   dbPoolMax: variable('DB_POOL_MAX', Type.Integer({ minimum: 1, maximum: 500, default: 10 })),
   dbStatementTimeoutMs: variable('DB_STATEMENT_TIMEOUT_MS', Type.Integer({ minimum: 100, default: 10_000 })),
   requestTimeoutMs: variable('REQUEST_TIMEOUT_MS', Type.Integer({ minimum: 100, default: 30_000 })),
+  /** A request's headers must have arrived within this time on the public listener, else 408 (at most REQUEST_TIMEOUT_MS). */
+  headersTimeoutMs: variable('HEADERS_TIMEOUT_MS', Type.Integer({ minimum: 100, maximum: 600_000, default: 5_000 })),
   /** Open connections of the public listener at once; more are closed as they arrive. */
   maxConnections: variable('MAX_CONNECTIONS', Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1024 })),
+  /** Open connections of the public listener from one remote address (a TRUST_PROXY proxy's are not counted); more from it are closed. */
+  maxConnectionsPerAddress: variable('MAX_CONNECTIONS_PER_ADDRESS', Type.Integer({ minimum: 1, maximum: 1_000_000, default: 128 })),
   metricsPort: variable('METRICS_PORT', Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 }))),
   workers: variable('WORKERS', Type.Integer({ minimum: 1, maximum: 64, default: 1 })),
+  /** A new worker of a rolling restart must stay up this long after it is ready before the next old one is replaced. */
+  rollSettleMs: variable('ROLL_SETTLE_MS', Type.Integer({ minimum: 0, maximum: 600_000, default: 10_000 })),
+  /** With WORKERS: this many worker exits within WORKER_CRASH_WINDOW_MS make the primary stop and exit 1. */
+  workerCrashLimit: variable('WORKER_CRASH_LIMIT', Type.Integer({ minimum: 1, maximum: 1000, default: 5 })),
+  workerCrashWindowMs: variable('WORKER_CRASH_WINDOW_MS', Type.Integer({ minimum: 1000, maximum: 3_600_000, default: 60_000 })),
   /** Upper bound on a shutdown, counted from SIGTERM/SIGINT (shutdownDelayMs included): past it the process exits 1. */
   shutdownGraceMs: variable('SHUTDOWN_GRACE_MS', Type.Integer({ minimum: 1000, maximum: 600_000, default: 10_000 })),
   /** From the signal on, /readyz answers 503 while the port still serves this long (load balancers catch up), then it closes. */

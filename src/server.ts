@@ -10,8 +10,8 @@ import { openDatabase } from './db/open.js';
 import { purgeIdempotencyRecords } from './db/repositories/idempotency.js';
 import { startAlertSchedule } from './jobs/alerts.js';
 import { WebhookWorker } from './jobs/webhooks.js';
-import { trackConnections, type ConnectionDrain } from './http/drain.js';
-import { answerNodeErrorsInContractShape } from './http/node-server.js';
+import { QUIET_MAX_MS, trackConnections, type ConnectionDrain } from './http/drain.js';
+import { addressMatcher, answerNodeErrorsInContractShape } from './http/node-server.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -40,7 +40,16 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
       redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
     },
   });
-  answerNodeErrorsInContractShape(app.server, { requestTimeoutMs: config.requestTimeoutMs, maxConnections: config.maxConnections, log: app.log });
+  answerNodeErrorsInContractShape(app.server, {
+    requestTimeoutMs: config.requestTimeoutMs,
+    headersTimeoutMs: config.headersTimeoutMs,
+    maxConnections: config.maxConnections,
+    // The socket's address: behind TRUST_PROXY the proxies carry everyone's connections, and limiting
+    // per forwarded client is the proxy's job (docs/deployment.md).
+    maxConnectionsPerAddress: config.maxConnectionsPerAddress,
+    exempt: addressMatcher(config.trustProxy),
+    log: app.log,
+  });
   const publicDrain = trackConnections(app.server);
   warnOfLooseLimits(config, app.log);
   const address = await app.listen({ port: config.port, host: config.host });
@@ -88,14 +97,21 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
       }, config.shutdownGraceMs);
       timer.unref();
       const startedAt = Date.now();
-      // /readyz says 503 at once; every answer from now on closes its connection.
+      // /readyz says 503 at once.
       draining = true;
-      for (const d of drains) d.begin();
       clearInterval(purgeTimer);
       const alertsStopped = alerts?.stop(); // no new run; one in progress finishes before the pool closes
-      // The port still serves while load balancers see /readyz fail and stop sending.
-      if (config.shutdownDelayMs > 0) await new Promise((r) => setTimeout(r, config.shutdownDelayMs));
-      // No new connections; requests on open ones are served (answered with Connection: close).
+      if (config.shutdownDelayMs > 0) {
+        // The port still serves while load balancers see /readyz fail and stop sending; answers
+        // close their connections so that clients reconnect through them, elsewhere.
+        for (const d of drains) d.begin();
+        const quiet = Math.min(QUIET_MAX_MS, Math.floor(config.shutdownDelayMs / 2));
+        await new Promise((r) => setTimeout(r, config.shutdownDelayMs - quiet));
+        // The clients still here settle on open connections before the port closes (docs/deployment.md).
+        for (const d of drains) d.quiet();
+        await new Promise((r) => setTimeout(r, quiet));
+      }
+      // No new connections; requests on open ones are served, answered with Connection: close.
       await Promise.all(drains.map((d) => d.stopListening()));
       const drainedMs = Date.now() - startedAt;
       await operator.close();

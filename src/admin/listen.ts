@@ -36,6 +36,8 @@ export async function startAdminListeners(config: Config, db: DatabaseExecutor, 
     maxConnections: config.adminMaxConnections,
     headersTimeoutMs: config.adminHeadersTimeoutMs,
     bodyIdleTimeoutMs: config.adminBodyIdleTimeoutMs,
+    // Held connections that never send a head (no token seen yet) cannot lock the token holder out.
+    displaceHeadless: true,
     log: loggerInstance,
   };
   try {

@@ -28,11 +28,28 @@ interface Conn {
 }
 
 export interface ConnectionDrain {
-  /** From now on every answer says `Connection: close`, and idle connections are closed. */
+  /**
+   * The delay (SHUTDOWN_DELAY_MS) begins: every answer says `Connection: close` and idle
+   * connections are closed, so that clients reconnect, through a load balancer that now routes
+   * them elsewhere.
+   */
   begin(): void;
-  /** Stops accepting connections; resolves when every open one has ended. */
+  /**
+   * The end of the delay: answers keep their connections again, so the clients still here settle
+   * on open connections and stop opening new ones; a connection opened at the instant the port
+   * closes would be reset by the kernel, its request sent and unanswered.
+   */
+  quiet(): void;
+  /**
+   * Stops accepting connections, then ends every open one between requests: an answer in flight or
+   * to come says `Connection: close`, an idle connection is closed once idle IDLE_LINGER_MS.
+   * Resolves when every connection has ended.
+   */
   stopListening(): Promise<void>;
 }
+
+/** The last part of SHUTDOWN_DELAY_MS (half of it at most) in which answers keep their connections. */
+export const QUIET_MAX_MS = 1_000;
 
 /**
  * Lets a listener end under traffic. Node's `server.close()` closes the connections idle at that
@@ -92,13 +109,21 @@ export function trackConnections(server: Server): ConnectionDrain {
     }
   };
 
+  const closeConnections = () => {
+    if (draining) return;
+    draining = true;
+    for (const res of open) if (!res.headersSent) res.setHeader('connection', 'close');
+    timer = setInterval(closeIdle, CHECK_EVERY_MS);
+    timer.unref();
+  };
+
   return {
-    begin() {
-      if (draining) return;
-      draining = true;
-      for (const res of open) if (!res.headersSent) res.setHeader('connection', 'close');
-      timer = setInterval(closeIdle, CHECK_EVERY_MS);
-      timer.unref();
+    begin: closeConnections,
+    quiet() {
+      draining = false;
+      if (timer) clearInterval(timer);
+      timer = undefined;
+      for (const res of open) if (!res.headersSent) res.removeHeader('connection');
     },
     async stopListening() {
       // Two setImmediates span one poll phase, where a waiting connection is accepted.
@@ -123,6 +148,7 @@ export function trackConnections(server: Server): ConnectionDrain {
           resolve();
         };
         if (!server.listening) {
+          closeConnections();
           if (conns.size === 0) return done();
           const poll = setInterval(() => conns.size === 0 && (clearInterval(poll), done()), CHECK_EVERY_MS);
           return;
@@ -130,6 +156,9 @@ export function trackConnections(server: Server): ConnectionDrain {
         // net's close, not http's: http's would also close every idle connection at once, losing
         // the requests their clients are writing at this instant (see IDLE_LINGER_MS).
         NetServer.prototype.close.call(server, () => done());
+        // Only once the port is closed: a client told to close its connection before would open
+        // a new one, which the closing port could reset.
+        closeConnections();
       });
     },
   };

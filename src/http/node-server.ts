@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { Socket } from 'node:net';
+import { BlockList, isIP, type Socket } from 'node:net';
 import type { ErrorCode } from '../contract/errors.js';
 
 /**
@@ -28,6 +28,20 @@ export interface NodeServerLimits {
   bodyIdleTimeoutMs?: number;
   /** Open connections at once; further ones are closed as they arrive. */
   maxConnections?: number;
+  /**
+   * Open connections at once from one remote address (the socket's, never a forwarded one);
+   * further ones from it are closed as they arrive. Addresses for which `exempt` is true (the
+   * trusted proxies, which carry many clients' connections) count only towards `maxConnections`.
+   */
+  maxConnectionsPerAddress?: number;
+  exempt?: (address: string) => boolean;
+  /**
+   * At `maxConnections`, a new connection displaces the oldest one that has not yet sent a whole
+   * request head, instead of being refused (the operator listener: there every request is
+   * authenticated on its head, so connections that never send one are the only ones a client
+   * without the token can hold).
+   */
+  displaceHeadless?: boolean;
   log?: { warn(obj: object, msg: string): void };
 }
 
@@ -65,28 +79,20 @@ export function clientErrorAnswer(err: { code?: string }, requestTimeoutMs?: num
 
 /** Call before `listen`: Node reads the checking interval when the server starts listening. */
 export function answerNodeErrorsInContractShape(server: Server, limits: NodeServerLimits) {
+  const check = server as Server & { connectionsCheckingInterval: number };
   if (limits.requestTimeoutMs !== undefined) {
     server.requestTimeout = limits.requestTimeoutMs;
     // Node's default (60 s) would outlast a shorter request timeout.
     server.headersTimeout = Math.min(server.headersTimeout || 60_000, limits.requestTimeoutMs);
     // Node checks deadlines every 30 s by default, so a 30 s timeout fired after 30-60 s.
-    (server as Server & { connectionsCheckingInterval: number }).connectionsCheckingInterval = Math.min(CHECK_EVERY_MS, limits.requestTimeoutMs);
+    check.connectionsCheckingInterval = Math.min(CHECK_EVERY_MS, limits.requestTimeoutMs);
   }
   if (limits.headersTimeoutMs !== undefined) {
     // Node counts it from the connection's first byte (or from its opening), so a silent connection times out too.
-    server.headersTimeout = limits.headersTimeoutMs;
-    const check = server as Server & { connectionsCheckingInterval: number };
+    server.headersTimeout = Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs ?? Infinity);
     check.connectionsCheckingInterval = Math.min(check.connectionsCheckingInterval, CHECK_EVERY_MS, limits.headersTimeoutMs);
   }
-  if (limits.maxConnections) {
-    server.maxConnections = limits.maxConnections;
-    let warnedAt = 0;
-    server.on('drop', () => {
-      if (Date.now() - warnedAt < 60_000) return; // once a minute at most
-      warnedAt = Date.now();
-      limits.log?.warn({ maxConnections: limits.maxConnections }, 'connection limit reached; new connections are closed');
-    });
-  }
+  limitConnections(server, limits);
   // The latest request of each connection, to know whether a refused one was answered already.
   const latest = new WeakMap<Socket, ServerResponse>();
   server.on('request', (req: IncomingMessage, res: ServerResponse) => latest.set(req.socket, res));
@@ -112,8 +118,101 @@ export function answerNodeErrorsInContractShape(server: Server, limits: NodeServ
     // A request answered before its body arrived (a 401, say) that then times out gets no second answer.
     const res = latest.get(socket);
     const answered = res !== undefined && res.headersSent && !res.req.complete;
-    if (socket.writable && !answered) socket.end(clientErrorAnswer(err, limits.requestTimeoutMs, limits.headersTimeoutMs));
+    // Before a request's head arrived whole, a timeout is the headers' deadline, if that is the shorter one.
+    const headersPending = res === undefined || res.writableFinished;
+    const headersMs = headersPending && server.headersTimeout < (limits.requestTimeoutMs ?? Infinity) ? server.headersTimeout : undefined;
+    if (socket.writable && !answered) socket.end(clientErrorAnswer(err, headersMs === undefined ? limits.requestTimeoutMs : undefined, headersMs ?? limits.headersTimeoutMs));
     socket.destroySoon?.();
     setTimeout(() => socket.destroy(), 1_000).unref();
   });
+}
+
+/**
+ * The connection caps: in all (`maxConnections`), per remote address, and, on a listener that
+ * displaces, the oldest connection still without a whole request head making room for a new one.
+ * A refused connection is closed without an answer (nothing of a request has been read yet), as
+ * Node closes one past `server.maxConnections`; each kind is logged once a minute at most.
+ */
+function limitConnections(server: Server, limits: NodeServerLimits) {
+  const { maxConnections, maxConnectionsPerAddress, displaceHeadless } = limits;
+  if (!maxConnections && !maxConnectionsPerAddress) return;
+  const warnedAt = new Map<string, number>();
+  const warn = (kind: string, obj: object, msg: string) => {
+    if (Date.now() - (warnedAt.get(kind) ?? 0) < 60_000) return;
+    warnedAt.set(kind, Date.now());
+    limits.log?.warn(obj, msg);
+  };
+  if (maxConnections && !displaceHeadless) {
+    server.maxConnections = maxConnections; // Node closes the ones past it before they reach JavaScript
+    server.on('drop', () => warn('all', { maxConnections }, 'connection limit reached; new connections are closed'));
+  }
+  const perAddress = new Map<string, number>();
+  /** Connections that have not yet sent a whole request head, oldest first (a Set keeps insertion order). */
+  const headless = new Set<Socket>();
+  let open = 0;
+  server.on('request', (req: IncomingMessage) => headless.delete(req.socket));
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress === undefined ? undefined : normalizeAddress(socket.remoteAddress);
+    const counted = address !== undefined && maxConnectionsPerAddress !== undefined && !limits.exempt?.(address);
+    if (counted) {
+      const n = perAddress.get(address) ?? 0;
+      if (n >= maxConnectionsPerAddress) {
+        warn('address', { address, maxConnectionsPerAddress }, 'connection limit of one address reached; its new connections are closed');
+        socket.destroy();
+        return;
+      }
+      perAddress.set(address, n + 1);
+    }
+    if (displaceHeadless && maxConnections) {
+      if (open >= maxConnections) {
+        const oldest = headless.values().next().value;
+        if (oldest === undefined) {
+          warn('all', { maxConnections }, 'connection limit reached; new connections are closed');
+          if (counted) release(address);
+          socket.destroy();
+          return;
+        }
+        warn('displaced', { maxConnections }, 'connection limit reached; connections that sent no whole request head make room for new ones');
+        headless.delete(oldest);
+        oldest.destroy();
+      }
+      open++;
+      headless.add(socket);
+    }
+    socket.once('close', () => {
+      if (counted) release(address);
+      if (displaceHeadless && maxConnections) {
+        open--;
+        headless.delete(socket);
+      }
+    });
+  });
+  const release = (address: string) => {
+    const n = (perAddress.get(address) ?? 1) - 1;
+    if (n <= 0) perAddress.delete(address);
+    else perAddress.set(address, n);
+  };
+}
+
+/** `::ffff:10.0.0.7` (an IPv4 client of a dual-stack listener) is the address 10.0.0.7. */
+export function normalizeAddress(address: string): string {
+  return /^::ffff:\d+\.\d+\.\d+\.\d+$/i.test(address) ? address.slice(7) : address;
+}
+
+/** A test for the addresses of TRUST_PROXY (addresses and CIDRs, as src/config.ts checks them). */
+export function addressMatcher(entries: string[] | undefined): ((address: string) => boolean) | undefined {
+  if (!entries?.length) return undefined;
+  const list = new BlockList();
+  for (const entry of entries) {
+    const [raw, prefix] = entry.split('/');
+    const address = normalizeAddress(raw);
+    const type = isIP(address) === 6 ? 'ipv6' : 'ipv4';
+    const bits = prefix === undefined ? undefined : Number(prefix) - (address !== raw ? 96 : 0);
+    if (bits === undefined) list.addAddress(address, type);
+    else list.addSubnet(address, bits, type);
+  }
+  return (address: string) => {
+    const type = isIP(address) === 6 ? 'ipv6' : 'ipv4';
+    return list.check(address, type);
+  };
 }

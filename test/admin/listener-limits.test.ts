@@ -375,25 +375,96 @@ describe('issue 26: the operator listener caps its connections', () => {
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
-  it('ADMIN_MAX_CONNECTIONS caps each operator listener, TCP and Unix socket (20,000 half-open ones took every file descriptor): one past the cap is closed at once, the public API still serves', async () => {
+  /** `count` connections to `target`, each having written `head`, resolved once connected. */
+  const hold = (target: Target, count: number, head: string) =>
+    Promise.all(
+      Array.from({ length: count }, () => new Promise<Socket>((resolve) => {
+        const s: Socket = 'port' in target ? connect(target.port, '127.0.0.1', () => resolve(s)) : connect(target.socketPath, () => resolve(s));
+        s.on('error', () => {});
+        s.write(head);
+      })),
+    );
+  const closed = (s: Socket) => s.destroyed || s.readyState === 'closed';
+  const authorized = `GET /admin/v1/openapi.json HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nConnection: close\r\n\r\n`;
+
+  it('ADMIN_MAX_CONNECTIONS caps each operator listener, TCP and Unix socket (20,000 half-open ones took every file descriptor): past the cap a new connection displaces the oldest one that sent no whole request head (issue 43: 64 such ones locked the token holder out), and is closed at once when every held one has sent its head; the public API still serves', async () => {
     const port = Number(new URL(server.adminAddress!).port);
     const targets: Target[] = [{ port }, { socketPath: server.adminSocket! }];
     for (const target of targets) {
-      const held = await Promise.all(
-        Array.from({ length: 3 }, () => new Promise<Socket>((resolve) => {
-          const s: Socket = 'port' in target ? connect(target.port, '127.0.0.1', () => resolve(s)) : connect(target.socketPath, () => resolve(s));
-          s.on('error', () => {});
-          s.write('GET /admin/v1/openapi.json HTTP/1.1\r\nHost: x\r\n'); // half-sent
-        })),
-      );
+      const held = await hold(target, 3, 'GET /admin/v1/openapi.json HTTP/1.1\r\nHost: x\r\n'); // half-sent
       await new Promise((r) => setTimeout(r, 200));
-      const past = await raw(target, `GET /admin/v1/openapi.json HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nConnection: close\r\n\r\n`);
-      expect(past.text).toBe(''); // closed without an answer
+      const past = await raw(target, authorized);
+      expect(statusOf(past.text)).toBe(200);
+      await until(() => closed(held[0]));
+      expect(held.map(closed)).toEqual([true, false, false]); // the oldest made room
       expect((await fetch(`${server.address}/healthz`)).status).toBe(200);
       for (const s of held) s.destroy();
       await new Promise((r) => setTimeout(r, 200));
-      const after = await raw(target, `GET /admin/v1/openapi.json HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nConnection: close\r\n\r\n`);
+
+      // Connections whose request head arrived whole (an authenticated request in flight) are never displaced.
+      const busy = await hold(target, 3, `POST /admin/v1/organizations HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`);
+      await new Promise((r) => setTimeout(r, 200));
+      const refused = await raw(target, authorized);
+      expect(refused.text).toBe(''); // closed without an answer
+      expect(busy.map(closed)).toEqual([false, false, false]);
+      for (const s of busy) s.destroy();
+      await new Promise((r) => setTimeout(r, 200));
+      const after = await raw(target, authorized);
       expect(statusOf(after.text)).toBe(200);
+    }
+  });
+});
+
+describe('issue 43: half-sent connections without the token do not lock the token holder out of the operator TCP port', () => {
+  let tdb: TestDatabase;
+  let server: RunningServer;
+  let dataDir: string;
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'cp-limits-lockout-'));
+    tdb = await createTestDatabase();
+    // The defaults: ADMIN_MAX_CONNECTIONS 64, ADMIN_HEADERS_TIMEOUT_MS 10 s.
+    const config = loadConfig({
+      PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', MAX_EVENT_LOOP_DELAY_MS: '0', ALERTS_INTERVAL_MINUTES: '0', WEBHOOK_POLL_MS: '60000',
+      ...(TEST_REDIS_URL ? { REDIS_URL: TEST_REDIS_URL } : {}),
+      DATA_DIR: dataDir, ADMIN_PORT: '0', ADMIN_TOKEN: TOKEN,
+    });
+    server = await startServer(config, { db: tdb.db });
+  }, 180_000);
+
+  afterAll(async () => {
+    await server?.close(); // closes the database too
+    await tdb?.drop?.(); // and its PostgreSQL schema goes
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('64 half-sent connections, each renewed as soon as it closes: 20 requests of the token holder on new connections all answered 200', async () => {
+    const port = Number(new URL(server.adminAddress!).port);
+    let stopped = false;
+    const attackers = new Set<Socket>();
+    const renew = () => {
+      if (stopped) return;
+      const s = connect(port, '127.0.0.1', () => s.write('GET /admin/v1/organizations HTTP/1.1\r\nHost: x\r\n'));
+      attackers.add(s);
+      s.on('error', () => {});
+      s.on('close', () => {
+        attackers.delete(s);
+        setTimeout(renew, 20);
+      });
+    };
+    try {
+      for (let i = 0; i < 64; i++) renew();
+      await until(() => [...attackers].filter((s) => s.readyState === 'open').length === 64);
+      await new Promise((r) => setTimeout(r, 300));
+      const statuses: number[] = [];
+      for (let i = 0; i < 20; i++) {
+        const { text } = await raw({ port }, `GET /admin/v1/organizations HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nConnection: close\r\n\r\n`);
+        statuses.push(statusOf(text));
+      }
+      expect(statuses).toEqual(Array(20).fill(200));
+    } finally {
+      stopped = true;
+      for (const s of attackers) s.destroy();
     }
   });
 });

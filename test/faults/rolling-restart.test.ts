@@ -72,7 +72,7 @@ describe.skipIf(!TEST_DATABASE_URL)(`SIGHUP to the primary of WORKERS=2 under ${
   /** One server for both tests (starting three processes is the slow part); the second goes on from the first. */
   const serverRunning = async () => {
     if (!server) {
-      const s = await startServerProcess({ DATABASE_URL: t.url!, WORKERS: '2', PORT: String(await freePort()) }, { entry });
+      const s = await startServerProcess({ DATABASE_URL: t.url!, WORKERS: '2', PORT: String(await freePort()), ROLL_SETTLE_MS: '3000' }, { entry });
       server = s;
       expect(await waitUntil(() => (s.output().match(/listening on/g) ?? []).length === 2, 30_000)).toBe(true);
     }

@@ -138,6 +138,9 @@ export function registerErrorHandling(app: FastifyInstance) {
     if (isStorageFailure(err)) {
       // One clear line for the operator instead of a stack trace.
       request.log.error({ code: (err as { code?: string }).code, reason: err.message }, 'database storage refuses writes (full or read-only)');
+    } else if (err instanceof ApiError && e.code === 'service_unavailable') {
+      // Answered so on purpose (a drain's /readyz, a request on a closing server): no failure, no stack.
+      request.log.info({ code: e.code, reason: e.message }, 'answered 503 service_unavailable');
     } else if (e.statusCode >= 500) request.log.error({ err: withoutValues(err) }, 'request failed');
     return sendError(reply, e);
   });

@@ -1,0 +1,169 @@
+import { execFileSync } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { DatabaseExecutor } from '../../src/db/executor.js';
+import { putPlan } from '../../src/db/repositories/plans.js';
+import { loadDataset } from '../../src/domain/dataset.js';
+import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from '../helpers/db.js';
+import { CLI, freePort, startServerProcess, type ServerProcess } from '../helpers/process.js';
+import { runClients, waitUntil } from '../helpers/traffic.js';
+import { KEY_A, writesDataset } from '../http/writes/fixture.js';
+
+/**
+ * Issue 43, item 4: a new worker that died a few seconds after becoming ready passed the rolling
+ * restart and replaced every good worker; the primary then restarted crashing workers forever
+ * (12 exits in 45 s, no back-off); and an old worker that died during a roll was both restarted
+ * and replaced (WORKERS=2 became 3, then 4).
+ */
+async function seed(db: DatabaseExecutor) {
+  await putPlan(db, { name: 'unmetered', restApi: true, rateLimitPerMinute: 1_000_000 });
+  const data = writesDataset();
+  for (const o of data.organizations ?? []) o.plan = 'unmetered';
+  await loadDataset(db, data);
+}
+
+const workerPids = (primary: number) => {
+  try {
+    return execFileSync('pgrep', ['-P', String(primary), '-f', ' serve$'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number).sort();
+  } catch {
+    return []; // pgrep exits 1 when there is none
+  }
+};
+
+/** The script every worker runs: the CLI, or a build whose workers exit(1) `crashAfterMs` after telling the primary they are ready. */
+const entryScript = (crashAfterMs?: number) =>
+  crashAfterMs === undefined
+    ? `await import(${JSON.stringify(CLI)});\n`
+    : [
+        "import cluster from 'node:cluster';",
+        'if (cluster.isWorker) {',
+        '  const send = process.send.bind(process);',
+        `  process.send = (m, ...rest) => { if (m?.type === 'climate-pulse:ready') setTimeout(() => process.exit(1), ${crashAfterMs}); return send(m, ...rest); };`,
+        '}',
+        `await import(${JSON.stringify(CLI)});`,
+        '',
+      ].join('\n');
+
+describe.skipIf(!TEST_DATABASE_URL)('rolling restarts and crash loops with WORKERS=2 (issue 43 item 4)', () => {
+  let t: TestDatabase;
+  let dir: string;
+  let entry: string;
+  let server: ServerProcess | undefined;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    await seed(t.db);
+    dir = mkdtempSync(join(tmpdir(), 'cp-faults-badroll-'));
+    entry = join(dir, 'entry.mjs');
+  });
+  afterEach(async () => {
+    const s = server;
+    server = undefined;
+    if (s && (await Promise.race([s.stop('SIGTERM'), new Promise((r) => setTimeout(() => r('hung'), 15_000))])) === 'hung') await s.stop('SIGKILL');
+  });
+  afterAll(async () => {
+    await t?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A primary of 2 workers on the good build; resolves once both listen. */
+  const start = async (env: Record<string, string> = {}) => {
+    writeFileSync(entry, entryScript());
+    const s = await startServerProcess({ DATABASE_URL: t.url!, WORKERS: '2', PORT: String(await freePort()), ...env }, { entry });
+    server = s;
+    expect(await waitUntil(() => (s.output().match(/listening on/g) ?? []).length === 2, 30_000)).toBe(true);
+    return s;
+  };
+  const lines = (s: ServerProcess, re: RegExp) => s.output().split('\n').filter((l) => re.test(l));
+
+  it('a new build that crashes 2 s after ready stops the roll within ROLL_SETTLE_MS: the old workers serve on (same pids, 0 failed requests) and the crashed one is not restarted', async () => {
+    const s = await start({ ROLL_SETTLE_MS: '6000' });
+    const primary = s.child.pid!;
+    const before = workerPids(primary);
+    expect(before).toHaveLength(2);
+    writeFileSync(entry, entryScript(2_000));
+    const traffic = runClients(8, () => fetch(`${s.url}/v1/teams`, { headers: { authorization: `Bearer ${KEY_A}` } }), { maxMs: 90_000, pauseMs: 10 });
+    expect(await waitUntil(() => traffic.answered() >= 24, 20_000)).toBe(true);
+    process.kill(primary, 'SIGHUP');
+    const stopped = await waitUntil(() => /rolling restart (done|stopped)/.test(s.output()), 60_000);
+    // The old workers go on serving after the roll stopped.
+    const at = traffic.answered();
+    await waitUntil(() => traffic.answered() >= at + 24, 10_000);
+    const log = await traffic.stop();
+
+    expect(stopped, s.output()).toBe(true);
+    const stop = lines(s, /^rolling restart stopped/);
+    expect(stop, s.output()).toHaveLength(1);
+    expect(stop[0]).toMatch(/^rolling restart stopped: new worker \d+ exited \(1\) \d+(\.\d)? s after it was ready, within ROLL_SETTLE_MS \(6000 ms\); 2 old workers keep serving \(0 replaced\)$/);
+    const failed = log.filter((e) => e.status !== 200);
+    expect(failed.slice(0, 3), `${failed.length} of ${log.length} requests failed`).toEqual([]);
+    expect(workerPids(primary)).toEqual(before);
+    expect(s.output()).not.toMatch(/starting another/);
+    expect(s.child.exitCode).toBeNull();
+  }, 150_000);
+
+  it('an old worker killed during a roll is replaced by the roll, not also restarted: never more than 3 workers during the roll, exactly 2 after it', async () => {
+    const s = await start({ ROLL_SETTLE_MS: '4000' });
+    const primary = s.child.pid!;
+    const old = workerPids(primary);
+    expect(old).toHaveLength(2);
+    const counts: number[] = [];
+    const sampler = setInterval(() => counts.push(workerPids(primary).length), 100);
+    try {
+      process.kill(primary, 'SIGHUP');
+      // The first new worker is on trial: kill the old worker the roll would replace second.
+      expect(await waitUntil(() => counts.at(-1) === 3, 30_000)).toBe(true);
+      process.kill(old[1], 'SIGKILL');
+      const done = await waitUntil(() => /rolling restart (done|stopped)/.test(s.output()), 90_000);
+      expect(done, s.output()).toBe(true);
+      await new Promise((r) => setTimeout(r, 3_000)); // a restart, had one been scheduled, would be running by now
+    } finally {
+      clearInterval(sampler);
+    }
+    expect(lines(s, /^(rolling restart|old worker)/).map((l) => l.replace(/\d{2,}/g, 'N'))).toEqual([
+      'rolling restart: replacing 2 workers one at a time',
+      'old worker N exited (SIGKILL) during the rolling restart; the roll replaces it',
+      'rolling restart done: 2 workers replaced',
+    ]);
+    expect(s.output()).not.toMatch(/starting another/);
+    expect(Math.max(...counts)).toBeLessThanOrEqual(3); // the 2 old ones and the new one on trial, at most
+    const after = workerPids(primary);
+    expect(after).toHaveLength(2);
+    expect(after.filter((pid) => old.includes(pid))).toEqual([]);
+    expect((await fetch(`${s.url}/v1/teams`, { headers: { authorization: `Bearer ${KEY_A}` } })).status).toBe(200);
+  }, 150_000);
+
+  it('workers that keep crashing are restarted with a doubling back-off, and after WORKER_CRASH_LIMIT exits within the window the primary stops and exits 1', async () => {
+    writeFileSync(entry, entryScript(1_000));
+    const s = await startServerProcess(
+      { DATABASE_URL: t.url!, WORKERS: '2', PORT: String(await freePort()), WORKER_CRASH_LIMIT: '4', WORKER_CRASH_WINDOW_MS: '120000' },
+      { entry },
+    );
+    server = s;
+    // When each line of the primary and the workers arrived.
+    const seen: { at: number; line: string }[] = [];
+    let buffered = '';
+    s.child.stdout!.on('data', (d) => {
+      buffered += d;
+      const parts = buffered.split('\n');
+      buffered = parts.pop()!;
+      for (const line of parts) seen.push({ at: performance.now(), line });
+    });
+    const [code] = (await Promise.race([once(s.child, 'exit'), new Promise((r) => setTimeout(() => r([null]), 90_000))])) as [number | null];
+    expect(code, s.output()).toBe(1);
+    const restarts = lines(s, /^worker \d+ exited/).map((l) => l.replace(/^worker \d+/, 'worker N'));
+    expect(restarts).toEqual([
+      'worker N exited (1); starting another in 0.5 s (1 of 4 exits allowed within 120 s)',
+      'worker N exited (1); starting another in 1 s (2 of 4 exits allowed within 120 s)',
+      'worker N exited (1); starting another in 2 s (3 of 4 exits allowed within 120 s)',
+      'worker N exited (1): 4 worker exits within 120 s (WORKER_CRASH_LIMIT); stopping every worker, the primary exits 1',
+    ]);
+    // The back-off is real: after "in 2 s", no worker started listening for 2 s.
+    const third = seen.find((e) => e.line.includes('starting another in 2 s'));
+    const nextListening = seen.find((e) => third && e.at > third.at && /listening on/.test(e.line));
+    if (third && nextListening) expect(nextListening.at - third.at).toBeGreaterThanOrEqual(1_900);
+  }, 150_000);
+});
