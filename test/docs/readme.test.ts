@@ -208,24 +208,26 @@ describe(`README.md (${DATABASE ? 'PostgreSQL' : 'embedded PGlite'}, Node ${spaw
   /** PATH with NODE's directory first: `node` in the README's lines, and the one npm and npx run on, is NODE. */
   const PATH = `${dirname(NODE)}${delimiter}${process.env.PATH ?? ''}`;
 
-  /** Ends a process group (a server started by npm, its npm and node) and waits until its leader has exited. */
-  async function endGroup(child: ChildProcess | undefined) {
-    if (!child?.pid || child.exitCode !== null || child.signalCode !== null) return;
-    const exited = once(child, 'exit');
-    try {
-      process.kill(-child.pid, 'SIGTERM');
-    } catch {
-      return;
-    }
-    const timer = setTimeout(() => {
+  /**
+   * Ends a process group (a terminal's job: npm, its shell, the server) and waits until none of it
+   * is left. The group outlives its leader: the second terminal's shell has exited long before its
+   * `npm start ... &` is ended here.
+   */
+  async function endGroup(pgid: number | undefined) {
+    if (!pgid) return;
+    const alive = () => {
       try {
-        process.kill(-child.pid!, 'SIGKILL');
+        process.kill(-pgid, 0);
+        return true;
       } catch {
-        /* gone */
+        return false;
       }
-    }, 15_000);
-    await exited;
-    clearTimeout(timer);
+    };
+    if (!alive()) return;
+    process.kill(-pgid, 'SIGTERM');
+    const until = Date.now() + 15_000;
+    while (alive() && Date.now() < until) await sleep(100);
+    if (alive()) process.kill(-pgid, 'SIGKILL');
   }
 
   beforeAll(async () => {
@@ -273,8 +275,8 @@ describe(`README.md (${DATABASE ? 'PostgreSQL' : 'embedded PGlite'}, Node ${spaw
     console.log(`README: npm start printed its demo and invitation ${((Date.now() - started) / 1000).toFixed(1)} s after it was started`);
   }, 300_000);
   afterAll(async () => {
-    await endGroup(first);
-    await endGroup(shell); // the second terminal's group: the server its `npm start ... &` left running
+    await endGroup(first?.pid);
+    await endGroup(shell?.pid); // the second terminal's group: the server its `npm start ... &` left running
     if (schema) {
       const c = new pg.Client({ connectionString: DATABASE });
       await c.connect();
@@ -452,6 +454,31 @@ describe(`README.md (${DATABASE ? 'PostgreSQL' : 'embedded PGlite'}, Node ${spaw
       rmSync(file, { force: true });
     }
   }, 300_000);
+
+  it('after the README\'s blocks, POST /teams as /docs fills it in (its example body and Idempotency-Key) creates the team, then replays: never a 409', async () => {
+    const key = /API key \(shown once\): (cp_live_\w+)/.exec(out)![1];
+    const origin = `http://127.0.0.1:${port}`;
+    const doc = (await (await fetch(`${origin}/openapi.json`)).json()) as {
+      paths: { '/teams': { post: { parameters: { name: string; example: string }[]; requestBody: { content: { 'application/json': { example: unknown } } } } } };
+    };
+    const op = doc.paths['/teams'].post;
+    const idempotencyKey = op.parameters.find((p) => p.name.toLowerCase() === 'idempotency-key')!.example;
+    const body = op.requestBody.content['application/json'].example;
+    // Issue 42: the README's curl made "Platform", the name /docs fills in: Execute answered 409 team_name_taken.
+    expect(README).not.toContain(JSON.stringify(body));
+    const press = () => fetch(`${origin}/v1/teams`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
+      body: JSON.stringify(body),
+    });
+    const [firstPress, secondPress] = [await press(), await press()];
+    expect(firstPress.status, await firstPress.clone().text()).toBeGreaterThanOrEqual(200);
+    expect(firstPress.status).toBeLessThan(300);
+    expect(firstPress.headers.get('idempotent-replayed')).toBeNull();
+    expect(secondPress.status).toBe(firstPress.status);
+    expect(secondPress.headers.get('idempotent-replayed')).toBe('true');
+    expect(await secondPress.json()).toEqual(await firstPress.json());
+  });
 
   it('the console: the printed link makes the owner, who signs out and in; the invitation `members invite` printed works too', async () => {
     // The server the operator section started again serves the link the first one printed.
