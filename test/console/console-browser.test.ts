@@ -1,5 +1,4 @@
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { Secret, TOTP } from 'otpauth';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,7 +6,7 @@ import { inviteMember } from '../../src/domain/members.js';
 import { listAuditEvents } from '../../src/domain/audit.js';
 import { operatorActor } from '../../src/domain/audit.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { acceptInvitation, BROWSER_MISSING, HOSTILE, launchConsoleBrowser, PASSWORD, type ConsoleBrowser } from '../helpers/browser.js';
+import { acceptInvitation, BROWSER_MISSING, HOSTILE, launchConsoleBrowser, PASSWORD, screenshotPath, type ConsoleBrowser } from '../helpers/browser.js';
 
 /**
  * The console in headless Chromium (issue 27's acceptance): accept an invitation, create a read
@@ -16,7 +15,7 @@ import { acceptInvitation, BROWSER_MISSING, HOSTILE, launchConsoleBrowser, PASSW
  * violation), hostile text renders as text, no Content-Security-Policy violation, no request
  * leaves the service.
  */
-const SCREENSHOT = fileURLToPath(new URL('../../docs/console.png', import.meta.url));
+const SCREENSHOT = screenshotPath('console.png');
 const OP = operatorActor('192.0.2.200');
 
 describe.skipIf(BROWSER_MISSING)('the console in a browser', () => {

@@ -1,10 +1,9 @@
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Dataset } from '../../src/domain/dataset.js';
 import { createTestApp, get, type TestApp } from '../helpers/app.js';
-import { BROWSER_MISSING, HOSTILE, joinConsole, launchConsoleBrowser, type ConsoleBrowser } from '../helpers/browser.js';
+import { BROWSER_MISSING, HOSTILE, joinConsole, launchConsoleBrowser, screenshotPath, type ConsoleBrowser } from '../helpers/browser.js';
 
 /**
  * Issue 28 in headless Chromium: the overview's charts and tables match GET /stats/daily; an alert
@@ -16,7 +15,7 @@ import { BROWSER_MISSING, HOSTILE, joinConsole, launchConsoleBrowser, type Conso
 const DAY = 86_400_000;
 const KEY = 'cp_test_pages_browser_0123456789ab';
 const COMMENTS = ['<script>alert(1)</script>', '<img src=x onerror=alert(3)>', 'w'.repeat(500), 'left \u202Eright override \u202Dend', 'fine 😀🎉👍🏽'];
-const shot = (name: string) => fileURLToPath(new URL(`../../docs/console-${name}.png`, import.meta.url));
+const shot = (name: string) => screenshotPath(`console-${name}.png`);
 
 /** The Monday of the week two weeks back (1970-01-05 was a Monday), and its dates. */
 const mondayTwoWeeksBack = (now: number) => Math.floor((now - 14 * DAY - 4 * DAY) / (7 * DAY)) * 7 * DAY + 4 * DAY;

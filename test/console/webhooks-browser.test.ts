@@ -1,5 +1,4 @@
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,7 +6,7 @@ import { listAuditEvents } from '../../src/domain/audit.js';
 import { listOrgDeliveries } from '../../src/domain/webhook-endpoints.js';
 import { WebhookWorker } from '../../src/jobs/webhooks.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { BROWSER_MISSING, HOSTILE, joinConsole, launchConsoleBrowser, type ConsoleBrowser } from '../helpers/browser.js';
+import { BROWSER_MISSING, HOSTILE, joinConsole, launchConsoleBrowser, screenshotPath, type ConsoleBrowser } from '../helpers/browser.js';
 import { startReceiver, waitFor, type Receiver, type Received } from '../helpers/receiver.js';
 
 /**
@@ -17,7 +16,7 @@ import { startReceiver, waitFor, type Receiver, type Received } from '../helpers
  * every failed one since a time is resent. A viewer reads the page and can change nothing. axe-core
  * on every page, no CSP violation, no request leaving 127.0.0.1, hostile text shown as text.
  */
-const SCREENSHOT = fileURLToPath(new URL('../../docs/console-webhooks.png', import.meta.url));
+const SCREENSHOT = screenshotPath('console-webhooks.png');
 const KEY = 'cp_test_webhooks_browser_0123456789';
 const ORG = 'org_hooks';
 

@@ -1,14 +1,14 @@
 import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DOCS_CSP } from '../../src/http/docs.js';
 import { KEYS, NOW, readDataset } from '../fixtures/dataset.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { screenshotPath } from '../helpers/browser.js';
 
 const CHROMIUM = '/usr/bin/chromium';
-const SCREENSHOT = fileURLToPath(new URL('../../docs/reference.png', import.meta.url));
+const SCREENSHOT = screenshotPath('reference.png');
 // `npm test` on a machine without Chromium skips this file; CI (CI set) never does: there a
 // missing browser fails the test below.
 const skip = !existsSync(CHROMIUM) && !process.env.CI;

@@ -1,5 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { expect } from 'vitest';
 import type { DatabaseExecutor } from '../../src/db/executor.js';
@@ -31,6 +33,21 @@ export const BROWSER_MISSING = !existsSync(CHROMIUM) && !process.env.CI;
 export const HOSTILE = `<script>alert(1)</script>"><img src=x onerror=alert(2)>`;
 /** The password every member made by these helpers chooses. */
 export const PASSWORD = 'a long enough passphrase';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/**
+ * Where a browser test writes its screenshot `name` (`console.png`): into docs/, the pictures the
+ * documentation shows, only when SCREENSHOTS is set (`npm run screenshots`); otherwise into
+ * .test-tmp/screenshots/ (ignored by git), so that `npm test` leaves the checkout as it found it
+ * (issue 42). The screenshot is taken either way: the test still proves the page renders.
+ */
+export function screenshotPath(name: string): string {
+  if (process.env.SCREENSHOTS) return join(ROOT, 'docs', name);
+  const dir = join(ROOT, '.test-tmp', 'screenshots');
+  mkdirSync(dir, { recursive: true });
+  return join(dir, name);
+}
 
 const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'];

@@ -8,8 +8,7 @@ import { countOrgs } from '../../db/repositories/orgs.js';
 import { createDemo } from '../../domain/demo.js';
 import { inviteMember } from '../../domain/members.js';
 import { operatorActor } from '../../domain/audit.js';
-import { listOrganizations } from '../../domain/orgs.js';
-import type { DatabaseExecutor } from '../../domain/database.js';
+import { printWayIn } from '../first-run.js';
 import { demoAlertSettings, demoInstructions } from './demo.js';
 
 export const SIGNALS_HELP = `
@@ -80,26 +79,10 @@ async function serve(config: Config, opts: { demoIfEmpty?: boolean }) {
     // The console's first owner: a single-use link, printed once (CONTRACT.md section 11, first run).
     const inv = await inviteMember(db, demo.orgId, { email: DEMO_OWNER_EMAIL, role: 'owner' }, operatorActor(null), new Date());
     console.log(`Console: open ${base}/console/invitations/${inv.token} to become the owner (${DEMO_OWNER_EMAIL}) of ${demo.orgId}; the link works once, for 72 hours.`);
-  } else if (opts.demoIfEmpty) {
-    console.log(await restartInstructions(db, base));
+  } else {
+    await printWayIn(db, base);
   }
 }
 
 const DEMO_OWNER_EMAIL = 'owner@example.com';
 
-/**
- * What a restarted `npm start` prints, so that its user is never left without a way in: the
- * organizations it holds and the commands that make a key or a console invitation (they work
- * while this server runs, through its operator socket).
- */
-async function restartInstructions(db: DatabaseExecutor, base: string): Promise<string> {
-  const { items, nextCursor } = await listOrganizations(db, { limit: 10 });
-  const live = items.filter((o) => o.deletedAt === null);
-  const example = live[0]?.id ?? 'ORG_ID';
-  return [
-    `Organizations: ${live.length === 0 ? 'none live' : live.map((o) => `${o.id} (${o.name})`).join(', ')}${nextCursor ? ', and more (npx climate-pulse orgs list)' : ''}.`,
-    `  a new API key:           npx climate-pulse keys create --org ${example}`,
-    `  a console invitation:    npx climate-pulse members invite --org ${example} --email you@example.com --role owner`,
-    `  the console:             ${base}/console`,
-  ].join('\n');
-}

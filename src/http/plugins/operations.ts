@@ -12,6 +12,22 @@ declare module 'fastify' {
   }
 }
 
+/** The longest path segment logged as it is; longer ones (a key or token pasted into a path) keep their first 8 characters. */
+const SEGMENT_MAX = 24;
+/** The longest path logged. */
+const PATH_MAX = 256;
+
+/**
+ * The path of a request no route matched, as it may be logged: never its query string or
+ * fragment (a key, cursor or token may ride there), no long segment whole (a key pasted in
+ * the path), at most PATH_MAX characters.
+ */
+export function unmatchedPath(url: string): string {
+  const path = url.split(/[?#]/, 1)[0];
+  const safe = path.split('/').map((s) => (s.length > SEGMENT_MAX ? `${s.slice(0, 8)}…` : s)).join('/');
+  return safe.length > PATH_MAX ? `${safe.slice(0, PATH_MAX)}…` : safe;
+}
+
 /**
  * One log line per request (request id, org id, route, status, duration; never a header), the
  * Prometheus registry, and load shedding when the event loop falls behind.
@@ -49,7 +65,11 @@ export async function registerOperations(
     requests.inc(labels);
     duration.observe(labels, reply.elapsedTime / 1000);
   });
-  registerRequestLog(app, (request) => ({ orgId: (request as { principal?: { orgId: string } }).principal?.orgId }));
+  registerRequestLog(app, (request) => ({
+    orgId: (request as { principal?: { orgId: string } }).principal?.orgId,
+    // A request no route matched ("route":"unknown") says where it went (issue 42).
+    ...(request.routeOptions.url === undefined ? { path: unmatchedPath(request.url) } : {}),
+  }));
 
   if (opts.maxEventLoopDelayMs > 0) {
     let readyAt = Number.POSITIVE_INFINITY;
