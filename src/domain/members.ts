@@ -2,7 +2,7 @@ import { createHash, randomBytes, scrypt as scryptCallback, timingSafeEqual, typ
 import { Secret, TOTP } from 'otpauth';
 import type { DatabaseExecutor, Queryable } from './database.js';
 import {
-  countOwners, deleteMember, deleteMemberSessions, deleteSession, findInvitationByToken, findMember, findMemberByEmail, findSessionWithMember,
+  countOwners, deleteMember, lockOrganization, deleteMemberSessions, deleteSession, findInvitationByToken, findMember, findMemberByEmail, findSessionWithMember,
   insertInvitation, insertMember, insertSessionRow, listMemberRows, listPendingInvitations, markSignedIn, purgeAttempts,
   readRequireTwoFactor, refundAttempt, reserveAttempt, setSessionStage, takeInvitation, touchSession, updateMemberPassword,
   updateMemberRole, updateMemberTotp, useRecoveryCode, useTotpStep, writeRequireTwoFactor,
@@ -120,7 +120,7 @@ export async function inviteMember(db: DatabaseExecutor, orgId: string, input: {
   const createdAt = new Date(now.getTime());
   const expiresAt = new Date(now.getTime() + INVITATION_HOURS * 3_600_000);
   await db.transaction(async (tx) => {
-    await insertInvitation(tx, { orgId, id, email, role, tokenHash: sha256(token), createdAt, expiresAt });
+    await insertInvitation(tx, { orgId, id, email, role, tokenHash: sha256(token), createdAt, expiresAt, invitedBy: null });
     await recordAudit(tx, orgId, actor, { action: 'member.invited', target: { kind: 'invitation', id }, details: { email, role } }, now);
   });
   return { id, email, role, token, expiresAt: expiresAt.toISOString() };
@@ -156,6 +156,9 @@ async function memberOf(db: Queryable, orgId: string, memberId: string): Promise
 export async function removeMember(db: DatabaseExecutor, orgId: string, memberId: string, actor: Actor, now: Date): Promise<MemberView> {
   await requireLiveOrg(db, orgId);
   return db.transaction(async (tx) => {
+    // The organization's row is locked before the owners are counted: of two concurrent changes
+    // (on any process) the second counts after the first has committed.
+    await lockOrganization(tx, orgId);
     const m = await memberOf(tx, orgId, memberId);
     if (m.role === 'owner' && (await countOwners(tx, orgId)) <= 1) throw invalid('The last owner of an organization cannot be removed; make another member owner first.');
     await deleteMemberSessions(tx, orgId, memberId);
@@ -170,6 +173,7 @@ export async function changeMemberRole(db: DatabaseExecutor, orgId: string, memb
   const next = checkRole(role);
   await requireLiveOrg(db, orgId);
   return db.transaction(async (tx) => {
+    await lockOrganization(tx, orgId);
     const m = await memberOf(tx, orgId, memberId);
     if (m.role === 'owner' && next !== 'owner' && (await countOwners(tx, orgId)) <= 1) {
       throw invalid('The last owner of an organization cannot be demoted; make another member owner first.');

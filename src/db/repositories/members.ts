@@ -101,6 +101,15 @@ export async function deleteMember(db: Queryable, orgId: string, id: string) {
   await db.query(remove, [orgId, id]);
 }
 
+/**
+ * Locks the organization's row until the transaction ends: every change to who owns it takes this
+ * lock first, so one change reads the owners only after another has committed (on any process).
+ */
+const lockOrg = sql('organizations.lock_for_members', `SELECT id FROM organizations WHERE id = $1 FOR UPDATE`);
+export async function lockOrganization(db: Queryable, orgId: string): Promise<boolean> {
+  return (await db.query(lockOrg, [orgId])).length === 1;
+}
+
 const owners = sql('members.owners', `SELECT count(*)::int AS n FROM members WHERE org_id = $1 AND role = 'owner'`);
 export async function countOwners(db: Queryable, orgId: string): Promise<number> {
   const [r] = await db.query<{ n: number }>(owners, [orgId]);
@@ -111,28 +120,52 @@ export async function countOwners(db: Queryable, orgId: string): Promise<number>
 
 export interface InvitationRow {
   orgId: string; id: string; email: string; role: MemberRole; createdAt: string; expiresAt: string; acceptedAt: string | null;
+  /** The member who made it in the console; null: the operator. */
+  invitedBy: string | null;
 }
 interface RawInvitation {
   org_id: string; id: string; email: string; role: MemberRole; created_at: Date | string; expires_at: Date | string; accepted_at: Date | string | null;
+  invited_by: string | null;
 }
 const invitation = (r: RawInvitation): InvitationRow => ({
   orgId: r.org_id, id: r.id, email: r.email, role: r.role, createdAt: iso(r.created_at), expiresAt: iso(r.expires_at), acceptedAt: isoOrNull(r.accepted_at),
+  invitedBy: r.invited_by,
 });
+const INV_COLUMNS = 'org_id, id, email, role, created_at, expires_at, accepted_at, invited_by';
 
 const insertInv = sql(
   'member_invitations.insert',
-  `INSERT INTO member_invitations (org_id, id, email, role, token_hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+  `INSERT INTO member_invitations (org_id, id, email, role, token_hash, created_at, expires_at, invited_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 );
 export async function insertInvitation(
   db: Queryable,
-  i: { orgId: string; id: string; email: string; role: MemberRole; tokenHash: Buffer; createdAt: Date; expiresAt: Date },
+  i: { orgId: string; id: string; email: string; role: MemberRole; tokenHash: Buffer; createdAt: Date; expiresAt: Date; invitedBy: string | null },
 ) {
-  await db.query(insertInv, [i.orgId, i.id, i.email, i.role, i.tokenHash, i.createdAt.toISOString(), i.expiresAt.toISOString()]);
+  await db.query(insertInv, [i.orgId, i.id, i.email, i.role, i.tokenHash, i.createdAt.toISOString(), i.expiresAt.toISOString(), i.invitedBy]);
+}
+
+/** Deletes a pending invitation (its link then opens nothing); null when there is none (accepted, or unknown). */
+const revokeInv = sql(
+  'member_invitations.revoke',
+  `DELETE FROM member_invitations WHERE org_id = $1 AND id = $2 AND accepted_at IS NULL RETURNING ${INV_COLUMNS}`,
+);
+export async function deletePendingInvitation(db: Queryable, orgId: string, id: string): Promise<InvitationRow | null> {
+  const [r] = await db.query<RawInvitation>(revokeInv, [orgId, id]);
+  return r ? invitation(r) : null;
+}
+
+/** Deletes every pending invitation a member made: they die with the member's removal or demotion. */
+const revokeBy = sql(
+  'member_invitations.revoke_by_inviter',
+  `DELETE FROM member_invitations WHERE org_id = $1 AND invited_by = $2 AND accepted_at IS NULL RETURNING ${INV_COLUMNS}`,
+);
+export async function deletePendingInvitationsBy(db: Queryable, orgId: string, memberId: string): Promise<InvitationRow[]> {
+  return (await db.query<RawInvitation>(revokeBy, [orgId, memberId])).map(invitation);
 }
 
 const invByToken = sql(
   'member_invitations.by_token',
-  `SELECT org_id, id, email, role, created_at, expires_at, accepted_at FROM member_invitations WHERE token_hash = $1`,
+  `SELECT ${INV_COLUMNS} FROM member_invitations WHERE token_hash = $1`,
 );
 export async function findInvitationByToken(db: Queryable, tokenHash: Buffer): Promise<InvitationRow | null> {
   const [r] = await db.query<RawInvitation>(invByToken, [tokenHash]);
@@ -150,7 +183,7 @@ export async function takeInvitation(db: Queryable, orgId: string, id: string, a
 
 const pendingInv = sql(
   'member_invitations.pending',
-  `SELECT org_id, id, email, role, created_at, expires_at, accepted_at FROM member_invitations
+  `SELECT ${INV_COLUMNS} FROM member_invitations
     WHERE org_id = $1 AND accepted_at IS NULL AND expires_at > $2 ORDER BY created_at DESC, id DESC`,
 );
 export async function listPendingInvitations(db: Queryable, orgId: string, now: Date): Promise<InvitationRow[]> {
