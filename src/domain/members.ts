@@ -2,7 +2,7 @@ import { createHash, randomBytes, scrypt as scryptCallback, timingSafeEqual, typ
 import { Secret, TOTP } from 'otpauth';
 import type { DatabaseExecutor, Queryable } from './database.js';
 import {
-  countOwners, deleteMember, lockOrganization, deleteMemberSessions, deleteSession, findInvitationByToken, findMember, findMemberByEmail, findSessionWithMember,
+  countOwners, deleteMember, deletePendingInvitation, deletePendingInvitationsBy, lockOrganization, deleteMemberSessions, deleteSession, findInvitationByToken, findMember, findMemberByEmail, findSessionWithMember,
   insertInvitation, insertMember, insertSessionRow, listMemberRows, listPendingInvitations, markSignedIn, purgeAttempts,
   readRequireTwoFactor, refundAttempt, reserveAttempt, setSessionStage, takeInvitation, touchSession, updateMemberPassword,
   updateMemberRole, updateMemberTotp, useRecoveryCode, useTotpStep, writeRequireTwoFactor,
@@ -119,8 +119,14 @@ export async function inviteMember(db: DatabaseExecutor, orgId: string, input: {
   const id = newId('inv');
   const createdAt = new Date(now.getTime());
   const expiresAt = new Date(now.getTime() + INVITATION_HOURS * 3_600_000);
+  const invitedBy = actor.kind === 'member' ? actor.memberId : null;
   await db.transaction(async (tx) => {
-    await insertInvitation(tx, { orgId, id, email, role, tokenHash: sha256(token), createdAt, expiresAt, invitedBy: null });
+    // Under the lock of role changes and removals: an owner removed or demoted meanwhile makes none.
+    await lockOrganization(tx, orgId);
+    if (invitedBy !== null && (await findMember(tx, orgId, invitedBy))?.role !== 'owner') {
+      throw new ApiError('insufficient_scope', 'Only an owner of the organization can invite members.');
+    }
+    await insertInvitation(tx, { orgId, id, email, role, tokenHash: sha256(token), createdAt, expiresAt, invitedBy });
     await recordAudit(tx, orgId, actor, { action: 'member.invited', target: { kind: 'invitation', id }, details: { email, role } }, now);
   });
   return { id, email, role, token, expiresAt: expiresAt.toISOString() };
@@ -141,9 +147,39 @@ export async function listMembers(db: Queryable, orgId: string): Promise<MemberV
   return (await listMemberRows(db, orgId)).map(memberView);
 }
 
-export async function listInvitations(db: Queryable, orgId: string, now: Date) {
+export interface InvitationView {
+  id: string;
+  email: string;
+  role: MemberRole;
+  /** The member who made it in the console; null: the operator. */
+  invitedBy: string | null;
+  createdAt: string;
+  expiresAt: string;
+}
+const invitationView = ({ id, email, role, invitedBy, createdAt, expiresAt }: InvitationRow): InvitationView => ({ id, email, role, invitedBy, createdAt, expiresAt });
+
+/** Invitations not yet accepted and not expired, newest first. */
+export async function listInvitations(db: Queryable, orgId: string, now: Date): Promise<InvitationView[]> {
   await requireLiveOrg(db, orgId);
-  return (await listPendingInvitations(db, orgId, now)).map(({ id, email, role, createdAt, expiresAt }) => ({ id, email, role, createdAt, expiresAt }));
+  return (await listPendingInvitations(db, orgId, now)).map(invitationView);
+}
+
+/** Revokes an invitation not yet accepted: its link opens nothing from now on. */
+export async function revokeInvitation(db: DatabaseExecutor, orgId: string, invitationId: string, actor: Actor, now: Date): Promise<InvitationView> {
+  await requireLiveOrg(db, orgId);
+  return db.transaction(async (tx) => {
+    const inv = await deletePendingInvitation(tx, orgId, invitationId);
+    if (!inv) throw new ApiError('not_found', `No pending invitation ${JSON.stringify(invitationId)} in this organization (accepted ones are members now).`);
+    await recordAudit(tx, orgId, actor, { action: 'member.invitation_revoked', target: { kind: 'invitation', id: inv.id }, details: { email: inv.email, role: inv.role } }, now);
+    return invitationView(inv);
+  });
+}
+
+/** The pending invitations a member made die with their removal or demotion below owner (in the change's transaction). */
+async function revokeInvitationsBy(tx: Queryable, orgId: string, memberId: string, reason: 'inviter_removed' | 'inviter_demoted', actor: Actor, now: Date) {
+  for (const inv of await deletePendingInvitationsBy(tx, orgId, memberId)) {
+    await recordAudit(tx, orgId, actor, { action: 'member.invitation_revoked', target: { kind: 'invitation', id: inv.id }, details: { email: inv.email, role: inv.role, reason } }, now);
+  }
 }
 
 async function memberOf(db: Queryable, orgId: string, memberId: string): Promise<MemberRow> {
@@ -162,6 +198,7 @@ export async function removeMember(db: DatabaseExecutor, orgId: string, memberId
     const m = await memberOf(tx, orgId, memberId);
     if (m.role === 'owner' && (await countOwners(tx, orgId)) <= 1) throw invalid('The last owner of an organization cannot be removed; make another member owner first.');
     await deleteMemberSessions(tx, orgId, memberId);
+    await revokeInvitationsBy(tx, orgId, memberId, 'inviter_removed', actor, now);
     await deleteMember(tx, orgId, memberId);
     await recordAudit(tx, orgId, actor, { action: 'member.removed', target: { kind: 'member', id: memberId }, details: { email: m.email, role: m.role } }, now);
     return memberView(m);
@@ -179,6 +216,7 @@ export async function changeMemberRole(db: DatabaseExecutor, orgId: string, memb
       throw invalid('The last owner of an organization cannot be demoted; make another member owner first.');
     }
     await updateMemberRole(tx, orgId, memberId, next);
+    if (m.role === 'owner' && next !== 'owner') await revokeInvitationsBy(tx, orgId, memberId, 'inviter_demoted', actor, now);
     await recordAudit(tx, orgId, actor, { action: 'member.role_changed', target: { kind: 'member', id: memberId }, details: { email: m.email, from: m.role, to: next } }, now);
     return memberView({ ...m, role: next });
   });
@@ -310,7 +348,7 @@ export async function resolveSession(db: Queryable, cookie: string | undefined, 
   const idHash = sha256(cookie);
   const found = await findSessionWithMember(db, idHash);
   if (!found) return null;
-  const { session: s, member: m, orgName } = found;
+  const { session: s, member: m, orgName, requireTwoFactor } = found;
   const t = now.getTime();
   if (t - Date.parse(s.lastSeenAt) >= SESSION_IDLE_MS || t - Date.parse(s.createdAt) >= SESSION_MAX_MS) {
     await deleteSession(db, s.orgId, idHash);
@@ -318,7 +356,10 @@ export async function resolveSession(db: Queryable, cookie: string | undefined, 
   }
   if (!m || orgName === null) return null;
   if (t - Date.parse(s.lastSeenAt) >= TOUCH_EVERY_MS) await touchSession(db, s.orgId, idHash, now);
-  return { orgId: s.orgId, orgName, member: memberView(m), stage: s.stage, csrfToken: s.csrfToken, idHash };
+  // Requiring two-factor reaches open sessions at their next request: a member without it, signed
+  // in before it was required, is held at enrollment like a new sign-in.
+  const stage: SessionStage = s.stage === 'active' && requireTwoFactor && m.totpSecret === null ? 'enroll' : s.stage;
+  return { orgId: s.orgId, orgName, member: memberView(m), stage, csrfToken: s.csrfToken, idHash };
 }
 
 export async function endSession(db: Queryable, session: Pick<ConsoleSession, 'orgId' | 'idHash'>): Promise<void> {

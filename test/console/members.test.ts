@@ -4,7 +4,7 @@ import { ApiError } from '../../src/contract/errors.js';
 import { loadDataset } from '../../src/domain/dataset.js';
 import {
   acceptInvitation, changeMemberRole, changePassword, completeTwoFactor, enrollTotp, INVITATION_UNUSABLE, inviteMember, listMembers,
-  newTotpSecret, removeMember, resolveSession, setRequireTwoFactor, SIGN_IN_REFUSED, signIn, TWO_FACTOR_REFUSED,
+  listInvitations, memberActor, newTotpSecret, removeMember, resolveSession, revokeInvitation, setRequireTwoFactor, SIGN_IN_REFUSED, signIn, TWO_FACTOR_REFUSED,
 } from '../../src/domain/members.js';
 import { operatorActor } from '../../src/domain/audit.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
@@ -66,6 +66,41 @@ describe('invitations', () => {
     }
     expect((await refused(inviteMember(t.db, 'org_a', { email: 'owner@example.COM', role: 'admin' }, OP, T0))).message).toBe('owner@example.COM is already a member of this organization.');
     expect((await refused(inviteMember(t.db, 'org_a', { email: 'x@example.com', role: 'root' }, OP, T0))).message).toBe("The role must be 'owner', 'admin' or 'viewer'.");
+  });
+});
+
+describe('revoking invitations (issue 41)', () => {
+  it('a removed owner comes back through an owner invitation they made: refused, the invitation died with the removal', async () => {
+    const a = await member('org_a', 'leaving-owner@example.com', 'owner');
+    const actorA = memberActor({ id: a.memberId, email: 'leaving-owner@example.com' }, '192.0.2.7');
+    const kept = await inviteMember(t.db, 'org_a', { email: 'private@elsewhere.example', role: 'owner' }, actorA, T0);
+    const other = await inviteMember(t.db, 'org_a', { email: 'someone@example.com', role: 'viewer' }, OP, T0);
+    expect((await listInvitations(t.db, 'org_a', T0)).find((i) => i.id === kept.id)).toMatchObject({ invitedBy: a.memberId, role: 'owner' });
+    await removeMember(t.db, 'org_a', a.memberId, OP, T0);
+    expect((await refused(acceptInvitation(t.db, { token: kept.token, password: PASSWORD }, null, T0))).message).toBe(INVITATION_UNUSABLE);
+    // The operator's invitation is not the removed owner's: it stays.
+    expect((await listInvitations(t.db, 'org_a', T0)).map((i) => i.id)).toContain(other.id);
+    // A removed owner invites no more.
+    expect((await refused(inviteMember(t.db, 'org_a', { email: 'again@example.com', role: 'owner' }, actorA, T0))).code).toBe('insufficient_scope');
+  });
+
+  it("an owner's invitations die when the owner is demoted below owner", async () => {
+    const a = await member('org_a', 'demoted-owner@example.com', 'owner');
+    const actorA = memberActor({ id: a.memberId, email: 'demoted-owner@example.com' }, null);
+    const kept = await inviteMember(t.db, 'org_a', { email: 'private2@elsewhere.example', role: 'owner' }, actorA, T0);
+    await changeMemberRole(t.db, 'org_a', a.memberId, 'admin', OP, T0);
+    expect((await listInvitations(t.db, 'org_a', T0)).map((i) => i.id)).not.toContain(kept.id);
+    expect((await refused(acceptInvitation(t.db, { token: kept.token, password: PASSWORD }, null, T0))).message).toBe(INVITATION_UNUSABLE);
+  });
+
+  it('a revoked invitation opens nothing; an accepted one cannot be revoked', async () => {
+    const inv = await inviteMember(t.db, 'org_a', { email: 'mistyped@example.con', role: 'owner' }, OP, T0);
+    expect(await revokeInvitation(t.db, 'org_a', inv.id, OP, T0)).toMatchObject({ id: inv.id, email: 'mistyped@example.con' });
+    expect((await refused(acceptInvitation(t.db, { token: inv.token, password: PASSWORD }, null, T0))).message).toBe(INVITATION_UNUSABLE);
+    const used = await inviteMember(t.db, 'org_a', { email: 'accepted@example.com', role: 'viewer' }, OP, T0);
+    await acceptInvitation(t.db, { token: used.token, password: PASSWORD }, null, T0);
+    expect((await refused(revokeInvitation(t.db, 'org_a', used.id, OP, T0))).code).toBe('not_found');
+    expect((await refused(revokeInvitation(t.db, 'org_b', inv.id, OP, T0))).code).toBe('not_found');
   });
 });
 

@@ -88,7 +88,8 @@ ${csrfField(formToken(request, reply, deps))}
       status,
       'Two-factor authentication',
       html`<h1>Two-factor authentication</h1>
-${required ? html`<p>Your organization requires two-factor authentication. Set it up to continue.</p>` : ''}
+${required ? html`<p>Your organization requires two-factor authentication. Set it up to continue.</p>
+<form method="post" action="/console/sign-out" class="signout-inline">${csrfField(s.csrfToken)}<button type="submit" class="secondary">Sign out</button></form>` : ''}
 ${notice(message)}
 <ol>
 <li>Add an account to your authenticator app with this setup key (or open the link on the device that has the app):

@@ -2,7 +2,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../contract/errors.js';
 import type { DatabaseExecutor } from '../../domain/database.js';
 import {
-  changeMemberRole, changePassword, inviteMember, listInvitations, listMembers, MEMBER_ROLES, removeMember, requiresTwoFactor, setRequireTwoFactor,
+  changeMemberRole, changePassword, inviteMember, listInvitations, listMembers, MEMBER_ROLES, removeMember, requiresTwoFactor, revokeInvitation,
+  setRequireTwoFactor,
 } from '../../domain/members.js';
 import { csrfField, html, notice, page, type Safe } from '../html.js';
 import { actorOf, changeOutcome, clearSessionCookie, requireRole, type ConsoleDeps, type Form } from '../plugins.js';
@@ -53,8 +54,10 @@ ${csrfField(s.csrfToken)}
 </form>
 ${invitations.length > 0
   ? html`<table><caption>Invitations not yet accepted</caption>
-<thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Expires</th></tr></thead>
-<tbody>${invitations.map((i) => html`<tr><td>${i.email}</td><td>${i.role}</td><td>${i.expiresAt.slice(0, 16).replace('T', ' ')} UTC</td></tr>`)}</tbody></table>`
+<thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Invited by</th><th scope="col">Expires</th><th scope="col">Change</th></tr></thead>
+<tbody>${invitations.map((i) => html`<tr><td>${i.email}</td><td>${i.role}</td><td>${i.invitedBy === null ? 'operator' : (members.find((m) => m.id === i.invitedBy)?.email ?? i.invitedBy)}</td><td>${i.expiresAt.slice(0, 16).replace('T', ' ')} UTC</td>
+<td><form method="post" action="/console/members/invitations/${encodeURIComponent(i.id)}/revoke" data-confirm="Revoke the invitation of ${i.email}? Its link stops working at once.">${csrfField(s.csrfToken)}
+<button type="submit" class="danger" aria-label="Revoke invitation of ${i.email}">Revoke</button></form></td></tr>`)}</tbody></table>`
   : ''}
 <h2>Two-factor authentication</h2>
 <form method="post" action="/console/members/two-factor" class="stack">
@@ -76,6 +79,13 @@ ${csrfField(s.csrfToken)}
       const url = invitationUrl(request, deps.publicBaseUrl, inv.token);
       return html`<div class="notice ok" role="status"><p>Invitation for ${inv.email} (${inv.role}) created. Send them this link; it works once, until ${inv.expiresAt.slice(0, 16).replace('T', ' ')} UTC, and is shown only now:</p>
 <code class="secret" id="invitation-link">${url}</code> <button type="button" class="secondary" data-copy="invitation-link" hidden>Copy link</button></div>`;
+    }),
+  );
+
+  scope.post<{ Params: { invitationId: string } }>('/members/invitations/:invitationId/revoke', owner, async (request, reply) =>
+    outcome(request, reply, async () => {
+      const inv = await revokeInvitation(db, request.consoleSession!.orgId, request.params.invitationId, actorOf(request), now());
+      return notice(`The invitation of ${inv.email} (${inv.role}) is revoked: its link opens nothing now.`, 'ok');
     }),
   );
 

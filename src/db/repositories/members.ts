@@ -215,6 +215,7 @@ export async function insertSessionRow(
 const sessionWithMember = sql(
   'console_sessions.by_id_with_member',
   `SELECT s.org_id, s.member_id, s.stage, s.csrf_token, s.created_at AS session_created_at, s.last_seen_at, o.name AS org_name,
+          o.require_two_factor,
           m.id, m.email, m.role, m.password_hash, m.totp_secret, m.totp_last_step, m.recovery_codes, m.created_at, m.last_sign_in_at
      FROM console_sessions s
      LEFT JOIN members m ON m.org_id = s.org_id AND m.id = s.member_id
@@ -224,8 +225,10 @@ const sessionWithMember = sql(
 export async function findSessionWithMember(
   db: Queryable,
   idHash: Buffer,
-): Promise<{ session: SessionRow; member: MemberRow | null; orgName: string | null } | null> {
-  const [r] = await db.query<RawMember & { member_id: string; stage: SessionStage; csrf_token: string; session_created_at: Date | string; last_seen_at: Date | string; org_name: string | null }>(
+): Promise<{ session: SessionRow; member: MemberRow | null; orgName: string | null; requireTwoFactor: boolean } | null> {
+  const [r] = await db.query<
+    RawMember & { member_id: string; stage: SessionStage; csrf_token: string; session_created_at: Date | string; last_seen_at: Date | string; org_name: string | null; require_two_factor: boolean | null }
+  >(
     sessionWithMember,
     [idHash],
   );
@@ -234,6 +237,7 @@ export async function findSessionWithMember(
     session: { orgId: r.org_id, memberId: r.member_id, stage: r.stage, csrfToken: r.csrf_token, createdAt: iso(r.session_created_at), lastSeenAt: iso(r.last_seen_at) },
     member: r.id === null ? null : member(r),
     orgName: r.org_name,
+    requireTwoFactor: r.require_two_factor === true,
   };
 }
 

@@ -1,0 +1,81 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inviteMember } from '../../src/domain/members.js';
+import { operatorActor } from '../../src/domain/audit.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { CONSOLE_PASSWORD, ConsoleClient, joinConsole } from '../helpers/console-client.js';
+
+/**
+ * Issue 41 over HTTP, without a browser: what broke in the console under attack, replayed as held.
+ * Each describe names the finding.
+ */
+const T0 = new Date('2026-11-20T12:00:00.000Z');
+const OP = operatorActor('192.0.2.200');
+
+let t: TestApp;
+beforeAll(async () => {
+  t = await createTestApp({
+    now: T0,
+    dataset: {
+      organizations: ['org_one', 'org_two', 'org_three', 'org_four'].map((id) => ({ id, name: id, plan: 'business', createdAt: T0.toISOString() })),
+    },
+  });
+});
+afterAll(() => t?.close());
+
+const join = (orgId: string, email: string, role: 'owner' | 'admin' | 'viewer', ip?: string) => joinConsole(t, orgId, email, role, T0, ip);
+const tokenOf = (body: string) => /\/console\/invitations\/([A-Za-z0-9_-]{32})/.exec(body)?.[1];
+
+describe('finding 1: a removed owner comes back', () => {
+  it('the link an owner kept dies when the owner is removed; an owner revokes an invitation with its button', async () => {
+    const first = await join('org_one', 'first@one.example.com', 'owner');
+    const leaving = await join('org_one', 'leaving@one.example.com', 'owner');
+    const made = await leaving.submit('/console/members', '/console/members/invite', { email: 'private@elsewhere.example', role: 'owner' });
+    const kept = tokenOf((await leaving.get(made.headers.location ?? '/console/members')).body + made.body)!;
+    expect(kept).toBeDefined();
+    const members = (await first.get('/console/members')).body;
+    const leavingId = /action="\/console\/members\/(mem_[^/"]+)\/remove" data-confirm="Remove leaving@/.exec(members)![1];
+    const removed = await first.submit('/console/members', `/console/members/${leavingId}/remove`, {});
+    expect([200, 303]).toContain(removed.statusCode);
+    const page = await new ConsoleClient(t.app, '192.0.2.99').get(`/console/invitations/${kept}`);
+    expect(page.statusCode).toBe(404);
+    const back = await new ConsoleClient(t.app, '192.0.2.99').post(`/console/invitations/${kept}`, { _csrf: 'x'.repeat(32), password: CONSOLE_PASSWORD });
+    expect([403, 404, 400]).toContain(back.statusCode);
+    expect((await t.db.query<{ n: number }>({ name: 't.m', text: `SELECT count(*)::int AS n FROM members WHERE lower(email) = 'private@elsewhere.example'` } as never, []))[0].n).toBe(0);
+
+    // The button: a pending invitation, revoked; its link then opens nothing.
+    const inv = await inviteMember(t.db, 'org_one', { email: 'typo@one.example.con', role: 'owner' }, OP, T0);
+    const list = (await first.get('/console/members')).body;
+    expect(list).toContain('aria-label="Revoke invitation of typo@one.example.con"');
+    const revoked = await first.submit('/console/members', `/console/members/invitations/${encodeURIComponent(inv.id)}/revoke`, {});
+    expect([200, 303]).toContain(revoked.statusCode);
+    expect((await first.get('/console/members')).body).not.toContain('typo@one.example.con');
+    expect((await new ConsoleClient(t.app, '192.0.2.98').get(`/console/invitations/${inv.token}`)).statusCode).toBe(404);
+  });
+});
+
+describe('finding 3: requiring two-factor reaches open sessions', () => {
+  it('a member signed in before the requirement lands on enrollment at the next request, keys included; the owner too; enrollment has Sign out', async () => {
+    const owner = await join('org_two', 'owner@two.example.com', 'owner');
+    const admin = await join('org_two', 'admin@two.example.com', 'admin');
+    expect((await admin.get('/console/keys')).statusCode).toBe(200);
+    const on = await owner.submit('/console/members', '/console/members/two-factor', { required: 'true' });
+    expect([200, 303]).toContain(on.statusCode);
+    const keys = await admin.get('/console/keys');
+    expect(keys.statusCode).toBe(303);
+    expect(keys.headers.location).toBe('/console/two-factor/enroll');
+    const token = ConsoleClient.token((await admin.get('/console/two-factor/enroll')).body);
+    const create = await admin.post('/console/keys', { _csrf: token, name: 'sneaky', scope: 'read_write' });
+    expect(create.statusCode).toBe(303);
+    expect(create.headers.location).toBe('/console/two-factor/enroll');
+    expect((await t.db.query<{ n: number }>({ name: 't.k', text: `SELECT count(*)::int AS n FROM api_keys WHERE org_id = 'org_two'` } as never, []))[0].n).toBe(0);
+    const ownerPage = await owner.get('/console/members');
+    expect(ownerPage.statusCode).toBe(303);
+    expect(ownerPage.headers.location).toBe('/console/two-factor/enroll');
+    const enroll = await admin.get('/console/two-factor/enroll');
+    expect(enroll.statusCode).toBe(200);
+    expect(enroll.body).toMatch(/<form method="post" action="\/console\/sign-out"[^>]*>.*<button type="submit"[^>]*>Sign out<\/button><\/form>/s);
+    const out = await admin.post('/console/sign-out', { _csrf: ConsoleClient.token(enroll.body) });
+    expect(out.statusCode).toBe(303);
+    expect((await admin.get('/console/keys')).headers.location).toBe('/console/sign-in');
+  });
+});
