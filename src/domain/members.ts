@@ -1,10 +1,10 @@
-import { createHash, randomBytes, scrypt as scryptCallback, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
 import type { DatabaseExecutor, Queryable } from './database.js';
 import {
   countOwners, deleteMember, deletePendingInvitation, deletePendingInvitationsBy, lockOrganization, deleteMemberSessions, deleteSession, findInvitationByToken, findMember, findMemberByEmail, findSessionWithMember,
-  insertInvitation, insertMember, insertSessionRow, listMemberRows, listPendingInvitations, markSignedIn, purgeAttempts,
-  readRequireTwoFactor, refundAttempt, reserveAttempt, setSessionStage, takeInvitation, touchSession, updateMemberPassword,
+  insertInvitation, insertMember, insertSessionRow, listMemberRows, listPendingInvitations, markSignedIn,
+  readRequireTwoFactor, setSessionStage, takeInvitation, touchSession, updateMemberPassword,
   updateMemberRole, updateMemberTotp, useRecoveryCode, useTotpStep, writeRequireTwoFactor,
   type InvitationRow, type MemberRole, type MemberRow, type SessionStage,
 } from '../db/repositories/members.js';
@@ -13,6 +13,9 @@ import { newId, randomBase62 } from './ids.js';
 import { requireLiveOrg } from './orgs.js';
 import { recordAudit, type Actor } from './audit.js';
 import { getOrg } from '../db/repositories/orgs.js';
+import { checkPassword, hashPassword, MAX_PASSWORD, MIN_PASSWORD, SIGN_IN_LIMIT, SIGN_IN_WINDOW_MS, spendAttempt } from './passwords.js';
+
+export { hashPassword, MAX_PASSWORD, MIN_PASSWORD, SIGN_IN_LIMIT, SIGN_IN_WINDOW_MS };
 
 /**
  * The organization console's people (CONTRACT.md section 11): members by invitation, passwords,
@@ -26,10 +29,6 @@ export const MEMBER_ROLES = ['owner', 'admin', 'viewer'] as const;
 export const INVITATION_HOURS = 72;
 export const SESSION_IDLE_MS = 12 * 3_600_000;
 export const SESSION_MAX_MS = 7 * 24 * 3_600_000;
-export const SIGN_IN_LIMIT = 10;
-export const SIGN_IN_WINDOW_MS = 15 * 60_000;
-export const MIN_PASSWORD = 12;
-export const MAX_PASSWORD = 1024;
 /** A session's last use is written at most this often (a console page is not a write per view). */
 const TOUCH_EVERY_MS = 60_000;
 
@@ -37,31 +36,11 @@ const TOUCH_EVERY_MS = 60_000;
 export const SIGN_IN_REFUSED =
   'The email or password is not right, or too many attempts were made. After 10 failed attempts, signing in pauses for 15 minutes.';
 
+/** The Account page's (and re-authentication's) one answer for every refused check of the current password. */
+export const PASSWORD_REFUSED =
+  'The current password is not right, or too many attempts were made. After 10 failed attempts, password checks pause for 15 minutes.';
+
 const sha256 = (s: string | Buffer) => createHash('sha256').update(s).digest();
-
-// Passwords: scrypt (RFC 7914) from node:crypto, N = 2^15, r = 8, p = 1, a 16-byte salt.
-
-const SCRYPT = { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 } as const;
-function scrypt(password: string, salt: Buffer, keylen: number, opts: ScryptOptions): Promise<Buffer> {
-  return new Promise((resolve, reject) => scryptCallback(password.normalize('NFC'), salt, keylen, opts, (err, key) => (err ? reject(err) : resolve(key))));
-}
-
-export async function hashPassword(password: string): Promise<string> {
-  const salt = randomBytes(16);
-  const key = await scrypt(password, salt, 32, SCRYPT);
-  return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64url')}$${key.toString('base64url')}`;
-}
-
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  const [scheme, n, r, p, salt, key] = stored.split('$');
-  if (scheme !== 'scrypt' || !key) return false;
-  const expected = Buffer.from(key, 'base64url');
-  const got = await scrypt(password, Buffer.from(salt, 'base64url'), expected.length, { N: Number(n), r: Number(r), p: Number(p), maxmem: SCRYPT.maxmem });
-  return timingSafeEqual(got, expected);
-}
-
-/** Checked against when no member has the email, so that a refusal takes as long either way. */
-let decoy: Promise<string> | undefined;
 
 export function checkPasswordRule(password: unknown, field = 'password'): string {
   if (typeof password !== 'string' || [...password].length < MIN_PASSWORD) throw invalid(`The ${field} must be at least ${MIN_PASSWORD} characters long.`);
@@ -281,12 +260,11 @@ export async function acceptInvitation(
   });
 }
 
-const windowOf = (now: Date) => new Date(Math.floor(now.getTime() / SIGN_IN_WINDOW_MS) * SIGN_IN_WINDOW_MS);
-
 /**
- * Email and password. Each attempt is counted against the account and the address before the
- * password is checked (so 50 at once pass no more than 10) and given back when it succeeds. A
- * refusal has one message whatever failed, and takes the time of a password check either way.
+ * Email and password. The check spends the account's and the address's limits (passwords.ts) and
+ * runs through the process's gate; a refusal has one message whatever failed, takes the time of a
+ * check either way, and writes nothing more for a member than for an unknown email (no audit row:
+ * the limits' own counts are the record of failed attempts).
  */
 export async function signIn(
   db: DatabaseExecutor,
@@ -296,23 +274,12 @@ export async function signIn(
 ): Promise<NewSession & { member: MemberView }> {
   const email = typeof input.email === 'string' ? input.email.trim().toLowerCase().slice(0, 254) : '';
   const password = typeof input.password === 'string' ? input.password.slice(0, MAX_PASSWORD) : '';
-  const window = windowOf(now);
-  const [byAccount, byAddress] = [await reserveAttempt(db, 'account', email, window), await reserveAttempt(db, 'address', address, window)];
-  if (byAccount > SIGN_IN_LIMIT || byAddress > SIGN_IN_LIMIT) {
-    const limited = email ? await findMemberByEmail(db, email) : null;
-    if (limited) await recordAudit(db, limited.orgId, memberActor(limited, address), { action: 'member.sign_in_failed', target: { kind: 'member', id: limited.id }, details: { limited: true } }, now);
-    throw new ApiError('unauthorized', SIGN_IN_REFUSED);
-  }
-  const m = email ? await findMemberByEmail(db, email) : null;
-  const ok = m ? await verifyPassword(password, m.passwordHash) : (await verifyPassword(password, await (decoy ??= hashPassword(randomBase62(16)))), false);
-  if (!m || !ok || !(await orgIsLive(db, m.orgId))) {
-    // A failed sign-in to a member's account is in its organization's log (an unknown email has none).
-    if (m) await recordAudit(db, m.orgId, memberActor(m, address), { action: 'member.sign_in_failed', target: { kind: 'member', id: m.id }, details: {} }, now);
-    throw new ApiError('unauthorized', SIGN_IN_REFUSED);
-  }
-  await refundAttempt(db, 'account', email, window);
-  await refundAttempt(db, 'address', address, window);
-  if (Math.random() < 0.01) await purgeAttempts(db, new Date(window.getTime() - SIGN_IN_WINDOW_MS));
+  const found = email ? await findMemberByEmail(db, email) : null;
+  // Read for every attempt, a member's or not, so that both cost the same queries.
+  const live = await orgIsLive(db, found?.orgId ?? '');
+  const m = found && live ? found : null;
+  const outcome = await checkPassword(db, { account: email, address, password, stored: m?.passwordHash ?? null }, now);
+  if (outcome !== 'ok' || !m) throw new ApiError('unauthorized', SIGN_IN_REFUSED);
   const stage = await stageAfterPassword(db, m);
   return db.transaction(async (tx) => {
     if (stage !== 'totp') {
@@ -376,6 +343,14 @@ export function newTotpSecret(email: string): { secret: string; uri: string } {
   return { secret, uri: totp(secret, email).toString() };
 }
 
+/** A code as typed: apps show "123 456", people paste "123-456" or add spaces around a recovery code. */
+export function normalizeCode(code: unknown): string {
+  if (typeof code !== 'string') return '';
+  const t = code.trim().slice(0, 64);
+  const digits = t.replace(/[\s-]/g, '');
+  return /^\d{6}$/.test(digits) ? digits : t.replace(/\s+/g, '');
+}
+
 /** The time step a six-digit code matches (the current one, or one either side), or null. */
 function matchStep(secret: string, code: string, now: Date): number | null {
   if (!/^\d{6}$/.test(code)) return null;
@@ -400,7 +375,7 @@ export async function enrollTotp(
   now: Date,
 ): Promise<{ recoveryCodes: string[] }> {
   const secret = typeof input.secret === 'string' && /^[A-Z2-7]{32}$/.test(input.secret) ? input.secret : null;
-  const step = secret && typeof input.code === 'string' ? matchStep(secret, input.code.trim(), now) : null;
+  const step = secret ? matchStep(secret, normalizeCode(input.code), now) : null;
   if (!secret || step === null) throw invalid('The code does not match; enter the six digits your authenticator app shows now.');
   const codes = Array.from({ length: 10 }, recoveryCode);
   await db.transaction(async (tx) => {
@@ -416,10 +391,9 @@ export async function enrollTotp(
 export async function completeTwoFactor(db: DatabaseExecutor, session: ConsoleSession, code: unknown, address: string, now: Date): Promise<SessionStage> {
   if (session.stage !== 'totp') return session.stage;
   const m = await findMember(db, session.orgId, session.member.id);
-  const text = typeof code === 'string' ? code.trim() : '';
-  const window = windowOf(now);
-  const [byAccount, byAddress] = [await reserveAttempt(db, 'account', m?.email.toLowerCase() ?? '', window), await reserveAttempt(db, 'address', address, window)];
-  if (byAccount > SIGN_IN_LIMIT || byAddress > SIGN_IN_LIMIT) throw new ApiError('unauthorized', TWO_FACTOR_REFUSED);
+  const text = normalizeCode(code);
+  const spent = await spendAttempt(db, m?.email.toLowerCase() ?? '', address, now);
+  if (!spent) throw new ApiError('unauthorized', TWO_FACTOR_REFUSED);
   let ok = false;
   if (m?.totpSecret) {
     const step = matchStep(m.totpSecret, text, now);
@@ -429,8 +403,7 @@ export async function completeTwoFactor(db: DatabaseExecutor, session: ConsoleSe
     if (m) await recordAudit(db, m.orgId, memberActor(m, address), { action: 'member.sign_in_failed', target: { kind: 'member', id: m.id }, details: { step: 'code' } }, now);
     throw new ApiError('unauthorized', TWO_FACTOR_REFUSED);
   }
-  await refundAttempt(db, 'account', m.email.toLowerCase(), window);
-  await refundAttempt(db, 'address', address, window);
+  await spent.giveBack();
   await db.transaction(async (tx) => {
     await setSessionStage(tx, session.orgId, session.idHash, 'active');
     await markSignedIn(tx, m.orgId, m.id, now);
@@ -451,7 +424,10 @@ export async function changePassword(
 ): Promise<void> {
   const next = checkPasswordRule(input.next, 'new password');
   const m = await memberOf(db, session.orgId, session.member.id);
-  if (typeof input.current !== 'string' || !(await verifyPassword(input.current, m.passwordHash))) throw invalid('The current password is not right.');
+  const current = typeof input.current === 'string' ? input.current : '';
+  // The same limits and gate as signing in: a session is not a way around them.
+  const outcome = await checkPassword(db, { account: m.email.toLowerCase(), address: actor.address ?? '', password: current, stored: m.passwordHash }, now);
+  if (outcome !== 'ok') throw new ApiError('unauthorized', PASSWORD_REFUSED);
   const hash = await hashPassword(next);
   await db.transaction(async (tx) => {
     await updateMemberPassword(tx, m.orgId, m.id, hash);

@@ -123,8 +123,11 @@ describe('signing in', () => {
       Array.from({ length: 50 }, (_, i) => signIn(t.db, { email: 'target@example.com', password: `guess number ${i}` }, `203.0.113.${i}`, T0).then(() => 'ok', (e: ApiError) => e.message)),
     );
     expect(new Set(attempts)).toEqual(new Set([SIGN_IN_REFUSED]));
-    const [{ count }] = await t.db.query<{ count: number }>({ name: 't.cnt', text: `SELECT count FROM console_sign_in_attempts WHERE scope = 'account' AND key = 'target@example.com'` } as never, []);
-    expect(count).toBe(50);
+    const [{ count }] = await t.db.query<{ count: number }>({ name: 't.cnt', text: `SELECT sum(count)::int AS count FROM console_sign_in_attempts WHERE scope = 'account' AND key = 'target@example.com'` } as never, []);
+    // Attempts over the limit are refused without a check and not counted; when a burst overshoots
+    // the limit at once, every attempt of it may be refused so (issue 41: the window slides from each failure).
+    expect(count ?? 0).toBeLessThanOrEqual(10);
+    for (let i = count ?? 0; i < 10; i++) await refused(signIn(t.db, { email: 'target@example.com', password: `later guess ${i}` }, `203.0.113.${100 + i}`, T0));
     expect((await refused(signIn(t.db, { email: 'target@example.com', password: PASSWORD }, '203.0.113.200', at(60_000)))).message).toBe(SIGN_IN_REFUSED);
     expect((await signIn(t.db, { email: 'target@example.com', password: PASSWORD }, '203.0.113.200', at(15 * 60_000))).stage).toBe('active');
   });

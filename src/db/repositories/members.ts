@@ -261,26 +261,39 @@ export async function deleteMemberSessions(db: Queryable, orgId: string, memberI
   await db.query(endMember, [orgId, memberId]);
 }
 
-// Sign-in limits.
+// Password-check limits: one row per (scope, key, instant) with a count; a sliding window sums the
+// rows of the last 15 minutes. A refund takes one back (and drops the row when it reaches 0).
 
-const reserve = sql(
-  'console_sign_in_attempts.reserve',
+const record = sql(
+  'console_sign_in_attempts.record',
   `INSERT INTO console_sign_in_attempts (scope, key, window_start, count) VALUES ($1, $2, $3, 1)
-   ON CONFLICT (scope, key, window_start) DO UPDATE SET count = console_sign_in_attempts.count + 1
-   RETURNING count`,
+   ON CONFLICT (scope, key, window_start) DO UPDATE SET count = console_sign_in_attempts.count + 1`,
 );
-/** Counts one attempt in the window and says how many it holds now (this one included). */
-export async function reserveAttempt(db: Queryable, scope: 'account' | 'address', key: string, windowStart: Date): Promise<number> {
-  const [r] = await db.query<{ count: number }>(reserve, [scope, key, windowStart.toISOString()]);
-  return r.count;
+export async function recordAttempt(db: Queryable, scope: 'account' | 'address', key: string, at: Date) {
+  await db.query(record, [scope, key, at.toISOString()]);
+}
+
+const count = sql(
+  'console_sign_in_attempts.count',
+  `SELECT GREATEST(
+     COALESCE((SELECT sum(count) FROM console_sign_in_attempts WHERE scope = 'account' AND key = $1 AND window_start > $3), 0),
+     COALESCE((SELECT sum(count) FROM console_sign_in_attempts WHERE scope = 'address' AND key = $2 AND window_start > $3), 0)
+   )::int AS n`,
+);
+/** The larger of the account's and the address's failed checks since `since`. */
+export async function countAttempts(db: Queryable, account: string, address: string, since: Date): Promise<number> {
+  const [r] = await db.query<{ n: number }>(count, [account, address, since.toISOString()]);
+  return r.n;
 }
 
 const refund = sql(
   'console_sign_in_attempts.refund',
   `UPDATE console_sign_in_attempts SET count = count - 1 WHERE scope = $1 AND key = $2 AND window_start = $3 AND count > 0`,
 );
-export async function refundAttempt(db: Queryable, scope: 'account' | 'address', key: string, windowStart: Date) {
-  await db.query(refund, [scope, key, windowStart.toISOString()]);
+const dropEmpty = sql('console_sign_in_attempts.drop_empty', `DELETE FROM console_sign_in_attempts WHERE scope = $1 AND key = $2 AND window_start = $3 AND count <= 0`);
+export async function refundAttempt(db: Queryable, scope: 'account' | 'address', key: string, at: Date) {
+  await db.query(refund, [scope, key, at.toISOString()]);
+  await db.query(dropEmpty, [scope, key, at.toISOString()]);
 }
 
 const purge = sql('console_sign_in_attempts.purge', `DELETE FROM console_sign_in_attempts WHERE window_start < $1`);
