@@ -5,3 +5,11 @@
 -- are deleted in the same transaction (CONTRACT.md section 11).
 ALTER TABLE member_invitations ADD COLUMN invited_by text;
 CREATE INDEX member_invitations_by_inviter ON member_invitations (org_id, invited_by) WHERE accepted_at IS NULL;
+
+-- One address may be a member of several organizations, each membership with its own password
+-- and second factor (docs/decisions.md, "an address in two organizations"): no acceptance can then
+-- fail because another organization holds the address, so none tells an owner whether it does.
+-- Unique per organization; sign-in finds every membership of an email through the plain index.
+DROP INDEX members_by_email;
+CREATE UNIQUE INDEX members_by_org_email ON members (org_id, lower(email));
+CREATE INDEX members_by_email_lookup ON members (lower(email));

@@ -40,8 +40,10 @@ export const actorOf = (request: FastifyRequest): Actor => memberActor(request.c
 export interface ConsoleDeps {
   db: Queryable;
   now: () => Date;
-  /** Cookies carry `Secure` when the service's public address is https. */
+  /** Cookies carry `Secure`, and answers Strict-Transport-Security, when the service's public address is https. */
   secureCookies: boolean;
+  /** The service's address for links and redirects shown to people: PUBLIC_BASE_URL, else the listener's own; never the Host header. */
+  baseUrl: string;
 }
 
 export function readCookie(request: FastifyRequest, name: string): string | undefined {
@@ -114,6 +116,7 @@ export async function registerConsolePlugins(scope: FastifyInstance, deps: Conso
     reply.header('x-frame-options', 'DENY');
     reply.header('cross-origin-opener-policy', 'same-origin');
     reply.header('cross-origin-resource-policy', 'same-origin');
+    if (deps.secureCookies) reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
   });
 
   // HTML forms: application/x-www-form-urlencoded, one value per name.

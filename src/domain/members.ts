@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
 import type { DatabaseExecutor, Queryable } from './database.js';
 import {
-  countOwners, deleteMember, deletePendingInvitation, deletePendingInvitationsBy, lockOrganization, deleteMemberSessions, deleteSession, findInvitationByToken, findMember, findMemberByEmail, findSessionWithMember,
+  countOwners, deleteMember, deletePendingInvitation, deletePendingInvitationsBy, lockOrganization, deleteMemberSessions, deleteSession, findInvitationByToken, findMember, findMemberByEmailInOrg, findMembersByEmail, findPasswordHashesByEmail, findSessionWithMember,
   insertInvitation, insertMember, insertSessionRow, listMemberRows, listPendingInvitations, markSignedIn,
   readRequireTwoFactor, setSessionStage, takeInvitation, touchSession, updateMemberPassword,
   updateMemberRole, updateMemberTotp, useRecoveryCode, useTotpStep, writeRequireTwoFactor,
@@ -12,8 +12,7 @@ import { ApiError, invalid } from '../contract/errors.js';
 import { newId, randomBase62 } from './ids.js';
 import { requireLiveOrg } from './orgs.js';
 import { recordAudit, type Actor } from './audit.js';
-import { getOrg } from '../db/repositories/orgs.js';
-import { checkPassword, hashPassword, MAX_PASSWORD, MIN_PASSWORD, SIGN_IN_LIMIT, SIGN_IN_WINDOW_MS, spendAttempt } from './passwords.js';
+import { checkPassword, hashPassword, matchPassword, MAX_PASSWORD, MIN_PASSWORD, SIGN_IN_LIMIT, SIGN_IN_WINDOW_MS, spendAttempt } from './passwords.js';
 
 export { hashPassword, MAX_PASSWORD, MIN_PASSWORD, SIGN_IN_LIMIT, SIGN_IN_WINDOW_MS };
 
@@ -92,8 +91,7 @@ export async function inviteMember(db: DatabaseExecutor, orgId: string, input: {
   await requireLiveOrg(db, orgId);
   const email = checkEmail(input.email);
   const role = checkRole(input.role);
-  const existing = await findMemberByEmail(db, email);
-  if (existing?.orgId === orgId) throw invalid(`${email} is already a member of this organization.`);
+  if (await findMemberByEmailInOrg(db, orgId, email)) throw invalid(`${email} is already a member of this organization.`);
   const token = randomBytes(24).toString('base64url'); // 192 bits
   const id = newId('inv');
   const createdAt = new Date(now.getTime());
@@ -243,12 +241,12 @@ export async function acceptInvitation(
   const password = checkPasswordRule(input.password);
   const inv = await readInvitation(db, input.token, now);
   if (!inv) throw invalid(INVITATION_UNUSABLE);
-  const passwordHash = await hashPassword(password);
+  const passwordHash = await newPasswordHash(db, inv.email, password, null);
   return db.transaction(async (tx) => {
     await requireLiveOrg(tx, inv.orgId);
     if (!(await takeInvitation(tx, inv.orgId, inv.id, now))) throw invalid(INVITATION_UNUSABLE);
-    // One person, one organization: an address that is a member already cannot take a second seat.
-    if (await findMemberByEmail(tx, inv.email)) throw invalid(INVITATION_UNUSABLE);
+    // A member of this organization already (invited twice, accepted once): the owner knows it.
+    if (await findMemberByEmailInOrg(tx, inv.orgId, inv.email)) throw invalid(INVITATION_UNUSABLE);
     const m: MemberRow = {
       orgId: inv.orgId, id: newId('mem'), email: inv.email, role: inv.role, passwordHash, totpSecret: null, totpLastStep: null,
       recoveryCodes: [], createdAt: now.toISOString(), lastSignInAt: now.toISOString(),
@@ -258,6 +256,20 @@ export async function acceptInvitation(
     await recordAudit(tx, m.orgId, memberActor(m, address), { action: 'member.joined', target: { kind: 'member', id: m.id }, details: { email: m.email, role: m.role, invitation: inv.id } }, now);
     return { ...session, member: memberView(m) };
   });
+}
+
+/**
+ * A password's hash for a membership of `email`: with the salt its other memberships share (one
+ * scrypt signs in whichever matches), and never the password of another of them (a sign-in must
+ * name one membership). Telling that reaches only someone who knows that other password.
+ */
+async function newPasswordHash(db: Queryable, email: string, password: string, exceptMemberId: string | null): Promise<string> {
+  const others = (await findPasswordHashesByEmail(db, email)).filter((h) => h.id !== exceptMemberId).map((h) => h.passwordHash);
+  const hash = await hashPassword(password, others[0]);
+  if (others.length > 0 && (await matchPassword(password, others)) >= 0) {
+    throw invalid('Choose a password that you do not use for your membership of another organization on this service.');
+  }
+  return hash;
 }
 
 /**
@@ -274,12 +286,11 @@ export async function signIn(
 ): Promise<NewSession & { member: MemberView }> {
   const email = typeof input.email === 'string' ? input.email.trim().toLowerCase().slice(0, 254) : '';
   const password = typeof input.password === 'string' ? input.password.slice(0, MAX_PASSWORD) : '';
-  const found = email ? await findMemberByEmail(db, email) : null;
-  // Read for every attempt, a member's or not, so that both cost the same queries.
-  const live = await orgIsLive(db, found?.orgId ?? '');
-  const m = found && live ? found : null;
-  const outcome = await checkPassword(db, { account: email, address, password, stored: m?.passwordHash ?? null }, now);
-  if (outcome !== 'ok' || !m) throw new ApiError('unauthorized', SIGN_IN_REFUSED);
+  // Every membership of the address in a live organization (one query, a member's or not).
+  const found = email ? await findMembersByEmail(db, email) : [];
+  const outcome = await checkPassword(db, { account: email, address, password, stored: found.map((x) => x.passwordHash) }, now);
+  const m = typeof outcome === 'number' ? found[outcome] : undefined;
+  if (!m) throw new ApiError('unauthorized', SIGN_IN_REFUSED);
   const stage = await stageAfterPassword(db, m);
   return db.transaction(async (tx) => {
     if (stage !== 'totp') {
@@ -290,11 +301,6 @@ export async function signIn(
   });
 }
 
-/** The organization's name while it is live, else null (a deleted organization's members reach nothing). */
-async function liveOrgName(db: Queryable, orgId: string): Promise<string | null> {
-  return (await getOrg(db, orgId))?.name ?? null;
-}
-const orgIsLive = async (db: Queryable, orgId: string) => (await liveOrgName(db, orgId)) !== null;
 
 export interface ConsoleSession {
   orgId: string;
@@ -426,9 +432,9 @@ export async function changePassword(
   const m = await memberOf(db, session.orgId, session.member.id);
   const current = typeof input.current === 'string' ? input.current : '';
   // The same limits and gate as signing in: a session is not a way around them.
-  const outcome = await checkPassword(db, { account: m.email.toLowerCase(), address: actor.address ?? '', password: current, stored: m.passwordHash }, now);
-  if (outcome !== 'ok') throw new ApiError('unauthorized', PASSWORD_REFUSED);
-  const hash = await hashPassword(next);
+  const outcome = await checkPassword(db, { account: m.email.toLowerCase(), address: actor.address ?? '', password: current, stored: [m.passwordHash] }, now);
+  if (outcome !== 0) throw new ApiError('unauthorized', PASSWORD_REFUSED);
+  const hash = await newPasswordHash(db, m.email, next, m.id);
   await db.transaction(async (tx) => {
     await updateMemberPassword(tx, m.orgId, m.id, hash);
     await deleteMemberSessions(tx, m.orgId, m.id);

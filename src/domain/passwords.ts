@@ -22,18 +22,43 @@ function scrypt(password: string, salt: Buffer, keylen: number, opts: ScryptOpti
   return new Promise((resolve, reject) => scryptCallback(password.normalize('NFC'), salt, keylen, opts, (err, key) => (err ? reject(err) : resolve(key))));
 }
 
-export async function hashPassword(password: string): Promise<string> {
-  const salt = randomBytes(16);
+/**
+ * A new hash. `sameSaltAs`: the hash of another membership of the same address, whose salt this
+ * one reuses, so that signing in derives one key for every membership of the address (one scrypt,
+ * whatever their number: the time of a sign-in says nothing about it).
+ */
+export async function hashPassword(password: string, sameSaltAs?: string): Promise<string> {
+  const reused = sameSaltAs ? parseHash(sameSaltAs) : null;
+  const salt = reused && reused.n === SCRYPT.N && reused.r === SCRYPT.r && reused.p === SCRYPT.p ? reused.salt : randomBytes(16);
   const key = await scrypt(password, salt, 32, SCRYPT);
   return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64url')}$${key.toString('base64url')}`;
 }
 
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+function parseHash(stored: string) {
   const [scheme, n, r, p, salt, key] = stored.split('$');
-  if (scheme !== 'scrypt' || !key) return false;
-  const expected = Buffer.from(key, 'base64url');
-  const got = await scrypt(password, Buffer.from(salt, 'base64url'), expected.length, { N: Number(n), r: Number(r), p: Number(p), maxmem: SCRYPT.maxmem });
-  return timingSafeEqual(got, expected);
+  if (scheme !== 'scrypt' || !key) return null;
+  return { n: Number(n), r: Number(r), p: Number(p), salt: Buffer.from(salt, 'base64url'), key: Buffer.from(key, 'base64url'), saltText: salt };
+}
+
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  return (await matchPassword(password, [stored])) === 0;
+}
+
+/**
+ * Which of `stored` (hashes of one address's memberships, sharing a salt) the password matches,
+ * with one scrypt computation: the index, or -1. A hash with another salt or parameters (made
+ * before memberships shared one) is compared only when it is the first.
+ */
+export async function matchPassword(password: string, stored: string[]): Promise<number> {
+  const first = stored.length > 0 ? parseHash(stored[0]) : null;
+  if (!first) return -1;
+  const got = await scrypt(password, first.salt, first.key.length, { N: first.n, r: first.r, p: first.p, maxmem: SCRYPT.maxmem });
+  let found = -1;
+  stored.forEach((h, i) => {
+    const x = parseHash(h);
+    if (x && found < 0 && x.saltText === first.saltText && x.n === first.n && x.r === first.r && x.p === first.p && x.key.length === got.length && timingSafeEqual(got, x.key)) found = i;
+  });
+  return found;
 }
 
 /** Checked against when no member has the email, so that a refusal takes as long either way. */
@@ -136,17 +161,18 @@ export interface PasswordCheck {
   account: string;
   address: string;
   password: string;
-  /** The stored hash to check against; null when no member has the email (a decoy is checked). */
-  stored: string | null;
+  /** The stored hashes to check against (one address's memberships); none: a decoy is checked. */
+  stored: string[];
 }
 
 /**
- * One limited, uniform password check. Answers whether the password matches; `limited` when the
- * account or the address has had SIGN_IN_LIMIT failed checks in the last 15 minutes (sliding), or
- * the gate could not take it in time: then nothing was checked, nothing written, and the answer
- * took about as long as a check. A check that fails keeps its count; one that succeeds gives it back.
+ * One limited, uniform password check. Answers which stored hash matches (its index); 'wrong';
+ * or 'limited' when the account or the address has had SIGN_IN_LIMIT failed checks in the last 15
+ * minutes (sliding), or the gate could not take it in time: then nothing was checked, nothing
+ * written, and the answer took about as long as a check. A failure keeps its count; a success
+ * gives it back.
  */
-export async function checkPassword(db: Queryable, c: PasswordCheck, now: Date): Promise<'ok' | 'wrong' | 'limited'> {
+export async function checkPassword(db: Queryable, c: PasswordCheck, now: Date): Promise<number | 'wrong' | 'limited'> {
   const started = Date.now();
   const spent = await spendAttempt(db, c.account, c.address, now);
   if (!spent) {
@@ -154,20 +180,20 @@ export async function checkPassword(db: Queryable, c: PasswordCheck, now: Date):
     await sleep(Math.max(0, typicalCheckMs - (Date.now() - started)));
     return 'limited';
   }
-  const stored = c.stored ?? (await decoyHash());
+  const stored = c.stored.length > 0 ? c.stored : [await decoyHash()];
   const checked = await PASSWORD_GATE.run(c.address, async () => {
     const t = Date.now();
-    const ok = await verifyPassword(c.password.slice(0, MAX_PASSWORD), stored);
+    const i = await matchPassword(c.password.slice(0, MAX_PASSWORD), stored);
     typicalCheckMs = Math.round(typicalCheckMs * 0.8 + (Date.now() - t) * 0.2);
-    return ok;
+    return i;
   }, spent.failed === 0 ? 'first' : 'rest');
   if (!checked.ran) {
     await spent.giveBack();
     return 'limited';
   }
-  if (checked.value && c.stored !== null) {
+  if (checked.value >= 0 && c.stored.length > 0) {
     await spent.giveBack();
-    return 'ok';
+    return checked.value;
   }
   return 'wrong';
 }

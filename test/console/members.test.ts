@@ -24,7 +24,7 @@ let t: TestDatabase;
 beforeAll(async () => {
   t = await createTestDatabase();
   const org = (id: string) => ({ id, name: id, plan: 'business', createdAt: T0.toISOString() });
-  await loadDataset(t.db, { organizations: [org('org_a'), org('org_b'), org('org_c')] });
+  await loadDataset(t.db, { organizations: [org('org_a'), org('org_b'), org('org_c'), org('org_d')] });
 });
 afterAll(() => t?.close());
 
@@ -101,6 +101,29 @@ describe('revoking invitations (issue 41)', () => {
     await acceptInvitation(t.db, { token: used.token, password: PASSWORD }, null, T0);
     expect((await refused(revokeInvitation(t.db, 'org_a', used.id, OP, T0))).code).toBe('not_found');
     expect((await refused(revokeInvitation(t.db, 'org_b', inv.id, OP, T0))).code).toBe('not_found');
+  });
+});
+
+describe('an address in two organizations (issue 41, finding 5)', () => {
+  it("another organization's acceptance of your HR lead's address neither blocks nor tells: both memberships work, each with its own password", async () => {
+    // Another organization's owner invites the address and opens the link themselves.
+    const squat = await inviteMember(t.db, 'org_d', { email: 'hr.lead@shared.example', role: 'owner' }, OP, T0);
+    const theirs = await acceptInvitation(t.db, { token: squat.token, password: 'the squatters password' }, null, T0);
+    // Your invitation to the same address is accepted as any other.
+    const yours = await inviteMember(t.db, 'org_c', { email: 'HR.Lead@shared.example', role: 'admin' }, OP, T0);
+    const mine = await acceptInvitation(t.db, { token: yours.token, password: 'the hr leads own one' }, null, T0);
+    expect(mine).toMatchObject({ orgId: 'org_c', stage: 'active', member: { role: 'admin' } });
+    expect(theirs.orgId).toBe('org_d');
+    // Each password signs in to its own membership, with one check.
+    expect((await signIn(t.db, { email: 'hr.lead@shared.example', password: 'the hr leads own one' }, '198.51.100.60', T0)).orgId).toBe('org_c');
+    expect((await signIn(t.db, { email: 'hr.lead@shared.example', password: 'the squatters password' }, '198.51.100.60', T0)).orgId).toBe('org_d');
+    const hashes = await t.db.query<{ password_hash: string }>({ name: 't.h', text: `SELECT password_hash FROM members WHERE lower(email) = 'hr.lead@shared.example'` } as never, []);
+    expect(new Set(hashes.map((h) => h.password_hash.split('$')[4])).size).toBe(1); // one salt: one scrypt signs in either
+    // Only someone who knows the other membership's password hears of it.
+    const third = await inviteMember(t.db, 'org_a', { email: 'hr.lead@shared.example', role: 'viewer' }, OP, T0);
+    expect((await refused(acceptInvitation(t.db, { token: third.token, password: 'the hr leads own one' }, null, T0))).message).toBe(
+      'Choose a password that you do not use for your membership of another organization on this service.',
+    );
   });
 });
 

@@ -79,3 +79,33 @@ describe('finding 3: requiring two-factor reaches open sessions', () => {
     expect((await admin.get('/console/keys')).headers.location).toBe('/console/sign-in');
   });
 });
+
+describe('finding 5 without SMTP, and the smaller ones: links, HSTS', () => {
+  it('without SMTP the link is shown to the inviting owner, marked unproven, built from the listener and not from the Host header', async () => {
+    const owner = await join('org_three', 'owner@three.example.com', 'owner');
+    const res = await owner.submit('/console/members', '/console/members/invite', { email: 'new@three.example.com', role: 'viewer' }, { host: 'evil.example' });
+    const page = res.statusCode === 303 ? (await owner.get(res.headers.location!)).body : res.body;
+    expect(page).toMatch(/<code class="secret" id="invitation-link">http:\/\/127\.0\.0\.1:3000\/console\/invitations\/[A-Za-z0-9_-]{32}<\/code>/);
+    expect(page).toContain('<strong>The address is unproven:</strong>');
+    expect(page).not.toContain('evil.example');
+    expect(res.headers['strict-transport-security']).toBeUndefined();
+  });
+
+  it('behind https (PUBLIC_BASE_URL) every console answer carries Strict-Transport-Security, and links use that address', async () => {
+    const https = await createTestApp({
+      now: T0,
+      env: { PUBLIC_BASE_URL: 'https://console.example.com' },
+      dataset: { organizations: [{ id: 'org_s', name: 'S', plan: 'business', createdAt: T0.toISOString() }] },
+    });
+    try {
+      const signIn = await https.app.inject({ method: 'GET', url: '/console/sign-in', headers: { host: 'evil.example' } });
+      expect(signIn.headers['strict-transport-security']).toBe('max-age=31536000; includeSubDomains');
+      const owner = await joinConsole(https, 'org_s', 'owner@s.example.com', 'owner', T0);
+      const made = await owner.submit('/console/members', '/console/members/invite', { email: 'x@s.example.com', role: 'viewer' }, { host: 'evil.example' });
+      const page = made.statusCode === 303 ? (await owner.get(made.headers.location!)).body : made.body;
+      expect(page).toMatch(/https:\/\/console\.example\.com\/console\/invitations\/[A-Za-z0-9_-]{32}/);
+    } finally {
+      await https.close();
+    }
+  });
+});

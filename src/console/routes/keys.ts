@@ -24,7 +24,7 @@ function expiryOf(text: string | undefined): string | null {
 }
 
 /** The API keys page (CONTRACT.md section 11): every member reads it; admins and owners change keys. */
-export function registerKeyPages(scope: FastifyInstance, deps: ConsoleDeps & { db: DatabaseExecutor; publicBaseUrl?: string }) {
+export function registerKeyPages(scope: FastifyInstance, deps: ConsoleDeps & { db: DatabaseExecutor }) {
   const { db, now } = deps;
   const admin = { preHandler: requireRole('owner', 'admin'), schema: { hide: true } };
 
@@ -72,7 +72,7 @@ ${csrfField(s.csrfToken)}
   };
 
   const shownOnce = (request: FastifyRequest, secret: string, what: string) => {
-    const base = (deps.publicBaseUrl ?? `${request.protocol}://${request.host}`).replace(/\/+$/, '');
+    const base = deps.baseUrl;
     return html`<section class="notice ok" role="status" aria-labelledby="new-key-heading">
 <h2 id="new-key-heading">${what}</h2>
 <p>Copy it now: it is shown only once.</p>

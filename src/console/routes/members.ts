@@ -8,18 +8,16 @@ import {
 import { csrfField, html, notice, page, type Safe } from '../html.js';
 import { actorOf, changeOutcome, clearSessionCookie, requireRole, type ConsoleDeps, type Form } from '../plugins.js';
 import { navFor } from './nav.js';
+import type { Mailer } from '../../mail/index.js';
 
-/** Where an invitation's link points: the service's public address when set, else this request's host. */
-export function invitationUrl(request: FastifyRequest, publicBaseUrl: string | undefined, token: string): string {
-  const base = publicBaseUrl ?? `${request.protocol}://${request.host}`;
-  return `${base.replace(/\/+$/, '')}/console/invitations/${token}`;
-}
+/** Where an invitation's link points: the service's public address (PUBLIC_BASE_URL, else the listener's), never the Host header. */
+export const invitationUrl = (baseUrl: string, token: string): string => `${baseUrl}/console/invitations/${token}`;
 
 const send = (reply: FastifyReply, status: number, title: string, body: Safe, request: FastifyRequest, current: string) =>
   reply.code(status).type('text/html; charset=utf-8').send(page({ title, body, nav: navFor(request.consoleSession!, current) }));
 
 /** The members page (owners) and each member's own account page. */
-export function registerMemberPages(scope: FastifyInstance, deps: ConsoleDeps & { db: DatabaseExecutor; publicBaseUrl?: string }) {
+export function registerMemberPages(scope: FastifyInstance, deps: ConsoleDeps & { db: DatabaseExecutor; mailer?: Mailer }) {
   const { db, now } = deps;
   const owner = { preHandler: requireRole('owner'), schema: { hide: true } };
 
@@ -75,10 +73,28 @@ ${csrfField(s.csrfToken)}
   scope.post('/members/invite', owner, async (request, reply) =>
     outcome(request, reply, async () => {
       const form = request.body as Form;
-      const inv = await inviteMember(db, request.consoleSession!.orgId, { email: form.email, role: form.role }, actorOf(request), now());
-      const url = invitationUrl(request, deps.publicBaseUrl, inv.token);
-      return html`<div class="notice ok" role="status"><p>Invitation for ${inv.email} (${inv.role}) created. Send them this link; it works once, until ${inv.expiresAt.slice(0, 16).replace('T', ' ')} UTC, and is shown only now:</p>
-<code class="secret" id="invitation-link">${url}</code> <button type="button" class="secondary" data-copy="invitation-link" hidden>Copy link</button></div>`;
+      const s = request.consoleSession!;
+      const inv = await inviteMember(db, s.orgId, { email: form.email, role: form.role }, actorOf(request), now());
+      const url = invitationUrl(deps.baseUrl, inv.token);
+      const until = `${inv.expiresAt.slice(0, 16).replace('T', ' ')} UTC`;
+      if (deps.mailer) {
+        // By email only: accepting it proves control of the address. Unsent, it is revoked at once.
+        try {
+          await deps.mailer.send({
+            to: inv.email,
+            subject: `Your invitation to ${s.orgName} on Climate Pulse`,
+            text: `${s.member.email} invites you to the Climate Pulse console of ${s.orgName} as ${inv.role}.\n\nOpen this link to choose your password; it works once, until ${until}:\n\n${url}\n\nIf you did not expect this, ignore this message.\n`,
+          });
+        } catch (err) {
+          request.log.warn({ err: { message: (err as Error).message } }, 'console invitation email not sent');
+          await revokeInvitation(db, s.orgId, inv.id, actorOf(request), now());
+          throw new ApiError('invalid_request', `The invitation email to ${inv.email} could not be sent, so no invitation was made; try again later.`);
+        }
+        return notice(`Invitation sent by email to ${inv.email} (${inv.role}). Its link works once, until ${until}; nobody else sees it.`, 'ok');
+      }
+      return html`<div class="notice ok" role="status"><p>Invitation for ${inv.email} (${inv.role}) created. Send them this link; it works once, until ${until}, and is shown only now:</p>
+<code class="secret" id="invitation-link">${url}</code> <button type="button" class="secondary" data-copy="invitation-link" hidden>Copy link</button>
+<p><strong>The address is unproven:</strong> this service sends no email (no SMTP_URL), so whoever opens the link becomes this member. Give it to them yourself, over a channel you trust.</p></div>`;
     }),
   );
 

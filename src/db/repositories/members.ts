@@ -30,9 +30,26 @@ const member = (r: RawMember): MemberRow => ({
 
 const COLUMNS = 'org_id, id, email, role, password_hash, totp_secret, totp_last_step, recovery_codes, created_at, last_sign_in_at';
 
-const byEmail = sql('members.by_email', `SELECT ${COLUMNS} FROM members WHERE lower(email) = lower($1)`);
-export async function findMemberByEmail(db: Queryable, email: string): Promise<MemberRow | null> {
-  const [r] = await db.query<RawMember>(byEmail, [email]);
+/** Every membership of an address in a live organization, oldest first (an address may be a member of several). */
+const byEmail = sql(
+  'members.by_email',
+  `SELECT m.org_id, m.id, m.email, m.role, m.password_hash, m.totp_secret, m.totp_last_step, m.recovery_codes, m.created_at, m.last_sign_in_at
+     FROM members m JOIN organizations o ON o.id = m.org_id AND o.deleted_at IS NULL
+    WHERE lower(m.email) = lower($1) ORDER BY m.created_at, m.org_id`,
+);
+export async function findMembersByEmail(db: Queryable, email: string): Promise<MemberRow[]> {
+  return (await db.query<RawMember>(byEmail, [email])).map(member);
+}
+
+/** The password hashes of every membership of an address, deleted organizations' too (they share one salt). */
+const hashesByEmail = sql('members.hashes_by_email', `SELECT org_id, id, password_hash FROM members WHERE lower(email) = lower($1) ORDER BY created_at, org_id`);
+export async function findPasswordHashesByEmail(db: Queryable, email: string): Promise<{ orgId: string; id: string; passwordHash: string }[]> {
+  return (await db.query<{ org_id: string; id: string; password_hash: string }>(hashesByEmail, [email])).map((r) => ({ orgId: r.org_id, id: r.id, passwordHash: r.password_hash }));
+}
+
+const byOrgEmail = sql('members.by_org_email', `SELECT ${COLUMNS} FROM members WHERE org_id = $1 AND lower(email) = lower($2)`);
+export async function findMemberByEmailInOrg(db: Queryable, orgId: string, email: string): Promise<MemberRow | null> {
+  const [r] = await db.query<RawMember>(byOrgEmail, [orgId, email]);
   return r ? member(r) : null;
 }
 
