@@ -13,3 +13,7 @@ CREATE INDEX member_invitations_by_inviter ON member_invitations (org_id, invite
 DROP INDEX members_by_email;
 CREATE UNIQUE INDEX members_by_org_email ON members (org_id, lower(email));
 CREATE INDEX members_by_email_lookup ON members (lower(email));
+
+-- The two-factor secret a session is enrolling: made by the server and shown once (as a QR code
+-- and as text); the form carries only the code, so no client chooses the secret.
+ALTER TABLE console_sessions ADD COLUMN pending_totp_secret text;

@@ -4,7 +4,7 @@ import type { DatabaseExecutor, Queryable } from './database.js';
 import {
   countOwners, deleteMember, deletePendingInvitation, deletePendingInvitationsBy, lockOrganization, deleteMemberSessions, deleteSession, findInvitationByToken, findMember, findMemberByEmailInOrg, findMembersByEmail, findPasswordHashesByEmail, findSessionWithMember,
   insertInvitation, insertMember, insertSessionRow, listMemberRows, listPendingInvitations, markSignedIn,
-  readRequireTwoFactor, setSessionStage, takeInvitation, touchSession, updateMemberPassword,
+  readPendingTotpSecret, readRequireTwoFactor, setPendingTotpSecret, takeInvitation, touchSession, updateMemberPassword,
   updateMemberRole, updateMemberTotp, useRecoveryCode, useTotpStep, writeRequireTwoFactor,
   type InvitationRow, type MemberRole, type MemberRow, type SessionStage,
 } from '../db/repositories/members.js';
@@ -217,12 +217,15 @@ export interface NewSession {
   stage: SessionStage;
   orgId: string;
   memberId: string;
+  /** The new session's form token. */
+  csrfToken: string;
 }
 
 async function openSession(db: Queryable, m: MemberRow, stage: SessionStage, address: string | null, now: Date): Promise<NewSession> {
   const cookie = randomBytes(32).toString('base64url');
-  await insertSessionRow(db, { orgId: m.orgId, idHash: sha256(cookie), memberId: m.id, stage, csrfToken: randomBase62(32), address, at: now });
-  return { cookie, stage, orgId: m.orgId, memberId: m.id };
+  const csrfToken = randomBase62(32);
+  await insertSessionRow(db, { orgId: m.orgId, idHash: sha256(cookie), memberId: m.id, stage, csrfToken, address, at: now });
+  return { cookie, stage, orgId: m.orgId, memberId: m.id, csrfToken };
 }
 
 /** The stage a member reaches with a right password. */
@@ -372,30 +375,55 @@ function recoveryCode(): string {
 }
 const codeDigest = (code: string) => sha256(code.trim().toLowerCase());
 
-/** Confirms enrollment with a code from the new secret; answers the ten recovery codes, shown once. */
+/**
+ * A new secret for the session to enroll, made here and kept with the session (the form carries
+ * only the code): each call replaces the last, so a secret is shown once.
+ */
+export async function startTotpEnrollment(db: Queryable, session: ConsoleSession): Promise<{ secret: string; uri: string }> {
+  const made = newTotpSecret(session.member.email);
+  await setPendingTotpSecret(db, session.orgId, session.idHash, made.secret);
+  return made;
+}
+
+export const REPLACE_FACTOR_REFUSED = 'Enter your current password to replace your authenticator app (or too many attempts were made: password checks pause for 15 minutes after 10).';
+
+/**
+ * Confirms enrollment with a code from the session's new secret; answers the ten recovery codes,
+ * shown once. Replacing a second factor already on asks for the password again (checked under the
+ * sign-in limits). A session held at enrollment steps up to active under a new id (its cookie).
+ */
 export async function enrollTotp(
   db: DatabaseExecutor,
   session: ConsoleSession,
-  input: { secret: unknown; code: unknown },
+  input: { code: unknown; password?: unknown },
   actor: Actor,
   now: Date,
-): Promise<{ recoveryCodes: string[] }> {
-  const secret = typeof input.secret === 'string' && /^[A-Z2-7]{32}$/.test(input.secret) ? input.secret : null;
+): Promise<{ recoveryCodes: string[]; renewed: NewSession | null }> {
+  const m = await memberOf(db, session.orgId, session.member.id);
+  if (m.totpSecret !== null) {
+    const password = typeof input.password === 'string' ? input.password : '';
+    const outcome = await checkPassword(db, { account: m.email.toLowerCase(), address: actor.address ?? '', password, stored: [m.passwordHash] }, now);
+    if (outcome !== 0) throw new ApiError('unauthorized', REPLACE_FACTOR_REFUSED);
+  }
+  const secret = await readPendingTotpSecret(db, session.orgId, session.idHash);
   const step = secret ? matchStep(secret, normalizeCode(input.code), now) : null;
   if (!secret || step === null) throw invalid('The code does not match; enter the six digits your authenticator app shows now.');
   const codes = Array.from({ length: 10 }, recoveryCode);
-  await db.transaction(async (tx) => {
+  const renewed = await db.transaction(async (tx) => {
     await updateMemberTotp(tx, session.orgId, session.member.id, secret, step, codes.map(codeDigest));
-    if (session.stage === 'enroll') await setSessionStage(tx, session.orgId, session.idHash, 'active');
+    await setPendingTotpSecret(tx, session.orgId, session.idHash, null);
     await markSignedIn(tx, session.orgId, session.member.id, now);
-    await recordAudit(tx, session.orgId, actor, { action: 'member.two_factor_enabled', target: { kind: 'member', id: session.member.id }, details: {} }, now);
+    await recordAudit(tx, session.orgId, actor, { action: 'member.two_factor_enabled', target: { kind: 'member', id: session.member.id }, details: { replaced: m.totpSecret !== null } }, now);
+    if (session.stage !== 'enroll') return null;
+    await deleteSession(tx, session.orgId, session.idHash);
+    return openSession(tx, m, 'active', actor.address ?? null, now);
   });
-  return { recoveryCodes: codes };
+  return { recoveryCodes: codes, renewed };
 }
 
 /** The second step of signing in: a code from the app (each once) or a recovery code (each once). */
-export async function completeTwoFactor(db: DatabaseExecutor, session: ConsoleSession, code: unknown, address: string, now: Date): Promise<SessionStage> {
-  if (session.stage !== 'totp') return session.stage;
+export async function completeTwoFactor(db: DatabaseExecutor, session: ConsoleSession, code: unknown, address: string, now: Date): Promise<NewSession> {
+  if (session.stage !== 'totp') throw new ApiError('unauthorized', TWO_FACTOR_REFUSED);
   const m = await findMember(db, session.orgId, session.member.id);
   const text = normalizeCode(code);
   const spent = await spendAttempt(db, m?.email.toLowerCase() ?? '', address, now);
@@ -410,12 +438,13 @@ export async function completeTwoFactor(db: DatabaseExecutor, session: ConsoleSe
     throw new ApiError('unauthorized', TWO_FACTOR_REFUSED);
   }
   await spent.giveBack();
-  await db.transaction(async (tx) => {
-    await setSessionStage(tx, session.orgId, session.idHash, 'active');
+  // The step up renews the session's id: the cookie of the half-signed-in session opens nothing more.
+  return db.transaction(async (tx) => {
+    await deleteSession(tx, session.orgId, session.idHash);
     await markSignedIn(tx, m.orgId, m.id, now);
     await recordAudit(tx, m.orgId, memberActor(m, address), { action: 'member.signed_in', target: { kind: 'member', id: m.id }, details: { twoFactor: true } }, now);
+    return openSession(tx, m, 'active', address, now);
   });
-  return 'active';
 }
 
 export const TWO_FACTOR_REFUSED = 'The code is not right, or was used already, or too many attempts were made. Enter the six digits your app shows now, or a recovery code.';

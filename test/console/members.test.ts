@@ -4,7 +4,7 @@ import { ApiError } from '../../src/contract/errors.js';
 import { loadDataset } from '../../src/domain/dataset.js';
 import {
   acceptInvitation, changeMemberRole, changePassword, completeTwoFactor, enrollTotp, INVITATION_UNUSABLE, inviteMember, listMembers,
-  listInvitations, memberActor, newTotpSecret, removeMember, resolveSession, revokeInvitation, setRequireTwoFactor, SIGN_IN_REFUSED, signIn, TWO_FACTOR_REFUSED,
+  listInvitations, memberActor, REPLACE_FACTOR_REFUSED, removeMember, startTotpEnrollment, resolveSession, revokeInvitation, setRequireTwoFactor, SIGN_IN_REFUSED, signIn, TWO_FACTOR_REFUSED,
 } from '../../src/domain/members.js';
 import { operatorActor } from '../../src/domain/audit.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
@@ -205,10 +205,14 @@ describe('two-factor', () => {
   it('enrolling, then signing in with a code (each once) or a recovery code (each once)', async () => {
     const m = await member('org_c', 'totp@example.com', 'admin');
     const session = (await resolveSession(t.db, m.cookie, T0))!;
-    const { secret, uri } = newTotpSecret('totp@example.com');
+    const { secret, uri } = await startTotpEnrollment(t.db, session);
     expect(uri).toMatch(/^otpauth:\/\/totp\/Climate%20Pulse:totp%40example\.com\?issuer=Climate%20Pulse&secret=[A-Z2-7]{32}&algorithm=SHA1&digits=6&period=30$/);
-    expect((await refused(enrollTotp(t.db, session, { secret, code: '000000' === code(secret, T0) ? '111111' : '000000' }, OP, T0))).code).toBe('invalid_request');
-    const { recoveryCodes } = await enrollTotp(t.db, session, { secret, code: code(secret, T0) }, OP, T0);
+    // The client cannot choose the secret: a code of an all-zero secret it sends is a wrong code.
+    expect((await refused(enrollTotp(t.db, session, { secret: 'A'.repeat(32), code: code('A'.repeat(32), T0) } as never, OP, T0))).code).toBe('invalid_request');
+    expect((await refused(enrollTotp(t.db, session, { code: '000000' === code(secret, T0) ? '111111' : '000000' }, OP, T0))).code).toBe('invalid_request');
+    // Typed as the apps show it, with a space (issue 41).
+    const typed = code(secret, T0);
+    const { recoveryCodes } = await enrollTotp(t.db, session, { code: `${typed.slice(0, 3)} ${typed.slice(3)}` }, OP, T0);
     expect(recoveryCodes).toHaveLength(10);
     expect(new Set(recoveryCodes).size).toBe(10);
 
@@ -218,14 +222,24 @@ describe('two-factor', () => {
     const pending = (await resolveSession(t.db, half.cookie, later))!;
     expect(pending.stage).toBe('totp');
     expect((await refused(completeTwoFactor(t.db, pending, '12345', '198.51.100.9', later))).message).toBe(TWO_FACTOR_REFUSED);
-    expect(await completeTwoFactor(t.db, pending, code(secret, later), '198.51.100.9', later)).toBe('active');
-    expect((await resolveSession(t.db, half.cookie, later))!.stage).toBe('active');
+    const stepped = await completeTwoFactor(t.db, pending, code(secret, later), '198.51.100.9', later);
+    expect(stepped.stage).toBe('active');
+    // The step up renews the session's id: the half-signed-in cookie opens nothing more.
+    expect(stepped.cookie).not.toBe(half.cookie);
+    expect(await resolveSession(t.db, half.cookie, later)).toBeNull();
+    const active = (await resolveSession(t.db, stepped.cookie, later))!;
+    expect(active.stage).toBe('active');
+    // Replacing the second factor asks for the password again.
+    await startTotpEnrollment(t.db, active);
+    const actor = memberActor(active.member, '198.51.100.9');
+    expect((await refused(enrollTotp(t.db, active, { code: code(secret, later) }, actor, later))).message).toBe(REPLACE_FACTOR_REFUSED);
+    expect((await refused(enrollTotp(t.db, active, { code: code(secret, later), password: 'not my password' }, actor, later))).message).toBe(REPLACE_FACTOR_REFUSED);
 
     // The same code again (another sign-in within its 30 s) is refused: each code works once.
     const again = await signIn(t.db, { email: 'totp@example.com', password: PASSWORD }, '198.51.100.9', later);
     const pending2 = (await resolveSession(t.db, again.cookie, later))!;
     expect((await refused(completeTwoFactor(t.db, pending2, code(secret, later), '198.51.100.9', later))).message).toBe(TWO_FACTOR_REFUSED);
-    expect(await completeTwoFactor(t.db, pending2, recoveryCodes[0].toUpperCase(), '198.51.100.9', later)).toBe('active');
+    expect((await completeTwoFactor(t.db, pending2, ` ${recoveryCodes[0].toUpperCase()} `, '198.51.100.9', later)).stage).toBe('active');
     const third = await signIn(t.db, { email: 'totp@example.com', password: PASSWORD }, '198.51.100.9', later);
     expect((await refused(completeTwoFactor(t.db, (await resolveSession(t.db, third.cookie, later))!, recoveryCodes[0], '198.51.100.9', later))).message).toBe(TWO_FACTOR_REFUSED);
     expect((await listMembers(t.db, 'org_c')).find((x) => x.email === 'totp@example.com')?.twoFactor).toBe(true);

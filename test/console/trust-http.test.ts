@@ -109,3 +109,28 @@ describe('finding 5 without SMTP, and the smaller ones: links, HSTS', () => {
     }
   });
 });
+
+describe('finding 7: ids in form actions, two-factor made by the server', () => {
+  it("an alert id that climbs out of its path is URL-encoded in its form's action: Mark read marks that alert, nothing else", async () => {
+    const owner = await join('org_four', 'owner@four.example.com', 'owner');
+    const id = 'x/../../account/password';
+    await t.db.query({ name: 't.alert', text: `INSERT INTO alerts (org_id, id, type, message, created_at) VALUES ('org_four', $1, 'low_score', 'Hostile id', $2)` } as never, [id, T0.toISOString()]);
+    const page = (await owner.get('/console/alerts')).body;
+    expect(page).toContain(`action="/console/alerts/${encodeURIComponent(id)}/read"`);
+    const res = await owner.submit('/console/alerts', `/console/alerts/${encodeURIComponent(id)}/read`, {});
+    expect([200, 303]).toContain(res.statusCode);
+    const [row] = await t.db.query<{ read_at: Date | null }>({ name: 't.read', text: `SELECT read_at FROM alerts WHERE org_id = 'org_four' AND id = $1` } as never, [id]);
+    expect(row.read_at).not.toBeNull();
+  });
+
+  it('the enrollment page shows a server-made secret as a QR code (an image data: URL) and as text; the form carries no secret', async () => {
+    const owner = await join('org_four', 'qr@four.example.com', 'admin');
+    const page = (await owner.get('/console/two-factor/enroll')).body;
+    expect(page).toMatch(/<img class="qr" src="data:image\/png;base64,[A-Za-z0-9+/=]+" width="200" height="200" alt="QR code of your two-factor setup key">/);
+    expect(page).toMatch(/<code class="secret" id="totp-secret">([A-Z2-7]{4} ){7}[A-Z2-7]{4}<\/code>/);
+    expect(page).not.toContain('name="secret"');
+    // Another view, another secret: each is shown once.
+    const again = (await owner.get('/console/two-factor/enroll')).body;
+    expect(/id="totp-secret">([^<]+)</.exec(again)![1]).not.toBe(/id="totp-secret">([^<]+)</.exec(page)![1]);
+  });
+});

@@ -37,10 +37,10 @@ export function registerKeyPages(scope: FastifyInstance, deps: ConsoleDeps & { d
 <td>${k.name ?? '(no name)'}</td><td><code>${k.prefix}…</code></td><td>${k.scope === 'read' ? 'read' : 'read and write'}</td><td>${k.createdBy ?? 'unknown'}</td>
 <td>${when(k.createdAt)}</td><td>${when(k.lastUsedAt)}</td><td>${when(k.expiresAt)}</td><td>${k.state}</td>
 <td>${canChange && k.state === 'active'
-  ? html`<form method="post" action="/console/keys/${k.id}/roll">${csrfField(s.csrfToken)}
+  ? html`<form method="post" action="/console/keys/${encodeURIComponent(k.id)}/roll">${csrfField(s.csrfToken)}
 <label for="f-expiresIn-${k.id}">Old key of ${k.name ?? k.prefix} expires</label> <select name="expiresIn" id="f-expiresIn-${k.id}">${ROLL_DELAYS.map((d) => html`<option value="${d.value}">${d.label}</option>`)}</select>
 <button type="submit" class="secondary">Roll</button></form>
-<form method="post" action="/console/keys/${k.id}/revoke" data-confirm="Revoke ${k.name ?? k.prefix}? Clients using it get 401 within 5 seconds.">${csrfField(s.csrfToken)}
+<form method="post" action="/console/keys/${encodeURIComponent(k.id)}/revoke" data-confirm="Revoke ${k.name ?? k.prefix}? Clients using it get 401 within 5 seconds.">${csrfField(s.csrfToken)}
 <button type="submit" class="danger" aria-label="Revoke ${k.name ?? k.prefix}">Revoke</button></form>`
   : ''}</td></tr>`;
     return reply.code(status).type('text/html; charset=utf-8').send(

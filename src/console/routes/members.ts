@@ -35,10 +35,10 @@ ${members.map((m) => html`<tr>
 <td>${m.email}</td><td>${m.role}</td><td>${m.twoFactor ? 'on' : 'off'}</td><td>${m.createdAt.slice(0, 16).replace('T', ' ')} UTC</td>
 <td>${m.lastSignInAt ? `${m.lastSignInAt.slice(0, 16).replace('T', ' ')} UTC` : 'never'}</td>
 <td>
-<form method="post" action="/console/members/${m.id}/role">${csrfField(s.csrfToken)}
+<form method="post" action="/console/members/${encodeURIComponent(m.id)}/role">${csrfField(s.csrfToken)}
 <label for="f-role-${m.id}">Role of ${m.email}</label> <select name="role" id="f-role-${m.id}">${roleOptions(m.role)}</select>
 <button type="submit" class="secondary">Change role</button></form>
-<form method="post" action="/console/members/${m.id}/remove" data-confirm="Remove ${m.email}? Their sessions end at once.">${csrfField(s.csrfToken)}
+<form method="post" action="/console/members/${encodeURIComponent(m.id)}/remove" data-confirm="Remove ${m.email}? Their sessions end at once.">${csrfField(s.csrfToken)}
 <button type="submit" class="danger" aria-label="Remove ${m.email}">Remove</button></form>
 </td></tr>`)}
 </tbody>

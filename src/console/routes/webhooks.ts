@@ -92,12 +92,12 @@ export function registerWebhookPages(scope: FastifyInstance, deps: ConsoleDeps &
 <td>${e.enabled ? 'enabled' : `disabled (${e.disabledReason ?? 'no reason given'})`}${overlap(e) ? html`<br><span class="muted">old secret valid until ${minute(e.previousSecretExpiresAt)}</span>` : ''}</td>
 <td class="when">${minute(e.createdAt)}</td>
 <td>${canChange
-  ? html`<form method="post" action="/console/webhooks/${e.id}/test">${csrf}<button type="submit" class="secondary" aria-label="Send test event to ${e.url}">Send test event</button></form>
-<form method="post" action="/console/webhooks/${e.id}/rotate" data-confirm="Rotate the secret of ${e.url}? The old secret stays valid for 24 hours; deliveries carry both signatures until then.">${csrf}<button type="submit" class="secondary" aria-label="Rotate secret of ${e.url}">Rotate secret</button></form>
+  ? html`<form method="post" action="/console/webhooks/${encodeURIComponent(e.id)}/test">${csrf}<button type="submit" class="secondary" aria-label="Send test event to ${e.url}">Send test event</button></form>
+<form method="post" action="/console/webhooks/${encodeURIComponent(e.id)}/rotate" data-confirm="Rotate the secret of ${e.url}? The old secret stays valid for 24 hours; deliveries carry both signatures until then.">${csrf}<button type="submit" class="secondary" aria-label="Rotate secret of ${e.url}">Rotate secret</button></form>
 ${e.enabled
-  ? html`<form method="post" action="/console/webhooks/${e.id}/disable">${csrf}<button type="submit" class="secondary" aria-label="Disable ${e.url}">Disable</button></form>`
-  : html`<form method="post" action="/console/webhooks/${e.id}/enable">${csrf}<button type="submit" class="secondary" aria-label="Enable ${e.url}">Enable</button></form>`}
-<form method="post" action="/console/webhooks/${e.id}/remove" data-confirm="Remove ${e.url} and its delivery history?">${csrf}<button type="submit" class="danger" aria-label="Remove ${e.url}">Remove</button></form>`
+  ? html`<form method="post" action="/console/webhooks/${encodeURIComponent(e.id)}/disable">${csrf}<button type="submit" class="secondary" aria-label="Disable ${e.url}">Disable</button></form>`
+  : html`<form method="post" action="/console/webhooks/${encodeURIComponent(e.id)}/enable">${csrf}<button type="submit" class="secondary" aria-label="Enable ${e.url}">Enable</button></form>`}
+<form method="post" action="/console/webhooks/${encodeURIComponent(e.id)}/remove" data-confirm="Remove ${e.url} and its delivery history?">${csrf}<button type="submit" class="danger" aria-label="Remove ${e.url}">Remove</button></form>`
   : ''}</td></tr>`;
 
     const deliveryRow = (d: Delivery) => html`<tr>
@@ -110,7 +110,7 @@ ${e.enabled
 <td class="when">${d.status === 'pending' ? second(d.nextAttemptAt) : '-'}</td>
 ${canChange
   ? html`<td>${d.status === 'failed'
-      ? html`<form method="post" action="/console/webhooks/deliveries/${d.id}/replay">${csrf}<button type="submit" class="secondary" aria-label="Replay ${d.type} ${d.eventId}">Replay</button></form>`
+      ? html`<form method="post" action="/console/webhooks/deliveries/${encodeURIComponent(d.id)}/replay">${csrf}<button type="submit" class="secondary" aria-label="Replay ${d.type} ${d.eventId}">Replay</button></form>`
       : ''}</td>`
   : ''}</tr>`;
 

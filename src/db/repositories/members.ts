@@ -268,6 +268,16 @@ export async function setSessionStage(db: Queryable, orgId: string, idHash: Buff
   await db.query(setStage, [orgId, idHash, stage]);
 }
 
+const setPending = sql('console_sessions.set_pending_totp', `UPDATE console_sessions SET pending_totp_secret = $3 WHERE org_id = $1 AND id_hash = $2`);
+export async function setPendingTotpSecret(db: Queryable, orgId: string, idHash: Buffer, secret: string | null) {
+  await db.query(setPending, [orgId, idHash, secret]);
+}
+const getPending = sql('console_sessions.pending_totp', `SELECT pending_totp_secret FROM console_sessions WHERE org_id = $1 AND id_hash = $2`);
+export async function readPendingTotpSecret(db: Queryable, orgId: string, idHash: Buffer): Promise<string | null> {
+  const [r] = await db.query<{ pending_totp_secret: string | null }>(getPending, [orgId, idHash]);
+  return r?.pending_totp_secret ?? null;
+}
+
 const endOne = sql('console_sessions.end', `DELETE FROM console_sessions WHERE org_id = $1 AND id_hash = $2`);
 export async function deleteSession(db: Queryable, orgId: string, idHash: Buffer) {
   await db.query(endOne, [orgId, idHash]);
