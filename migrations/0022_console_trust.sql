@@ -17,3 +17,8 @@ CREATE INDEX members_by_email_lookup ON members (lower(email));
 -- The two-factor secret a session is enrolling: made by the server and shown once (as a QR code
 -- and as text); the form carries only the code, so no client chooses the secret.
 ALTER TABLE console_sessions ADD COLUMN pending_totp_secret text;
+
+-- Post, redirect, get: what a change said (a new secret included) waits here for the page the
+-- redirect leads to, which shows it once and clears it. Encrypted with a key derived from the
+-- session's cookie, which the database never holds (it keeps the cookie's SHA-256 only).
+ALTER TABLE console_sessions ADD COLUMN flash bytea;

@@ -2,7 +2,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../contract/errors.js';
 import type { Queryable } from '../domain/database.js';
-import { memberActor, resolveSession, SESSION_MAX_MS, type ConsoleSession, type MemberRole } from '../domain/members.js';
+import { memberActor, resolveSession, saveFlash, SESSION_MAX_MS, takeFlash, type ConsoleSession, type MemberRole } from '../domain/members.js';
 import type { Actor } from '../domain/audit.js';
 import { CHARTS_JS, CONSOLE_CSS, CONSOLE_JS, UPLOT_CSS, UPLOT_JS } from './assets.js';
 import { html, notice, page, type Safe } from './html.js';
@@ -14,6 +14,7 @@ import { html, notice, page, type Safe } from './html.js';
  */
 
 export const CONSOLE_PREFIX = '/console';
+const MAIN_OPEN = '<main id="main" tabindex="-1">';
 export const CONSOLE_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'";
 export const SESSION_COOKIE = 'cp_session';
 /** Before a session exists (sign-in, invitation), forms are bound to this cookie instead. */
@@ -22,8 +23,13 @@ export const FORM_COOKIE = 'cp_form';
 declare module 'fastify' {
   interface FastifyRequest {
     consoleSession: ConsoleSession | null;
+    /** Keeps a change's message for the page the redirect leads to (post, redirect, get). */
+    keepForNextPage: ((text: string) => Promise<void>) | null;
   }
 }
+
+/** Where a change's redirect leads: its section's page (/console/keys/x/roll -> /console/keys). */
+export const pageOf = (url: string) => `${CONSOLE_PREFIX}/${url.slice(CONSOLE_PREFIX.length + 1).split(/[/?#]/)[0]}`;
 
 export type Form = Record<string, string>;
 
@@ -129,8 +135,27 @@ export async function registerConsolePlugins(scope: FastifyInstance, deps: Conso
     done(null, form);
   });
 
+  scope.decorateRequest('keepForNextPage', null);
   scope.addHook('onRequest', async (request) => {
-    request.consoleSession = await resolveSession(deps.db, readCookie(request, SESSION_COOKIE), deps.now());
+    const cookieValue = readCookie(request, SESSION_COOKIE);
+    const session = await resolveSession(deps.db, cookieValue, deps.now());
+    request.consoleSession = session;
+    if (session && cookieValue) request.keepForNextPage = (text) => saveFlash(deps.db, session, cookieValue, text);
+  });
+
+  // The page a change's redirect leads to shows the change's message once, first in its main.
+  scope.addHook('onSend', async (request, reply, payload) => {
+    const s = request.consoleSession;
+    if (request.method !== 'GET' || !s?.hasFlash || reply.statusCode !== 200 || typeof payload !== 'string') return payload;
+    if (!String(reply.getHeader('content-type') ?? '').startsWith('text/html')) return payload;
+    const cookieValue = readCookie(request, SESSION_COOKIE);
+    const text = cookieValue ? await takeFlash(deps.db, s, cookieValue) : null;
+    const main = payload.indexOf(MAIN_OPEN);
+    if (!text || main < 0) return payload;
+    // After the page's heading when it has one, as a page's own message is.
+    const h1 = payload.indexOf('</h1>', main);
+    const at = h1 >= 0 ? h1 + '</h1>'.length : main + MAIN_OPEN.length;
+    return payload.slice(0, at) + '\n' + text + payload.slice(at);
   });
 
   // Requests that change something: never from another site, and always with the token of the
@@ -192,13 +217,20 @@ export function requireRole(...roles: MemberRole[]) {
 type PageRenderer = (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) => Promise<unknown>;
 
 /**
- * The answer to a console change: its page again, with what happened or with the domain's refusal
- * (the API's own message) and the refusal's status. Anything else is the error handler's 500.
+ * The answer to a console change (post, redirect, get): done, a 303 to its section's page, which
+ * shows what happened (a new secret included) once, so a reload repeats nothing; refused, its page
+ * again with the domain's refusal (the API's own message) and the refusal's status, having changed
+ * nothing. Anything else is the error handler's 500.
  */
 export function changeOutcome(render: PageRenderer) {
   return async (request: FastifyRequest, reply: FastifyReply, work: () => Promise<Safe>) => {
     try {
-      return await render(request, reply, 200, await work());
+      const said = await work();
+      if (request.keepForNextPage) {
+        await request.keepForNextPage(said.text);
+        return reply.redirect(pageOf(request.url), 303);
+      }
+      return await render(request, reply, 200, said);
     } catch (err) {
       if (err instanceof ApiError && err.statusCode < 500) return render(request, reply, err.statusCode, notice(err.message));
       throw err;

@@ -1,10 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
 import type { DatabaseExecutor, Queryable } from './database.js';
 import {
   countOwners, deleteMember, deletePendingInvitation, deletePendingInvitationsBy, lockOrganization, deleteMemberSessions, deleteSession, findInvitationByToken, findMember, findMemberByEmailInOrg, findMembersByEmail, findPasswordHashesByEmail, findSessionWithMember,
   insertInvitation, insertMember, insertSessionRow, listMemberRows, listPendingInvitations, markSignedIn,
-  readPendingTotpSecret, readRequireTwoFactor, setPendingTotpSecret, takeInvitation, touchSession, updateMemberPassword,
+  readPendingTotpSecret, readRequireTwoFactor, setPendingTotpSecret, setSessionFlashRow, takeInvitation, takeSessionFlashRow, touchSession, updateMemberPassword,
   updateMemberRole, updateMemberTotp, useRecoveryCode, useTotpStep, writeRequireTwoFactor,
   type InvitationRow, type MemberRole, type MemberRow, type SessionStage,
 } from '../db/repositories/members.js';
@@ -313,6 +313,36 @@ export interface ConsoleSession {
   csrfToken: string;
   /** The cookie's digest, the handle of the row. */
   idHash: Buffer;
+  /** Whether a change's message waits for the next page (post, redirect, get). */
+  hasFlash?: boolean;
+}
+
+// Post, redirect, get: a change's message (a new secret included) waits with the session for the
+// page the redirect leads to, sealed with a key derived from the cookie (the database has only the
+// cookie's SHA-256, so it cannot read it), and is shown once.
+
+const flashKey = (cookie: string) => createHash('sha256').update('climate-pulse console flash\0').update(cookie).digest();
+
+export async function saveFlash(db: Queryable, session: Pick<ConsoleSession, 'orgId' | 'idHash'>, cookie: string, text: string): Promise<void> {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', flashKey(cookie), iv);
+  const sealed = Buffer.concat([iv, cipher.update(text, 'utf8'), cipher.final()]);
+  await setSessionFlashRow(db, session.orgId, session.idHash, Buffer.concat([sealed, cipher.getAuthTag()]));
+}
+
+/** The same, for a session known by its cookie only (one just opened). */
+export const saveFlashForCookie = (db: Queryable, orgId: string, cookie: string, text: string) => saveFlash(db, { orgId, idHash: sha256(cookie) }, cookie, text);
+
+export async function takeFlash(db: Queryable, session: Pick<ConsoleSession, 'orgId' | 'idHash'>, cookie: string): Promise<string | null> {
+  const sealed = await takeSessionFlashRow(db, session.orgId, session.idHash);
+  if (!sealed || sealed.length < 28) return null;
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', flashKey(cookie), sealed.subarray(0, 12));
+    decipher.setAuthTag(sealed.subarray(sealed.length - 16));
+    return Buffer.concat([decipher.update(sealed.subarray(12, sealed.length - 16)), decipher.final()]).toString('utf8');
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -324,7 +354,7 @@ export async function resolveSession(db: Queryable, cookie: string | undefined, 
   const idHash = sha256(cookie);
   const found = await findSessionWithMember(db, idHash);
   if (!found) return null;
-  const { session: s, member: m, orgName, requireTwoFactor } = found;
+  const { session: s, member: m, orgName, requireTwoFactor, hasFlash } = found;
   const t = now.getTime();
   if (t - Date.parse(s.lastSeenAt) >= SESSION_IDLE_MS || t - Date.parse(s.createdAt) >= SESSION_MAX_MS) {
     await deleteSession(db, s.orgId, idHash);
@@ -335,7 +365,7 @@ export async function resolveSession(db: Queryable, cookie: string | undefined, 
   // Requiring two-factor reaches open sessions at their next request: a member without it, signed
   // in before it was required, is held at enrollment like a new sign-in.
   const stage: SessionStage = s.stage === 'active' && requireTwoFactor && m.totpSecret === null ? 'enroll' : s.stage;
-  return { orgId: s.orgId, orgName, member: memberView(m), stage, csrfToken: s.csrfToken, idHash };
+  return { orgId: s.orgId, orgName, member: memberView(m), stage, csrfToken: s.csrfToken, idHash, hasFlash };
 }
 
 export async function endSession(db: Queryable, session: Pick<ConsoleSession, 'orgId' | 'idHash'>): Promise<void> {

@@ -134,3 +134,31 @@ describe('finding 7: ids in form actions, two-factor made by the server', () => 
     expect(/id="totp-secret">([^<]+)</.exec(again)![1]).not.toBe(/id="totp-secret">([^<]+)</.exec(page)![1]);
   });
 });
+
+describe('finding 7: post, redirect, get', () => {
+  it('a change answers 303 to its page, which shows the new key once; reloading that page repeats nothing and shows it no more', async () => {
+    const admin = await join('org_four', 'prg@four.example.com', 'admin');
+    admin.followChanges = false;
+    const token = ConsoleClient.token((await admin.get('/console/keys')).body);
+    const made = await admin.post('/console/keys', { _csrf: token, name: 'once', scope: 'read' });
+    expect(made.statusCode).toBe(303);
+    expect(made.headers.location).toBe('/console/keys');
+    expect(made.body).not.toContain('cp_');
+    const shown = await admin.get('/console/keys');
+    const key = /aria-label="New API key">([^<]+)</.exec(shown.body)?.[1];
+    expect(key).toMatch(/^cp_/);
+    const reload = await admin.get('/console/keys');
+    expect(reload.body).not.toContain(key!);
+    expect(reload.body).not.toContain('New API key');
+    const [{ n }] = await t.db.query<{ n: number }>({ name: 't.keys4', text: `SELECT count(*)::int AS n FROM api_keys WHERE org_id = 'org_four' AND name = 'once'` } as never, []);
+    expect(n).toBe(1);
+    // The sealed message is not readable from the database: it holds the cookie's hash, not the key.
+    const made2 = await admin.post('/console/keys', { _csrf: token, name: 'twice', scope: 'read' });
+    expect(made2.statusCode).toBe(303);
+    const [{ flash }] = await t.db.query<{ flash: Buffer }>({ name: 't.flash', text: `SELECT flash FROM console_sessions WHERE org_id = 'org_four' AND flash IS NOT NULL` } as never, []);
+    expect(flash.toString('latin1')).not.toContain('cp_');
+    // A refused change is not redirected: its page again, with the refusal and its status.
+    const refused = await admin.post('/console/keys', { _csrf: token, name: '', scope: 'read' });
+    expect(refused.statusCode).toBe(400);
+  });
+});

@@ -2,11 +2,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../contract/errors.js';
 import type { DatabaseExecutor } from '../../domain/database.js';
 import {
-  acceptInvitation, completeTwoFactor, endSession, enrollTotp, INVITATION_UNUSABLE, MIN_PASSWORD, readInvitation, signIn, startTotpEnrollment,
+  acceptInvitation, completeTwoFactor, endSession, enrollTotp, INVITATION_UNUSABLE, MIN_PASSWORD, readInvitation, saveFlashForCookie, signIn,
+  startTotpEnrollment,
 } from '../../domain/members.js';
 import QRCode from 'qrcode';
 import { csrfField, html, notice, page, type Safe } from '../html.js';
-import { actorOf, clearSessionCookie, formToken, setSessionCookie, type ConsoleDeps, type Form } from '../plugins.js';
+import { actorOf, clearSessionCookie, formToken, requireRole, setSessionCookie, type ConsoleDeps, type Form } from '../plugins.js';
 import { navFor } from './nav.js';
 
 const send = (reply: FastifyReply, status: number, title: string, body: Safe, nav?: Parameters<typeof page>[0]['nav']) =>
@@ -127,24 +128,33 @@ ${replacing ? html`<input type="email" name="username" value="${s.member.email}"
     const form = request.body as Form;
     try {
       const { recoveryCodes, renewed } = await enrollTotp(db, s, { code: form.code, password: form.password }, actorOf(request), now());
-      if (renewed) setSessionCookie(reply, renewed.cookie, deps);
-      return send(
-        reply,
-        200,
-        'Recovery codes',
-        html`<h1>Recovery codes</h1>
-${notice('Two-factor authentication is on.', 'ok')}
+      // Post, redirect, get: the codes wait, sealed, for the page the redirect leads to (once).
+      const codes = html`${notice('Two-factor authentication is on.', 'ok')}
 <p>Each of these codes signs you in once if you lose your authenticator app. They are shown only now: keep them somewhere safe.</p>
 <pre class="secret" id="recovery-codes" aria-label="Recovery codes">${recoveryCodes.join('\n')}</pre>
-<button type="button" class="secondary" data-copy="recovery-codes" hidden>Copy recovery codes</button>
-<p><a href="/console/overview">Continue to the console</a></p>`,
-        navFor({ ...s, csrfToken: renewed?.csrfToken ?? s.csrfToken, member: { ...s.member, twoFactor: true } }, '/console/two-factor/enroll'),
-      );
+<button type="button" class="secondary" data-copy="recovery-codes" hidden>Copy recovery codes</button>`;
+      if (renewed) {
+        setSessionCookie(reply, renewed.cookie, deps);
+        await saveFlashForCookie(db, renewed.orgId, renewed.cookie, codes.text);
+      } else await request.keepForNextPage?.(codes.text);
+      return reply.redirect('/console/two-factor/recovery-codes', 303);
     } catch (err) {
       const { status, message } = messageOf(err);
       return enrollPage(request, reply, status, message);
     }
   });
+
+  scope.get('/two-factor/recovery-codes', { preHandler: requireRole(), schema: { hide: true } }, async (request, reply) =>
+    send(
+      reply,
+      200,
+      'Recovery codes',
+      html`<h1>Recovery codes</h1>
+<p class="muted">Recovery codes are shown once, on this page right after two-factor is turned on; setting up a new authenticator app makes new ones.</p>
+<p><a href="/console/overview">Continue to the console</a></p>`,
+      navFor(request.consoleSession!, '/console/two-factor/enroll'),
+    ),
+  );
 
   scope.post('/sign-out', { schema: { hide: true } }, async (request, reply) => {
     if (request.consoleSession) await endSession(db, request.consoleSession);

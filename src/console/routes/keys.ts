@@ -52,17 +52,17 @@ ${message ?? ''}
 <p>Keys let programs read your organization's data through the REST API (<code>/v1</code>). A key is shown once, when it is made.</p>
 ${keys.length === 0
   ? html`<p>No keys yet.</p>`
-  : html`<table>
-<caption>Keys of ${s.orgName}</caption>
+  : html`<div class="table-scroll" role="region" aria-labelledby="keys-caption" tabindex="0"><table>
+<caption id="keys-caption">Keys of ${s.orgName}</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Scope</th><th scope="col">Creator</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col">State</th><th scope="col">Change</th></tr></thead>
 <tbody>${keys.map(row)}</tbody>
-</table>`}
+</table></div>`}
 ${canChange
   ? html`<h2>Create key</h2>
 <form method="post" action="/console/keys" class="stack">
 ${csrfField(s.csrfToken)}
 <label for="f-name">Name</label> <input name="name" required maxlength="128" id="f-name">
-<label for="f-scope">Scope</label> <select name="scope" id="f-scope"><option value="read_write">read_write: read and write</option><option value="read">read: GET only</option></select>
+<label for="f-scope">Scope</label> <select name="scope" id="f-scope"><option value="read" selected>read: GET only</option><option value="read_write">read_write: read and write</option></select>
 <label for="f-expires">Expires (optional)</label> <input type="date" name="expires" id="f-expires">
 <button type="submit">Create key</button>
 </form>`

@@ -27,8 +27,8 @@ export function registerMemberPages(scope: FastifyInstance, deps: ConsoleDeps & 
     const roleOptions = (current: string) => MEMBER_ROLES.map((r) => html`<option value="${r}"${r === current ? html` selected` : ''}>${r}</option>`);
     return send(reply, status, 'Members', html`<h1>Members</h1>
 ${message ?? ''}
-<table>
-<caption>Members of ${s.orgName}</caption>
+<div class="table-scroll" role="region" aria-labelledby="members-caption" tabindex="0"><table>
+<caption id="members-caption">Members of ${s.orgName}</caption>
 <thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Two-factor</th><th scope="col">Joined</th><th scope="col">Last sign-in</th><th scope="col">Change</th></tr></thead>
 <tbody>
 ${members.map((m) => html`<tr>
@@ -37,12 +37,12 @@ ${members.map((m) => html`<tr>
 <td>
 <form method="post" action="/console/members/${encodeURIComponent(m.id)}/role">${csrfField(s.csrfToken)}
 <label for="f-role-${m.id}">Role of ${m.email}</label> <select name="role" id="f-role-${m.id}">${roleOptions(m.role)}</select>
-<button type="submit" class="secondary">Change role</button></form>
+<button type="submit" class="secondary" aria-label="Change role of ${m.email}">Change role</button></form>
 <form method="post" action="/console/members/${encodeURIComponent(m.id)}/remove" data-confirm="Remove ${m.email}? Their sessions end at once.">${csrfField(s.csrfToken)}
 <button type="submit" class="danger" aria-label="Remove ${m.email}">Remove</button></form>
 </td></tr>`)}
 </tbody>
-</table>
+</table></div>
 <h2>Invite a member</h2>
 <form method="post" action="/console/members/invite" class="stack">
 ${csrfField(s.csrfToken)}

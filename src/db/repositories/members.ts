@@ -232,7 +232,7 @@ export async function insertSessionRow(
 const sessionWithMember = sql(
   'console_sessions.by_id_with_member',
   `SELECT s.org_id, s.member_id, s.stage, s.csrf_token, s.created_at AS session_created_at, s.last_seen_at, o.name AS org_name,
-          o.require_two_factor,
+          o.require_two_factor, s.flash IS NOT NULL AS has_flash,
           m.id, m.email, m.role, m.password_hash, m.totp_secret, m.totp_last_step, m.recovery_codes, m.created_at, m.last_sign_in_at
      FROM console_sessions s
      LEFT JOIN members m ON m.org_id = s.org_id AND m.id = s.member_id
@@ -242,9 +242,9 @@ const sessionWithMember = sql(
 export async function findSessionWithMember(
   db: Queryable,
   idHash: Buffer,
-): Promise<{ session: SessionRow; member: MemberRow | null; orgName: string | null; requireTwoFactor: boolean } | null> {
+): Promise<{ session: SessionRow; member: MemberRow | null; orgName: string | null; requireTwoFactor: boolean; hasFlash: boolean } | null> {
   const [r] = await db.query<
-    RawMember & { member_id: string; stage: SessionStage; csrf_token: string; session_created_at: Date | string; last_seen_at: Date | string; org_name: string | null; require_two_factor: boolean | null }
+    RawMember & { member_id: string; stage: SessionStage; csrf_token: string; session_created_at: Date | string; last_seen_at: Date | string; org_name: string | null; require_two_factor: boolean | null; has_flash: boolean }
   >(
     sessionWithMember,
     [idHash],
@@ -255,6 +255,7 @@ export async function findSessionWithMember(
     member: r.id === null ? null : member(r),
     orgName: r.org_name,
     requireTwoFactor: r.require_two_factor === true,
+    hasFlash: r.has_flash === true,
   };
 }
 
@@ -276,6 +277,21 @@ const getPending = sql('console_sessions.pending_totp', `SELECT pending_totp_sec
 export async function readPendingTotpSecret(db: Queryable, orgId: string, idHash: Buffer): Promise<string | null> {
   const [r] = await db.query<{ pending_totp_secret: string | null }>(getPending, [orgId, idHash]);
   return r?.pending_totp_secret ?? null;
+}
+
+const putFlash = sql('console_sessions.set_flash', `UPDATE console_sessions SET flash = $3 WHERE org_id = $1 AND id_hash = $2`);
+export async function setSessionFlashRow(db: Queryable, orgId: string, idHash: Buffer, sealed: Buffer | null) {
+  await db.query(putFlash, [orgId, idHash, sealed]);
+}
+/** Takes the session's flash once: of two concurrent page views, one gets it. */
+const takeFlash = sql(
+  'console_sessions.take_flash',
+  `WITH old AS (SELECT flash FROM console_sessions WHERE org_id = $1 AND id_hash = $2 AND flash IS NOT NULL FOR UPDATE)
+   UPDATE console_sessions s SET flash = NULL FROM old WHERE s.org_id = $1 AND s.id_hash = $2 RETURNING old.flash`,
+);
+export async function takeSessionFlashRow(db: Queryable, orgId: string, idHash: Buffer): Promise<Buffer | null> {
+  const [r] = await db.query<{ flash: Buffer }>(takeFlash, [orgId, idHash]);
+  return r?.flash ?? null;
 }
 
 const endOne = sql('console_sessions.end', `DELETE FROM console_sessions WHERE org_id = $1 AND id_hash = $2`);
