@@ -28,6 +28,14 @@ declare module 'fastify' {
   }
 }
 
+function withFlash(page: string, text: string): string {
+  const main = page.indexOf(MAIN_OPEN);
+  if (main < 0) return page;
+  const h1 = page.indexOf('</h1>', main);
+  const at = h1 >= 0 ? h1 + '</h1>'.length : main + MAIN_OPEN.length;
+  return page.slice(0, at) + '\n' + text + page.slice(at);
+}
+
 /** Where a change's redirect leads: its section's page (/console/keys/x/roll -> /console/keys). */
 export const pageOf = (url: string) => `${CONSOLE_PREFIX}/${url.slice(CONSOLE_PREFIX.length + 1).split(/[/?#]/)[0]}`;
 
@@ -143,19 +151,22 @@ export async function registerConsolePlugins(scope: FastifyInstance, deps: Conso
     if (session && cookieValue) request.keepForNextPage = (text) => saveFlash(deps.db, session, cookieValue, text);
   });
 
-  // The page a change's redirect leads to shows the change's message once, first in its main.
-  scope.addHook('onSend', async (request, reply, payload) => {
+  // The page a change's redirect leads to shows the change's message once, after its heading. It
+  // is put into the page as the route sends it (the base's compression comes after), and taken
+  // from the session only by a page that is sent (200, HTML).
+  scope.addHook('preHandler', async (request, reply) => {
     const s = request.consoleSession;
-    if (request.method !== 'GET' || !s?.hasFlash || reply.statusCode !== 200 || typeof payload !== 'string') return payload;
-    if (!String(reply.getHeader('content-type') ?? '').startsWith('text/html')) return payload;
     const cookieValue = readCookie(request, SESSION_COOKIE);
-    const text = cookieValue ? await takeFlash(deps.db, s, cookieValue) : null;
-    const main = payload.indexOf(MAIN_OPEN);
-    if (!text || main < 0) return payload;
-    // After the page's heading when it has one, as a page's own message is.
-    const h1 = payload.indexOf('</h1>', main);
-    const at = h1 >= 0 ? h1 + '</h1>'.length : main + MAIN_OPEN.length;
-    return payload.slice(0, at) + '\n' + text + payload.slice(at);
+    if (request.method !== 'GET' || !s?.hasFlash || !cookieValue) return;
+    const send = reply.send.bind(reply);
+    reply.send = ((payload?: unknown) => {
+      if (typeof payload !== 'string' || reply.statusCode !== 200 || !String(reply.getHeader('content-type') ?? '').startsWith('text/html')) return send(payload);
+      takeFlash(deps.db, s, cookieValue).then(
+        (text) => send(text ? withFlash(payload, text) : payload),
+        () => send(payload),
+      );
+      return reply;
+    }) as typeof reply.send;
   });
 
   // Requests that change something: never from another site, and always with the token of the

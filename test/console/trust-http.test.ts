@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inviteMember } from '../../src/domain/members.js';
 import { operatorActor } from '../../src/domain/audit.js';
+import { addOrgEndpoint } from '../../src/domain/webhook-endpoints.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { CONSOLE_PASSWORD, ConsoleClient, joinConsole } from '../helpers/console-client.js';
 
@@ -160,5 +161,23 @@ describe('finding 7: post, redirect, get', () => {
     // A refused change is not redirected: its page again, with the refusal and its status.
     const refused = await admin.post('/console/keys', { _csrf: token, name: '', scope: 'read' });
     expect(refused.statusCode).toBe(400);
+  });
+});
+
+describe('finding 7: what a viewer sees', () => {
+  it("a viewer's audit log names no member's email or address, and the webhooks page shows an endpoint's host only", async () => {
+    const owner = await join('org_three', 'boss@three.example.com', 'owner', '198.51.100.33');
+    const viewer = await join('org_three', 'watcher@three.example.com', 'viewer');
+    await owner.submit('/console/members', '/console/members/invite', { email: 'private.person@three.example.com', role: 'admin' });
+    await addOrgEndpoint(t.db, 'org_three', { url: 'https://hooks.example.com/path/with-token?secret=abc', eventTypes: null, allowPrivate: false }, OP, T0);
+    const log = (await viewer.get('/console/audit')).body;
+    expect(log).toContain('member.invited');
+    for (const hidden of ['boss@three.example.com', 'private.person@three.example.com', '198.51.100.33', '192.0.2.10']) expect(log).not.toContain(hidden);
+    const ownerLog = (await owner.get('/console/audit')).body;
+    expect(ownerLog).toContain('private.person@three.example.com');
+    const hooks = (await viewer.get('/console/webhooks')).body;
+    expect(hooks).toContain('<code>hooks.example.com</code>');
+    expect(hooks).not.toContain('with-token');
+    expect((await owner.get('/console/webhooks')).body).toContain('https://hooks.example.com/path/with-token?secret=abc');
   });
 });
