@@ -12,6 +12,7 @@ import { ApiError } from './contract/errors.js';
 import { ALIAS_PREFIX, API_PREFIX, registerOpenApi } from './http/openapi.js';
 import { registerDocs } from './http/docs.js';
 import { registerConsole } from './console/index.js';
+import { consoleBaseUrl } from './admin/routes/members.js';
 import {
   AuthFailureLimiter, connectRedis, contractServerOptions, LimitCounters, redisReady, registerAuth, registerCaching, registerContractBase,
   registerKeyRateLimit, registerOperations, registerQueryRules, registerResponseHeaders, registerScopeCheck,
@@ -101,6 +102,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     now: routeDeps.now,
     comments: routeDeps.comments,
     publicBaseUrl: config.publicBaseUrl,
+    listenerBaseUrl: consoleBaseUrl(config),
+    mail: config.smtpUrl ? { smtpUrl: config.smtpUrl, from: config.mailFrom } : undefined,
     webhooks: { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate },
   });
   await app.register(versioned, { prefix: API_PREFIX });

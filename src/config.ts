@@ -152,6 +152,10 @@ export const VARIABLES = {
    * servers become absolute. Unset: they are relative.
    */
   publicBaseUrl: variable('PUBLIC_BASE_URL', Type.Optional(Type.String({ pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*)?$', maxLength: 2048 }))),
+  /** The mail relay (smtp:// or smtps://, credentials in the URL): console invitations go by email, their link shown to nobody. */
+  smtpUrl: variable('SMTP_URL', Type.Optional(Type.String({ pattern: '^smtps?://[^\\s]+$', maxLength: 2048 }))),
+  /** The sender of the service's mail (required with SMTP_URL), e.g. "Climate Pulse <console@example.com>". */
+  mailFrom: variable('MAIL_FROM', Type.Optional(Type.String({ minLength: 3, maxLength: 320 }))),
 };
 
 type Variables = typeof VARIABLES;

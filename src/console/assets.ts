@@ -35,6 +35,10 @@ button { font: inherit; padding: 6px 14px; border: 1px solid var(--accent); bord
 button.secondary { background: var(--bg); color: var(--accent); }
 button.danger { background: var(--err); border-color: var(--err); }
 table { border-collapse: collapse; width: 100%; margin: 12px 0; }
+/* A wide table scrolls inside its own box on a phone (360 px): the page never scrolls sideways. */
+.table-scroll { overflow-x: auto; max-width: 100%; }
+img.qr { display: block; background: #ffffff; padding: 4px; }
+@media (max-width: 30rem) { main { padding: 12px; } th, td { padding: 4px; } }
 caption { text-align: left; font-weight: 600; padding: 4px 0; }
 th, td { text-align: left; padding: 6px 8px; border-bottom: 1px solid var(--line); vertical-align: top; }
 td form { display: inline-flex; gap: 6px; align-items: center; margin: 0 4px 4px 0; }

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { DatabaseExecutor } from '../domain/database.js';
 import type { CommentReleases } from '../domain/comments.js';
 import { CONSOLE_PREFIX, registerConsolePlugins, type ConsoleDeps } from './plugins.js';
+import { smtpMailer, type Mailer } from '../mail/index.js';
 import { registerAuthPages } from './routes/auth.js';
 import { registerMemberPages } from './routes/members.js';
 import { registerKeyPages } from './routes/keys.js';
@@ -19,8 +20,14 @@ export interface ConsoleOptions {
   now: () => Date;
   /** The public API's comment releases (one per app: it holds the keys derived from the server secret). */
   comments: CommentReleases;
-  /** PUBLIC_BASE_URL: invitation links use it, and cookies are `Secure` when it is https. */
+  /** PUBLIC_BASE_URL: links use it, cookies are `Secure` and answers carry HSTS when it is https. */
   publicBaseUrl?: string;
+  /** Where links point without PUBLIC_BASE_URL: the public listener's own address (never a request's Host header). */
+  listenerBaseUrl?: string;
+  /** SMTP_URL and MAIL_FROM: invitations made in the console go by email. */
+  mail?: { smtpUrl: string; from?: string };
+  /** A mailer of the test's own (tests only); else made from `mail`. */
+  mailer?: Mailer;
 }
 
 /**
@@ -30,7 +37,13 @@ export interface ConsoleOptions {
 export async function registerConsole(app: FastifyInstance, opts: ConsoleOptions) {
   await app.register(
     async (scope) => {
-      const deps: ConsoleDeps & ConsoleOptions = { ...opts, secureCookies: opts.publicBaseUrl?.startsWith('https://') ?? false };
+      if (opts.mail && !opts.mail.from) throw new Error('MAIL_FROM is required with SMTP_URL: the sender of the console\'s invitations.');
+      const deps: ConsoleDeps & ConsoleOptions = {
+        ...opts,
+        secureCookies: opts.publicBaseUrl?.startsWith('https://') ?? false,
+        baseUrl: (opts.publicBaseUrl ?? opts.listenerBaseUrl ?? 'http://127.0.0.1:3000').replace(/\/+$/, ''),
+        mailer: opts.mailer ?? (opts.mail ? smtpMailer(opts.mail.smtpUrl, opts.mail.from!) : undefined),
+      };
       await registerConsolePlugins(scope, deps);
       registerAuthPages(scope, deps);
       registerMemberPages(scope, deps);

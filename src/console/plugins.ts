@@ -2,7 +2,7 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../contract/errors.js';
 import type { Queryable } from '../domain/database.js';
-import { memberActor, resolveSession, SESSION_MAX_MS, type ConsoleSession, type MemberRole } from '../domain/members.js';
+import { memberActor, resolveSession, saveFlash, SESSION_MAX_MS, takeFlash, type ConsoleSession, type MemberRole } from '../domain/members.js';
 import type { Actor } from '../domain/audit.js';
 import { CHARTS_JS, CONSOLE_CSS, CONSOLE_JS, UPLOT_CSS, UPLOT_JS } from './assets.js';
 import { html, notice, page, type Safe } from './html.js';
@@ -14,6 +14,7 @@ import { html, notice, page, type Safe } from './html.js';
  */
 
 export const CONSOLE_PREFIX = '/console';
+const MAIN_OPEN = '<main id="main" tabindex="-1">';
 export const CONSOLE_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'";
 export const SESSION_COOKIE = 'cp_session';
 /** Before a session exists (sign-in, invitation), forms are bound to this cookie instead. */
@@ -22,8 +23,21 @@ export const FORM_COOKIE = 'cp_form';
 declare module 'fastify' {
   interface FastifyRequest {
     consoleSession: ConsoleSession | null;
+    /** Keeps a change's message for the page the redirect leads to (post, redirect, get). */
+    keepForNextPage: ((text: string) => Promise<void>) | null;
   }
 }
+
+function withFlash(page: string, text: string): string {
+  const main = page.indexOf(MAIN_OPEN);
+  if (main < 0) return page;
+  const h1 = page.indexOf('</h1>', main);
+  const at = h1 >= 0 ? h1 + '</h1>'.length : main + MAIN_OPEN.length;
+  return page.slice(0, at) + '\n' + text + page.slice(at);
+}
+
+/** Where a change's redirect leads: its section's page (/console/keys/x/roll -> /console/keys). */
+export const pageOf = (url: string) => `${CONSOLE_PREFIX}/${url.slice(CONSOLE_PREFIX.length + 1).split(/[/?#]/)[0]}`;
 
 export type Form = Record<string, string>;
 
@@ -40,8 +54,10 @@ export const actorOf = (request: FastifyRequest): Actor => memberActor(request.c
 export interface ConsoleDeps {
   db: Queryable;
   now: () => Date;
-  /** Cookies carry `Secure` when the service's public address is https. */
+  /** Cookies carry `Secure`, and answers Strict-Transport-Security, when the service's public address is https. */
   secureCookies: boolean;
+  /** The service's address for links and redirects shown to people: PUBLIC_BASE_URL, else the listener's own; never the Host header. */
+  baseUrl: string;
 }
 
 export function readCookie(request: FastifyRequest, name: string): string | undefined {
@@ -114,6 +130,7 @@ export async function registerConsolePlugins(scope: FastifyInstance, deps: Conso
     reply.header('x-frame-options', 'DENY');
     reply.header('cross-origin-opener-policy', 'same-origin');
     reply.header('cross-origin-resource-policy', 'same-origin');
+    if (deps.secureCookies) reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
   });
 
   // HTML forms: application/x-www-form-urlencoded, one value per name.
@@ -126,8 +143,30 @@ export async function registerConsolePlugins(scope: FastifyInstance, deps: Conso
     done(null, form);
   });
 
+  scope.decorateRequest('keepForNextPage', null);
   scope.addHook('onRequest', async (request) => {
-    request.consoleSession = await resolveSession(deps.db, readCookie(request, SESSION_COOKIE), deps.now());
+    const cookieValue = readCookie(request, SESSION_COOKIE);
+    const session = await resolveSession(deps.db, cookieValue, deps.now());
+    request.consoleSession = session;
+    if (session && cookieValue) request.keepForNextPage = (text) => saveFlash(deps.db, session, cookieValue, text);
+  });
+
+  // The page a change's redirect leads to shows the change's message once, after its heading. It
+  // is put into the page as the route sends it (the base's compression comes after), and taken
+  // from the session only by a page that is sent (200, HTML).
+  scope.addHook('preHandler', async (request, reply) => {
+    const s = request.consoleSession;
+    const cookieValue = readCookie(request, SESSION_COOKIE);
+    if (request.method !== 'GET' || !s?.hasFlash || !cookieValue) return;
+    const send = reply.send.bind(reply);
+    reply.send = ((payload?: unknown) => {
+      if (typeof payload !== 'string' || reply.statusCode !== 200 || !String(reply.getHeader('content-type') ?? '').startsWith('text/html')) return send(payload);
+      takeFlash(deps.db, s, cookieValue).then(
+        (text) => send(text ? withFlash(payload, text) : payload),
+        () => send(payload),
+      );
+      return reply;
+    }) as typeof reply.send;
   });
 
   // Requests that change something: never from another site, and always with the token of the
@@ -189,13 +228,20 @@ export function requireRole(...roles: MemberRole[]) {
 type PageRenderer = (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) => Promise<unknown>;
 
 /**
- * The answer to a console change: its page again, with what happened or with the domain's refusal
- * (the API's own message) and the refusal's status. Anything else is the error handler's 500.
+ * The answer to a console change (post, redirect, get): done, a 303 to its section's page, which
+ * shows what happened (a new secret included) once, so a reload repeats nothing; refused, its page
+ * again with the domain's refusal (the API's own message) and the refusal's status, having changed
+ * nothing. Anything else is the error handler's 500.
  */
 export function changeOutcome(render: PageRenderer) {
   return async (request: FastifyRequest, reply: FastifyReply, work: () => Promise<Safe>) => {
     try {
-      return await render(request, reply, 200, await work());
+      const said = await work();
+      if (request.keepForNextPage) {
+        await request.keepForNextPage(said.text);
+        return reply.redirect(pageOf(request.url), 303);
+      }
+      return await render(request, reply, 200, said);
     } catch (err) {
       if (err instanceof ApiError && err.statusCode < 500) return render(request, reply, err.statusCode, notice(err.message));
       throw err;

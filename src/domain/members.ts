@@ -1,10 +1,10 @@
-import { createHash, randomBytes, scrypt as scryptCallback, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
 import type { DatabaseExecutor, Queryable } from './database.js';
 import {
-  countOwners, deleteMember, deleteMemberSessions, deleteSession, findInvitationByToken, findMember, findMemberByEmail, findSessionWithMember,
-  insertInvitation, insertMember, insertSessionRow, listMemberRows, listPendingInvitations, markSignedIn, purgeAttempts,
-  readRequireTwoFactor, refundAttempt, reserveAttempt, setSessionStage, takeInvitation, touchSession, updateMemberPassword,
+  countOwners, deleteMember, deletePendingInvitation, deletePendingInvitationsBy, lockOrganization, deleteMemberSessions, deleteSession, findInvitationByToken, findMember, findMemberByEmailInOrg, findMembersByEmail, findPasswordHashesByEmail, findSessionWithMember,
+  insertInvitation, insertMember, insertSessionRow, listMemberRows, listPendingInvitations, markSignedIn,
+  readPendingTotpSecret, readRequireTwoFactor, setPendingTotpSecret, setSessionFlashRow, takeInvitation, takeSessionFlashRow, touchSession, updateMemberPassword,
   updateMemberRole, updateMemberTotp, useRecoveryCode, useTotpStep, writeRequireTwoFactor,
   type InvitationRow, type MemberRole, type MemberRow, type SessionStage,
 } from '../db/repositories/members.js';
@@ -12,7 +12,9 @@ import { ApiError, invalid } from '../contract/errors.js';
 import { newId, randomBase62 } from './ids.js';
 import { requireLiveOrg } from './orgs.js';
 import { recordAudit, type Actor } from './audit.js';
-import { getOrg } from '../db/repositories/orgs.js';
+import { checkPassword, hashPassword, matchPassword, MAX_PASSWORD, MIN_PASSWORD, SIGN_IN_LIMIT, SIGN_IN_WINDOW_MS, spendAttempt } from './passwords.js';
+
+export { hashPassword, MAX_PASSWORD, MIN_PASSWORD, SIGN_IN_LIMIT, SIGN_IN_WINDOW_MS };
 
 /**
  * The organization console's people (CONTRACT.md section 11): members by invitation, passwords,
@@ -26,10 +28,6 @@ export const MEMBER_ROLES = ['owner', 'admin', 'viewer'] as const;
 export const INVITATION_HOURS = 72;
 export const SESSION_IDLE_MS = 12 * 3_600_000;
 export const SESSION_MAX_MS = 7 * 24 * 3_600_000;
-export const SIGN_IN_LIMIT = 10;
-export const SIGN_IN_WINDOW_MS = 15 * 60_000;
-export const MIN_PASSWORD = 12;
-export const MAX_PASSWORD = 1024;
 /** A session's last use is written at most this often (a console page is not a write per view). */
 const TOUCH_EVERY_MS = 60_000;
 
@@ -37,31 +35,11 @@ const TOUCH_EVERY_MS = 60_000;
 export const SIGN_IN_REFUSED =
   'The email or password is not right, or too many attempts were made. After 10 failed attempts, signing in pauses for 15 minutes.';
 
+/** The Account page's (and re-authentication's) one answer for every refused check of the current password. */
+export const PASSWORD_REFUSED =
+  'The current password is not right, or too many attempts were made. After 10 failed attempts, password checks pause for 15 minutes.';
+
 const sha256 = (s: string | Buffer) => createHash('sha256').update(s).digest();
-
-// Passwords: scrypt (RFC 7914) from node:crypto, N = 2^15, r = 8, p = 1, a 16-byte salt.
-
-const SCRYPT = { N: 2 ** 15, r: 8, p: 1, maxmem: 64 * 1024 * 1024 } as const;
-function scrypt(password: string, salt: Buffer, keylen: number, opts: ScryptOptions): Promise<Buffer> {
-  return new Promise((resolve, reject) => scryptCallback(password.normalize('NFC'), salt, keylen, opts, (err, key) => (err ? reject(err) : resolve(key))));
-}
-
-export async function hashPassword(password: string): Promise<string> {
-  const salt = randomBytes(16);
-  const key = await scrypt(password, salt, 32, SCRYPT);
-  return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64url')}$${key.toString('base64url')}`;
-}
-
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
-  const [scheme, n, r, p, salt, key] = stored.split('$');
-  if (scheme !== 'scrypt' || !key) return false;
-  const expected = Buffer.from(key, 'base64url');
-  const got = await scrypt(password, Buffer.from(salt, 'base64url'), expected.length, { N: Number(n), r: Number(r), p: Number(p), maxmem: SCRYPT.maxmem });
-  return timingSafeEqual(got, expected);
-}
-
-/** Checked against when no member has the email, so that a refusal takes as long either way. */
-let decoy: Promise<string> | undefined;
 
 export function checkPasswordRule(password: unknown, field = 'password'): string {
   if (typeof password !== 'string' || [...password].length < MIN_PASSWORD) throw invalid(`The ${field} must be at least ${MIN_PASSWORD} characters long.`);
@@ -113,14 +91,19 @@ export async function inviteMember(db: DatabaseExecutor, orgId: string, input: {
   await requireLiveOrg(db, orgId);
   const email = checkEmail(input.email);
   const role = checkRole(input.role);
-  const existing = await findMemberByEmail(db, email);
-  if (existing?.orgId === orgId) throw invalid(`${email} is already a member of this organization.`);
+  if (await findMemberByEmailInOrg(db, orgId, email)) throw invalid(`${email} is already a member of this organization.`);
   const token = randomBytes(24).toString('base64url'); // 192 bits
   const id = newId('inv');
   const createdAt = new Date(now.getTime());
   const expiresAt = new Date(now.getTime() + INVITATION_HOURS * 3_600_000);
+  const invitedBy = actor.kind === 'member' ? actor.memberId : null;
   await db.transaction(async (tx) => {
-    await insertInvitation(tx, { orgId, id, email, role, tokenHash: sha256(token), createdAt, expiresAt });
+    // Under the lock of role changes and removals: an owner removed or demoted meanwhile makes none.
+    await lockOrganization(tx, orgId);
+    if (invitedBy !== null && (await findMember(tx, orgId, invitedBy))?.role !== 'owner') {
+      throw new ApiError('insufficient_scope', 'Only an owner of the organization can invite members.');
+    }
+    await insertInvitation(tx, { orgId, id, email, role, tokenHash: sha256(token), createdAt, expiresAt, invitedBy });
     await recordAudit(tx, orgId, actor, { action: 'member.invited', target: { kind: 'invitation', id }, details: { email, role } }, now);
   });
   return { id, email, role, token, expiresAt: expiresAt.toISOString() };
@@ -141,9 +124,39 @@ export async function listMembers(db: Queryable, orgId: string): Promise<MemberV
   return (await listMemberRows(db, orgId)).map(memberView);
 }
 
-export async function listInvitations(db: Queryable, orgId: string, now: Date) {
+export interface InvitationView {
+  id: string;
+  email: string;
+  role: MemberRole;
+  /** The member who made it in the console; null: the operator. */
+  invitedBy: string | null;
+  createdAt: string;
+  expiresAt: string;
+}
+const invitationView = ({ id, email, role, invitedBy, createdAt, expiresAt }: InvitationRow): InvitationView => ({ id, email, role, invitedBy, createdAt, expiresAt });
+
+/** Invitations not yet accepted and not expired, newest first. */
+export async function listInvitations(db: Queryable, orgId: string, now: Date): Promise<InvitationView[]> {
   await requireLiveOrg(db, orgId);
-  return (await listPendingInvitations(db, orgId, now)).map(({ id, email, role, createdAt, expiresAt }) => ({ id, email, role, createdAt, expiresAt }));
+  return (await listPendingInvitations(db, orgId, now)).map(invitationView);
+}
+
+/** Revokes an invitation not yet accepted: its link opens nothing from now on. */
+export async function revokeInvitation(db: DatabaseExecutor, orgId: string, invitationId: string, actor: Actor, now: Date): Promise<InvitationView> {
+  await requireLiveOrg(db, orgId);
+  return db.transaction(async (tx) => {
+    const inv = await deletePendingInvitation(tx, orgId, invitationId);
+    if (!inv) throw new ApiError('not_found', `No pending invitation ${JSON.stringify(invitationId)} in this organization (accepted ones are members now).`);
+    await recordAudit(tx, orgId, actor, { action: 'member.invitation_revoked', target: { kind: 'invitation', id: inv.id }, details: { email: inv.email, role: inv.role } }, now);
+    return invitationView(inv);
+  });
+}
+
+/** The pending invitations a member made die with their removal or demotion below owner (in the change's transaction). */
+async function revokeInvitationsBy(tx: Queryable, orgId: string, memberId: string, reason: 'inviter_removed' | 'inviter_demoted', actor: Actor, now: Date) {
+  for (const inv of await deletePendingInvitationsBy(tx, orgId, memberId)) {
+    await recordAudit(tx, orgId, actor, { action: 'member.invitation_revoked', target: { kind: 'invitation', id: inv.id }, details: { email: inv.email, role: inv.role, reason } }, now);
+  }
 }
 
 async function memberOf(db: Queryable, orgId: string, memberId: string): Promise<MemberRow> {
@@ -156,9 +169,13 @@ async function memberOf(db: Queryable, orgId: string, memberId: string): Promise
 export async function removeMember(db: DatabaseExecutor, orgId: string, memberId: string, actor: Actor, now: Date): Promise<MemberView> {
   await requireLiveOrg(db, orgId);
   return db.transaction(async (tx) => {
+    // The organization's row is locked before the owners are counted: of two concurrent changes
+    // (on any process) the second counts after the first has committed.
+    await lockOrganization(tx, orgId);
     const m = await memberOf(tx, orgId, memberId);
     if (m.role === 'owner' && (await countOwners(tx, orgId)) <= 1) throw invalid('The last owner of an organization cannot be removed; make another member owner first.');
     await deleteMemberSessions(tx, orgId, memberId);
+    await revokeInvitationsBy(tx, orgId, memberId, 'inviter_removed', actor, now);
     await deleteMember(tx, orgId, memberId);
     await recordAudit(tx, orgId, actor, { action: 'member.removed', target: { kind: 'member', id: memberId }, details: { email: m.email, role: m.role } }, now);
     return memberView(m);
@@ -170,11 +187,13 @@ export async function changeMemberRole(db: DatabaseExecutor, orgId: string, memb
   const next = checkRole(role);
   await requireLiveOrg(db, orgId);
   return db.transaction(async (tx) => {
+    await lockOrganization(tx, orgId);
     const m = await memberOf(tx, orgId, memberId);
     if (m.role === 'owner' && next !== 'owner' && (await countOwners(tx, orgId)) <= 1) {
       throw invalid('The last owner of an organization cannot be demoted; make another member owner first.');
     }
     await updateMemberRole(tx, orgId, memberId, next);
+    if (m.role === 'owner' && next !== 'owner') await revokeInvitationsBy(tx, orgId, memberId, 'inviter_demoted', actor, now);
     await recordAudit(tx, orgId, actor, { action: 'member.role_changed', target: { kind: 'member', id: memberId }, details: { email: m.email, from: m.role, to: next } }, now);
     return memberView({ ...m, role: next });
   });
@@ -198,12 +217,15 @@ export interface NewSession {
   stage: SessionStage;
   orgId: string;
   memberId: string;
+  /** The new session's form token. */
+  csrfToken: string;
 }
 
 async function openSession(db: Queryable, m: MemberRow, stage: SessionStage, address: string | null, now: Date): Promise<NewSession> {
   const cookie = randomBytes(32).toString('base64url');
-  await insertSessionRow(db, { orgId: m.orgId, idHash: sha256(cookie), memberId: m.id, stage, csrfToken: randomBase62(32), address, at: now });
-  return { cookie, stage, orgId: m.orgId, memberId: m.id };
+  const csrfToken = randomBase62(32);
+  await insertSessionRow(db, { orgId: m.orgId, idHash: sha256(cookie), memberId: m.id, stage, csrfToken, address, at: now });
+  return { cookie, stage, orgId: m.orgId, memberId: m.id, csrfToken };
 }
 
 /** The stage a member reaches with a right password. */
@@ -222,12 +244,12 @@ export async function acceptInvitation(
   const password = checkPasswordRule(input.password);
   const inv = await readInvitation(db, input.token, now);
   if (!inv) throw invalid(INVITATION_UNUSABLE);
-  const passwordHash = await hashPassword(password);
+  const passwordHash = await newPasswordHash(db, inv.email, password, null);
   return db.transaction(async (tx) => {
     await requireLiveOrg(tx, inv.orgId);
     if (!(await takeInvitation(tx, inv.orgId, inv.id, now))) throw invalid(INVITATION_UNUSABLE);
-    // One person, one organization: an address that is a member already cannot take a second seat.
-    if (await findMemberByEmail(tx, inv.email)) throw invalid(INVITATION_UNUSABLE);
+    // A member of this organization already (invited twice, accepted once): the owner knows it.
+    if (await findMemberByEmailInOrg(tx, inv.orgId, inv.email)) throw invalid(INVITATION_UNUSABLE);
     const m: MemberRow = {
       orgId: inv.orgId, id: newId('mem'), email: inv.email, role: inv.role, passwordHash, totpSecret: null, totpLastStep: null,
       recoveryCodes: [], createdAt: now.toISOString(), lastSignInAt: now.toISOString(),
@@ -239,12 +261,25 @@ export async function acceptInvitation(
   });
 }
 
-const windowOf = (now: Date) => new Date(Math.floor(now.getTime() / SIGN_IN_WINDOW_MS) * SIGN_IN_WINDOW_MS);
+/**
+ * A password's hash for a membership of `email`: with the salt its other memberships share (one
+ * scrypt signs in whichever matches), and never the password of another of them (a sign-in must
+ * name one membership). Telling that reaches only someone who knows that other password.
+ */
+async function newPasswordHash(db: Queryable, email: string, password: string, exceptMemberId: string | null): Promise<string> {
+  const others = (await findPasswordHashesByEmail(db, email)).filter((h) => h.id !== exceptMemberId).map((h) => h.passwordHash);
+  const hash = await hashPassword(password, others[0]);
+  if (others.length > 0 && (await matchPassword(password, others)) >= 0) {
+    throw invalid('Choose a password that you do not use for your membership of another organization on this service.');
+  }
+  return hash;
+}
 
 /**
- * Email and password. Each attempt is counted against the account and the address before the
- * password is checked (so 50 at once pass no more than 10) and given back when it succeeds. A
- * refusal has one message whatever failed, and takes the time of a password check either way.
+ * Email and password. The check spends the account's and the address's limits (passwords.ts) and
+ * runs through the process's gate; a refusal has one message whatever failed, takes the time of a
+ * check either way, and writes nothing more for a member than for an unknown email (no audit row:
+ * the limits' own counts are the record of failed attempts).
  */
 export async function signIn(
   db: DatabaseExecutor,
@@ -254,23 +289,11 @@ export async function signIn(
 ): Promise<NewSession & { member: MemberView }> {
   const email = typeof input.email === 'string' ? input.email.trim().toLowerCase().slice(0, 254) : '';
   const password = typeof input.password === 'string' ? input.password.slice(0, MAX_PASSWORD) : '';
-  const window = windowOf(now);
-  const [byAccount, byAddress] = [await reserveAttempt(db, 'account', email, window), await reserveAttempt(db, 'address', address, window)];
-  if (byAccount > SIGN_IN_LIMIT || byAddress > SIGN_IN_LIMIT) {
-    const limited = email ? await findMemberByEmail(db, email) : null;
-    if (limited) await recordAudit(db, limited.orgId, memberActor(limited, address), { action: 'member.sign_in_failed', target: { kind: 'member', id: limited.id }, details: { limited: true } }, now);
-    throw new ApiError('unauthorized', SIGN_IN_REFUSED);
-  }
-  const m = email ? await findMemberByEmail(db, email) : null;
-  const ok = m ? await verifyPassword(password, m.passwordHash) : (await verifyPassword(password, await (decoy ??= hashPassword(randomBase62(16)))), false);
-  if (!m || !ok || !(await orgIsLive(db, m.orgId))) {
-    // A failed sign-in to a member's account is in its organization's log (an unknown email has none).
-    if (m) await recordAudit(db, m.orgId, memberActor(m, address), { action: 'member.sign_in_failed', target: { kind: 'member', id: m.id }, details: {} }, now);
-    throw new ApiError('unauthorized', SIGN_IN_REFUSED);
-  }
-  await refundAttempt(db, 'account', email, window);
-  await refundAttempt(db, 'address', address, window);
-  if (Math.random() < 0.01) await purgeAttempts(db, new Date(window.getTime() - SIGN_IN_WINDOW_MS));
+  // Every membership of the address in a live organization (one query, a member's or not).
+  const found = email ? await findMembersByEmail(db, email) : [];
+  const outcome = await checkPassword(db, { account: email, address, password, stored: found.map((x) => x.passwordHash) }, now);
+  const m = typeof outcome === 'number' ? found[outcome] : undefined;
+  if (!m) throw new ApiError('unauthorized', SIGN_IN_REFUSED);
   const stage = await stageAfterPassword(db, m);
   return db.transaction(async (tx) => {
     if (stage !== 'totp') {
@@ -281,11 +304,6 @@ export async function signIn(
   });
 }
 
-/** The organization's name while it is live, else null (a deleted organization's members reach nothing). */
-async function liveOrgName(db: Queryable, orgId: string): Promise<string | null> {
-  return (await getOrg(db, orgId))?.name ?? null;
-}
-const orgIsLive = async (db: Queryable, orgId: string) => (await liveOrgName(db, orgId)) !== null;
 
 export interface ConsoleSession {
   orgId: string;
@@ -295,6 +313,36 @@ export interface ConsoleSession {
   csrfToken: string;
   /** The cookie's digest, the handle of the row. */
   idHash: Buffer;
+  /** Whether a change's message waits for the next page (post, redirect, get). */
+  hasFlash?: boolean;
+}
+
+// Post, redirect, get: a change's message (a new secret included) waits with the session for the
+// page the redirect leads to, sealed with a key derived from the cookie (the database has only the
+// cookie's SHA-256, so it cannot read it), and is shown once.
+
+const flashKey = (cookie: string) => createHash('sha256').update('climate-pulse console flash\0').update(cookie).digest();
+
+export async function saveFlash(db: Queryable, session: Pick<ConsoleSession, 'orgId' | 'idHash'>, cookie: string, text: string): Promise<void> {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', flashKey(cookie), iv);
+  const sealed = Buffer.concat([iv, cipher.update(text, 'utf8'), cipher.final()]);
+  await setSessionFlashRow(db, session.orgId, session.idHash, Buffer.concat([sealed, cipher.getAuthTag()]));
+}
+
+/** The same, for a session known by its cookie only (one just opened). */
+export const saveFlashForCookie = (db: Queryable, orgId: string, cookie: string, text: string) => saveFlash(db, { orgId, idHash: sha256(cookie) }, cookie, text);
+
+export async function takeFlash(db: Queryable, session: Pick<ConsoleSession, 'orgId' | 'idHash'>, cookie: string): Promise<string | null> {
+  const sealed = await takeSessionFlashRow(db, session.orgId, session.idHash);
+  if (!sealed || sealed.length < 28) return null;
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', flashKey(cookie), sealed.subarray(0, 12));
+    decipher.setAuthTag(sealed.subarray(sealed.length - 16));
+    return Buffer.concat([decipher.update(sealed.subarray(12, sealed.length - 16)), decipher.final()]).toString('utf8');
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -306,7 +354,7 @@ export async function resolveSession(db: Queryable, cookie: string | undefined, 
   const idHash = sha256(cookie);
   const found = await findSessionWithMember(db, idHash);
   if (!found) return null;
-  const { session: s, member: m, orgName } = found;
+  const { session: s, member: m, orgName, requireTwoFactor, hasFlash } = found;
   const t = now.getTime();
   if (t - Date.parse(s.lastSeenAt) >= SESSION_IDLE_MS || t - Date.parse(s.createdAt) >= SESSION_MAX_MS) {
     await deleteSession(db, s.orgId, idHash);
@@ -314,7 +362,10 @@ export async function resolveSession(db: Queryable, cookie: string | undefined, 
   }
   if (!m || orgName === null) return null;
   if (t - Date.parse(s.lastSeenAt) >= TOUCH_EVERY_MS) await touchSession(db, s.orgId, idHash, now);
-  return { orgId: s.orgId, orgName, member: memberView(m), stage: s.stage, csrfToken: s.csrfToken, idHash };
+  // Requiring two-factor reaches open sessions at their next request: a member without it, signed
+  // in before it was required, is held at enrollment like a new sign-in.
+  const stage: SessionStage = s.stage === 'active' && requireTwoFactor && m.totpSecret === null ? 'enroll' : s.stage;
+  return { orgId: s.orgId, orgName, member: memberView(m), stage, csrfToken: s.csrfToken, idHash, hasFlash };
 }
 
 export async function endSession(db: Queryable, session: Pick<ConsoleSession, 'orgId' | 'idHash'>): Promise<void> {
@@ -329,6 +380,14 @@ const totp = (secret: string, label = 'Climate Pulse') => new TOTP({ issuer: 'Cl
 export function newTotpSecret(email: string): { secret: string; uri: string } {
   const secret = new Secret({ size: 20 }).base32;
   return { secret, uri: totp(secret, email).toString() };
+}
+
+/** A code as typed: apps show "123 456", people paste "123-456" or add spaces around a recovery code. */
+export function normalizeCode(code: unknown): string {
+  if (typeof code !== 'string') return '';
+  const t = code.trim().slice(0, 64);
+  const digits = t.replace(/[\s-]/g, '');
+  return /^\d{6}$/.test(digits) ? digits : t.replace(/\s+/g, '');
 }
 
 /** The time step a six-digit code matches (the current one, or one either side), or null. */
@@ -346,35 +405,59 @@ function recoveryCode(): string {
 }
 const codeDigest = (code: string) => sha256(code.trim().toLowerCase());
 
-/** Confirms enrollment with a code from the new secret; answers the ten recovery codes, shown once. */
+/**
+ * A new secret for the session to enroll, made here and kept with the session (the form carries
+ * only the code): each call replaces the last, so a secret is shown once.
+ */
+export async function startTotpEnrollment(db: Queryable, session: ConsoleSession): Promise<{ secret: string; uri: string }> {
+  const made = newTotpSecret(session.member.email);
+  await setPendingTotpSecret(db, session.orgId, session.idHash, made.secret);
+  return made;
+}
+
+export const REPLACE_FACTOR_REFUSED = 'Enter your current password to replace your authenticator app (or too many attempts were made: password checks pause for 15 minutes after 10).';
+
+/**
+ * Confirms enrollment with a code from the session's new secret; answers the ten recovery codes,
+ * shown once. Replacing a second factor already on asks for the password again (checked under the
+ * sign-in limits). A session held at enrollment steps up to active under a new id (its cookie).
+ */
 export async function enrollTotp(
   db: DatabaseExecutor,
   session: ConsoleSession,
-  input: { secret: unknown; code: unknown },
+  input: { code: unknown; password?: unknown },
   actor: Actor,
   now: Date,
-): Promise<{ recoveryCodes: string[] }> {
-  const secret = typeof input.secret === 'string' && /^[A-Z2-7]{32}$/.test(input.secret) ? input.secret : null;
-  const step = secret && typeof input.code === 'string' ? matchStep(secret, input.code.trim(), now) : null;
+): Promise<{ recoveryCodes: string[]; renewed: NewSession | null }> {
+  const m = await memberOf(db, session.orgId, session.member.id);
+  if (m.totpSecret !== null) {
+    const password = typeof input.password === 'string' ? input.password : '';
+    const outcome = await checkPassword(db, { account: m.email.toLowerCase(), address: actor.address ?? '', password, stored: [m.passwordHash] }, now);
+    if (outcome !== 0) throw new ApiError('unauthorized', REPLACE_FACTOR_REFUSED);
+  }
+  const secret = await readPendingTotpSecret(db, session.orgId, session.idHash);
+  const step = secret ? matchStep(secret, normalizeCode(input.code), now) : null;
   if (!secret || step === null) throw invalid('The code does not match; enter the six digits your authenticator app shows now.');
   const codes = Array.from({ length: 10 }, recoveryCode);
-  await db.transaction(async (tx) => {
+  const renewed = await db.transaction(async (tx) => {
     await updateMemberTotp(tx, session.orgId, session.member.id, secret, step, codes.map(codeDigest));
-    if (session.stage === 'enroll') await setSessionStage(tx, session.orgId, session.idHash, 'active');
+    await setPendingTotpSecret(tx, session.orgId, session.idHash, null);
     await markSignedIn(tx, session.orgId, session.member.id, now);
-    await recordAudit(tx, session.orgId, actor, { action: 'member.two_factor_enabled', target: { kind: 'member', id: session.member.id }, details: {} }, now);
+    await recordAudit(tx, session.orgId, actor, { action: 'member.two_factor_enabled', target: { kind: 'member', id: session.member.id }, details: { replaced: m.totpSecret !== null } }, now);
+    if (session.stage !== 'enroll') return null;
+    await deleteSession(tx, session.orgId, session.idHash);
+    return openSession(tx, m, 'active', actor.address ?? null, now);
   });
-  return { recoveryCodes: codes };
+  return { recoveryCodes: codes, renewed };
 }
 
 /** The second step of signing in: a code from the app (each once) or a recovery code (each once). */
-export async function completeTwoFactor(db: DatabaseExecutor, session: ConsoleSession, code: unknown, address: string, now: Date): Promise<SessionStage> {
-  if (session.stage !== 'totp') return session.stage;
+export async function completeTwoFactor(db: DatabaseExecutor, session: ConsoleSession, code: unknown, address: string, now: Date): Promise<NewSession> {
+  if (session.stage !== 'totp') throw new ApiError('unauthorized', TWO_FACTOR_REFUSED);
   const m = await findMember(db, session.orgId, session.member.id);
-  const text = typeof code === 'string' ? code.trim() : '';
-  const window = windowOf(now);
-  const [byAccount, byAddress] = [await reserveAttempt(db, 'account', m?.email.toLowerCase() ?? '', window), await reserveAttempt(db, 'address', address, window)];
-  if (byAccount > SIGN_IN_LIMIT || byAddress > SIGN_IN_LIMIT) throw new ApiError('unauthorized', TWO_FACTOR_REFUSED);
+  const text = normalizeCode(code);
+  const spent = await spendAttempt(db, m?.email.toLowerCase() ?? '', address, now);
+  if (!spent) throw new ApiError('unauthorized', TWO_FACTOR_REFUSED);
   let ok = false;
   if (m?.totpSecret) {
     const step = matchStep(m.totpSecret, text, now);
@@ -384,14 +467,14 @@ export async function completeTwoFactor(db: DatabaseExecutor, session: ConsoleSe
     if (m) await recordAudit(db, m.orgId, memberActor(m, address), { action: 'member.sign_in_failed', target: { kind: 'member', id: m.id }, details: { step: 'code' } }, now);
     throw new ApiError('unauthorized', TWO_FACTOR_REFUSED);
   }
-  await refundAttempt(db, 'account', m.email.toLowerCase(), window);
-  await refundAttempt(db, 'address', address, window);
-  await db.transaction(async (tx) => {
-    await setSessionStage(tx, session.orgId, session.idHash, 'active');
+  await spent.giveBack();
+  // The step up renews the session's id: the cookie of the half-signed-in session opens nothing more.
+  return db.transaction(async (tx) => {
+    await deleteSession(tx, session.orgId, session.idHash);
     await markSignedIn(tx, m.orgId, m.id, now);
     await recordAudit(tx, m.orgId, memberActor(m, address), { action: 'member.signed_in', target: { kind: 'member', id: m.id }, details: { twoFactor: true } }, now);
+    return openSession(tx, m, 'active', address, now);
   });
-  return 'active';
 }
 
 export const TWO_FACTOR_REFUSED = 'The code is not right, or was used already, or too many attempts were made. Enter the six digits your app shows now, or a recovery code.';
@@ -406,8 +489,11 @@ export async function changePassword(
 ): Promise<void> {
   const next = checkPasswordRule(input.next, 'new password');
   const m = await memberOf(db, session.orgId, session.member.id);
-  if (typeof input.current !== 'string' || !(await verifyPassword(input.current, m.passwordHash))) throw invalid('The current password is not right.');
-  const hash = await hashPassword(next);
+  const current = typeof input.current === 'string' ? input.current : '';
+  // The same limits and gate as signing in: a session is not a way around them.
+  const outcome = await checkPassword(db, { account: m.email.toLowerCase(), address: actor.address ?? '', password: current, stored: [m.passwordHash] }, now);
+  if (outcome !== 0) throw new ApiError('unauthorized', PASSWORD_REFUSED);
+  const hash = await newPasswordHash(db, m.email, next, m.id);
   await db.transaction(async (tx) => {
     await updateMemberPassword(tx, m.orgId, m.id, hash);
     await deleteMemberSessions(tx, m.orgId, m.id);

@@ -50,4 +50,24 @@ describe('members', () => {
     expect((await t.call('POST', '/admin/v1/organizations/org_l2/invitations', { email: 'x@l2.example.com', role: 'admin' })).statusCode).toBe(404);
     expect((await t.call('DELETE', '/admin/v1/organizations/org_l1/members/mem_nobody')).statusCode).toBe(404);
   });
+
+  it('pending invitations are listed without their links and revoked until accepted (issue 41)', async () => {
+    const made = (await t.call('POST', '/admin/v1/organizations/org_l3/invitations', { email: 'typo@l3.example.com', role: 'owner' })).json();
+    const list = await t.call('GET', '/admin/v1/organizations/org_l3/invitations');
+    expect(list.statusCode).toBe(200);
+    expect(list.json()).toEqual({ items: [{ id: made.id, email: 'typo@l3.example.com', role: 'owner', invitedBy: null, createdAt: expect.any(String), expiresAt: made.expiresAt }] });
+    expect(list.body).not.toContain(made.url.split('/').at(-1));
+    const revoked = await t.call('DELETE', `/admin/v1/organizations/org_l3/invitations/${made.id}`);
+    expect(revoked.statusCode).toBe(200);
+    expect(revoked.json()).toMatchObject({ id: made.id, email: 'typo@l3.example.com', role: 'owner' });
+    expect((await t.call('GET', '/admin/v1/organizations/org_l3/invitations')).json()).toEqual({ items: [] });
+    const again = await t.call('DELETE', `/admin/v1/organizations/org_l3/invitations/${made.id}`);
+    expect(again.statusCode).toBe(404);
+    expect(again.json().error.code).toBe('not_found');
+    expect((await t.call('DELETE', `/admin/v1/organizations/org_l1/invitations/${made.id}`)).statusCode).toBe(404);
+    const page = await t.app.inject({ method: 'GET', url: new URL(made.url).pathname });
+    expect(page.statusCode).toBe(404);
+    const audit = (await t.call('GET', '/admin/v1/organizations/org_l3/audit-events')).json();
+    expect(audit.items[0]).toMatchObject({ action: 'member.invitation_revoked', target: { kind: 'invitation', id: made.id }, actor: { kind: 'operator' } });
+  });
 });

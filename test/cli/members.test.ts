@@ -36,4 +36,29 @@ describe('climate-pulse members and orgs list', () => {
     expect(audit.code, audit.stderr).toBe(0);
     expect(audit.stdout.trim().split('\n').map((l) => JSON.parse(l).action)).toEqual(['member.invited', 'organization.created']);
   }, 120_000);
+
+  it('lists pending invitations (never a link) and revokes one: its link then opens nothing (issue 41)', async () => {
+    const made = await runCli(['members', 'invite', '--org', 'org_cli_m', '--email', 'typo@cli.example.com', '--role', 'owner'], cdb.env);
+    expect(made.code, made.stderr).toBe(0);
+    const token = made.stdout.trim().split('/').at(-1)!;
+    const list = await runCli(['members', 'invitations', 'list', '--org', 'org_cli_m', '--json'], cdb.env);
+    expect(list.code, list.stderr).toBe(0);
+    const items = JSON.parse(list.stdout) as { id: string; email: string; role: string; invitedBy: string | null }[];
+    const typo = items.find((i) => i.email === 'typo@cli.example.com')!;
+    expect(typo).toMatchObject({ role: 'owner', invitedBy: null });
+    expect(typo.id).toMatch(/^inv_/);
+    expect(list.stdout).not.toContain(token);
+    const table = await runCli(['members', 'invitations', 'list', '--org', 'org_cli_m'], cdb.env);
+    expect(table.stdout.split('\n')[0]).toMatch(/^ID +EMAIL +ROLE +INVITED BY +CREATED +EXPIRES$/);
+    const revoked = await runCli(['members', 'invitations', 'revoke', '--org', 'org_cli_m', typo.id], cdb.env);
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect(revoked.stdout).toBe(`revoked the invitation of typo@cli.example.com (owner, ${typo.id}) to org_cli_m\n`);
+    const again = await runCli(['members', 'invitations', 'revoke', '--org', 'org_cli_m', typo.id], cdb.env);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toBe(`climate-pulse: No pending invitation "${typo.id}" in this organization (accepted ones are members now).\n`);
+    const after = JSON.parse((await runCli(['members', 'invitations', 'list', '--org', 'org_cli_m', '--json'], cdb.env)).stdout) as { id: string }[];
+    expect(after.map((i) => i.id)).not.toContain(typo.id);
+    const audit = await runCli(['audit', '--org', 'org_cli_m', '--json'], cdb.env);
+    expect(JSON.parse(audit.stdout.trim().split('\n')[0])).toMatchObject({ action: 'member.invitation_revoked', target: { kind: 'invitation', id: typo.id } });
+  }, 120_000);
 });

@@ -18,7 +18,6 @@ const DISTRIBUTION_COLUMN: Record<string, string> = { organizations: 'id' };
 
 /** Known keys that do not include the organization, with the reason (docs/decisions.md, docs/scaling.md). */
 const ALLOWED: Record<string, string> = {
-  'members.members_by_email': 'sign-in finds a member by email before it knows the organization (one email, one organization); under Citus members is a reference table (docs/console.md)',
   'member_invitations.member_invitations_by_token': "an invitation link names no organization; it is found by its token's hash; a reference table under Citus",
   'console_sessions.console_sessions_by_id': "a session cookie names no organization; it is found by its id's hash; a reference table under Citus",
   'api_keys.api_keys_by_hash':

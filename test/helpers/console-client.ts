@@ -30,7 +30,22 @@ export class ConsoleClient {
   async get(url: string) {
     return this.keep(await this.app.inject({ method: 'GET', url, remoteAddress: this.ip, headers: { cookie: this.cookieHeader(), 'sec-fetch-site': 'same-origin' } }));
   }
+  /**
+   * Whether `post` follows a change's redirect to its own section's page (post, redirect, get) and
+   * answers that page, as a browser shows it; false: the 303 itself.
+   */
+  followChanges = true;
+
   async post(url: string, form: Record<string, string>, headers: Record<string, string> = {}) {
+    const res = await this.postOnly(url, form, headers);
+    const section = (u: string) => u.split(/[?#]/)[0].split('/').slice(0, 3).join('/');
+    if (this.followChanges && res.statusCode === 303 && res.headers.location && section(res.headers.location) === section(url)) {
+      return this.get(res.headers.location);
+    }
+    return res;
+  }
+
+  async postOnly(url: string, form: Record<string, string>, headers: Record<string, string> = {}) {
     return this.keep(
       await this.app.inject({
         method: 'POST', url, remoteAddress: this.ip, payload: new URLSearchParams(form).toString(),

@@ -1,8 +1,10 @@
-import { inviteMember, listMembers, removeMember } from '../../domain/members.js';
+import { inviteMember, listInvitations, listMembers, removeMember, revokeInvitation } from '../../domain/members.js';
 import { operatorActor } from '../../domain/audit.js';
 import { requireJsonObject } from '../../http/plugins/writes.js';
 import { AdminNoQuerySchema, OrgIdParamsSchema, OrgItemParamsSchema, adminResponses } from '../../contract/schemas/admin-common.js';
-import { CreatedInvitationSchema, CreateInvitationBodySchema, MemberListSchema, MemberSchema } from '../../contract/schemas/admin-members.js';
+import {
+  CreatedInvitationSchema, CreateInvitationBodySchema, InvitationListSchema, InvitationSchema, MemberListSchema, MemberSchema,
+} from '../../contract/schemas/admin-members.js';
 import type { Config } from '../../config.js';
 import type { AdminRouteDeps, App } from './types.js';
 
@@ -38,6 +40,38 @@ export function registerMemberRoutes(app: App, { db, now, config }: AdminRouteDe
       reply.code(201);
       return { id: inv.id, email: inv.email, role: inv.role, url: `${consoleBaseUrl(config)}/console/invitations/${inv.token}`, expiresAt: inv.expiresAt };
     },
+  );
+
+  app.get(
+    '/organizations/:orgId/invitations',
+    {
+      schema: {
+        operationId: 'listInvitations',
+        summary: 'The invitations not yet accepted',
+        description: 'Pending invitations (neither accepted nor expired), newest first. Never a link or token: those appear only when an invitation is made.',
+        tags: ['members'],
+        querystring: AdminNoQuerySchema,
+        params: OrgIdParamsSchema,
+        response: adminResponses(InvitationListSchema, 'Every pending invitation, newest first.'),
+      },
+    },
+    async (request) => ({ items: await listInvitations(db, request.params.orgId, now()) }),
+  );
+
+  app.delete(
+    '/organizations/:orgId/invitations/:invitationId',
+    {
+      schema: {
+        operationId: 'revokeInvitation',
+        summary: 'Revoke an invitation',
+        description: 'Its link opens nothing from now on. Only a pending invitation can be revoked: an accepted one is a member (404).',
+        tags: ['members'],
+        querystring: AdminNoQuerySchema,
+        params: OrgItemParamsSchema('invitationId', 'Invitation id.'),
+        response: adminResponses(InvitationSchema, 'The invitation as revoked.'),
+      },
+    },
+    async (request) => revokeInvitation(db, request.params.orgId, request.params.invitationId, operatorActor(request.ip), now()),
   );
 
   app.get(

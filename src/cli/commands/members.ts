@@ -1,14 +1,14 @@
 import { Option, type Command } from 'commander';
-import type { CreatedInvitation, Member, MemberList } from '../../contract/schemas/admin-members.js';
+import type { CreatedInvitation, Invitation, InvitationList, Member, MemberList } from '../../contract/schemas/admin-members.js';
 import { withOperator } from '../operator.js';
 import { printTable } from '../table.js';
 
 const org = (id: string) => `/admin/v1/organizations/${encodeURIComponent(id)}`;
 
 
-/** `climate-pulse members invite|list|remove`: the console's members, through the operator API. */
+/** `climate-pulse members invite|list|remove|invitations list|invitations revoke`: the console's members, through the operator API. */
 export function registerMembers(program: Command) {
-  const members = program.command('members').description("invite, list and remove the organization console's members");
+  const members = program.command('members').description("invite, list and remove the organization console's members; list and revoke invitations");
 
   members
     .command('invite')
@@ -49,6 +49,36 @@ export function registerMembers(program: Command) {
       await withOperator(async (op) => {
         const m = await op.call<Member>('DELETE', `${org(opts.org)}/members/${encodeURIComponent(memberId)}`);
         console.log(`removed ${m.email} (${m.id}) from ${opts.org}`);
+      });
+    });
+
+  const invitations = members.command('invitations').description('invitations not yet accepted: list them, revoke one');
+
+  invitations
+    .command('list')
+    .description('list the pending invitations (neither accepted nor expired), newest first; never a link')
+    .requiredOption('--org <id>', 'organization id')
+    .option('--json', 'print JSON instead of a table')
+    .action(async (opts: { org: string; json?: boolean }) => {
+      await withOperator(async (op) => {
+        const { items } = await op.call<InvitationList>('GET', `${org(opts.org)}/invitations`);
+        if (opts.json) return void console.log(JSON.stringify(items, null, 2));
+        printTable([
+          ['ID', 'EMAIL', 'ROLE', 'INVITED BY', 'CREATED', 'EXPIRES'],
+          ...items.map((i) => [i.id, i.email, i.role, i.invitedBy ?? 'operator', i.createdAt, i.expiresAt]),
+        ]);
+      });
+    });
+
+  invitations
+    .command('revoke')
+    .description('revoke a pending invitation: its link opens nothing from now on')
+    .requiredOption('--org <id>', 'organization id')
+    .argument('<invitation>', 'the invitation id (inv_…), as `members invitations list` shows it')
+    .action(async (invitationId: string, opts: { org: string }) => {
+      await withOperator(async (op) => {
+        const i = await op.call<Invitation>('DELETE', `${org(opts.org)}/invitations/${encodeURIComponent(invitationId)}`);
+        console.log(`revoked the invitation of ${i.email} (${i.role}, ${i.id}) to ${opts.org}`);
       });
     });
 }

@@ -54,7 +54,7 @@ export function registerActionPages(scope: FastifyInstance, deps: ConsoleDeps & 
       (t) => html`<option value="${t.id}"${t.id === selected ? html` selected` : ''}>${t.name}</option>`,
     )}</select>`;
     const editForm = (a: Action, i: number) => html`<details><summary>Edit <bdi>${a.title}</bdi></summary>
-<form method="post" action="/console/actions/${a.$id}" class="stack">
+<form method="post" action="/console/actions/${encodeURIComponent(a.$id)}" class="stack">
 ${csrfField(s.csrfToken)}
 <label for="e-title-${i}">Title</label> <input name="title" id="e-title-${i}" value="${a.title}" required minlength="2" maxlength="120">
 <label for="e-description-${i}">Description</label> <input name="description" id="e-description-${i}" value="${a.description ?? ''}" maxlength="500">

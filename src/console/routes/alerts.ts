@@ -33,7 +33,7 @@ ${alerts.length === 0
   (a) => html`<tr${a.readAt === null ? html` class="unread"` : ''}>
 <td>${a.readAt === null ? 'Unread' : html`Read ${utc(a.readAt)}`}</td><td>${utc(a.createdAt)}</td><td>${a.type}</td><td>${a.weekISO ?? ''}</td><td><bdi>${a.subteamName ?? ''}</bdi></td><td class="wrap"><bdi>${a.message}</bdi></td>
 ${canChange
-  ? html`<td><form method="post" action="/console/alerts/${a.id}/${a.readAt === null ? 'read' : 'unread'}">${csrfField(s.csrfToken)}
+  ? html`<td><form method="post" action="/console/alerts/${encodeURIComponent(a.id)}/${a.readAt === null ? 'read' : 'unread'}">${csrfField(s.csrfToken)}
 <button type="submit" class="secondary" aria-label="${a.readAt === null ? 'Mark read' : 'Mark unread'}: ${a.message.slice(0, 80)}">${a.readAt === null ? 'Mark read' : 'Mark unread'}</button></form></td>`
   : ''}</tr>`,
 )}</tbody>

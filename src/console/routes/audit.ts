@@ -6,6 +6,7 @@ import { listAuditEvents } from '../../domain/audit.js';
 import { html, page } from '../html.js';
 import { queryText, requireRole, type ConsoleDeps } from '../plugins.js';
 import { navFor } from './nav.js';
+import { hostOf } from './webhooks.js';
 
 const KINDS = ['member', 'operator', 'key'] as const;
 
@@ -25,7 +26,25 @@ export function registerAuditPage(scope: FastifyInstance, deps: ConsoleDeps & { 
     if (action !== undefined && !AUDIT_ACTIONS.includes(action as (typeof AUDIT_ACTIONS)[number])) throw new ApiError('invalid_request', 'Unknown action filter.');
     const log = await listAuditEvents(deps.db, s.orgId, { limit: 50, cursor, actorKind: actorKind as (typeof KINDS)[number] | undefined, action });
     const next = log.nextCursor ? `/console/audit?${new URLSearchParams({ ...(actorKind ? { actor: actorKind } : {}), ...(action ? { action } : {}), cursor: log.nextCursor })}` : null;
-    const detail = (d: Record<string, unknown>) => Object.entries(d).map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join(', ');
+    // What only owners may see stays out of a viewer's log: members' emails and addresses, and of a
+    // webhook endpoint anything but its host.
+    const viewer = s.member.role === 'viewer';
+    const forViewer = (k: string, v: unknown): string | null => {
+      if (k === 'email' || k === 'address') return null;
+      if (typeof v === 'string' && (k === 'url' || /^https?:\/\//.test(v))) return hostOf(v);
+      if (typeof v === 'string' && v.includes('@')) return '(hidden)';
+      return typeof v === 'string' ? v : JSON.stringify(v);
+    };
+    const detail = (d: Record<string, unknown>) =>
+      Object.entries(d)
+        .map(([k, v]) => {
+          const text = viewer ? forViewer(k, v) : typeof v === 'string' ? v : JSON.stringify(v);
+          return text === null ? null : `${k}: ${text}`;
+        })
+        .filter((x) => x !== null)
+        .join(', ');
+    const who = (e: (typeof log.items)[number]) =>
+      e.actor.kind === 'operator' ? 'operator' : viewer && e.actor.kind === 'member' ? `a member (${e.actor.id ?? 'unknown'})` : `${e.actor.label} (${e.actor.kind})`;
     return reply.type('text/html; charset=utf-8').send(
       page({
         title: 'Audit log',
@@ -41,7 +60,7 @@ ${log.items.length === 0
   : html`<table>
 <caption>Changes to ${s.orgName}, newest first</caption>
 <thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">On</th><th scope="col">From</th><th scope="col">Details</th></tr></thead>
-<tbody>${log.items.map((e) => html`<tr><td>${e.createdAt.replace('T', ' ').slice(0, 19)} UTC</td><td>${e.actor.kind === 'operator' ? 'operator' : `${e.actor.label} (${e.actor.kind})`}</td><td>${e.action}</td><td>${e.target.kind}${e.target.id ? ` ${e.target.id}` : ''}</td><td>${e.address ?? '-'}</td><td>${detail(e.details)}</td></tr>`)}</tbody>
+<tbody>${log.items.map((e) => html`<tr><td>${e.createdAt.replace('T', ' ').slice(0, 19)} UTC</td><td>${who(e)}</td><td>${e.action}</td><td>${e.target.kind}${e.target.id ? ` ${e.target.id}` : ''}</td><td>${viewer ? 'hidden' : (e.address ?? '-')}</td><td>${detail(e.details)}</td></tr>`)}</tbody>
 </table>`}
 ${next ? html`<p><a href="${next}">Older changes</a></p>` : ''}`,
       }),

@@ -2,10 +2,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../contract/errors.js';
 import type { DatabaseExecutor } from '../../domain/database.js';
 import {
-  acceptInvitation, completeTwoFactor, endSession, enrollTotp, INVITATION_UNUSABLE, MIN_PASSWORD, newTotpSecret, readInvitation, signIn,
+  acceptInvitation, completeTwoFactor, endSession, enrollTotp, INVITATION_UNUSABLE, MIN_PASSWORD, readInvitation, saveFlashForCookie, signIn,
+  startTotpEnrollment,
 } from '../../domain/members.js';
+import QRCode from 'qrcode';
 import { csrfField, html, notice, page, type Safe } from '../html.js';
-import { actorOf, clearSessionCookie, formToken, setSessionCookie, type ConsoleDeps, type Form } from '../plugins.js';
+import { actorOf, clearSessionCookie, formToken, requireRole, setSessionCookie, type ConsoleDeps, type Form } from '../plugins.js';
 import { navFor } from './nav.js';
 
 const send = (reply: FastifyReply, status: number, title: string, body: Safe, nav?: Parameters<typeof page>[0]['nav']) =>
@@ -71,7 +73,8 @@ ${csrfField(formToken(request, reply, deps))}
     const s = request.consoleSession;
     if (!s) return reply.redirect('/console/sign-in', 303);
     try {
-      await completeTwoFactor(db, s, (request.body as Form).code, request.ip, now());
+      const renewed = await completeTwoFactor(db, s, (request.body as Form).code, request.ip, now());
+      setSessionCookie(reply, renewed.cookie, deps);
       return reply.redirect('/console/overview', 303);
     } catch (err) {
       const { status, message } = messageOf(err);
@@ -79,27 +82,34 @@ ${csrfField(formToken(request, reply, deps))}
     }
   });
 
-  const enrollPage = (request: FastifyRequest, reply: FastifyReply, status: number, message?: string) => {
+  const enrollPage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: string) => {
     const s = request.consoleSession!;
-    const { secret, uri } = newTotpSecret(s.member.email);
+    // Made by the server, kept with the session, shown once: as a QR code and as text.
+    const { secret, uri } = await startTotpEnrollment(db, s);
+    const qr = await QRCode.toDataURL(uri, { margin: 1, width: 200, errorCorrectionLevel: 'M' });
     const required = s.stage === 'enroll';
+    const replacing = s.member.twoFactor;
     return send(
       reply,
       status,
       'Two-factor authentication',
       html`<h1>Two-factor authentication</h1>
-${required ? html`<p>Your organization requires two-factor authentication. Set it up to continue.</p>` : ''}
+${required ? html`<p>Your organization requires two-factor authentication. Set it up to continue.</p>
+<form method="post" action="/console/sign-out" class="signout-inline">${csrfField(s.csrfToken)}<button type="submit" class="secondary">Sign out</button></form>` : ''}
+${replacing ? html`<p>Two-factor authentication is on. Setting up a new authenticator app replaces the old one: enter your password to confirm.</p>` : ''}
 ${notice(message)}
 <ol>
-<li>Add an account to your authenticator app with this setup key (or open the link on the device that has the app):
-<code class="secret" id="totp-secret">${secret}</code> <button type="button" class="secondary" data-copy="totp-secret" hidden>Copy setup key</button>
-<p><a href="${uri}">Open in authenticator app</a></p></li>
-<li>Enter the six digits it shows.</li>
+<li><p>Scan this QR code with your authenticator app:</p>
+<img class="qr" src="${qr}" width="200" height="200" alt="QR code of your two-factor setup key">
+<p>Or type this setup key into the app: <code class="secret" id="totp-secret">${secret.replace(/(.{4})(?=.)/g, '$1 ')}</code> <button type="button" class="secondary" data-copy="totp-secret" hidden>Copy setup key</button></p>
+<p><a href="${uri}">Open in authenticator app</a> (on the device that has the app)</p></li>
+<li>Enter the six digits it shows (with or without the space).</li>
 </ol>
 <form method="post" action="/console/two-factor/enroll" class="stack">
 ${csrfField(s.csrfToken)}
-<input type="hidden" name="secret" value="${secret}">
-<label for="f-code">Code</label> <input name="code" inputmode="numeric" autocomplete="one-time-code" required maxlength="6" id="f-code">
+${replacing ? html`<input type="email" name="username" value="${s.member.email}" autocomplete="username" hidden>
+<label for="f-password">Current password</label> <input type="password" name="password" autocomplete="current-password" required id="f-password">` : ''}
+<label for="f-code">Code</label> <input name="code" inputmode="numeric" autocomplete="one-time-code" required maxlength="11" id="f-code">
 <button type="submit">Turn on two-factor</button>
 </form>`,
       required ? undefined : navFor(s, '/console/two-factor/enroll'),
@@ -117,24 +127,34 @@ ${csrfField(s.csrfToken)}
     if (!s || s.stage === 'totp') return reply.redirect('/console/sign-in', 303);
     const form = request.body as Form;
     try {
-      const { recoveryCodes } = await enrollTotp(db, s, { secret: form.secret, code: form.code }, actorOf(request), now());
-      return send(
-        reply,
-        200,
-        'Recovery codes',
-        html`<h1>Recovery codes</h1>
-${notice('Two-factor authentication is on.', 'ok')}
+      const { recoveryCodes, renewed } = await enrollTotp(db, s, { code: form.code, password: form.password }, actorOf(request), now());
+      // Post, redirect, get: the codes wait, sealed, for the page the redirect leads to (once).
+      const codes = html`${notice('Two-factor authentication is on.', 'ok')}
 <p>Each of these codes signs you in once if you lose your authenticator app. They are shown only now: keep them somewhere safe.</p>
 <pre class="secret" id="recovery-codes" aria-label="Recovery codes">${recoveryCodes.join('\n')}</pre>
-<button type="button" class="secondary" data-copy="recovery-codes" hidden>Copy recovery codes</button>
-<p><a href="/console/overview">Continue to the console</a></p>`,
-        navFor({ ...s, member: { ...s.member, twoFactor: true } }, '/console/two-factor/enroll'),
-      );
+<button type="button" class="secondary" data-copy="recovery-codes" hidden>Copy recovery codes</button>`;
+      if (renewed) {
+        setSessionCookie(reply, renewed.cookie, deps);
+        await saveFlashForCookie(db, renewed.orgId, renewed.cookie, codes.text);
+      } else await request.keepForNextPage?.(codes.text);
+      return reply.redirect('/console/two-factor/recovery-codes', 303);
     } catch (err) {
       const { status, message } = messageOf(err);
       return enrollPage(request, reply, status, message);
     }
   });
+
+  scope.get('/two-factor/recovery-codes', { preHandler: requireRole(), schema: { hide: true } }, async (request, reply) =>
+    send(
+      reply,
+      200,
+      'Recovery codes',
+      html`<h1>Recovery codes</h1>
+<p class="muted">Recovery codes are shown once, on this page right after two-factor is turned on; setting up a new authenticator app makes new ones.</p>
+<p><a href="/console/overview">Continue to the console</a></p>`,
+      navFor(request.consoleSession!, '/console/two-factor/enroll'),
+    ),
+  );
 
   scope.post('/sign-out', { schema: { hide: true } }, async (request, reply) => {
     if (request.consoleSession) await endSession(db, request.consoleSession);
@@ -148,7 +168,7 @@ ${notice('Two-factor authentication is on.', 'ok')}
     return send(reply, status, 'Accept invitation', html`<h1>Accept invitation</h1>
 <p>You are invited as <strong>${inv.role}</strong> with the email <strong>${inv.email}</strong>. Choose a password of at least ${MIN_PASSWORD} characters.</p>
 ${notice(message)}
-<form method="post" action="/console/invitations/${request.params.token}" class="stack">
+<form method="post" action="/console/invitations/${encodeURIComponent(request.params.token)}" class="stack">
 ${csrfField(formToken(request, reply, deps))}
 <input type="email" name="username" value="${inv.email}" autocomplete="username" hidden>
 <label for="f-password">Password</label> <input type="password" name="password" autocomplete="new-password" required minlength="${MIN_PASSWORD}" id="f-password">

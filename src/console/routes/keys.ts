@@ -24,7 +24,7 @@ function expiryOf(text: string | undefined): string | null {
 }
 
 /** The API keys page (CONTRACT.md section 11): every member reads it; admins and owners change keys. */
-export function registerKeyPages(scope: FastifyInstance, deps: ConsoleDeps & { db: DatabaseExecutor; publicBaseUrl?: string }) {
+export function registerKeyPages(scope: FastifyInstance, deps: ConsoleDeps & { db: DatabaseExecutor }) {
   const { db, now } = deps;
   const admin = { preHandler: requireRole('owner', 'admin'), schema: { hide: true } };
 
@@ -37,10 +37,10 @@ export function registerKeyPages(scope: FastifyInstance, deps: ConsoleDeps & { d
 <td>${k.name ?? '(no name)'}</td><td><code>${k.prefix}…</code></td><td>${k.scope === 'read' ? 'read' : 'read and write'}</td><td>${k.createdBy ?? 'unknown'}</td>
 <td>${when(k.createdAt)}</td><td>${when(k.lastUsedAt)}</td><td>${when(k.expiresAt)}</td><td>${k.state}</td>
 <td>${canChange && k.state === 'active'
-  ? html`<form method="post" action="/console/keys/${k.id}/roll">${csrfField(s.csrfToken)}
+  ? html`<form method="post" action="/console/keys/${encodeURIComponent(k.id)}/roll">${csrfField(s.csrfToken)}
 <label for="f-expiresIn-${k.id}">Old key of ${k.name ?? k.prefix} expires</label> <select name="expiresIn" id="f-expiresIn-${k.id}">${ROLL_DELAYS.map((d) => html`<option value="${d.value}">${d.label}</option>`)}</select>
 <button type="submit" class="secondary">Roll</button></form>
-<form method="post" action="/console/keys/${k.id}/revoke" data-confirm="Revoke ${k.name ?? k.prefix}? Clients using it get 401 within 5 seconds.">${csrfField(s.csrfToken)}
+<form method="post" action="/console/keys/${encodeURIComponent(k.id)}/revoke" data-confirm="Revoke ${k.name ?? k.prefix}? Clients using it get 401 within 5 seconds.">${csrfField(s.csrfToken)}
 <button type="submit" class="danger" aria-label="Revoke ${k.name ?? k.prefix}">Revoke</button></form>`
   : ''}</td></tr>`;
     return reply.code(status).type('text/html; charset=utf-8').send(
@@ -52,17 +52,17 @@ ${message ?? ''}
 <p>Keys let programs read your organization's data through the REST API (<code>/v1</code>). A key is shown once, when it is made.</p>
 ${keys.length === 0
   ? html`<p>No keys yet.</p>`
-  : html`<table>
-<caption>Keys of ${s.orgName}</caption>
+  : html`<div class="table-scroll" role="region" aria-labelledby="keys-caption" tabindex="0"><table>
+<caption id="keys-caption">Keys of ${s.orgName}</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Scope</th><th scope="col">Creator</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col">State</th><th scope="col">Change</th></tr></thead>
 <tbody>${keys.map(row)}</tbody>
-</table>`}
+</table></div>`}
 ${canChange
   ? html`<h2>Create key</h2>
 <form method="post" action="/console/keys" class="stack">
 ${csrfField(s.csrfToken)}
 <label for="f-name">Name</label> <input name="name" required maxlength="128" id="f-name">
-<label for="f-scope">Scope</label> <select name="scope" id="f-scope"><option value="read_write">read_write: read and write</option><option value="read">read: GET only</option></select>
+<label for="f-scope">Scope</label> <select name="scope" id="f-scope"><option value="read" selected>read: GET only</option><option value="read_write">read_write: read and write</option></select>
 <label for="f-expires">Expires (optional)</label> <input type="date" name="expires" id="f-expires">
 <button type="submit">Create key</button>
 </form>`
@@ -72,7 +72,7 @@ ${csrfField(s.csrfToken)}
   };
 
   const shownOnce = (request: FastifyRequest, secret: string, what: string) => {
-    const base = (deps.publicBaseUrl ?? `${request.protocol}://${request.host}`).replace(/\/+$/, '');
+    const base = deps.baseUrl;
     return html`<section class="notice ok" role="status" aria-labelledby="new-key-heading">
 <h2 id="new-key-heading">${what}</h2>
 <p>Copy it now: it is shown only once.</p>

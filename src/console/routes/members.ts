@@ -2,23 +2,22 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../contract/errors.js';
 import type { DatabaseExecutor } from '../../domain/database.js';
 import {
-  changeMemberRole, changePassword, inviteMember, listInvitations, listMembers, MEMBER_ROLES, removeMember, requiresTwoFactor, setRequireTwoFactor,
+  changeMemberRole, changePassword, inviteMember, listInvitations, listMembers, MEMBER_ROLES, removeMember, requiresTwoFactor, revokeInvitation,
+  setRequireTwoFactor,
 } from '../../domain/members.js';
 import { csrfField, html, notice, page, type Safe } from '../html.js';
 import { actorOf, changeOutcome, clearSessionCookie, requireRole, type ConsoleDeps, type Form } from '../plugins.js';
 import { navFor } from './nav.js';
+import type { Mailer } from '../../mail/index.js';
 
-/** Where an invitation's link points: the service's public address when set, else this request's host. */
-export function invitationUrl(request: FastifyRequest, publicBaseUrl: string | undefined, token: string): string {
-  const base = publicBaseUrl ?? `${request.protocol}://${request.host}`;
-  return `${base.replace(/\/+$/, '')}/console/invitations/${token}`;
-}
+/** Where an invitation's link points: the service's public address (PUBLIC_BASE_URL, else the listener's), never the Host header. */
+export const invitationUrl = (baseUrl: string, token: string): string => `${baseUrl}/console/invitations/${token}`;
 
 const send = (reply: FastifyReply, status: number, title: string, body: Safe, request: FastifyRequest, current: string) =>
   reply.code(status).type('text/html; charset=utf-8').send(page({ title, body, nav: navFor(request.consoleSession!, current) }));
 
 /** The members page (owners) and each member's own account page. */
-export function registerMemberPages(scope: FastifyInstance, deps: ConsoleDeps & { db: DatabaseExecutor; publicBaseUrl?: string }) {
+export function registerMemberPages(scope: FastifyInstance, deps: ConsoleDeps & { db: DatabaseExecutor; mailer?: Mailer }) {
   const { db, now } = deps;
   const owner = { preHandler: requireRole('owner'), schema: { hide: true } };
 
@@ -28,22 +27,22 @@ export function registerMemberPages(scope: FastifyInstance, deps: ConsoleDeps & 
     const roleOptions = (current: string) => MEMBER_ROLES.map((r) => html`<option value="${r}"${r === current ? html` selected` : ''}>${r}</option>`);
     return send(reply, status, 'Members', html`<h1>Members</h1>
 ${message ?? ''}
-<table>
-<caption>Members of ${s.orgName}</caption>
+<div class="table-scroll" role="region" aria-labelledby="members-caption" tabindex="0"><table>
+<caption id="members-caption">Members of ${s.orgName}</caption>
 <thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Two-factor</th><th scope="col">Joined</th><th scope="col">Last sign-in</th><th scope="col">Change</th></tr></thead>
 <tbody>
 ${members.map((m) => html`<tr>
 <td>${m.email}</td><td>${m.role}</td><td>${m.twoFactor ? 'on' : 'off'}</td><td>${m.createdAt.slice(0, 16).replace('T', ' ')} UTC</td>
 <td>${m.lastSignInAt ? `${m.lastSignInAt.slice(0, 16).replace('T', ' ')} UTC` : 'never'}</td>
 <td>
-<form method="post" action="/console/members/${m.id}/role">${csrfField(s.csrfToken)}
+<form method="post" action="/console/members/${encodeURIComponent(m.id)}/role">${csrfField(s.csrfToken)}
 <label for="f-role-${m.id}">Role of ${m.email}</label> <select name="role" id="f-role-${m.id}">${roleOptions(m.role)}</select>
-<button type="submit" class="secondary">Change role</button></form>
-<form method="post" action="/console/members/${m.id}/remove" data-confirm="Remove ${m.email}? Their sessions end at once.">${csrfField(s.csrfToken)}
+<button type="submit" class="secondary" aria-label="Change role of ${m.email}">Change role</button></form>
+<form method="post" action="/console/members/${encodeURIComponent(m.id)}/remove" data-confirm="Remove ${m.email}? Their sessions end at once.">${csrfField(s.csrfToken)}
 <button type="submit" class="danger" aria-label="Remove ${m.email}">Remove</button></form>
 </td></tr>`)}
 </tbody>
-</table>
+</table></div>
 <h2>Invite a member</h2>
 <form method="post" action="/console/members/invite" class="stack">
 ${csrfField(s.csrfToken)}
@@ -53,8 +52,10 @@ ${csrfField(s.csrfToken)}
 </form>
 ${invitations.length > 0
   ? html`<table><caption>Invitations not yet accepted</caption>
-<thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Expires</th></tr></thead>
-<tbody>${invitations.map((i) => html`<tr><td>${i.email}</td><td>${i.role}</td><td>${i.expiresAt.slice(0, 16).replace('T', ' ')} UTC</td></tr>`)}</tbody></table>`
+<thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Invited by</th><th scope="col">Expires</th><th scope="col">Change</th></tr></thead>
+<tbody>${invitations.map((i) => html`<tr><td>${i.email}</td><td>${i.role}</td><td>${i.invitedBy === null ? 'operator' : (members.find((m) => m.id === i.invitedBy)?.email ?? i.invitedBy)}</td><td>${i.expiresAt.slice(0, 16).replace('T', ' ')} UTC</td>
+<td><form method="post" action="/console/members/invitations/${encodeURIComponent(i.id)}/revoke" data-confirm="Revoke the invitation of ${i.email}? Its link stops working at once.">${csrfField(s.csrfToken)}
+<button type="submit" class="danger" aria-label="Revoke invitation of ${i.email}">Revoke</button></form></td></tr>`)}</tbody></table>`
   : ''}
 <h2>Two-factor authentication</h2>
 <form method="post" action="/console/members/two-factor" class="stack">
@@ -72,10 +73,35 @@ ${csrfField(s.csrfToken)}
   scope.post('/members/invite', owner, async (request, reply) =>
     outcome(request, reply, async () => {
       const form = request.body as Form;
-      const inv = await inviteMember(db, request.consoleSession!.orgId, { email: form.email, role: form.role }, actorOf(request), now());
-      const url = invitationUrl(request, deps.publicBaseUrl, inv.token);
-      return html`<div class="notice ok" role="status"><p>Invitation for ${inv.email} (${inv.role}) created. Send them this link; it works once, until ${inv.expiresAt.slice(0, 16).replace('T', ' ')} UTC, and is shown only now:</p>
-<code class="secret" id="invitation-link">${url}</code> <button type="button" class="secondary" data-copy="invitation-link" hidden>Copy link</button></div>`;
+      const s = request.consoleSession!;
+      const inv = await inviteMember(db, s.orgId, { email: form.email, role: form.role }, actorOf(request), now());
+      const url = invitationUrl(deps.baseUrl, inv.token);
+      const until = `${inv.expiresAt.slice(0, 16).replace('T', ' ')} UTC`;
+      if (deps.mailer) {
+        // By email only: accepting it proves control of the address. Unsent, it is revoked at once.
+        try {
+          await deps.mailer.send({
+            to: inv.email,
+            subject: `Your invitation to ${s.orgName} on Climate Pulse`,
+            text: `${s.member.email} invites you to the Climate Pulse console of ${s.orgName} as ${inv.role}.\n\nOpen this link to choose your password; it works once, until ${until}:\n\n${url}\n\nIf you did not expect this, ignore this message.\n`,
+          });
+        } catch (err) {
+          request.log.warn({ err: { message: (err as Error).message } }, 'console invitation email not sent');
+          await revokeInvitation(db, s.orgId, inv.id, actorOf(request), now());
+          throw new ApiError('invalid_request', `The invitation email to ${inv.email} could not be sent, so no invitation was made; try again later.`);
+        }
+        return notice(`Invitation sent by email to ${inv.email} (${inv.role}). Its link works once, until ${until}; nobody else sees it.`, 'ok');
+      }
+      return html`<div class="notice ok" role="status"><p>Invitation for ${inv.email} (${inv.role}) created. Send them this link; it works once, until ${until}, and is shown only now:</p>
+<code class="secret" id="invitation-link">${url}</code> <button type="button" class="secondary" data-copy="invitation-link" hidden>Copy link</button>
+<p><strong>The address is unproven:</strong> this service sends no email (no SMTP_URL), so whoever opens the link becomes this member. Give it to them yourself, over a channel you trust.</p></div>`;
+    }),
+  );
+
+  scope.post<{ Params: { invitationId: string } }>('/members/invitations/:invitationId/revoke', owner, async (request, reply) =>
+    outcome(request, reply, async () => {
+      const inv = await revokeInvitation(db, request.consoleSession!.orgId, request.params.invitationId, actorOf(request), now());
+      return notice(`The invitation of ${inv.email} (${inv.role}) is revoked: its link opens nothing now.`, 'ok');
     }),
   );
 

@@ -57,8 +57,20 @@ function eventTypesOf(form: Form): WebhookEventType[] | null {
   return ticked.length === 0 || ticked.length === WEBHOOK_EVENT_TYPES.length ? null : ticked;
 }
 
+/** An attempt's error as the page shows it: never a host name of the network behind the resolver. */
+const shownError = (text: string) => text.replace(/^refused: \S+ resolves to/, "refused: the endpoint's host resolves to");
+
 /** The last attempt's error (a status that failed is one), else its status. */
-const lastResult = (d: Delivery) => d.lastError ?? (d.lastStatusCode !== null ? `HTTP ${d.lastStatusCode}` : '-');
+const lastResult = (d: Delivery) => (d.lastError !== null ? shownError(d.lastError) : d.lastStatusCode !== null ? `HTTP ${d.lastStatusCode}` : '-');
+
+/** What a viewer sees of an endpoint: its host, not its path or query (which may carry a token). */
+export function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return '(unreadable URL)';
+  }
+}
 
 /**
  * The webhooks page (CONTRACT.md section 11): every member reads the endpoints and the delivery
@@ -82,22 +94,23 @@ export function registerWebhookPages(scope: FastifyInstance, deps: ConsoleDeps &
       pageOrgDeliveries(db, s.orgId, { failed: failedOnly, limit: DELIVERIES_SHOWN, cursor }),
     ]);
     const pageLink = (q: Record<string, string>) => `/console/webhooks?${new URLSearchParams(failedOnly ? { failed: '1', ...q } : q).toString()}`;
-    const urlOf = new Map(endpoints.map((e) => [e.id, e.url]));
+    const shown = (url: string) => (canChange ? url : hostOf(url));
+    const urlOf = new Map(endpoints.map((e) => [e.id, shown(e.url)]));
     const csrf = csrfField(s.csrfToken);
     const overlap = (e: Endpoint) => e.previousSecretExpiresAt !== null && Date.parse(e.previousSecretExpiresAt) > at.getTime();
 
     const endpointRow = (e: Endpoint) => html`<tr>
-<td><code>${e.url}</code></td>
+<td><code>${shown(e.url)}</code></td>
 <td>${e.eventTypes.length === WEBHOOK_EVENT_TYPES.length ? 'all' : e.eventTypes.join(', ')}</td>
 <td>${e.enabled ? 'enabled' : `disabled (${e.disabledReason ?? 'no reason given'})`}${overlap(e) ? html`<br><span class="muted">old secret valid until ${minute(e.previousSecretExpiresAt)}</span>` : ''}</td>
 <td class="when">${minute(e.createdAt)}</td>
 <td>${canChange
-  ? html`<form method="post" action="/console/webhooks/${e.id}/test">${csrf}<button type="submit" class="secondary" aria-label="Send test event to ${e.url}">Send test event</button></form>
-<form method="post" action="/console/webhooks/${e.id}/rotate" data-confirm="Rotate the secret of ${e.url}? The old secret stays valid for 24 hours; deliveries carry both signatures until then.">${csrf}<button type="submit" class="secondary" aria-label="Rotate secret of ${e.url}">Rotate secret</button></form>
+  ? html`<form method="post" action="/console/webhooks/${encodeURIComponent(e.id)}/test">${csrf}<button type="submit" class="secondary" aria-label="Send test event to ${e.url}">Send test event</button></form>
+<form method="post" action="/console/webhooks/${encodeURIComponent(e.id)}/rotate" data-confirm="Rotate the secret of ${e.url}? The old secret stays valid for 24 hours; deliveries carry both signatures until then.">${csrf}<button type="submit" class="secondary" aria-label="Rotate secret of ${e.url}">Rotate secret</button></form>
 ${e.enabled
-  ? html`<form method="post" action="/console/webhooks/${e.id}/disable">${csrf}<button type="submit" class="secondary" aria-label="Disable ${e.url}">Disable</button></form>`
-  : html`<form method="post" action="/console/webhooks/${e.id}/enable">${csrf}<button type="submit" class="secondary" aria-label="Enable ${e.url}">Enable</button></form>`}
-<form method="post" action="/console/webhooks/${e.id}/remove" data-confirm="Remove ${e.url} and its delivery history?">${csrf}<button type="submit" class="danger" aria-label="Remove ${e.url}">Remove</button></form>`
+  ? html`<form method="post" action="/console/webhooks/${encodeURIComponent(e.id)}/disable">${csrf}<button type="submit" class="secondary" aria-label="Disable ${e.url}">Disable</button></form>`
+  : html`<form method="post" action="/console/webhooks/${encodeURIComponent(e.id)}/enable">${csrf}<button type="submit" class="secondary" aria-label="Enable ${e.url}">Enable</button></form>`}
+<form method="post" action="/console/webhooks/${encodeURIComponent(e.id)}/remove" data-confirm="Remove ${e.url} and its delivery history?">${csrf}<button type="submit" class="danger" aria-label="Remove ${e.url}">Remove</button></form>`
   : ''}</td></tr>`;
 
     const deliveryRow = (d: Delivery) => html`<tr>
@@ -110,7 +123,7 @@ ${e.enabled
 <td class="when">${d.status === 'pending' ? second(d.nextAttemptAt) : '-'}</td>
 ${canChange
   ? html`<td>${d.status === 'failed'
-      ? html`<form method="post" action="/console/webhooks/deliveries/${d.id}/replay">${csrf}<button type="submit" class="secondary" aria-label="Replay ${d.type} ${d.eventId}">Replay</button></form>`
+      ? html`<form method="post" action="/console/webhooks/deliveries/${encodeURIComponent(d.id)}/replay">${csrf}<button type="submit" class="secondary" aria-label="Replay ${d.type} ${d.eventId}">Replay</button></form>`
       : ''}</td>`
   : ''}</tr>`;
 
@@ -203,7 +216,7 @@ ${extra ?? ''}
       const ping = await pingOrgEndpoint(db, orgOf(request), request.params.endpointId, options, actorOf(request), now());
       return ping.outcome === 'succeeded'
         ? notice(`Test event ${ping.eventId} delivered to ${ping.url}: ${ping.result}.`, 'ok')
-        : notice(`Test event ${ping.eventId} to ${ping.url} failed: ${ping.result}${ping.outcome === 'endpoint_disabled' ? '; the endpoint is now disabled' : ''}.`);
+        : notice(`Test event ${ping.eventId} to ${ping.url} failed: ${shownError(ping.result)}${ping.outcome === 'endpoint_disabled' ? '; the endpoint is now disabled' : ''}.`);
     }),
   );
 

@@ -30,6 +30,7 @@ export const AUDIT_ACTIONS = [
   'webhook_delivery.replayed',
   'key.rolled',
   'member.invited',
+  'member.invitation_revoked',
   'member.joined',
   'member.role_changed',
   'member.removed',

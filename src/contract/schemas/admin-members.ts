@@ -33,7 +33,23 @@ export const MemberSchema = Type.Object(
 
 export const MemberListSchema = Type.Object({ items: Type.Array(MemberSchema) }, { additionalProperties: false });
 
+export const InvitationSchema = Type.Object(
+  {
+    id: Type.String({ minLength: 1, maxLength: 128, description: 'Invitation id (inv_...).' }),
+    email: Email,
+    role: Role,
+    invitedBy: Nullable(Type.String({ minLength: 1, maxLength: 128, description: 'The member (mem_...) who made it in the console; null when the operator made it.' })),
+    createdAt: DateTimeSchema('When it was made.'),
+    expiresAt: DateTimeSchema('The link works until this instant (72 hours after it was made).'),
+  },
+  { additionalProperties: false },
+);
+
+export const InvitationListSchema = Type.Object({ items: Type.Array(InvitationSchema) }, { additionalProperties: false });
+
 export type CreateInvitationBody = Static<typeof CreateInvitationBodySchema>;
 export type CreatedInvitation = Static<typeof CreatedInvitationSchema>;
 export type Member = Static<typeof MemberSchema>;
 export type MemberList = Static<typeof MemberListSchema>;
+export type Invitation = Static<typeof InvitationSchema>;
+export type InvitationList = Static<typeof InvitationListSchema>;

@@ -30,9 +30,26 @@ const member = (r: RawMember): MemberRow => ({
 
 const COLUMNS = 'org_id, id, email, role, password_hash, totp_secret, totp_last_step, recovery_codes, created_at, last_sign_in_at';
 
-const byEmail = sql('members.by_email', `SELECT ${COLUMNS} FROM members WHERE lower(email) = lower($1)`);
-export async function findMemberByEmail(db: Queryable, email: string): Promise<MemberRow | null> {
-  const [r] = await db.query<RawMember>(byEmail, [email]);
+/** Every membership of an address in a live organization, oldest first (an address may be a member of several). */
+const byEmail = sql(
+  'members.by_email',
+  `SELECT m.org_id, m.id, m.email, m.role, m.password_hash, m.totp_secret, m.totp_last_step, m.recovery_codes, m.created_at, m.last_sign_in_at
+     FROM members m JOIN organizations o ON o.id = m.org_id AND o.deleted_at IS NULL
+    WHERE lower(m.email) = lower($1) ORDER BY m.created_at, m.org_id`,
+);
+export async function findMembersByEmail(db: Queryable, email: string): Promise<MemberRow[]> {
+  return (await db.query<RawMember>(byEmail, [email])).map(member);
+}
+
+/** The password hashes of every membership of an address, deleted organizations' too (they share one salt). */
+const hashesByEmail = sql('members.hashes_by_email', `SELECT org_id, id, password_hash FROM members WHERE lower(email) = lower($1) ORDER BY created_at, org_id`);
+export async function findPasswordHashesByEmail(db: Queryable, email: string): Promise<{ orgId: string; id: string; passwordHash: string }[]> {
+  return (await db.query<{ org_id: string; id: string; password_hash: string }>(hashesByEmail, [email])).map((r) => ({ orgId: r.org_id, id: r.id, passwordHash: r.password_hash }));
+}
+
+const byOrgEmail = sql('members.by_org_email', `SELECT ${COLUMNS} FROM members WHERE org_id = $1 AND lower(email) = lower($2)`);
+export async function findMemberByEmailInOrg(db: Queryable, orgId: string, email: string): Promise<MemberRow | null> {
+  const [r] = await db.query<RawMember>(byOrgEmail, [orgId, email]);
   return r ? member(r) : null;
 }
 
@@ -101,6 +118,15 @@ export async function deleteMember(db: Queryable, orgId: string, id: string) {
   await db.query(remove, [orgId, id]);
 }
 
+/**
+ * Locks the organization's row until the transaction ends: every change to who owns it takes this
+ * lock first, so one change reads the owners only after another has committed (on any process).
+ */
+const lockOrg = sql('organizations.lock_for_members', `SELECT id FROM organizations WHERE id = $1 FOR UPDATE`);
+export async function lockOrganization(db: Queryable, orgId: string): Promise<boolean> {
+  return (await db.query(lockOrg, [orgId])).length === 1;
+}
+
 const owners = sql('members.owners', `SELECT count(*)::int AS n FROM members WHERE org_id = $1 AND role = 'owner'`);
 export async function countOwners(db: Queryable, orgId: string): Promise<number> {
   const [r] = await db.query<{ n: number }>(owners, [orgId]);
@@ -111,28 +137,52 @@ export async function countOwners(db: Queryable, orgId: string): Promise<number>
 
 export interface InvitationRow {
   orgId: string; id: string; email: string; role: MemberRole; createdAt: string; expiresAt: string; acceptedAt: string | null;
+  /** The member who made it in the console; null: the operator. */
+  invitedBy: string | null;
 }
 interface RawInvitation {
   org_id: string; id: string; email: string; role: MemberRole; created_at: Date | string; expires_at: Date | string; accepted_at: Date | string | null;
+  invited_by: string | null;
 }
 const invitation = (r: RawInvitation): InvitationRow => ({
   orgId: r.org_id, id: r.id, email: r.email, role: r.role, createdAt: iso(r.created_at), expiresAt: iso(r.expires_at), acceptedAt: isoOrNull(r.accepted_at),
+  invitedBy: r.invited_by,
 });
+const INV_COLUMNS = 'org_id, id, email, role, created_at, expires_at, accepted_at, invited_by';
 
 const insertInv = sql(
   'member_invitations.insert',
-  `INSERT INTO member_invitations (org_id, id, email, role, token_hash, created_at, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+  `INSERT INTO member_invitations (org_id, id, email, role, token_hash, created_at, expires_at, invited_by) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 );
 export async function insertInvitation(
   db: Queryable,
-  i: { orgId: string; id: string; email: string; role: MemberRole; tokenHash: Buffer; createdAt: Date; expiresAt: Date },
+  i: { orgId: string; id: string; email: string; role: MemberRole; tokenHash: Buffer; createdAt: Date; expiresAt: Date; invitedBy: string | null },
 ) {
-  await db.query(insertInv, [i.orgId, i.id, i.email, i.role, i.tokenHash, i.createdAt.toISOString(), i.expiresAt.toISOString()]);
+  await db.query(insertInv, [i.orgId, i.id, i.email, i.role, i.tokenHash, i.createdAt.toISOString(), i.expiresAt.toISOString(), i.invitedBy]);
+}
+
+/** Deletes a pending invitation (its link then opens nothing); null when there is none (accepted, or unknown). */
+const revokeInv = sql(
+  'member_invitations.revoke',
+  `DELETE FROM member_invitations WHERE org_id = $1 AND id = $2 AND accepted_at IS NULL RETURNING ${INV_COLUMNS}`,
+);
+export async function deletePendingInvitation(db: Queryable, orgId: string, id: string): Promise<InvitationRow | null> {
+  const [r] = await db.query<RawInvitation>(revokeInv, [orgId, id]);
+  return r ? invitation(r) : null;
+}
+
+/** Deletes every pending invitation a member made: they die with the member's removal or demotion. */
+const revokeBy = sql(
+  'member_invitations.revoke_by_inviter',
+  `DELETE FROM member_invitations WHERE org_id = $1 AND invited_by = $2 AND accepted_at IS NULL RETURNING ${INV_COLUMNS}`,
+);
+export async function deletePendingInvitationsBy(db: Queryable, orgId: string, memberId: string): Promise<InvitationRow[]> {
+  return (await db.query<RawInvitation>(revokeBy, [orgId, memberId])).map(invitation);
 }
 
 const invByToken = sql(
   'member_invitations.by_token',
-  `SELECT org_id, id, email, role, created_at, expires_at, accepted_at FROM member_invitations WHERE token_hash = $1`,
+  `SELECT ${INV_COLUMNS} FROM member_invitations WHERE token_hash = $1`,
 );
 export async function findInvitationByToken(db: Queryable, tokenHash: Buffer): Promise<InvitationRow | null> {
   const [r] = await db.query<RawInvitation>(invByToken, [tokenHash]);
@@ -150,7 +200,7 @@ export async function takeInvitation(db: Queryable, orgId: string, id: string, a
 
 const pendingInv = sql(
   'member_invitations.pending',
-  `SELECT org_id, id, email, role, created_at, expires_at, accepted_at FROM member_invitations
+  `SELECT ${INV_COLUMNS} FROM member_invitations
     WHERE org_id = $1 AND accepted_at IS NULL AND expires_at > $2 ORDER BY created_at DESC, id DESC`,
 );
 export async function listPendingInvitations(db: Queryable, orgId: string, now: Date): Promise<InvitationRow[]> {
@@ -182,6 +232,7 @@ export async function insertSessionRow(
 const sessionWithMember = sql(
   'console_sessions.by_id_with_member',
   `SELECT s.org_id, s.member_id, s.stage, s.csrf_token, s.created_at AS session_created_at, s.last_seen_at, o.name AS org_name,
+          o.require_two_factor, s.flash IS NOT NULL AS has_flash,
           m.id, m.email, m.role, m.password_hash, m.totp_secret, m.totp_last_step, m.recovery_codes, m.created_at, m.last_sign_in_at
      FROM console_sessions s
      LEFT JOIN members m ON m.org_id = s.org_id AND m.id = s.member_id
@@ -191,8 +242,10 @@ const sessionWithMember = sql(
 export async function findSessionWithMember(
   db: Queryable,
   idHash: Buffer,
-): Promise<{ session: SessionRow; member: MemberRow | null; orgName: string | null } | null> {
-  const [r] = await db.query<RawMember & { member_id: string; stage: SessionStage; csrf_token: string; session_created_at: Date | string; last_seen_at: Date | string; org_name: string | null }>(
+): Promise<{ session: SessionRow; member: MemberRow | null; orgName: string | null; requireTwoFactor: boolean; hasFlash: boolean } | null> {
+  const [r] = await db.query<
+    RawMember & { member_id: string; stage: SessionStage; csrf_token: string; session_created_at: Date | string; last_seen_at: Date | string; org_name: string | null; require_two_factor: boolean | null; has_flash: boolean }
+  >(
     sessionWithMember,
     [idHash],
   );
@@ -201,6 +254,8 @@ export async function findSessionWithMember(
     session: { orgId: r.org_id, memberId: r.member_id, stage: r.stage, csrfToken: r.csrf_token, createdAt: iso(r.session_created_at), lastSeenAt: iso(r.last_seen_at) },
     member: r.id === null ? null : member(r),
     orgName: r.org_name,
+    requireTwoFactor: r.require_two_factor === true,
+    hasFlash: r.has_flash === true,
   };
 }
 
@@ -214,6 +269,31 @@ export async function setSessionStage(db: Queryable, orgId: string, idHash: Buff
   await db.query(setStage, [orgId, idHash, stage]);
 }
 
+const setPending = sql('console_sessions.set_pending_totp', `UPDATE console_sessions SET pending_totp_secret = $3 WHERE org_id = $1 AND id_hash = $2`);
+export async function setPendingTotpSecret(db: Queryable, orgId: string, idHash: Buffer, secret: string | null) {
+  await db.query(setPending, [orgId, idHash, secret]);
+}
+const getPending = sql('console_sessions.pending_totp', `SELECT pending_totp_secret FROM console_sessions WHERE org_id = $1 AND id_hash = $2`);
+export async function readPendingTotpSecret(db: Queryable, orgId: string, idHash: Buffer): Promise<string | null> {
+  const [r] = await db.query<{ pending_totp_secret: string | null }>(getPending, [orgId, idHash]);
+  return r?.pending_totp_secret ?? null;
+}
+
+const putFlash = sql('console_sessions.set_flash', `UPDATE console_sessions SET flash = $3 WHERE org_id = $1 AND id_hash = $2`);
+export async function setSessionFlashRow(db: Queryable, orgId: string, idHash: Buffer, sealed: Buffer | null) {
+  await db.query(putFlash, [orgId, idHash, sealed]);
+}
+/** Takes the session's flash once: of two concurrent page views, one gets it. */
+const takeFlash = sql(
+  'console_sessions.take_flash',
+  `WITH old AS (SELECT flash FROM console_sessions WHERE org_id = $1 AND id_hash = $2 AND flash IS NOT NULL FOR UPDATE)
+   UPDATE console_sessions s SET flash = NULL FROM old WHERE s.org_id = $1 AND s.id_hash = $2 RETURNING old.flash`,
+);
+export async function takeSessionFlashRow(db: Queryable, orgId: string, idHash: Buffer): Promise<Buffer | null> {
+  const [r] = await db.query<{ flash: Buffer }>(takeFlash, [orgId, idHash]);
+  return r?.flash ?? null;
+}
+
 const endOne = sql('console_sessions.end', `DELETE FROM console_sessions WHERE org_id = $1 AND id_hash = $2`);
 export async function deleteSession(db: Queryable, orgId: string, idHash: Buffer) {
   await db.query(endOne, [orgId, idHash]);
@@ -224,26 +304,39 @@ export async function deleteMemberSessions(db: Queryable, orgId: string, memberI
   await db.query(endMember, [orgId, memberId]);
 }
 
-// Sign-in limits.
+// Password-check limits: one row per (scope, key, instant) with a count; a sliding window sums the
+// rows of the last 15 minutes. A refund takes one back (and drops the row when it reaches 0).
 
-const reserve = sql(
-  'console_sign_in_attempts.reserve',
+const record = sql(
+  'console_sign_in_attempts.record',
   `INSERT INTO console_sign_in_attempts (scope, key, window_start, count) VALUES ($1, $2, $3, 1)
-   ON CONFLICT (scope, key, window_start) DO UPDATE SET count = console_sign_in_attempts.count + 1
-   RETURNING count`,
+   ON CONFLICT (scope, key, window_start) DO UPDATE SET count = console_sign_in_attempts.count + 1`,
 );
-/** Counts one attempt in the window and says how many it holds now (this one included). */
-export async function reserveAttempt(db: Queryable, scope: 'account' | 'address', key: string, windowStart: Date): Promise<number> {
-  const [r] = await db.query<{ count: number }>(reserve, [scope, key, windowStart.toISOString()]);
-  return r.count;
+export async function recordAttempt(db: Queryable, scope: 'account' | 'address', key: string, at: Date) {
+  await db.query(record, [scope, key, at.toISOString()]);
+}
+
+const count = sql(
+  'console_sign_in_attempts.count',
+  `SELECT GREATEST(
+     COALESCE((SELECT sum(count) FROM console_sign_in_attempts WHERE scope = 'account' AND key = $1 AND window_start > $3), 0),
+     COALESCE((SELECT sum(count) FROM console_sign_in_attempts WHERE scope = 'address' AND key = $2 AND window_start > $3), 0)
+   )::int AS n`,
+);
+/** The larger of the account's and the address's failed checks since `since`. */
+export async function countAttempts(db: Queryable, account: string, address: string, since: Date): Promise<number> {
+  const [r] = await db.query<{ n: number }>(count, [account, address, since.toISOString()]);
+  return r.n;
 }
 
 const refund = sql(
   'console_sign_in_attempts.refund',
   `UPDATE console_sign_in_attempts SET count = count - 1 WHERE scope = $1 AND key = $2 AND window_start = $3 AND count > 0`,
 );
-export async function refundAttempt(db: Queryable, scope: 'account' | 'address', key: string, windowStart: Date) {
-  await db.query(refund, [scope, key, windowStart.toISOString()]);
+const dropEmpty = sql('console_sign_in_attempts.drop_empty', `DELETE FROM console_sign_in_attempts WHERE scope = $1 AND key = $2 AND window_start = $3 AND count <= 0`);
+export async function refundAttempt(db: Queryable, scope: 'account' | 'address', key: string, at: Date) {
+  await db.query(refund, [scope, key, at.toISOString()]);
+  await db.query(dropEmpty, [scope, key, at.toISOString()]);
 }
 
 const purge = sql('console_sign_in_attempts.purge', `DELETE FROM console_sign_in_attempts WHERE window_start < $1`);
