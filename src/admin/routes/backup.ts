@@ -4,7 +4,7 @@ import { backupDatabase, requireBackupable } from '../../domain/backup.js';
 import type { AdminRouteDeps, App } from './types.js';
 
 /** `climate-pulse backup FILE` while an embedded server holds DATA_DIR: the snapshot comes through the socket. */
-export function registerBackupRoutes(app: App, { db }: AdminRouteDeps) {
+export function registerBackupRoutes(app: App, { db, config, now }: AdminRouteDeps) {
   app.post(
     '/backup',
     {
@@ -29,7 +29,7 @@ export function registerBackupRoutes(app: App, { db }: AdminRouteDeps) {
         'cache-control': 'no-store',
       });
       try {
-        await backupDatabase(db, out);
+        await backupDatabase(db, out, { secret: config.commentCursorSecret, releaseDelayHours: config.commentsReleaseDelayHours, now: now() });
       } catch (err) {
         // The status is sent: a backup cut short ends the connection without the closing chunk.
         request.log.error({ err }, 'backup failed');

@@ -43,7 +43,7 @@ export function registerBackup(program: Command) {
         if (!existsSync(config.dataDir)) throw new CliError(`there is no embedded database in ${resolve(config.dataDir)} to back up`);
         const db = await openDatabase(config);
         try {
-          bytes = await writeFileWhole(file, (out) => backupDatabase(db, out));
+          bytes = await writeFileWhole(file, (out) => backupDatabase(db, out, { secret: config.commentCursorSecret, releaseDelayHours: config.commentsReleaseDelayHours, now: new Date() }));
         } finally {
           await db.close();
         }
