@@ -6,6 +6,7 @@ import { inviteMember } from '../../src/domain/members.js';
 import { listAuditEvents } from '../../src/domain/audit.js';
 import { operatorActor } from '../../src/domain/audit.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { consoleBaseUrl } from '../../src/admin/routes/members.js';
 import { acceptInvitation, BROWSER_MISSING, HOSTILE, launchConsoleBrowser, PASSWORD, screenshotPath, type ConsoleBrowser } from '../helpers/browser.js';
 
 /**
@@ -70,7 +71,8 @@ describe.skipIf(BROWSER_MISSING)('the console in a browser', () => {
     expect(readKey).toMatch(/^cp_live_[A-Za-z0-9]{40}$/);
     await audit(page, 'keys (created)');
     expect(await page.locator('tbody td').first().textContent()).toBe(HOSTILE);
-    expect(await page.locator('#curl-line').textContent()).toBe(`curl -s -H "Authorization: Bearer ${readKey}" ${base}/v1/stats`);
+    // Built from PUBLIC_BASE_URL, else the listener's configured HOST and PORT, never from the Host header (issue 41).
+    expect(await page.locator('#curl-line').textContent()).toBe(`curl -s -H "Authorization: Bearer ${readKey}" ${consoleBaseUrl(t.config)}/v1/stats`);
     expect((await api(readKey, '/v1/stats')).status).toBe(200);
     const post = await api(readKey, '/v1/teams', { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': 'browser-test-1' }, body: JSON.stringify({ name: 'X' }) });
     expect(post.status).toBe(403);
@@ -118,8 +120,10 @@ describe.skipIf(BROWSER_MISSING)('the console in a browser', () => {
     await page.getByLabel(/^email$/i).fill('viewer@browser.example.com');
     await page.getByLabel(/^role$/i).last().selectOption('viewer');
     await page.getByRole('button', { name: /^invite$/i }).click();
-    const link = (await page.locator('#invitation-link').textContent())!.trim();
-    expect(link).toMatch(new RegExp(`^${base}/console/invitations/[A-Za-z0-9_-]{32}$`));
+    const shownLink = (await page.locator('#invitation-link').textContent())!.trim();
+    // From the listener's configured address (this test listens on another port), never the Host header.
+    expect(shownLink).toMatch(new RegExp(`^${consoleBaseUrl(t.config)}/console/invitations/[A-Za-z0-9_-]{32}$`));
+    const link = shownLink.replace(consoleBaseUrl(t.config), base);
 
     // Sign out, then in again with the password and a (new) code.
     await page.getByRole('button', { name: /^sign out$/i }).click();

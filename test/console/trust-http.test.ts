@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inviteMember } from '../../src/domain/members.js';
 import { operatorActor } from '../../src/domain/audit.js';
 import { addOrgEndpoint } from '../../src/domain/webhook-endpoints.js';
+import { shownError } from '../../src/console/routes/webhooks.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { CONSOLE_PASSWORD, ConsoleClient, joinConsole } from '../helpers/console-client.js';
 
@@ -179,5 +180,12 @@ describe('finding 7: what a viewer sees', () => {
     expect(hooks).toContain('<code>hooks.example.com</code>');
     expect(hooks).not.toContain('with-token');
     expect((await owner.get('/console/webhooks')).body).toContain('https://hooks.example.com/path/with-token?secret=abc');
+  });
+});
+
+describe('finding 7: test-event errors', () => {
+  it('an attempt refused for its address names the kind of address, not the host name behind the resolver', () => {
+    expect(shownError('refused: db.corp.internal resolves to a private address')).toBe("refused: the endpoint's host resolves to a private address");
+    expect(shownError('network error: ECONNREFUSED')).toBe('network error: ECONNREFUSED');
   });
 });

@@ -58,7 +58,7 @@ function eventTypesOf(form: Form): WebhookEventType[] | null {
 }
 
 /** An attempt's error as the page shows it: never a host name of the network behind the resolver. */
-const shownError = (text: string) => text.replace(/^refused: \S+ resolves to/, "refused: the endpoint's host resolves to");
+export const shownError = (text: string) => text.replace(/^refused: \S+ resolves to/, "refused: the endpoint's host resolves to");
 
 /** The last attempt's error (a status that failed is one), else its status. */
 const lastResult = (d: Delivery) => (d.lastError !== null ? shownError(d.lastError) : d.lastStatusCode !== null ? `HTTP ${d.lastStatusCode}` : '-');
