@@ -233,13 +233,13 @@ type PageRenderer = (request: FastifyRequest, reply: FastifyReply, status: numbe
  * again with the domain's refusal (the API's own message) and the refusal's status, having changed
  * nothing. Anything else is the error handler's 500.
  */
-export function changeOutcome(render: PageRenderer) {
+export function changeOutcome(render: PageRenderer, next?: (request: FastifyRequest) => string) {
   return async (request: FastifyRequest, reply: FastifyReply, work: () => Promise<Safe>) => {
     try {
       const said = await work();
       if (request.keepForNextPage) {
         await request.keepForNextPage(said.text);
-        return reply.redirect(pageOf(request.url), 303);
+        return reply.redirect(next ? next(request) : pageOf(request.url), 303);
       }
       return await render(request, reply, 200, said);
     } catch (err) {

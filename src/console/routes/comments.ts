@@ -87,7 +87,8 @@ ${canChange ? '' : html`<p class="muted">Viewers can read comments but not hide 
   for (const hide of [true, false]) {
     scope.post<{ Body: Form }>(`/comments/${hide ? 'hide' : 'show'}`, admin, async (request, reply) => {
       const f = filtersOf(request.body);
-      return changeOutcome((rq, rp, st, msg) => commentsPage(rq, rp, st, msg, f))(request, reply, async () => {
+      // Back to the page the form was on: its range, team and page (post, redirect, get).
+      return changeOutcome((rq, rp, st, msg) => commentsPage(rq, rp, st, msg, f), () => href(f))(request, reply, async () => {
         const r = await setCommentHidden(db, request.consoleSession!.orgId, request.body.handle ?? '', hide, actorOf(request), now());
         return notice(hide ? (r.changed ? 'Comment hidden: it is in no answer from now on.' : 'That comment was hidden already.') : r.changed ? 'Comment shown again.' : 'That comment was shown already.', 'ok');
       });
