@@ -105,7 +105,7 @@ export function runPrimary(config: Config, log: (line: string) => void): boolean
     const delay = Math.min(RESTART_FIRST_MS * 2 ** (exits.length - 1), RESTART_MAX_MS);
     log(
       `worker ${how}; starting another in ${seconds(delay)} ` +
-        `(${exits.length} of ${config.workerCrashLimit} exits allowed within ${seconds(config.workerCrashWindowMs)})`,
+        `(${exits.length} ${exits.length === 1 ? 'exit' : 'exits'} within ${seconds(config.workerCrashWindowMs)}; at ${config.workerCrashLimit} the primary stops)`,
     );
     restartAfter(delay);
   });

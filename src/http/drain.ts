@@ -48,6 +48,13 @@ export interface ConnectionDrain {
   stopListening(): Promise<void>;
 }
 
+/**
+ * A cluster worker whose port stays open after it stopped listening (the other workers still
+ * serve it, in a rolling restart) waits this long at most before its answers close their
+ * connections.
+ */
+export const PRIMARY_CLOSE_WAIT_MS = 2_000;
+
 /** The last part of SHUTDOWN_DELAY_MS (half of it at most) in which answers keep their connections. */
 export const QUIET_MAX_MS = 1_000;
 
@@ -133,6 +140,7 @@ export function trackConnections(server: Server): ConnectionDrain {
       };
       const address = server.address();
       const port = typeof address === 'object' && address && !cluster.isWorker ? address.port : undefined;
+      const workerPort = typeof address === 'object' && address && cluster.isWorker ? address.port : undefined;
       const waiting = port === undefined ? 0 : waitingToBeAccepted(port);
       const from = accepted;
       const until = Date.now() + ACCEPT_WAITING_MAX_MS;
@@ -157,20 +165,30 @@ export function trackConnections(server: Server): ConnectionDrain {
         // the requests their clients are writing at this instant (see IDLE_LINGER_MS).
         NetServer.prototype.close.call(server, () => done());
         // Only once the port is closed: a client told to close its connection before would open
-        // a new one, which the closing port could reset.
-        closeConnections();
+        // a new one, which the closing port could reset. In a cluster the primary holds the port
+        // until its last worker has left it, and resets the connections it accepted meanwhile.
+        if (workerPort === undefined) closeConnections();
+        else void untilNotListening(workerPort, PRIMARY_CLOSE_WAIT_MS).then(closeConnections);
       });
     },
   };
 }
 
+/** Resolves once nothing listens on `port` (Linux; elsewhere at once), or after `maxMs`. */
+async function untilNotListening(port: number, maxMs: number) {
+  const until = Date.now() + maxMs;
+  while (Date.now() < until && waitingToBeAccepted(port, true) !== undefined) await new Promise((r) => setTimeout(r, CHECK_EVERY_MS));
+}
+
 /**
  * Linux: how many connections wait in the accept queue of the listening socket on `port` (the
- * rx_queue of a LISTEN row in /proc/net/tcp and tcp6); undefined where that cannot be read. In a
+ * rx_queue of a LISTEN row in /proc/net/tcp and tcp6); undefined where that cannot be read (and, with
+ * `onlyIfListening`, when nothing listens on `port`). In a
  * cluster worker the primary accepts, so the question does not arise there.
  */
-export function waitingToBeAccepted(port: number): number | undefined {
+export function waitingToBeAccepted(port: number, onlyIfListening = false): number | undefined {
   let found: number | undefined;
+  let listening = false;
   for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
     let text: string;
     try {
@@ -182,8 +200,9 @@ export function waitingToBeAccepted(port: number): number | undefined {
     for (const line of text.split('\n').slice(1)) {
       const [, local, , state, queues] = line.trim().split(/\s+/);
       if (state !== '0A' || !local || parseInt(local.slice(local.lastIndexOf(':') + 1), 16) !== port) continue;
+      listening = true;
       found += parseInt(queues.slice(queues.indexOf(':') + 1), 16);
     }
   }
-  return found;
+  return onlyIfListening && !listening ? undefined : found;
 }

@@ -113,7 +113,7 @@ describe(`${ATTACK} half-sent connections from one address (${DB_KIND}, issue 43
       // The flood is in place: the attacker has opened every connection and holds what it can.
       const settleEnd = performance.now() + 15_000;
       while ((await flood.stats()).opened < ATTACK && performance.now() < settleEnd) await new Promise((r) => setTimeout(r, 200));
-      await new Promise((r) => setTimeout(r, 2_000));
+      await new Promise((r) => setTimeout(r, 3_500));
       const heldAtStart = (await flood.stats()).held;
 
       const results: { status?: number; error?: string; ms: number }[] = [];

@@ -118,4 +118,24 @@ describe(`SIGTERM with SHUTDOWN_DELAY_MS under ${CLIENTS} keep-alive clients, ${
   it.skipIf(!TEST_DATABASE_URL)('WORKERS=2: the same', async () => {
     await runAll({ WORKERS: '2' });
   }, 600_000);
+
+  it.skipIf(!TEST_DATABASE_URL)('a SIGHUP roll of WORKERS=2 under 8 clients with no pause (the cores busy): 0 failed requests', async () => {
+    const s = await startServerProcess({ ...env, PORT: String(await freePort()), WORKERS: '2', ROLL_SETTLE_MS: '2000', ALERTS_INTERVAL_MINUTES: '0' });
+    try {
+      expect(await waitUntil(() => (s.output().match(/listening on/g) ?? []).length === 2, 30_000)).toBe(true);
+      const traffic = runClients(CLIENTS, send(s.url, 'Roll'), { maxMs: 120_000 });
+      expect(await waitUntil(() => traffic.answered() >= 4 * CLIENTS, 20_000)).toBe(true);
+      process.kill(s.child.pid!, 'SIGHUP');
+      const done = await waitUntil(() => /rolling restart (done|stopped)/.test(s.output()), 100_000);
+      const at = traffic.answered();
+      await waitUntil(() => traffic.answered() >= at + 4 * CLIENTS, 10_000);
+      const log = await traffic.stop();
+      expect(done, s.output()).toBe(true);
+      expect(s.output()).toContain('rolling restart done: 2 workers replaced');
+      const failed = log.filter((e) => e.status !== 200);
+      expect(failed.slice(0, 3), `${failed.length} of ${log.length} requests failed`).toEqual([]);
+    } finally {
+      await s.stop('SIGTERM');
+    }
+  }, 200_000);
 });

@@ -156,9 +156,9 @@ describe.skipIf(!TEST_DATABASE_URL)('rolling restarts and crash loops with WORKE
     expect(code, s.output()).toBe(1);
     const restarts = lines(s, /^worker \d+ exited/).map((l) => l.replace(/^worker \d+/, 'worker N'));
     expect(restarts).toEqual([
-      'worker N exited (1); starting another in 0.5 s (1 of 4 exits allowed within 120 s)',
-      'worker N exited (1); starting another in 1 s (2 of 4 exits allowed within 120 s)',
-      'worker N exited (1); starting another in 2 s (3 of 4 exits allowed within 120 s)',
+      'worker N exited (1); starting another in 0.5 s (1 exit within 120 s; at 4 the primary stops)',
+      'worker N exited (1); starting another in 1 s (2 exits within 120 s; at 4 the primary stops)',
+      'worker N exited (1); starting another in 2 s (3 exits within 120 s; at 4 the primary stops)',
       'worker N exited (1): 4 worker exits within 120 s (WORKER_CRASH_LIMIT); stopping every worker, the primary exits 1',
     ]);
     // The back-off is real: after "in 2 s", no worker started listening for 2 s.
