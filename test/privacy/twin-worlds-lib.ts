@@ -108,9 +108,10 @@ const opArb = (nSpecs: number): fc.Arbitrary<Op> =>
 
 /**
  * Scenarios: 6-30 pulses over 3 weeks and 3 groups, a twin pair of one team-week (its second pulse
- * moved there), and 1-`maxOps` operations. Shrinking keeps the pair a pair.
+ * moved there), and 1-`maxOps` operations. Shrinking keeps the pair a pair. `twinArrival` fixes the
+ * pair's status on arrival (to look for one family of leaks at a time).
  */
-export function scenarioArb(maxOps = 30): fc.Arbitrary<Scenario> {
+export function scenarioArb(maxOps = 30, opts: { twinArrival?: Status } = {}): fc.Arbitrary<Scenario> {
   return fc
     .array(specArb, { minLength: 6, maxLength: 30 })
     .chain((specs) =>
@@ -126,6 +127,7 @@ export function scenarioArb(maxOps = 30): fc.Arbitrary<Scenario> {
       const specs = s.specs.map((p) => ({ ...p }));
       // The pair is of one cell: same team, same week, and the same status as it arrived (a comment
       // hides only among the pulses shown with its own pulse's status).
+      if (opts.twinArrival) specs[s.x] = { ...specs[s.x], status: opts.twinArrival };
       specs[s.y] = { ...specs[s.y], week: specs[s.x].week, group: specs[s.x].group, status: specs[s.x].status };
       specs[s.x] = { ...specs[s.x], comment: true };
       specs[s.y] = { ...specs[s.y], comment: false };
@@ -424,3 +426,39 @@ export async function checkScenario(h: TwinHarness, s: Scenario): Promise<{ twin
   }
   return { twinReleased };
 }
+
+const spec = (over: Partial<Spec>): Spec => ({ week: 0, hour: 10, group: 'team_a', status: 'CLEAN', level: 3, reason: null, comment: false, ...over });
+const wholeWeek0 = { from: 0, days: 7 };
+
+/**
+ * Issue 40's cases 1-3 as scenarios of the property (the reviewer's moves, in twin form): every run
+ * tries them before its generated ones. On the code before the fix each one fails.
+ */
+export const ISSUE_40_CASES: Scenario[] = [
+  // Case 1: the pair arrived FLAGGED; the comment's pulse is cleared before the release.
+  {
+    specs: [spec({ status: 'FLAGGED', comment: true }), spec({ status: 'FLAGGED', hour: 11 }), ...Array.from({ length: 6 }, (_, i) => spec({ hour: 20 + i }))],
+    x: 0, y: 1,
+    ops: [{ k: 'ingest', n: 8, via: 'api' }, { k: 'modTwin', status: 'CLEAN' }, { k: 'time', hours: 24 * 9 }, { k: 'pulses', ...wholeWeek0, team: undefined, level: undefined, limit: 50 }],
+  },
+  // Case 2: a week whose only pulse (the comment's) is flagged when an answer first covers it.
+  {
+    specs: [spec({ comment: true }), spec({ hour: 30 }), ...Array.from({ length: 3 }, (_, i) => spec({ hour: 40 + i }))],
+    x: 0, y: 1,
+    ops: [
+      { k: 'ingest', n: 1, via: 'api' }, { k: 'modTwin', status: 'FLAGGED' }, { k: 'time', hours: 24 * 9 },
+      { k: 'comments', ...wholeWeek0, team: 'team_a', limit: 10 }, { k: 'modTwin', status: 'CLEAN' },
+      { k: 'ingest', n: 4, via: 'api' }, { k: 'comments', ...wholeWeek0, team: 'team_a', limit: 10 },
+    ],
+  },
+  // Case 3: a lone late pulse (the comment's) flagged and cleared before its pool fills.
+  {
+    specs: [...Array.from({ length: 5 }, (_, i) => spec({ hour: 10 + i })), spec({ hour: 50, comment: true }), spec({ hour: 51 }), ...Array.from({ length: 3 }, (_, i) => spec({ hour: 60 + i }))],
+    x: 5, y: 6,
+    ops: [
+      { k: 'ingest', n: 5, via: 'api' }, { k: 'time', hours: 24 * 9 }, { k: 'comments', ...wholeWeek0, team: 'team_a', limit: 10 },
+      { k: 'ingest', n: 1, via: 'import' }, { k: 'modTwin', status: 'FLAGGED' }, { k: 'comments', ...wholeWeek0, team: 'team_a', limit: 10 },
+      { k: 'modTwin', status: 'CLEAN' }, { k: 'ingest', n: 4, via: 'load' }, { k: 'comments', ...wholeWeek0, team: 'team_a', limit: 10 },
+    ],
+  },
+];

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, DB_KIND, type TestDatabase } from '../helpers/db.js';
-import { checkScenario, openTwinHarness, scenarioArb, type TwinHarness } from './twin-worlds-lib.js';
+import { checkScenario, ISSUE_40_CASES, openTwinHarness, scenarioArb, type TwinHarness } from './twin-worlds-lib.js';
 
 /**
  * The twin-worlds proof of CONTRACT.md section 5 (issue 40), in CI: a fixed seed and a bounded
@@ -24,13 +24,20 @@ describe(`twin worlds: no read tells which pulse of a cell wrote a released comm
     await t?.close();
   });
 
-  it(`answers alike in both worlds, at every step of ${RUNS} generated scenarios`, async () => {
+  it("issue 40's cases 1-3, in twin form, count as pairs of twins (a changed rule could make them vacuous)", async () => {
+    // On the code before the fix each of them failed; now each releases the twin comment in one cell of both pulses, or is ruled out.
+    const counted = [];
+    for (const c of ISSUE_40_CASES) counted.push((await checkScenario(h, c)).twinReleased);
+    expect(counted).toEqual([false, false, true]);
+  }, 300_000);
+
+  it(`answers alike in both worlds, at every step of ${RUNS} generated scenarios and issue 40's cases`, async () => {
     let meaningful = 0;
     await fc.assert(
       fc.asyncProperty(scenarioArb(30), async (s) => {
         if ((await checkScenario(h, s)).twinReleased) meaningful++;
       }),
-      { numRuns: RUNS, seed: SEED, endOnFailure: true },
+      { numRuns: RUNS, seed: SEED, endOnFailure: true, examples: ISSUE_40_CASES.map((c) => [c] as [typeof c]) },
     );
     // The property must have been put to work: a good share of scenarios released their twin comment.
     expect(meaningful).toBeGreaterThanOrEqual(Math.floor(RUNS / 4));
