@@ -20,7 +20,7 @@ import { loadConfig } from '../../src/config.js';
 import { canonicalJson } from '../../src/domain/idempotency.js';
 import { loadDataset } from '../../src/domain/dataset.js';
 import { KEYS, NOW, readDataset } from '../fixtures/dataset.js';
-import { createTestDatabase, TEST_REDIS_URL } from '../helpers/db.js';
+import { createFuzzDatabase as createTestDatabase, FUZZ_REDIS_URL as TEST_REDIS_URL } from './fuzz-db.js';
 
 const Ajv2020 = (Ajv2020Module as unknown as { default: typeof Ajv2020Module.default }).default;
 const addFormats = (addFormatsModule as unknown as { default: (ajv: unknown) => void }).default;
