@@ -503,9 +503,9 @@ const ARRANGE: Record<string, Arrange> = {
     if (b.plan !== undefined && (!c.any || c.rng.chance(0.95))) b.plan = c.rng.pick([...c.s.plans]);
     const o = c.org();
     const id = c.setOrg(o);
-    // The plan is checked first; a deleted organization is still changed (the operator sees it).
+    // The plan is checked first; a deleted organization is not changed (issue 43: PATCH renamed one).
     if (b.plan !== undefined && !c.s.plans.has(b.plan as string)) return c.expect(INVALID);
-    if (typeof o === 'string') return c.expect(NOT_FOUND);
+    if (typeof o === 'string' || o.deleted) return c.expect(NOT_FOUND);
     c.expect([{ status: 200 }], (r) => (r.id !== id ? mismatch('id', r.id, id) : b.plan !== undefined && r.plan !== b.plan ? mismatch('plan', r.plan, b.plan) : undefined));
   },
 
