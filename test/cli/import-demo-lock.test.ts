@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +8,35 @@ import { createCliDatabase, openApp, runCli } from '../helpers/cli.js';
 import { CLI, ROOT, startServerProcess } from '../helpers/process.js';
 
 const tmp = (name: string) => join(tmpdir(), `cp-${process.pid}-${name}`);
+
+/**
+ * These tests start servers and import thousands of rows: on a loaded machine (load 15) one took
+ * more than 60 s. Nothing here is about speed, so each waits for what it needs to see, however
+ * long it takes, and the bound is only the one that catches a hang.
+ */
+const SLOW = 600_000;
+
+/** Resolves when the output read so far matches `re`; rejects, with the output, if the process exits first. */
+function untilOutput(child: ChildProcess, out: () => string, re: RegExp): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      if (re.test(out())) {
+        child.stdout?.off('data', check);
+        child.stderr?.off('data', check);
+        child.off('exit', exited);
+        resolve();
+      }
+    };
+    const exited = () => {
+      check();
+      reject(new Error(`the process exited before printing ${re}:\n${out()}`));
+    };
+    child.stdout?.on('data', check);
+    child.stderr?.on('data', check);
+    child.once('exit', exited);
+    setImmediate(check);
+  });
+}
 const dataset = {
   organizations: [
     {
@@ -34,7 +63,7 @@ describe('climate-pulse import-pulses', () => {
     cdb = await createCliDatabase();
     writeFileSync(tmp('ds.json'), JSON.stringify(dataset));
     expect((await runCli(['load', tmp('ds.json')], cdb.env)).code).toBe(0);
-  });
+  }, SLOW);
   afterAll(() => cdb.close());
 
   it('aborts the whole file on a bad row, reporting every bad line, writing nothing', async () => {
@@ -52,7 +81,7 @@ describe('climate-pulse import-pulses', () => {
     const [n] = await s.db.query<{ n: number }>(sql('t.count', `SELECT count(*)::int AS n FROM pulses WHERE org_id = 'org_i'`));
     await s.close();
     expect(n.n).toBe(0);
-  });
+  }, SLOW);
 
   it('imports NDJSON and CSV exactly, keeps ids, times and teams, and keeps statistics exact', async () => {
     writeFileSync(tmp('a.ndjson'), rows.slice(0, 2000).map((r) => JSON.stringify(r)).join('\n') + '\n');
@@ -88,7 +117,7 @@ describe('climate-pulse import-pulses', () => {
     } finally {
       await s.close();
     }
-  });
+  }, SLOW);
 
   it('in skip mode writes the good rows and reports bad rows and existing ids', async () => {
     const lines = [JSON.stringify(rows[0]), JSON.stringify({ ...rows[0], id: 'new_1' }), JSON.stringify({ ...rows[0], id: 'new_2', moderationStatus: 'HIDDEN' })];
@@ -98,14 +127,14 @@ describe('climate-pulse import-pulses', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ imported: 1, skipped: 2, rows: 3, aborted: false });
     expect(r.stderr).toContain('line 3: moderationStatus:');
     expect(r.stderr).toContain('1 row(s) skipped: their id already exists');
-  });
+  }, SLOW);
 });
 
 describe('climate-pulse demo and npm start', () => {
   let cdb: Awaited<ReturnType<typeof createCliDatabase>>;
   beforeAll(async () => {
     cdb = await createCliDatabase();
-  });
+  }, SLOW);
   afterAll(() => cdb.close());
 
   it('serve --demo-if-empty creates the demo once and prints a curl line that works, and a console invitation; a restart names the organizations and the commands', async () => {
@@ -116,12 +145,12 @@ describe('climate-pulse demo and npm start', () => {
       let out = '';
       child.stdout.on('data', (d) => (out += d));
       child.stderr.on('data', (d) => (out += d));
-      for (let i = 0; i < 300 && !/curl -s -H "Authorization: Bearer (cp_live_\w+)" (http:\S+)/.test(out); i++) await new Promise((r) => setTimeout(r, 100));
+      await untilOutput(child, () => out, /curl -s -H "Authorization: Bearer (cp_live_\w+)" (http:\S+)/);
       const m = /curl -s -H "Authorization: Bearer (cp_live_\w+)" (http:\S+)/.exec(out);
       expect(m, out).not.toBeNull();
       expect(out).toMatch(/Demo organization org_demo_\w{6} created with \d+ pulses and \d+ alerts? from the alert engine\./);
       // The console's first owner: a single-use invitation link, printed once.
-      for (let i = 0; i < 100 && !/Console: open (http:\S+)/.test(out); i++) await new Promise((r) => setTimeout(r, 100));
+      await untilOutput(child, () => out, /Console: open (http:\S+)/);
       const invitation = /Console: open (http:\S+\/console\/invitations\/[A-Za-z0-9_-]{32}) to become the owner \(owner@example\.com\) of org_demo_\w{6}; the link works once, for 72 hours\./.exec(out);
       expect(invitation, out).not.toBeNull();
       const page = await fetch(invitation![1]);
@@ -154,7 +183,7 @@ describe('climate-pulse demo and npm start', () => {
 
     // A second start finds an organization and creates no other demo; `npm start` (--demo-if-empty)
     // then names the organizations and the commands that make a key or an invitation.
-    const again = await startServerProcess({ ...cdb.env });
+    const again = await startServerProcess({ ...cdb.env }, { startTimeoutMs: SLOW });
     expect(again.output()).not.toContain('Demo organization');
     await again.stop();
     const restart = spawn(process.execPath, [CLI, 'serve', '--demo-if-empty'], {
@@ -162,7 +191,7 @@ describe('climate-pulse demo and npm start', () => {
     });
     let restarted = '';
     restart.stdout.on('data', (d) => (restarted += d));
-    for (let i = 0; i < 300 && !/the console:/.test(restarted); i++) await new Promise((r) => setTimeout(r, 100));
+    await untilOutput(restart, () => restarted, /the console:/);
     restart.kill('SIGTERM');
     await new Promise((r) => restart.once('exit', r));
     expect(restarted).not.toContain('Demo organization');
@@ -183,7 +212,7 @@ describe('climate-pulse demo and npm start', () => {
     await s.close();
     expect(dip.before - dip.recent).toBeGreaterThan(0.8);
     expect(dip.flagged).toBeGreaterThan(0);
-  });
+  }, SLOW);
 });
 
 describe('the embedded-mode guard', () => {
@@ -194,7 +223,7 @@ describe('the embedded-mode guard', () => {
       return; // PostgreSQL mode takes no lock: several processes share the server
     }
     try {
-      const server = await startServerProcess(cdb.env);
+      const server = await startServerProcess(cdb.env, { startTimeoutMs: SLOW });
       // An operator command goes through the running server's socket (CONTRACT section 8) ...
       const viaSocket = await runCli(['keys', 'list', '--org', 'x'], cdb.env);
       expect(viaSocket.code).toBe(1);
@@ -220,5 +249,5 @@ describe('the embedded-mode guard', () => {
     } finally {
       await cdb.close();
     }
-  });
+  }, SLOW);
 });

@@ -31,11 +31,12 @@ import { buildAdminApp } from '../../src/admin/app.js';
 import { loadConfig, type Config } from '../../src/config.js';
 import { loadDataset, type Dataset } from '../../src/domain/dataset.js';
 import { KEYS, NOW, readDataset } from '../fixtures/dataset.js';
-import { createTestDatabase } from '../helpers/db.js';
+import { createFuzzDatabase as createTestDatabase } from './fuzz-db.js';
 import {
   DAY,
   Rng,
   badQueryValue,
+  badString,
   documentedProblem,
   fake,
   into,
@@ -502,9 +503,9 @@ const ARRANGE: Record<string, Arrange> = {
     if (b.plan !== undefined && (!c.any || c.rng.chance(0.95))) b.plan = c.rng.pick([...c.s.plans]);
     const o = c.org();
     const id = c.setOrg(o);
-    // The plan is checked first; a deleted organization is still changed (the operator sees it).
+    // The plan is checked first; a deleted organization is not changed (issue 43: PATCH renamed one).
     if (b.plan !== undefined && !c.s.plans.has(b.plan as string)) return c.expect(INVALID);
-    if (typeof o === 'string') return c.expect(NOT_FOUND);
+    if (typeof o === 'string' || o.deleted) return c.expect(NOT_FOUND);
     c.expect([{ status: 200 }], (r) => (r.id !== id ? mismatch('id', r.id, id) : b.plan !== undefined && r.plan !== b.plan ? mismatch('plan', r.plan, b.plan) : undefined));
   },
 
@@ -1108,11 +1109,28 @@ const REFUSED_URLS = [
 ];
 
 /** A query value the parameter's schema refuses. */
-function badQuery(schema: Schema, rng: Rng): string {
+/** The values a query parameter's schema allows, when it lists them (an enum, or a union of constants). */
+function listedValues(schema: Schema): string[] | undefined {
+  if (Array.isArray(schema.enum)) return (schema.enum as unknown[]).map(String);
+  const alts = (schema.anyOf ?? schema.oneOf) as Schema[] | undefined;
+  return alts?.length && alts.every((a) => 'const' in a) ? alts.map((a) => String(a.const)) : undefined;
+}
+
+/**
+ * A value the parameter's schema refuses, or undefined when it refuses none this way. A free text
+ * (audit-events' action, 1-64 characters) is broken by its bounds only: 'json' is a valid action
+ * filter, and the model took it for a wrong value (3 of 4 random seeds failed on it).
+ */
+function badQuery(schema: Schema, rng: Rng): string | undefined {
   if (isInteger(schema)) return badQueryValue({ name: 'n', in: 'query', required: false, schema }, rng)!;
   if (typesOf(schema).includes('boolean')) return rng.pick(['yes', 'no', '1', '0', 'TRUE', 'False', '', 'null', 'on', 'truee', '%00', 'true,false']);
-  return rng.pick(['xml', 'CSV', 'NDJSON', '', 'json', 'abort,skip', 'Skip', 'ndjson ', '%00']);
+  const listed = listedValues(schema);
+  if (listed) return rng.pick(['xml', 'CSV', 'NDJSON', '', 'json', 'abort,skip', 'Skip', 'ndjson ', '%00'].filter((v) => !listed.includes(v)));
+  return badString(schema, rng);
 }
+
+/** Whether some value of this query parameter is refused (badQuery finds one). */
+const breakableQuery = (schema: Schema) => badQuery(schema, new Rng(0)) !== undefined;
 
 /** Whether `m` can break a request of `op` (what the state holds may still stop it: see invalidRequest). */
 export function applies(op: Operation, m: AdminMutation): boolean {
@@ -1147,7 +1165,7 @@ export function applies(op: Operation, m: AdminMutation): boolean {
     case 'body-rule-violation':
       return ['createOrganization', 'updateOrganization', 'createKey', 'ingestPulses', 'runAlerts', 'createWebhookEndpoint', 'revokeKey', 'replayWebhookDelivery'].includes(op.id);
     case 'query-wrong-value':
-      return query.length > 0;
+      return query.some((p) => breakableQuery(p.schema));
     case 'query-extra-parameter':
     case 'query-duplicate-parameter':
     case 'authorization-missing':
@@ -1280,9 +1298,9 @@ export function invalidRequest(t: AdminTarget, op: Operation, rng: Rng, m: Admin
     case 'body-rule-violation':
       return ruleViolation(c, m);
     case 'query-wrong-value': {
-      const p = rng.pick(op.params.filter((x) => x.in === 'query'));
+      const p = rng.pick(op.params.filter((x) => x.in === 'query' && breakableQuery(x.schema)));
       d.query = d.query.filter(([k]) => k !== p.name);
-      d.query.push([p.name, badQuery(p.schema, rng)]);
+      d.query.push([p.name, badQuery(p.schema, rng)!]);
       // A cursor of the right length that is not one of the list's is invalid_cursor (CONTRACT section 3).
       return send(p.name === 'cursor' ? [...INVALID, { status: 400, code: 'invalid_cursor' }] : INVALID);
     }

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -87,24 +88,46 @@ describe('per-key rate limit', () => {
 describe.skipIf(!TEST_REDIS_URL || !TEST_DATABASE_URL)('one limit across server processes sharing Redis', () => {
   let db: TestDatabase;
   const servers: ServerProcess[] = [];
+  // Keys of this run only: the servers count under Redis's default namespace, which every run shares.
+  const run = randomBytes(6).toString('hex');
+  const tiny = `cp_test_tiny_${run}_0123456789`;
+  const probe = `cp_test_probe_${run}_0123456789`;
   beforeAll(async () => {
     db = await createTestDatabase();
-    await loadDataset(db.db, dataset());
+    const d = dataset();
+    d.organizations![0].apiKeys = [{ key: tiny }];
+    d.organizations![1].apiKeys = [{ key: probe }];
+    await loadDataset(db.db, d);
   });
   afterAll(async () => {
     await Promise.all(servers.map((s) => s.stop('SIGKILL')));
     await db.close();
   });
 
+  /**
+   * Until both processes count in Redis: one that reached it after its start bound counts on its
+   * own for a few seconds (a loaded machine; 9 of 12 got 200). A probe key's remaining count,
+   * asked of one process then the other, goes down by one only when they share the counter.
+   */
+  async function untilShared() {
+    for (;;) {
+      const remaining: number[] = [];
+      for (const s of servers) remaining.push(Number((await fetch(`${s.url}/v1/org`, { headers: auth(probe) })).headers.get('ratelimit-remaining')));
+      if (remaining[1] === remaining[0] - 1) return;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+
   it('two processes together allow exactly the limit', async () => {
     const env = { DATABASE_URL: db.url!, REDIS_URL: TEST_REDIS_URL! };
-    servers.push(...(await Promise.all([startServerProcess(env), startServerProcess(env)])));
+    servers.push(...(await Promise.all([startServerProcess(env, { startTimeoutMs: 240_000 }), startServerProcess(env, { startTimeoutMs: 240_000 })])));
+    await untilShared();
     const answers = await Promise.all(
-      Array.from({ length: 12 }, (_, i) => fetch(`${servers[i % 2].url}/v1/org`, { headers: auth(TINY) }).then((r) => r.status)),
+      Array.from({ length: 12 }, (_, i) => fetch(`${servers[i % 2].url}/v1/org`, { headers: auth(tiny) }).then((r) => r.status)),
     );
     expect(answers.filter((s) => s === 200).length).toBe(5);
     expect(answers.filter((s) => s === 429).length).toBe(7);
-  });
+  }, 600_000);
 });
 
 describe.skipIf(!TEST_REDIS_URL)('Redis lost mid-flight', () => {
