@@ -1,5 +1,5 @@
 /**
- * `npm run prove-privacy -- --runs N [--seed S] [--max-ops K]`: the twin-worlds property of
+ * `npm run prove-privacy -- --runs N [--seed S] [--max-ops K] [--twin-arrival CLEAN|FLAGGED]`: the twin-worlds property of
  * CONTRACT.md section 5 (test/privacy/twin-worlds-lib.ts), run by hand on many more scenarios than
  * CI runs. The embedded database in memory, or PostgreSQL when DATABASE_URL is set (in a schema of
  * its own, dropped at the end). Prints the seed, the counts, and the smallest failing scenario.
@@ -15,13 +15,19 @@ import { PgliteExecutor } from '../src/db/pglite.js';
 import { checkScenario, openTwinHarness, scenarioArb } from '../test/privacy/twin-worlds-lib.js';
 
 const { values } = parseArgs({
-  options: { runs: { type: 'string', default: '1000' }, seed: { type: 'string' }, 'max-ops': { type: 'string', default: '30' } },
+  options: {
+    runs: { type: 'string', default: '1000' },
+    seed: { type: 'string' },
+    'max-ops': { type: 'string', default: '30' },
+    'twin-arrival': { type: 'string' },
+  },
 });
 const runs = Number(values.runs);
 const seed = values.seed !== undefined ? Number(values.seed) : Date.now() % 2 ** 31;
 const maxOps = Number(values['max-ops']);
-if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(seed) || !Number.isInteger(maxOps) || maxOps < 1) {
-  console.error('usage: npm run prove-privacy -- --runs N [--seed S] [--max-ops K]');
+const twinArrival = values['twin-arrival'];
+if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(seed) || !Number.isInteger(maxOps) || maxOps < 1 || (twinArrival !== undefined && twinArrival !== 'CLEAN' && twinArrival !== 'FLAGGED')) {
+  console.error('usage: npm run prove-privacy -- --runs N [--seed S] [--max-ops K] [--twin-arrival CLEAN|FLAGGED]');
   process.exit(2);
 }
 
@@ -52,7 +58,7 @@ let done = 0;
 let meaningful = 0;
 const timer = setInterval(() => console.log(`${done} of ${runs} scenarios (${meaningful} with the twin comment released), ${seconds()} s`), 30_000);
 try {
-  const property = fc.asyncProperty(scenarioArb(maxOps), async (s) => {
+  const property = fc.asyncProperty(scenarioArb(maxOps, { twinArrival: twinArrival as 'CLEAN' | 'FLAGGED' | undefined }), async (s) => {
     const { twinReleased } = await checkScenario(harness, s);
     done++;
     if (twinReleased) meaningful++;
