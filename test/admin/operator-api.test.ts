@@ -60,6 +60,7 @@ describe('operator API', () => {
       '/admin/v1/organizations/{orgId}/alerts/{alertId}',
       '/admin/v1/organizations/{orgId}/audit-events',
       '/admin/v1/organizations/{orgId}/invitations',
+      '/admin/v1/organizations/{orgId}/invitations/{invitationId}',
       '/admin/v1/organizations/{orgId}/keys',
       '/admin/v1/organizations/{orgId}/keys/{keyId}',
       '/admin/v1/organizations/{orgId}/members',
