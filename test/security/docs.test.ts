@@ -46,6 +46,8 @@ const ROLES: Record<string, string> = {
   'csv-parse': 'CLI only: CSV import',
   fastify: 'HTTP server',
   ioredis: 'Redis (shared rate-limit counters)',
+  nodemailer: 'console: invitations sent by email through SMTP_URL (the address proven by its mailbox)',
+  qrcode: 'console: the two-factor enrollment QR code (a PNG data: URL made on the server, no CDN)',
   otpauth: 'console: two-factor codes (TOTP, RFC 6238)',
   uplot: 'console: the overview charts (drawn from their tables; served from the package, no CDN)',
   pg: 'PostgreSQL driver',
