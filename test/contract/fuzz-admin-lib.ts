@@ -70,6 +70,8 @@ type Obj = Record<string, Json>;
 type Expect = { status: number; code?: string };
 const INVALID: Expect[] = [{ status: 400, code: 'invalid_request' }];
 const INVALID_JSON: Expect[] = [{ status: 400, code: 'invalid_json' }];
+/** Invitations the run made and has not revoked, per organization: revokeInvitation takes one. */
+const pendingInvitations = new Map<string, string[]>();
 const NOT_FOUND: Expect[] = [{ status: 404, code: 'not_found' }];
 const UNAUTHORIZED: Expect[] = [{ status: 401, code: 'unauthorized' }];
 const TOO_LARGE: Expect[] = [{ status: 400, code: 'payload_too_large' }];
@@ -777,11 +779,32 @@ const ARRANGE: Record<string, Arrange> = {
     const b = c.body();
     b.email = `fuzz.${c.rng.int(0, 1e9)}@example.com`;
     const o = c.org();
+    const orgId = c.setOrg(o);
+    if (!live(o)) return c.expect(NOT_FOUND);
+    c.expect([{ status: 201 }], (r) => {
+      pendingInvitations.set(orgId, [...(pendingInvitations.get(orgId) ?? []), String(r.id)]);
+      return r.email !== b.email || r.role !== b.role ? mismatch('invitation', [r.email, r.role], [b.email, b.role]) : /\/console\/invitations\/[A-Za-z0-9_-]{32}$/.test(String(r.url)) ? undefined : mismatch('url', r.url, '.../console/invitations/TOKEN');
+    });
+  },
+
+  listInvitations(c) {
+    const o = c.org();
     c.setOrg(o);
     if (!live(o)) return c.expect(NOT_FOUND);
-    c.expect([{ status: 201 }], (r) =>
-      r.email !== b.email || r.role !== b.role ? mismatch('invitation', [r.email, r.role], [b.email, b.role]) : /\/console\/invitations\/[A-Za-z0-9_-]{32}$/.test(String(r.url)) ? undefined : mismatch('url', r.url, '.../console/invitations/TOKEN'),
+    // The run's own createInvitation calls leave some pending: a list, never a link.
+    c.expect([{ status: 200 }], (r) =>
+      !Array.isArray(r.items) ? mismatch('items', r.items, 'a list') : (r.items as Record<string, unknown>[]).some((i) => 'url' in i || 'token' in i) ? 'an invitation listed with its link' : undefined,
     );
+  },
+
+  revokeInvitation(c) {
+    const o = c.org();
+    const orgId = c.setOrg(o);
+    const id = live(o) ? pendingInvitations.get(orgId)?.pop() : undefined;
+    // Ids are random and made by the service: a guessed one is in no organization.
+    if (id === undefined) return c.expect(NOT_FOUND);
+    c.d.path.invitationId = id;
+    c.expect([{ status: 200 }], (r) => (r.id === id ? undefined : mismatch('revoked invitation', r.id, id)));
   },
 
   listMembers(c) {
@@ -1325,7 +1348,7 @@ export function invalidRequest(t: AdminTarget, op: Operation, rng: Rng, m: Admin
       const p = rng.pick(op.params.filter((x) => x.in === 'path'));
       const n = rng.int(1, 1e9);
       const absent: Record<string, string> = {
-        orgId: unknownOrgId(c), keyId: `key_absent_${n}`, pulseId: `p_absent_${n}`, alertId: `al_absent_${n}`, endpointId: `whe_absent_${n}`, deliveryId: `whd_absent_${n}`, memberId: `mem_absent_${n}`,
+        orgId: unknownOrgId(c), keyId: `key_absent_${n}`, pulseId: `p_absent_${n}`, alertId: `al_absent_${n}`, endpointId: `whe_absent_${n}`, deliveryId: `whd_absent_${n}`, memberId: `mem_absent_${n}`, invitationId: `inv_absent_${n}`,
       };
       if (absent[p.name] === undefined) throw new Error(`no unknown id for path parameter ${p.name}`);
       d.path[p.name] = absent[p.name];

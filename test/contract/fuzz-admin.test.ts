@@ -36,4 +36,4 @@ describe('operator API contract fuzzing', () => {
   }, 180_000);
 });
 
-const RUNS = 1500;
+const RUNS = 1800;
