@@ -1,3 +1,4 @@
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -7,11 +8,13 @@ import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config.js';
 import { sql, type DatabaseExecutor } from '../../src/db/executor.js';
 import { ROLLUP_TABLES } from '../../src/db/pulse-writes.js';
+import { insertSessionRow } from '../../src/db/repositories/members.js';
 import { operatorActor } from '../../src/domain/audit.js';
 import { CommentReleases, listCommentPageWithHandles, setCommentHidden } from '../../src/domain/comments.js';
 import { loadDataset } from '../../src/domain/dataset.js';
 import { importPulses } from '../../src/domain/import.js';
 import { ingestPulses } from '../../src/domain/ingest.js';
+import { acceptInvitation, inviteMember } from '../../src/domain/members.js';
 import { moderatePulse } from '../../src/domain/moderation.js';
 
 /**
@@ -147,6 +150,8 @@ interface World {
   comment: (i: number) => string | null;
   /** The spec that holds the twin comment in this world. */
   twinHolder: number;
+  /** The console's admin of this world's organization. */
+  memberId: string;
 }
 
 /** A place where the two worlds answered differently. */
@@ -163,7 +168,35 @@ export interface TwinHarness {
   close(): Promise<void>;
 }
 
-const resetTables = ['pulses', ...ROLLUP_TABLES, 'comment_cells', 'comment_release_members', 'comment_frozen_groups', 'audit_events'];
+const resetTables = ['pulses', ...ROLLUP_TABLES, 'comment_cells', 'comment_release_members', 'comment_frozen_groups', 'audit_events', 'console_sessions'];
+
+/**
+ * A console page in the form compared between the worlds: what differs by design between any two
+ * requests is masked (form tokens, comment handles, sealed cursors, the organization's id), and
+ * each week's comments are put in a canonical order, as for the API's answers.
+ */
+function canonicalPage(body: string, orgId: string, weekOfComment: (c: string) => number): string {
+  const masked = body
+    .replaceAll(orgId, 'ORG')
+    .replace(/name="_csrf" value="[^"]*"/g, 'name="_csrf" value="TOKEN"')
+    .replace(/name="handle" value="[^"]*"/g, 'name="handle" value="HANDLE"')
+    .replace(/cursor=[^"&]*/g, 'cursor=CURSOR');
+  // The items of each list of comments, each week's in a canonical order (by its text).
+  return masked.replace(/<ol class="comments">([\s\S]*?)<\/ol>/g, (_, inner: string) => {
+    const items = inner.match(/<li>[\s\S]*?<\/li>/g) ?? [];
+    const text = (li: string) => /<bdi>([^<]*)<\/bdi>/.exec(li)?.[1] ?? '';
+    const weeks: string[][] = [];
+    for (const li of items) {
+      const last = weeks[weeks.length - 1];
+      if (last && weekOfComment(text(last[0])) === weekOfComment(text(li))) last.push(li);
+      else weeks.push([li]);
+    }
+    // A button's label numbers the item ("Hide comment 3"): numbered again in the canonical order.
+    let n = 0;
+    const ordered = weeks.flatMap((w) => [...w].sort((a, b) => (text(a) < text(b) ? -1 : text(a) > text(b) ? 1 : 0)));
+    return `<ol class="comments">${ordered.map((li) => li.replace(/comment \d+"/g, () => `comment ${++n}"`)).join('')}</ol>`;
+  });
+}
 
 /** Two organizations on `db` and the app on them, with its clock in the harness's hands. */
 export async function openTwinHarness(db: DatabaseExecutor): Promise<TwinHarness> {
@@ -194,7 +227,9 @@ export async function openTwinHarness(db: DatabaseExecutor): Promise<TwinHarness
     });
     // One order salt for both: the worlds then differ in nothing but the twin comment's pulse.
     await db.query(sql('test.twin.salt', `UPDATE organizations SET order_salt = '\\x00112233445566778899aabbccddeeff' WHERE id = $1`), [orgId]);
-    worlds.push({ name, orgId, key, comment: () => null, twinHolder: -1 });
+    const invitation = await inviteMember(db, orgId, { email: 'admin@twin.example', role: 'admin' }, operatorActor(), now());
+    const { memberId } = await acceptInvitation(db, { token: invitation.token, password: `twin worlds password ${name}` }, null, now());
+    worlds.push({ name, orgId, key, comment: () => null, twinHolder: -1, memberId });
   }
   const [A, B] = worlds;
 
@@ -306,7 +341,19 @@ export async function openTwinHarness(db: DatabaseExecutor): Promise<TwinHarness
             const q = { from: dayOf(op.from), to: dayOf(op.from + op.days - 1), limit: 50, ...(op.team ? { subteamId: op.team } : {}) };
             const { list, hidden } = await listCommentPageWithHandles(db, w.orgId, q, releases, now());
             const { items, nextCursor, ...envelope } = list;
+            // The pages an admin of the organization sees: comments (this range and team) and overview.
+            const cookie = randomBytes(32).toString('base64url');
+            await insertSessionRow(db, { orgId: w.orgId, idHash: createHash('sha256').update(cookie).digest(), memberId: w.memberId, stage: 'active', csrfToken: 'T'.repeat(32), address: null, at: now() });
+            const pageOf = async (url: string) => {
+              const res = await app.inject({ method: 'GET', url, headers: { cookie: `cp_session=${cookie}`, 'sec-fetch-site': 'same-origin' } });
+              if (res.statusCode !== 200) throw new Error(`${url} in world ${w.name}: ${res.statusCode} ${res.body.slice(0, 300)}`);
+              return canonicalPage(res.body, w.orgId, weekOfComment);
+            };
+            const search = new URLSearchParams({ from: q.from, to: q.to, ...(op.team ? { subteamId: op.team } : {}) }).toString();
+            const overview = new URLSearchParams({ from: q.from, to: q.to, ...(op.team ? { team: op.team } : {}) }).toString();
+            const pages = [await pageOf(`/console/comments?${search}`), await pageOf(`/console/overview?${overview}`)];
             return {
+              pages,
               ...envelope,
               more: nextCursor !== null,
               items: canonicalItems(items.map((c) => c.comment), weekOfComment),
