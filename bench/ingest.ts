@@ -216,7 +216,11 @@ export async function benchIngest(adminUrl: string, log: (...a: unknown[]) => vo
   child.stderr!.on('data', (d) => (text += d));
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start: ${text}`)), 60_000);
-    const check = () => /operator API on/.test(text) && (clearTimeout(timer), resolve());
+    const check = () => {
+      if (!/operator API on/.test(text)) return;
+      clearTimeout(timer);
+      resolve();
+    };
     child.stdout!.on('data', check);
     child.once('exit', (code) => reject(new Error(`server exited ${code}: ${text}`)));
   });

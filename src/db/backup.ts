@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, createReadStream, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { type Dirent, chmodSync, closeSync, createReadStream, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { open, readdir } from 'node:fs/promises';
 import { dirname, join, normalize, relative, resolve, sep } from 'node:path';
 import type { Writable } from 'node:stream';
@@ -121,7 +121,7 @@ function* entry(name: string, data: Buffer): Generator<Buffer> {
  * table: the WAL drops it again).
  */
 async function* liveFile(path: string, name: string, required = false): AsyncGenerator<Buffer> {
-  let fh;
+  let fh: Awaited<ReturnType<typeof open>>;
   try {
     fh = await open(path, 'r');
   } catch (err) {
@@ -152,7 +152,7 @@ async function* liveFile(path: string, name: string, required = false): AsyncGen
 /** Every directory and file of the database but the WAL's segments, the label and PG_VERSION (added last). */
 async function* databaseFiles(root: string): AsyncGenerator<Buffer> {
   async function* walk(rel: string): AsyncGenerator<Buffer> {
-    let list;
+    let list: Dirent[];
     try {
       list = (await readdir(join(root, rel), { withFileTypes: true })).sort((a, b) => a.name.localeCompare(b.name));
     } catch (err) {
@@ -226,7 +226,7 @@ export function isEmptyOrMissing(dir: string): boolean {
  * between two files, and have the restore write through it). Returns whether it exists.
  */
 export function checkRestoreTarget(dir: string): boolean {
-  let st;
+  let st: ReturnType<typeof lstatSync>;
   try {
     st = lstatSync(dir);
   } catch (err) {

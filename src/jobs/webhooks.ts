@@ -74,7 +74,7 @@ export class WebhookWorker {
   async round(): Promise<boolean> {
     const room = this.maxInFlight - this.inFlight.size;
     if (room <= 0) return false;
-    let claimed;
+    let claimed: Awaited<ReturnType<typeof claimDueDeliveries>>;
     try {
       claimed = await claimDueDeliveries(this.db, room, this.leaseMs);
     } catch (err) {

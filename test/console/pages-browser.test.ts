@@ -81,7 +81,7 @@ describe.skipIf(BROWSER_MISSING)("the organization's pages in a browser", () => 
       if (link) await Promise.all([page.waitForURL(/overview\?from=/), page.getByRole('link', { name: link, exact: true }).click()]);
       await page.waitForSelector('[data-chart-for="days-org"] canvas');
       expect(await page.locator('[data-chart-for] canvas').count()).toBeGreaterThanOrEqual(3);
-      const query = /GET \/v1\/stats\/daily\?(from=[0-9TZ:.-]+Z&to=[0-9TZ:.-]+Z)/.exec(await page.locator('main p').first().innerText())![1];
+      const query = /GET \/v1\/stats\/daily\?(from=[0-9TZ:.-]+Z&to=[0-9TZ:.-]+Z)/.exec((await page.locator('main p').first().textContent()) ?? '')![1];
       const daily = await get(t.app, `/v1/stats/daily?${query}`, KEY);
       expect(daily.statusCode).toBe(200);
       expect(await tableRows(page, 'days-org')).toEqual(daily.json().days);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/contract/errors.js';
+import type { ApiError } from '../../src/contract/errors.js';
 import { loadDataset } from '../../src/domain/dataset.js';
 import { acceptInvitation, changePassword, inviteMember, memberActor, PASSWORD_REFUSED, resolveSession, SIGN_IN_REFUSED, signIn } from '../../src/domain/members.js';
 import { operatorActor } from '../../src/domain/audit.js';

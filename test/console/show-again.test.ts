@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { operatorActor } from '../../src/domain/audit.js';
 import { moderatePulse } from '../../src/domain/moderation.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { ConsoleClient, joinConsole } from '../helpers/console-client.js';
+import { type ConsoleClient, joinConsole } from '../helpers/console-client.js';
 
 /**
  * Issue 40, item 3: "Show again" on a comment whose pulse is not CLEAN answers as "Show again" on

@@ -241,6 +241,7 @@ interface Answer {
 }
 
 /** What a request must answer beyond its status: a problem, or undefined. `json` is the parsed body (the text for NDJSON). */
+// biome-ignore lint/suspicious/noExplicitAny: answers are checked field by field against the model
 type Check = (json: any, a: Answer) => string | undefined;
 
 interface Draft {
@@ -257,6 +258,7 @@ interface Draft {
   expect: Expect[];
   check?: Check;
   /** What a successful answer changed, told to the model. */
+  // biome-ignore lint/suspicious/noExplicitAny: answers are checked field by field against the model
   learn?: (json: any) => void;
 }
 
@@ -625,7 +627,9 @@ const ARRANGE: Record<string, Arrange> = {
     c.expect(
       [{ status: 200 }],
       (r) => (r.inserted !== fresh.length || r.unchanged !== resent.length ? mismatch('inserted, unchanged', [r.inserted, r.unchanged], [fresh.length, resent.length]) : undefined),
-      () => fresh.forEach((p) => org.pulses.set(p.id as string, pulseModel(p))),
+      () => {
+        for (const p of fresh) org.pulses.set(p.id as string, pulseModel(p));
+      },
     );
   },
 
@@ -927,7 +931,9 @@ const ARRANGE: Record<string, Arrange> = {
         if (!past) return r.resent !== 0 || r.skipped !== 0 ? mismatch('resent, skipped', [r.resent, r.skipped], [0, 0]) : undefined;
         return r.resent < resend.length || r.skipped < skipped ? mismatch('resent, skipped (at least)', [r.resent, r.skipped], [resend.length, skipped]) : undefined;
       },
-      () => void (past && resend.forEach((d) => (d.status = 'pending'))),
+      () => {
+        if (past) for (const d of resend) d.status = 'pending';
+      },
     );
   },
 
@@ -948,12 +954,15 @@ const ARRANGE: Record<string, Arrange> = {
         if (!s || out.last.error !== undefined) return mismatch('outcome', out.last, 'a summary');
         return s.imported !== rows.length || s.rows !== rows.length || s.aborted !== false ? mismatch('imported, rows', [s.imported, s.rows], rows.length) : undefined;
       },
-      () => rows.forEach((p) => org.pulses.set(p.id as string, pulseModel(p, format === 'csv'))),
+      () => {
+        for (const p of rows) org.pulses.set(p.id as string, pulseModel(p, format === 'csv'));
+      },
     );
   },
 };
 
 /** GET /webhook-endpoints/{id}, its enable and its test ping: an endpoint of a live organization answers 200. */
+// biome-ignore lint/suspicious/noExplicitAny: answers are checked field by field against the model
 function endpointById(c: Ctx, check: (r: any, e: string, orgId: string) => string | undefined, learn?: (r: any, e: string, orgId: string) => void) {
   const all = [...c.s.endpoints];
   const ofLive = all.filter(([, orgId]) => live(c.s.orgs.get(orgId) ?? ''));
@@ -1087,7 +1096,7 @@ function slots(schema: Schema, value: Json): Slot[] {
       out.push({ parent: value, key: k, schema: sub }, ...slots(sub, value[k]));
     }
   } else if (Array.isArray(value) && s.items) {
-    value.forEach((v, i) => out.push({ parent: value, key: i, schema: s.items as Schema }, ...slots(s.items as Schema, v)));
+    for (const [i, v] of value.entries()) out.push({ parent: value, key: i, schema: s.items as Schema }, ...slots(s.items as Schema, v));
   }
   return out;
 }
@@ -1563,6 +1572,7 @@ export async function send(t: AdminTarget, req: AdminRequest): Promise<AdminOutc
 function judge(t: AdminTarget, op: Operation, req: AdminRequest, a: Answer): string | undefined {
   if (a.status >= 500) return `server error ${a.status}`;
   const media = String(a.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  // biome-ignore lint/suspicious/noExplicitAny: answers are checked field by field against the model
   let json: any;
   if (media === 'application/json') {
     try {

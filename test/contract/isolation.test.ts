@@ -55,8 +55,13 @@ type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 function leaves(v: Json, out: { strings: Set<string>; numbers: Set<number> }) {
   if (typeof v === 'string') out.strings.add(v);
   else if (typeof v === 'number') out.numbers.add(v);
-  else if (Array.isArray(v)) v.forEach((x) => leaves(x, out));
-  else if (v && typeof v === 'object') Object.entries(v).forEach(([k, x]) => (out.strings.add(k), leaves(x, out)));
+  else if (Array.isArray(v)) for (const x of v) leaves(x, out);
+  else if (v && typeof v === 'object') {
+    for (const [k, x] of Object.entries(v)) {
+      out.strings.add(k);
+      leaves(x, out);
+    }
+  }
 }
 
 describe('tenant isolation', () => {
@@ -115,10 +120,10 @@ describe('tenant isolation', () => {
     bBefore = await snapshot(B_KEY);
 
     const b = { strings: new Set<string>(), numbers: new Set<number>() };
-    Object.values(bBefore.bodies).forEach((v) => leaves(v, b));
-    bBefore.cursors.forEach((c) => b.strings.add(c));
+    for (const v of Object.values(bBefore.bodies)) leaves(v, b);
+    for (const c of bBefore.cursors) b.strings.add(c);
     const others = { strings: new Set<string>(), numbers: new Set<number>() };
-    for (const key of [KEYS.acme, KEYS.beta]) Object.values((await snapshot(key)).bodies).forEach((v) => leaves(v, others));
+    for (const key of [KEYS.acme, KEYS.beta]) for (const v of Object.values((await snapshot(key)).bodies)) leaves(v, others);
     bOnly = {
       // Short or shared values (statuses, 'Web', dates shared by chance) say nothing of B.
       strings: new Set([...b.strings].filter((s) => s.length >= 6 && !others.strings.has(s))),

@@ -65,7 +65,10 @@ describe.skipIf(ROOT_ONLY)('a data directory or operator socket of another user,
     const migrate = await runCli(['migrate'], env(dir));
     expect([migrate.code, migrate.stderr]).toEqual([1, line]);
     const served = await startServerProcess(env(dir)).then(
-      async (s) => (await s.stop(), 'it served'),
+      async (s) => {
+        await s.stop();
+        return 'it served';
+      },
       (err: Error) => err.message,
     );
     expect(served).toContain(line.trim());

@@ -102,7 +102,7 @@ describe.skipIf(TEST_CITUS_URL)('the page of GET /pulses reads pulses alone', ()
     const { q } = listQuery({ from: new Date('2026-10-01T00:00:00.000Z'), to: new Date('2026-11-01T00:00:00.000Z'), limit: 51 });
     const text = q.text.replace(/\$1/g, "'org_x'").replace('$2', "'2026-10-01Z'").replace('$3', "'2026-11-01Z'").replace('$4', '51');
     const plan = (await t.db.query<{ 'QUERY PLAN': string }>(sql('test.page_plans.shape', `EXPLAIN ${text}`))).map((r) => r['QUERY PLAN']).join('\n');
-    expect(plan).toMatch(/^Limit .*\n\s+->  Index Scan Backward using pulses_page on pulses p /);
+    expect(plan).toMatch(/^Limit .*\n\s+-> {2}Index Scan Backward using pulses_page on pulses p /);
     expect(plan).not.toMatch(/teams|SubPlan|Join|Memoize|Materialize/);
   });
 });

@@ -175,7 +175,7 @@ class ConsoleBrowser {
   }
 }
 
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
  * The README as a new user follows it, in a fresh clone: `npm start` in a first terminal (the
@@ -238,6 +238,7 @@ describe(`README.md (${DATABASE ? 'PostgreSQL' : 'embedded PGlite'}, Node ${spaw
     npmCache = mkdtempSync(join(tmpdir(), 'cp-readme-npm-cache-'));
     hookDir = mkdtempSync(join(tmpdir(), 'cp-readme-hook-'));
     startedHook = join(hookDir, 'started.mjs');
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the hook's own source, a template literal in a string
     writeFileSync(startedHook, "if (/climate-pulse(\\.js)?$/.test(process.argv[1] ?? '')) process.stderr.write(`@@STARTED ${Date.now()}\\n`);\n");
     makeClone(clone);
     port = await freePort();
@@ -315,16 +316,16 @@ describe(`README.md (${DATABASE ? 'PostgreSQL' : 'embedded PGlite'}, Node ${spaw
       new RegExp(`climate-pulse listening on http://127\\.0\\.0\\.1:${port} \\(${DATABASE ? 'PostgreSQL' : 'embedded database in \\./data'}`),
     );
     // The First steps block shows these lines as printed, with … standing for what varies.
-    const shown = /### First steps\n[^]*?```text\n([^]*?)```/.exec(README)?.[1];
+    const shown = /### First steps\n[\s\S]*?```text\n([\s\S]*?)```/.exec(README)?.[1];
     expect(shown, 'First steps shows what npm start prints').toBeDefined();
     for (const line of shown!.trim().split('\n').slice(1)) {
-      const pattern = line.replaceAll('127.0.0.1:3000', `127.0.0.1:${port}`).split('…').map(escape).join('\\S+');
+      const pattern = line.replaceAll('127.0.0.1:3000', `127.0.0.1:${port}`).split('…').map(escapeRegExp).join('\\S+');
       expect(out).toMatch(new RegExp(`^${pattern}$`, 'm'));
     }
     // The console section's printed line, with its port and … standing for what varies.
     const console = /```\n(Console: open [^\n]+)\n```/.exec(README)?.[1];
     expect(console, 'the console section shows the printed invitation').toBeDefined();
-    expect(out).toMatch(new RegExp(console!.replace('127.0.0.1:3000', `127.0.0.1:${port}`).split('…').map(escape).join('\\S+')));
+    expect(out).toMatch(new RegExp(console!.replace('127.0.0.1:3000', `127.0.0.1:${port}`).split('…').map(escapeRegExp).join('\\S+')));
   });
 
   let shellOut = '';
@@ -408,7 +409,7 @@ describe(`README.md (${DATABASE ? 'PostgreSQL' : 'embedded PGlite'}, Node ${spaw
     // Its markers: npx called, the command's process started (the hook), npx returned.
     const from = shellErr.search(/@@NPX-BEGIN \d+ climate-pulse\n/);
     expect(from, shellErr.slice(0, 600)).toBeGreaterThanOrEqual(0);
-    const m = /^@@NPX-BEGIN (\d+) climate-pulse\n[^]*?^@@STARTED (\d+)\n[^]*?^@@NPX-END (\d+) climate-pulse$/m.exec(shellErr.slice(from));
+    const m = /^@@NPX-BEGIN (\d+) climate-pulse\n[\s\S]*?^@@STARTED (\d+)\n[\s\S]*?^@@NPX-END (\d+) climate-pulse$/m.exec(shellErr.slice(from));
     expect(m, shellErr.slice(from, from + 600)).not.toBeNull();
     const [begin, started, end] = [m![1], m![2], m![3]].map(Number);
     console.log(`README: the first npx climate-pulse started its command after ${((started - begin) / 1000).toFixed(2)} s, and was done after ${((end - begin) / 1000).toFixed(2)} s`);
@@ -456,7 +457,7 @@ describe(`README.md (${DATABASE ? 'PostgreSQL' : 'embedded PGlite'}, Node ${spaw
   });
 
   it('the TypeScript block runs as written against the demo, twice (its POSTs are safe to retry), and ends on the 400 it shows', async () => {
-    const blocks = [...README.matchAll(/```ts\n([^]*?)```/g)].map((m) => m[1]);
+    const blocks = [...README.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]);
     expect(blocks).toHaveLength(1);
     // Inside the checkout, so that `@climate-pulse/client` resolves to the workspace package as in the README.
     mkdirSync(join(ROOT, '.test-tmp'), { recursive: true });

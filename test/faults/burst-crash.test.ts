@@ -78,7 +78,7 @@ describe(`a server SIGKILLed during a burst of ${N} idempotent POSTs (${DB_KIND}
     await first.stop('SIGKILL');
     expect(first.child.signalCode).toBe('SIGKILL');
     const acked = new Map<number, Answer>();
-    answers.forEach((a, i) => a && acked.set(i, a));
+    for (const [i, a] of answers.entries()) if (a) acked.set(i, a);
     // Whatever was answered before the kill was a success; and the kill did land mid-burst.
     for (const a of acked.values()) expect(a.status).toBe(200);
     expect(acked.size).toBeGreaterThanOrEqual(KILL_AFTER);
@@ -97,7 +97,7 @@ describe(`a server SIGKILLed during a burst of ${N} idempotent POSTs (${DB_KIND}
     const listed = (await list.json()).items.filter((a: { title: string }) => a.title.startsWith('Burst '));
     expect(listed.map((a: { $id: string }) => a.$id).sort()).toEqual([...ids].sort());
     const titleOf = new Map<string, string>(listed.map((a: { $id: string; title: string }) => [a.$id, a.title]));
-    ids.forEach((id, i) => expect(titleOf.get(id)).toBe(`Burst ${i}`)); // each key created its own request's action
+    for (const [i, id] of ids.entries()) expect(titleOf.get(id)).toBe(`Burst ${i}`); // each key created its own request's action
 
     // And in the database itself, after the process has stopped.
     expect(await second.stop('SIGTERM')).toBe(0);

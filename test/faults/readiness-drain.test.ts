@@ -28,7 +28,7 @@ function rawConnection(port: number) {
     answers: async (count: number, ms = 10_000) => {
       const end = performance.now() + ms;
       while ((received.match(/HTTP\/1\.1 \d{3}/g) ?? []).length < count && performance.now() < end) await new Promise((r) => setTimeout(r, 10));
-      return [...received.matchAll(/HTTP\/1\.1 (\d{3})[^]*?\r\n\r\n/g)].map((m) => ({ status: Number(m[1]), head: m[0].toLowerCase() }));
+      return [...received.matchAll(/HTTP\/1\.1 (\d{3})[\s\S]*?\r\n\r\n/g)].map((m) => ({ status: Number(m[1]), head: m[0].toLowerCase() }));
     },
   };
 }

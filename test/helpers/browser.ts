@@ -90,7 +90,12 @@ export async function launchConsoleBrowser(): Promise<ConsoleBrowser> {
           (window as unknown as { __csp: string[] }).__csp.push(`${e.violatedDirective} ${e.blockedURI}`);
         });
       });
-      c.on('page', (p) => p.on('dialog', (d) => (cb.dialogs.push(d.message()), d.accept())));
+      c.on('page', (p) =>
+        p.on('dialog', (d) => {
+          cb.dialogs.push(d.message());
+          return d.accept();
+        }),
+      );
       return c;
     },
     async audit(page, what) {

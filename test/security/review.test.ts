@@ -426,7 +426,12 @@ describe('finding 8: quieter ones', () => {
 
   it('with Redis unreachable at start, says once that the limits are per process', async () => {
     const lines: string[] = [];
-    const stream = new Writable({ write: (chunk, _e, cb) => (lines.push(chunk.toString()), cb()) });
+    const stream = new Writable({
+      write: (chunk, _e, cb) => {
+        lines.push(chunk.toString());
+        cb();
+      },
+    });
     const tdb = await createTestDatabase();
     await loadDataset(tdb.db, readDataset());
     const app = await buildApp(loadConfig({ MAX_EVENT_LOOP_DELAY_MS: '0', REDIS_URL: 'redis://127.0.0.1:1' }), { db: tdb.db, logger: { level: 'warn', stream } as never, now: () => NOW });

@@ -163,7 +163,12 @@ describe('finding 2: a backup whose reader never reads is ended, and keeps no la
     expect(err).toBeInstanceOf(BackupError);
     expect((err as Error).message).toBe("the backup's reader took nothing for 300 ms; the backup was ended");
     let bytes = 0;
-    await streamBackup(join(root, 'data'), query, new Writable({ write: (c: Buffer, _e, cb) => ((bytes += c.length), cb()) }), { stallMs: 300 });
+    await streamBackup(join(root, 'data'), query, new Writable({
+        write: (c: Buffer, _e, cb) => {
+          bytes += c.length;
+          cb();
+        },
+      }), { stallMs: 300 });
     expect(bytes).toBeGreaterThan(1000);
   }, 60_000);
 });
@@ -178,7 +183,12 @@ describe('finding 5: a lone UTF-16 surrogate in a JSON body is 400 naming the fi
   beforeAll(async () => {
     tdb = await createTestDatabase();
     await loadDataset(tdb.db, readDataset());
-    const stream = new Writable({ write: (chunk, _e, cb) => (lines.push(chunk.toString()), cb()) });
+    const stream = new Writable({
+      write: (chunk, _e, cb) => {
+        lines.push(chunk.toString());
+        cb();
+      },
+    });
     const config = loadConfig({ MAX_EVENT_LOOP_DELAY_MS: '0', ...(TEST_REDIS_URL ? { REDIS_URL: TEST_REDIS_URL } : {}) });
     app = await buildApp(config, { db: tdb.db, logger: { level: 'debug', stream } as never, now: () => NOW, rateLimitNamespace: `review3-${Math.random()}:` });
     admin = await buildAdminApp(config, { db: tdb.db, token: TOKEN, logger: { level: 'debug', stream } as never });
@@ -238,7 +248,7 @@ describe('finding 5: a lone UTF-16 surrogate in a JSON body is 400 naming the fi
   });
 });
 
-const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 describe('finding 5: restore and db copy fail in one line and leave nothing', () => {
   const root = mkdtempSync(join(tmpdir(), 'cp-review3-restore-'));
@@ -300,7 +310,7 @@ describe('finding 5: restore and db copy fail in one line and leave nothing', ()
     const r = await runCli(['restore', v16], { ...EMBEDDED, DATA_DIR: fresh });
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(new RegExp(`^climate-pulse: ${escape(v16)} holds a database this PGlite cannot open \\(PostgreSQL 16 files: [^\\n]+\\); nothing was restored\n$`));
+    expect(r.stderr).toMatch(new RegExp(`^climate-pulse: ${escapeRegExp(v16)} holds a database this PGlite cannot open \\(PostgreSQL 16 files: [^\\n]+\\); nothing was restored\n$`));
     expect(existsSync(fresh)).toBe(false);
     const empty = join(root, 'empty-0700');
     mkdirSync(empty, { mode: 0o700 });

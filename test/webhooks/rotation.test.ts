@@ -182,7 +182,7 @@ describe('webhook secret rotation', () => {
     expect(await workerRound(t)).toBe(2);
     const sent = rx.received.slice(before);
     expect(sent.map((r) => [r.path, r.headers['webhook-id']]).sort()).toEqual([['/one', b], ['/one', c]].sort());
-    sent.forEach((r) => expect(verifies(one.secret, r)).toBe(true));
+    for (const r of sent) expect(verifies(one.secret, r)).toBe(true);
     const now = await listDeliveries(t.db, 'org_rot', { limit: 100 });
     const statusOf = (eventId: string, endpointId: string) => now.find((d) => d.eventId === eventId && d.endpointId === endpointId)!.status;
     expect([a, b, c].map((id) => [statusOf(id, one.id), statusOf(id, two.id)])).toEqual([

@@ -47,7 +47,9 @@ export class EtagCache {
         this.entries.delete(key);
         this.entries.set(key, known); // most recently used
         const headers = new Headers(known.headers);
-        response.headers.forEach((value, name) => headers.set(name, value));
+        response.headers.forEach((value, name) => {
+          headers.set(name, value);
+        });
         return new Response(known.body, { status: 200, statusText: 'OK', headers });
       }
       const etag = response.headers.get('etag');

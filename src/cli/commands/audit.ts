@@ -7,6 +7,7 @@ import { CliError } from '../errors.js';
 const PAGE = 100;
 
 /** Text that came from users (a key's name, a member's email) printed without its control characters. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this escapes
 const printable = (s: string) => s.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 /** One line: time, actor, action, target, address, details (JSON). */

@@ -70,7 +70,7 @@ export function registerBackup(program: Command) {
         release();
       }
       // Opened once, as serve will: the files make a database this PGlite reads, and it says what it holds.
-      let db;
+      let db: Awaited<ReturnType<typeof openDatabase>>;
       try {
         db = await openDatabase(config);
       } catch (err) {

@@ -57,8 +57,14 @@ function listQuery(f: AuditFilter): { q: NamedQuery; params: unknown[] } {
     params.push(value);
     where.push(cond(params.length + 1));
   };
-  if (f.actorKind !== undefined) (key += 'k'), add((n) => `actor_kind = $${n}`, f.actorKind);
-  if (f.action !== undefined) (key += 'a'), add((n) => `action = $${n}`, f.action);
+  if (f.actorKind !== undefined) {
+    key += 'k';
+    add((n) => `actor_kind = $${n}`, f.actorKind);
+  }
+  if (f.action !== undefined) {
+    key += 'a';
+    add((n) => `action = $${n}`, f.action);
+  }
   if (f.after) {
     key += 'c';
     add((n) => `(created_at, id) < ($${n}::timestamptz, $${n + 1}::text)`, f.after.createdAt);

@@ -52,8 +52,14 @@ export function listQuery(f: PulseFilter): { q: NamedQuery; params: unknown[] } 
     params.push(value);
     where.push(cond(params.length + 1));
   };
-  if (f.level !== undefined) (key += 'l'), add((n) => `p.level = $${n}`, f.level);
-  if (f.subteamId !== undefined) (key += 't'), add((n) => `p.subteam_id = $${n}`, f.subteamId);
+  if (f.level !== undefined) {
+    key += 'l';
+    add((n) => `p.level = $${n}`, f.level);
+  }
+  if (f.subteamId !== undefined) {
+    key += 't';
+    add((n) => `p.subteam_id = $${n}`, f.subteamId);
+  }
   if (f.after) {
     key += 'c';
     add((n) => `(p.created_at, p.id) < ($${n}::timestamptz, $${n + 1}::text)`, f.after.createdAt);
