@@ -21,9 +21,11 @@ const seconds = (ms: number) => `${Number((ms / 1000).toFixed(1))} s`;
  * one at a time (a rolling restart) without closing the port. Returns true in the primary (which
  * serves nothing itself).
  *
- * A roll runs at most one worker more than WORKERS: the new one on trial, until it has been
- * ready for ROLL_SETTLE_MS; only then is an old one stopped. A new worker that does not start or
- * dies within its settle time stops the roll, and the old ones not yet replaced serve on.
+ * A roll never runs more than WORKERS processes: it stops an old worker (which drains) before it
+ * starts that worker's replacement, and the replacement is on trial until it has been ready for
+ * ROLL_SETTLE_MS; only then is the next old one stopped. A new worker that does not start or dies
+ * within its settle time stops the roll: the old ones not yet replaced serve on, and its place
+ * stays empty until the next SIGHUP (the code on disk is the one that failed), which fills it.
  */
 export function runPrimary(config: Config, log: (line: string) => void): boolean {
   if (config.workers <= 1 || !cluster.isPrimary) return false;
@@ -152,18 +154,33 @@ export function runPrimary(config: Config, log: (line: string) => void): boolean
     for (const w of old) toReplace.add(w);
     newBuild.clear();
     rollStop = undefined;
-    log(`rolling restart: replacing ${old.length} workers one at a time`);
+    // Places empty now (a new worker of an earlier roll that failed its trial): filled first, stopping nobody.
+    const empty = Math.max(0, config.workers - old.length - restartTimers.size);
+    const places: (Worker | undefined)[] = [...Array<undefined>(empty).fill(undefined), ...old];
+    log(`rolling restart: replacing ${old.length} ${old.length === 1 ? 'worker' : 'workers'} one at a time${empty > 0 ? `, after starting ${empty} in ${empty === 1 ? 'an empty place' : 'empty places'}` : ''}`);
     let replaced = 0;
-    let i = 0;
-    const serving = () => old.slice(i).filter((w) => !w.isDead()).length;
+    const serving = () => old.filter((w) => toReplace.has(w) && !w.isDead()).length;
+    const stoppedBecause = (why: string) => {
+      const left = serving();
+      log(
+        `rolling restart stopped: ${why}; ${left} old ${left === 1 ? 'worker keeps' : 'workers keep'} serving (${replaced} replaced), ` +
+          'the failed place stays empty until the next SIGHUP',
+      );
+    };
     try {
-      for (; i < old.length; i++) {
+      for (const previous of places) {
         if (stopping) return;
-        if (rollStop) {
-          log(`rolling restart stopped: ${rollStop}; ${serving()} old workers keep serving (${replaced} replaced)`);
-          return;
+        if (rollStop) return stoppedBecause(rollStop);
+        // Stopped (and drained) before its replacement starts: never more than WORKERS processes.
+        if (previous !== undefined && toReplace.delete(previous)) {
+          retiring.add(previous);
+          const exited = new Promise((r) => previous.once('exit', r));
+          previous.process.kill('SIGTERM');
+          await exited;
+          if (stopping) return;
+        } else if (previous !== undefined) {
+          diedInRoll.delete(previous); // died during the roll (and was not restarted): its place is free
         }
-        const previous = old[i];
         const fresh = fork();
         onTrial = fresh;
         try {
@@ -171,20 +188,12 @@ export function runPrimary(config: Config, log: (line: string) => void): boolean
           await settled(fresh);
         } catch (err) {
           if (stopping) return; // the primary's own SIGTERM ended it
-          log(`rolling restart stopped: new worker ${fresh.process.pid} ${(err as Error).message}; ${serving()} old workers keep serving (${replaced} replaced)`);
-          return;
+          return stoppedBecause(`new worker ${fresh.process.pid} ${(err as Error).message}`);
         } finally {
           onTrial = undefined;
         }
         newBuild.add(fresh); // from now on a worker like any other: restarted if it dies
         replaced++;
-        if (stopping) return;
-        // Died during the roll (and was not restarted): the new worker took its place.
-        if (diedInRoll.delete(previous) || !toReplace.delete(previous)) continue;
-        retiring.add(previous);
-        const exited = new Promise((r) => previous.once('exit', r));
-        previous.process.kill('SIGTERM');
-        await exited;
       }
       log(`rolling restart done: ${replaced} workers replaced`);
     } finally {

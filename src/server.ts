@@ -10,7 +10,7 @@ import { openDatabase } from './db/open.js';
 import { purgeIdempotencyRecords } from './db/repositories/idempotency.js';
 import { startAlertSchedule } from './jobs/alerts.js';
 import { WebhookWorker } from './jobs/webhooks.js';
-import { QUIET_MAX_MS, trackConnections, type ConnectionDrain } from './http/drain.js';
+import { KEEP_ALIVE_HINT_S, QUIET_MAX_MS, trackConnections, type ConnectionDrain } from './http/drain.js';
 import { addressMatcher, answerNodeErrorsInContractShape } from './http/node-server.js';
 
 export interface RunningServer {
@@ -50,7 +50,8 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
     exempt: addressMatcher(config.trustProxy),
     log: app.log,
   });
-  const publicDrain = trackConnections(app.server);
+  // Clients are told 5 s; the server keeps idle connections 72 s (Fastify's), longer than load balancers do.
+  const publicDrain = trackConnections(app.server, { keepAliveHintS: KEEP_ALIVE_HINT_S });
   warnOfLooseLimits(config, app.log);
   const address = await app.listen({ port: config.port, host: config.host });
   // Every listener before any background job: a port that cannot be taken (EADDRINUSE) stops the
@@ -96,6 +97,13 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
         process.exit(1);
       }, config.shutdownGraceMs);
       timer.unref();
+      // The last resort, a second before the grace ends: connections still idle then are closed
+      // however short their idleness, so that the process still exits 0 (docs/deployment.md).
+      const lastResort = setTimeout(() => {
+        const closed = drains.reduce((n, d) => n + d.closeIdleNow(), 0);
+        if (closed > 0) app.log.info({ closed, graceMs: config.shutdownGraceMs }, 'closing idle connections before SHUTDOWN_GRACE_MS ends');
+      }, Math.max(config.shutdownGraceMs - 1_000, Math.floor(config.shutdownGraceMs * 0.8)));
+      lastResort.unref();
       const startedAt = Date.now();
       // /readyz says 503 at once.
       draining = true;
@@ -120,6 +128,7 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
       await webhooks.close();
       await db.close();
       clearTimeout(timer);
+      clearTimeout(lastResort);
       app.log.info({ drainedMs, totalMs: Date.now() - startedAt }, 'shutdown complete');
     })());
   return { app, db, address, metricsAddress: metrics?.address, adminAddress: admin.address, adminSocket: admin.socketPath, close };

@@ -4,13 +4,21 @@ import { readFileSync } from 'node:fs';
 import { Server as NetServer, type Socket } from 'node:net';
 
 /**
- * A connection that has just fallen idle may be one its client is writing its next request on
- * right now (a keep-alive client sends it as soon as the previous answer is read). Closing it then
- * loses that request, so during a drain a connection is closed once it has been idle this long
- * (one idle for longer already at the signal, at once); a request it brings first is answered
- * with `Connection: close`.
+ * The keep-alive time a listener tells its clients (`Keep-Alive: timeout=5`, Node's own default),
+ * and, during a drain, how long a connection must have been idle before the server closes it.
+ *
+ * The rule (docs/deployment.md, "Keep-alive and the drain"): in HTTP/1.1 a client may send its
+ * next request on an idle connection at the very instant the server closes it, and then cannot
+ * tell whether the request was applied (ECONNRESET, "other side closed"). No server-side timing
+ * closes that race. So a draining server closes a connection only (1) after an answer that said
+ * `Connection: close`, or (2) once it has been idle past the keep-alive time it advertised: a
+ * client that honours the hint has closed it or stopped reusing it by then (Node's fetch, undici,
+ * 2 s before; Node's http agent 1 s before). The public listener keeps idle connections 72 s
+ * itself (longer than a load balancer's 60 s, so that it never closes one first), and tells
+ * clients 5 s.
  */
-export const IDLE_LINGER_MS = 1_000;
+export const KEEP_ALIVE_HINT_S = 5;
+export const IDLE_CLOSE_MS = KEEP_ALIVE_HINT_S * 1000;
 /**
  * Node accepts one waiting connection per event-loop turn, so a busy process (the embedded
  * database works on its loop) has connections waiting in the kernel, requests and all, that
@@ -42,10 +50,15 @@ export interface ConnectionDrain {
   quiet(): void;
   /**
    * Stops accepting connections, then ends every open one between requests: an answer in flight or
-   * to come says `Connection: close`, an idle connection is closed once idle IDLE_LINGER_MS.
-   * Resolves when every connection has ended.
+   * to come says `Connection: close`, an idle connection is closed once idle past its keep-alive
+   * time (IDLE_CLOSE_MS). Resolves when every connection has ended.
    */
   stopListening(): Promise<void>;
+  /**
+   * The last resort, at the end of SHUTDOWN_GRACE_MS: closes the connections idle now, however
+   * short their idleness (a client may lose a request it sends at this instant). Returns how many.
+   */
+  closeIdleNow(): number;
 }
 
 /**
@@ -61,13 +74,19 @@ export const QUIET_MAX_MS = 1_000;
 /**
  * Lets a listener end under traffic. Node's `server.close()` closes the connections idle at that
  * instant and then waits for the others, but a keep-alive connection whose request was in flight
- * stays open after its answer (for the keep-alive timeout, 72 s), so the close never returned.
+ * stays open after its answer (for the keep-alive timeout, 72 s), so the close never returned; and
+ * closing an idle connection races with a request its client sends on it at that instant.
  * Here: answers from the drain on carry `Connection: close` (Node then ends the connection after
- * it), and a connection that stays idle for IDLE_LINGER_MS is closed. Attach before `listen`.
+ * it), and a connection idle past its keep-alive time (`idleCloseMs`) is closed. Attach before
+ * `listen`. `keepAliveHintS`: the `Keep-Alive: timeout=` this listener advertises in place of
+ * Node's (which says the server's own keepAliveTimeout).
  */
-export function trackConnections(server: Server): ConnectionDrain {
+export function trackConnections(server: Server, opts: { keepAliveHintS?: number } = {}): ConnectionDrain {
   const conns = new Map<Socket, Conn>();
   const open = new Set<ServerResponse>();
+  const hint = opts.keepAliveHintS;
+  const idleCloseMs = (hint ?? Math.floor(server.keepAliveTimeout / 1000)) * 1000;
+  /** Answers say `Connection: close`. */
   let draining = false;
   let timer: NodeJS.Timeout | undefined;
   let accepted = 0;
@@ -82,6 +101,7 @@ export function trackConnections(server: Server): ConnectionDrain {
     const conn = conns.get(req.socket);
     if (conn) conn.active++;
     if (draining) res.setHeader('connection', 'close');
+    else sayKeepAlive(res);
     open.add(res);
     res.once('close', () => {
       open.delete(res);
@@ -92,8 +112,17 @@ export function trackConnections(server: Server): ConnectionDrain {
       }
     });
   });
+  /** The hint in place of Node's, on an answer that keeps its connection (HTTP/1.1, the client did not ask to close). */
+  const sayKeepAlive = (res: ServerResponse) => {
+    if (hint !== undefined && res.req.httpVersion === '1.1' && !/\bclose\b/i.test(res.req.headers.connection ?? '')) res.setHeader('keep-alive', `timeout=${hint}`);
+  };
+  const sayClose = (res: ServerResponse) => {
+    res.setHeader('connection', 'close');
+    res.removeHeader('keep-alive');
+  };
 
-  const closeIdle = () => {
+  /** Closes the connections idle for `minIdleMs` at least (none with a request in flight or arriving). */
+  const closeIdle = (minIdleMs: number) => {
     const now = Date.now();
     const candidates: Socket[] = [];
     for (const [socket, conn] of conns) {
@@ -102,7 +131,7 @@ export function trackConnections(server: Server): ConnectionDrain {
       if (socket.bytesRead !== conn.bytesRead) {
         conn.bytesRead = socket.bytesRead;
         conn.idleSince = now;
-      } else if (now - conn.idleSince >= IDLE_LINGER_MS) candidates.push(socket);
+      } else if (now - conn.idleSince >= minIdleMs) candidates.push(socket);
     }
     // Timers run before the poll phase: after a blocked loop, a request may be waiting unread.
     // setImmediate runs after that phase has read it, so such a connection is seen busy.
@@ -114,25 +143,33 @@ export function trackConnections(server: Server): ConnectionDrain {
         }
       });
     }
+    return candidates.length;
+  };
+  /** From the drain's start to its end: connections idle past their keep-alive time go. */
+  const watchIdle = () => {
+    timer ??= setInterval(() => closeIdle(idleCloseMs), CHECK_EVERY_MS);
+    timer.unref();
   };
 
   const closeConnections = () => {
-    if (draining) return;
     draining = true;
-    for (const res of open) if (!res.headersSent) res.setHeader('connection', 'close');
-    timer = setInterval(closeIdle, CHECK_EVERY_MS);
-    timer.unref();
+    for (const res of open) if (!res.headersSent) sayClose(res);
+    watchIdle();
   };
 
   return {
     begin: closeConnections,
     quiet() {
       draining = false;
-      if (timer) clearInterval(timer);
-      timer = undefined;
-      for (const res of open) if (!res.headersSent) res.removeHeader('connection');
+      for (const res of open) {
+        if (res.headersSent) continue;
+        res.removeHeader('connection');
+        sayKeepAlive(res);
+      }
     },
+    closeIdleNow: () => closeIdle(0),
     async stopListening() {
+      watchIdle();
       // Two setImmediates span one poll phase, where a waiting connection is accepted.
       const oneTurn = async () => {
         await new Promise((r) => setImmediate(r));
@@ -162,7 +199,7 @@ export function trackConnections(server: Server): ConnectionDrain {
           return;
         }
         // net's close, not http's: http's would also close every idle connection at once, losing
-        // the requests their clients are writing at this instant (see IDLE_LINGER_MS).
+        // the requests their clients are writing at this instant (see KEEP_ALIVE_HINT_S).
         NetServer.prototype.close.call(server, () => done());
         // Only once the port is closed: a client told to close its connection before would open
         // a new one, which the closing port could reset. In a cluster the primary holds the port

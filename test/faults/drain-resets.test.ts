@@ -22,12 +22,15 @@ import { KEY_A, writesDataset } from '../http/writes/fixture.js';
  * counts the requests that got no answer for any reason other than a refused connection (the
  * port closed: the request was never sent).
  */
-// 20 runs by hand (DRAIN_RUNS=20, the issue's figure); 8 in the suite, which runs each variant on a
-// CI budget. At most one broken request over all runs: the keep-alive race that remains (a client
-// sending on a connection as the drain closes it after a second idle, about 1 in 5 runs on a loaded
-// machine) is not closed yet (docs/decisions.md); the old drain broke 8 in 5 runs, which fails here.
-const RUNS = Number(process.env.DRAIN_RUNS ?? 8);
-const MAX_BROKEN = Number(process.env.DRAIN_MAX_BROKEN ?? 1);
+// Issue 42's figure is 20 runs per engine and with WORKERS=2, 0 broken requests: `npm run test:drain`
+// (DRAIN_RUNS=20; with TEST_DATABASE_URL for PostgreSQL and WORKERS=2). The suite runs each variant
+// 3 times on its CI budget, with the same exact bound: 0. The drain closes a connection only after
+// an answer that said `Connection: close`, or once it has been idle past the keep-alive time it
+// advertised (docs/deployment.md, "Keep-alive and the drain"); before, it closed connections idle
+// for a second, and broke about 1 request in 5 runs on a loaded machine (the old drain of issue 42:
+// 8 in 5 runs).
+const RUNS = Number(process.env.DRAIN_RUNS ?? 3);
+const MAX_BROKEN = Number(process.env.DRAIN_MAX_BROKEN ?? 0);
 const CLIENTS = 8;
 
 async function seed(db: DatabaseExecutor) {

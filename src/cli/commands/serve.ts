@@ -14,10 +14,12 @@ import { demoAlertSettings, demoInstructions } from './demo.js';
 export const SIGNALS_HELP = `
 Signals:
   SIGTERM, SIGINT  drain and exit 0: /readyz answers 503 at once, the port serves SHUTDOWN_DELAY_MS
-                   longer, requests in flight finish, every answer closes its connection; past
+                   longer, requests in flight finish, connections close after an answer that says
+                   Connection: close or once idle past their 5 s keep-alive; past
                    SHUTDOWN_GRACE_MS the process exits 1
   SIGHUP           with WORKERS of 2 or more: replace the workers one at a time (the newly built
-                   code, the same environment); the port stays open. A single process ignores it.
+                   code, the same environment), never more than WORKERS; the port stays open.
+                   A single process ignores it.
 See docs/deployment.md.`;
 
 export function registerServe(program: Command) {
