@@ -122,6 +122,10 @@ export function refusalPage(reply: FastifyReply, status: number, title: string, 
 
 export async function registerConsolePlugins(scope: FastifyInstance, deps: ConsoleDeps) {
   scope.decorateRequest('consoleSession', null);
+  // Pages are no-store and hold the session's own token: no cache can revalidate them (no ETag).
+  scope.addHook('onRoute', (route) => {
+    route.config = { ...route.config, validators: false };
+  });
 
   // Headers of every console answer (section 11), on top of the base's nosniff and no-store.
   scope.addHook('onRequest', async (_request, reply) => {

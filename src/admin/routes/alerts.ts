@@ -1,6 +1,6 @@
 import { setAlertRead } from '../../domain/alert-reads.js';
 import { operatorActor } from '../../domain/audit.js';
-import { requireJsonObject } from '../../http/plugins/writes.js';
+import { requireJsonObject } from '../../http/plugins/index.js';
 import { AdminNoQuerySchema, OrgItemParamsSchema, adminResponses } from '../../contract/schemas/admin-common.js';
 import { AlertRunSchema, MarkReadBodySchema, RunAlertsBodySchema } from '../../contract/schemas/admin-alerts.js';
 import { runAlertEngine, thresholdsFrom } from '../../domain/alerts.js';

@@ -4,7 +4,7 @@ import type { KeyUsageRecorder } from '../../domain/key-usage.js';
 import type { KeyResolver } from '../../domain/keys.js';
 import { ApiError } from '../../contract/errors.js';
 import type { AuthFailureLimiter } from './rate-limit.js';
-import { readBearer } from './base.js';
+
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -70,7 +70,7 @@ export function registerAuth(app: FastifyInstance, keys: KeyResolver, failures: 
   app.addHook('onRequest', async (request: FastifyRequest) => {
     const ip = request.ip;
     // Two Authorization headers are ambiguous (which one is the key?): refused, never the first one taken.
-    const { single, token: secret, sent } = readBearer(request);
+    const { single, token: secret, sent } = request.bearer();
     let principal: KeyPrincipal | null = null;
     let counted = false;
     const over = await failures.overLimit(ip);

@@ -1,5 +1,6 @@
 import { createTeam } from '../../../domain/teams.js';
-import { createOnce, keyActor, requireJsonObject } from '../../plugins/writes.js';
+import { requireJsonObject } from '../../../http/plugins/index.js';
+import { createOnce, keyActor } from '../../plugins/writes.js';
 import { IdempotencyHeadersSchema, NoQuerySchema } from '../../../contract/schemas/common.js';
 import { responses } from '../../../contract/schemas/responses.js';
 import { CreatedTeamSchema, CreateTeamBodySchema } from '../../../contract/schemas/teams.js';

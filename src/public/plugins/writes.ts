@@ -5,14 +5,6 @@ import { checkIdempotencyKey, once } from '../../domain/idempotency.js';
 import { ApiError } from '../../contract/errors.js';
 import { ALIAS_PREFIX, API_PREFIX } from '../openapi.js';
 
-/** Runs before schema validation on POST/PATCH: a body that is not a JSON object is invalid_json. */
-export async function requireJsonObject(request: FastifyRequest) {
-  const body = request.body;
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new ApiError('invalid_json', 'The body must be a JSON object.');
-  }
-}
-
 /** Who makes a change through the public API: the request's key, by its display prefix, from the client's address. */
 export function keyActor(request: FastifyRequest): Actor {
   const { keyId, prefix } = request.principal;

@@ -1,5 +1,6 @@
 import { editAction } from '../../../domain/actions.js';
-import { keyActor, requireJsonObject } from '../../plugins/writes.js';
+import { requireJsonObject } from '../../../http/plugins/index.js';
+import { keyActor } from '../../plugins/writes.js';
 import { ActionIdParamsSchema, ActionIdSchema, UpdateActionBodySchema } from '../../../contract/schemas/actions.js';
 import { NoQuerySchema } from '../../../contract/schemas/common.js';
 import { responses } from '../../../contract/schemas/responses.js';

@@ -1,7 +1,8 @@
 import crypto, { createHash } from 'node:crypto';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { named } from '../../http/plugin.js';
 
 /** Answers smaller than this are sent as they are: compressing them saves less than it costs. */
 export const COMPRESS_MIN_BYTES = 1024;
@@ -81,7 +82,6 @@ export function noneMatchHits(header: string | undefined, hash: string): boolean
 }
 
 const VERSIONED = /^\/(?:api\/)?v1\//;
-const CONSOLE = /^\/console(?:[/?]|$)/;
 const COMPRESSIBLE = /^(?:application\/(?:[\w.+-]*\+)?json|text\/|application\/javascript)/;
 
 /**
@@ -118,9 +118,7 @@ function onSend(request: FastifyRequest, reply: FastifyReply, payload: unknown, 
   if ((request.method === 'GET' || request.method === 'HEAD') && reply.statusCode === 200) {
     const policy = cacheControlFor(request.routeOptions.url ?? '');
     if (policy) reply.header('cache-control', policy);
-    // Console pages are no-store and hold the session's own token: no cache can revalidate them,
-    // and hashing a year's overview (400 KB) cost more than its queries.
-    if (!reply.hasHeader('etag') && !CONSOLE.test(request.url)) {
+    if (!reply.hasHeader('etag') && request.routeOptions.config.validators !== false) {
       const hash = etagOf(payload);
       reply.header('etag', tagFor(hash, coding));
       // HEAD gets the validators only: Fastify's HEAD handling needs the body it measures.
@@ -148,12 +146,24 @@ function onSend(request: FastifyRequest, reply: FastifyReply, payload: unknown, 
   done(null, compressed);
 }
 
-/**
- * HTTP caching and compression for every answer of the app (issue 21): a strong `ETag` on every
- * GET 200 (and 304 for a matching `If-None-Match`), `Cache-Control` of the versioned API, and
- * gzip or brotli for answers of 1 KiB or more when the client asks (`Vary: Accept-Encoding`).
- * Registered on the root instance before the routes, so it sees the final bytes of every route.
- */
-export function registerCaching(app: FastifyInstance) {
-  app.addHook('onSend', onSend);
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /**
+     * False: this route's answers get no ETag and no 304 (a face's own choice, set on its routes:
+     * the console's pages are no-store and hold the session's token, so no cache can revalidate
+     * them, and hashing a year's overview cost more than its queries).
+     */
+    validators?: false;
+  }
 }
+
+/**
+ * HTTP caching and compression for every answer of the public listener (issue 21): a strong `ETag`
+ * on every GET 200 (and 304 for a matching `If-None-Match`) of a route that does not opt out
+ * (`config.validators: false`), `Cache-Control` of the versioned API, and gzip or brotli for
+ * answers of 1 KiB or more when the client asks (`Vary: Accept-Encoding`). Registered on the
+ * root instance before the routes, so it sees the final bytes of every route.
+ */
+export const caching = named('caching', (app) => {
+  app.addHook('onSend', onSend);
+});

@@ -1,5 +1,6 @@
 import { createAction } from '../../../domain/actions.js';
-import { createOnce, keyActor, requireJsonObject } from '../../plugins/writes.js';
+import { requireJsonObject } from '../../../http/plugins/index.js';
+import { createOnce, keyActor } from '../../plugins/writes.js';
 import { ActionIdSchema, CreateActionBodySchema } from '../../../contract/schemas/actions.js';
 import { IdempotencyHeadersSchema, NoQuerySchema } from '../../../contract/schemas/common.js';
 import { responses } from '../../../contract/schemas/responses.js';
