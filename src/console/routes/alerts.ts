@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DatabaseExecutor } from '../../domain/database.js';
-import { listRecentAlerts, setAlertRead } from '../../domain/alert-reads.js';
+import { listRecentAlerts, setAlertRead } from '../../domain/alerts.js';
 import { csrfField, html, notice, page, utc, type Safe } from '../html.js';
 import { actorOf, changeOutcome, requireRole, type ConsoleDeps, type Form } from '../plugins.js';
 import { navFor } from './nav.js';

@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../contract/errors.js';
 import type { DatabaseExecutor } from '../../domain/database.js';
-import {
-  acceptInvitation, completeTwoFactor, endSession, enrollTotp, INVITATION_UNUSABLE, MIN_PASSWORD, readInvitation, saveFlashForCookie, signIn,
-  startTotpEnrollment,
-} from '../../domain/members.js';
+import { acceptInvitation, endSession, saveFlashForCookie, signIn } from '../../domain/sessions.js';
+import { completeTwoFactor, enrollTotp, startTotpEnrollment } from '../../domain/totp.js';
+import { INVITATION_UNUSABLE, readInvitation } from '../../domain/members.js';
+import { MIN_PASSWORD } from '../../domain/passwords.js';
 import QRCode from 'qrcode';
 import { csrfField, html, notice, page, type Safe } from '../html.js';
 import { actorOf, clearSessionCookie, formToken, requireRole, setSessionCookie, type ConsoleDeps, type Form } from '../plugins.js';

@@ -1,10 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../contract/errors.js';
 import type { DatabaseExecutor } from '../../domain/database.js';
-import {
-  changeMemberRole, changePassword, inviteMember, listInvitations, listMembers, MEMBER_ROLES, removeMember, requiresTwoFactor, revokeInvitation,
-  setRequireTwoFactor,
-} from '../../domain/members.js';
+import { changeMemberRole, inviteMember, listInvitations, listMembers, MEMBER_ROLES, removeMember, requiresTwoFactor, revokeInvitation, setRequireTwoFactor } from '../../domain/members.js';
+import { changePassword } from '../../domain/passwords.js';
 import { csrfField, html, notice, page, type Safe } from '../html.js';
 import { actorOf, changeOutcome, clearSessionCookie, requireRole, type ConsoleDeps, type Form } from '../plugins.js';
 import { navFor } from './nav.js';

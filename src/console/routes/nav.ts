@@ -1,4 +1,4 @@
-import type { ConsoleSession } from '../../domain/members.js';
+import type { ConsoleSession } from '../../domain/sessions.js';
 import type { NavItem, PageOptions } from '../html.js';
 
 /**

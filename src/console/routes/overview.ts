@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { DatabaseExecutor } from '../../domain/database.js';
-import { listUnreadAlerts } from '../../domain/alert-reads.js';
+import { listUnreadAlerts } from '../../domain/alerts.js';
 import { listRecentActionItems } from '../../domain/actions.js';
 import { overviewStats, OVERVIEW_INLINE_TEAM_DAYS, OVERVIEW_MAX_DAYS } from '../../domain/stats.js';
 import { DAY_MS, startOfUtcDay, ymd } from '../../domain/time.js';

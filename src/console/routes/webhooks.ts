@@ -14,7 +14,7 @@ import {
   resendFailedOrgDeliveries,
   rotateOrgEndpointSecret,
 } from '../../domain/webhook-endpoints.js';
-import { SECRET_OVERLAP_MS, WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../domain/webhooks.js';
+import { SECRET_OVERLAP_MS, WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../domain/webhook-deliveries.js';
 import { csrfField, html, notice, page, type Safe } from '../html.js';
 import { actorOf, changeOutcome, queryText, requireRole, type ConsoleDeps, type Form } from '../plugins.js';
 import { navFor } from './nav.js';

@@ -1,4 +1,4 @@
-import { listRecentAlerts } from '../../../domain/alert-reads.js';
+import { listRecentAlerts } from '../../../domain/alerts.js';
 import { AlertListQuerySchema, AlertListSchema } from '../../../contract/schemas/alerts.js';
 import { responses } from '../../../contract/schemas/responses.js';
 import type { App, RouteDeps } from '../types.js';

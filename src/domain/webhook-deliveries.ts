@@ -396,10 +396,11 @@ export async function sendPing(
   endpointId: string,
   opts: { timeoutMs: number } & WebhookUrlRules,
   record: (tx: Queryable, orgId: string) => Promise<void>,
+  now: Date,
 ) {
   const endpoint = await findEndpointById(db, endpointId);
   if (!endpoint) throw new ApiError('not_found', `no webhook endpoint ${JSON.stringify(endpointId)}`);
-  const at = new Date();
+  const at = now;
   const eventId = newId('msg');
   const deliveryId = await db.transaction(async (tx) => {
     const id = await insertClaimedDelivery(
