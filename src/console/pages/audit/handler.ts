@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
-import { ApiError } from '../../contract/errors.js';
-import { AUDIT_ACTIONS } from '../../contract/schemas/admin-audit.js';
-import type { DatabaseExecutor } from '../../domain/database.js';
-import { listAuditEvents } from '../../domain/audit.js';
-import { html, page } from '../html.js';
-import { queryText, requireRole, type ConsoleDeps } from '../plugins.js';
-import { navFor } from './nav.js';
-import { hostOf } from './webhooks.js';
+import { ApiError } from '../../../contract/errors.js';
+import { AUDIT_ACTIONS } from '../../../contract/schemas/admin-audit.js';
+import type { DatabaseExecutor } from '../../../domain/database.js';
+import { listAuditEvents } from '../../../domain/audit.js';
+import { html, page } from '../../html.js';
+import { queryText, type ConsoleDeps } from '../../plugins/index.js';
+import { navFor } from '../../views/nav.js';
+import { hostOf } from '../webhooks/handler.js';
 
 const KINDS = ['member', 'operator', 'key'] as const;
 
@@ -16,8 +16,8 @@ const KINDS = ['member', 'operator', 'key'] as const;
  * holds none).
  */
 export function registerAuditPage(scope: FastifyInstance, deps: ConsoleDeps & { db: DatabaseExecutor }) {
-  scope.get<{ Querystring: Record<string, string | string[]> }>('/audit', { preHandler: requireRole(), schema: { hide: true } }, async (request, reply) => {
-    const s = request.consoleSession!;
+  scope.get<{ Querystring: Record<string, string | string[]> }>('/audit', async (request, reply) => {
+    const s = request.member;
     const one = (name: string) => queryText(request, name);
     const actorKind = one('actor');
     const action = one('action');

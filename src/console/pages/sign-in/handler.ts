@@ -1,14 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../../contract/errors.js';
-import type { DatabaseExecutor } from '../../domain/database.js';
-import { acceptInvitation, endSession, saveFlashForCookie, signIn } from '../../domain/sessions.js';
-import { completeTwoFactor, enrollTotp, startTotpEnrollment } from '../../domain/totp.js';
-import { INVITATION_UNUSABLE, readInvitation } from '../../domain/members.js';
-import { MIN_PASSWORD } from '../../domain/passwords.js';
+import { ApiError } from '../../../contract/errors.js';
+import type { DatabaseExecutor } from '../../../domain/database.js';
+import { acceptInvitation, endSession, saveFlashForCookie, signIn, type ConsoleSession } from '../../../domain/sessions.js';
+import { completeTwoFactor, enrollTotp, startTotpEnrollment } from '../../../domain/totp.js';
+import { INVITATION_UNUSABLE, memberActor, readInvitation } from '../../../domain/members.js';
+import { MIN_PASSWORD } from '../../../domain/passwords.js';
 import QRCode from 'qrcode';
-import { csrfField, html, notice, page, type Safe } from '../html.js';
-import { actorOf, clearSessionCookie, formToken, requireRole, setSessionCookie, type ConsoleDeps, type Form } from '../plugins.js';
-import { navFor } from './nav.js';
+import { csrfField, html, notice, page, type Safe } from '../../html.js';
+import { clearSessionCookie, formToken, setSessionCookie, type ConsoleDeps, type Form } from '../../plugins/index.js';
+import { navFor } from '../../views/nav.js';
 
 const send = (reply: FastifyReply, status: number, title: string, body: Safe, nav?: Parameters<typeof page>[0]['nav']) =>
   reply.code(status).type('text/html; charset=utf-8').send(page({ title, body, nav }));
@@ -82,8 +82,7 @@ ${csrfField(formToken(request, reply, deps))}
     }
   });
 
-  const enrollPage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: string) => {
-    const s = request.consoleSession!;
+  const enrollPage = async (s: ConsoleSession, reply: FastifyReply, status: number, message?: string) => {
     // Made by the server, kept with the session, shown once: as a QR code and as text.
     const { secret, uri } = await startTotpEnrollment(db, s);
     const qr = await QRCode.toDataURL(uri, { margin: 1, width: 200, errorCorrectionLevel: 'M' });
@@ -119,7 +118,7 @@ ${replacing ? html`<input type="email" name="username" value="${s.member.email}"
   scope.get('/two-factor/enroll', { schema: { hide: true } }, async (request, reply) => {
     const s = request.consoleSession;
     if (!s || s.stage === 'totp') return reply.redirect('/console/sign-in', 303);
-    return enrollPage(request, reply, 200);
+    return enrollPage(s, reply, 200);
   });
 
   scope.post('/two-factor/enroll', { schema: { hide: true } }, async (request, reply) => {
@@ -127,7 +126,7 @@ ${replacing ? html`<input type="email" name="username" value="${s.member.email}"
     if (!s || s.stage === 'totp') return reply.redirect('/console/sign-in', 303);
     const form = request.body as Form;
     try {
-      const { recoveryCodes, renewed } = await enrollTotp(db, s, { code: form.code, password: form.password }, actorOf(request), now());
+      const { recoveryCodes, renewed } = await enrollTotp(db, s, { code: form.code, password: form.password }, memberActor(s.member, request.ip), now());
       // Post, redirect, get: the codes wait, sealed, for the page the redirect leads to (once).
       const codes = html`${notice('Two-factor authentication is on.', 'ok')}
 <p>Each of these codes signs you in once if you lose your authenticator app. They are shown only now: keep them somewhere safe.</p>
@@ -140,21 +139,9 @@ ${replacing ? html`<input type="email" name="username" value="${s.member.email}"
       return reply.redirect('/console/two-factor/recovery-codes', 303);
     } catch (err) {
       const { status, message } = messageOf(err);
-      return enrollPage(request, reply, status, message);
+      return enrollPage(s, reply, status, message);
     }
   });
-
-  scope.get('/two-factor/recovery-codes', { preHandler: requireRole(), schema: { hide: true } }, async (request, reply) =>
-    send(
-      reply,
-      200,
-      'Recovery codes',
-      html`<h1>Recovery codes</h1>
-<p class="muted">Recovery codes are shown once, on this page right after two-factor is turned on; setting up a new authenticator app makes new ones.</p>
-<p><a href="/console/overview">Continue to the console</a></p>`,
-      navFor(request.consoleSession!, '/console/two-factor/enroll'),
-    ),
-  );
 
   scope.post('/sign-out', { schema: { hide: true } }, async (request, reply) => {
     if (request.consoleSession) await endSession(db, request.consoleSession);
@@ -188,4 +175,19 @@ ${csrfField(formToken(request, reply, deps))}
       return invitationPage(request, reply, status, message);
     }
   });
+}
+
+/** The page after two-factor is turned on: a member page (the guard's), where the recovery codes wait once. */
+export function registerRecoveryCodesPage(scope: FastifyInstance) {
+  scope.get('/two-factor/recovery-codes', async (request, reply) =>
+    send(
+      reply,
+      200,
+      'Recovery codes',
+      html`<h1>Recovery codes</h1>
+<p class="muted">Recovery codes are shown once, on this page right after two-factor is turned on; setting up a new authenticator app makes new ones.</p>
+<p><a href="/console/overview">Continue to the console</a></p>`,
+      navFor(request.member, '/console/two-factor/enroll'),
+    ),
+  );
 }

@@ -1,13 +1,14 @@
 import type { FastifyInstance } from 'fastify';
-import type { DatabaseExecutor } from '../../domain/database.js';
-import { listUnreadAlerts } from '../../domain/alerts.js';
-import { listRecentActionItems } from '../../domain/actions.js';
-import { overviewStats, OVERVIEW_INLINE_TEAM_DAYS, OVERVIEW_MAX_DAYS } from '../../domain/stats.js';
-import { DAY_MS, startOfUtcDay, ymd } from '../../domain/time.js';
-import type { DailyStats } from '../../contract/schemas/stats.js';
-import { html, page, tableRows, utc, type Safe } from '../html.js';
-import { queryText, requireRole, type ConsoleDeps } from '../plugins.js';
-import { navFor } from './nav.js';
+import type { DatabaseExecutor } from '../../../domain/database.js';
+import { listUnreadAlerts } from '../../../domain/alerts.js';
+import { listRecentActionItems } from '../../../domain/actions.js';
+import { overviewStats, OVERVIEW_INLINE_TEAM_DAYS, OVERVIEW_MAX_DAYS } from '../../../domain/stats.js';
+import { DAY_MS, startOfUtcDay, ymd } from '../../../domain/time.js';
+import type { DailyStats } from '../../../contract/schemas/stats.js';
+import { html, page, tableRows, type Safe } from '../../html.js';
+import { queryText, type ConsoleDeps } from '../../plugins/index.js';
+import { navFor } from '../../views/nav.js';
+import { when } from '../../views/layout.js';
 
 const PRESETS = [7, 30, 90, OVERVIEW_MAX_DAYS] as const;
 
@@ -33,8 +34,8 @@ ${days.length === 0
 /** The overview (CONTRACT.md section 11): mood per day for the organization and each team, unread alerts, open actions. */
 export function registerOverviewPage(scope: FastifyInstance, deps: ConsoleDeps & { db: DatabaseExecutor }) {
   const { db, now } = deps;
-  scope.get('/overview', { preHandler: requireRole(), schema: { hide: true } }, async (request, reply) => {
-    const s = request.consoleSession!;
+  scope.get('/overview', async (request, reply) => {
+    const s = request.member;
     const at = now();
     const [o, unread, openActions] = await Promise.all([
       overviewStats(db, s.orgId, { from: queryText(request, 'from'), to: queryText(request, 'to'), team: queryText(request, 'team') }, at),
@@ -72,14 +73,14 @@ ${series('days-org', `All of ${s.orgName}`, o.organization.days)}
 <h2 id="unread-heading">Unread alerts</h2>
 ${unread.length === 0
   ? html`<p>No unread alerts.</p>`
-  : html`<ul>${unread.map((a) => html`<li><bdi>${a.message}</bdi> <span class="muted">(${a.type}${a.subteamName ? html`, <bdi>${a.subteamName}</bdi>` : ''}, ${utc(a.createdAt)})</span></li>`)}</ul>`}
+  : html`<ul>${unread.map((a) => html`<li><bdi>${a.message}</bdi> <span class="muted">(${a.type}${a.subteamName ? html`, <bdi>${a.subteamName}</bdi>` : ''}, ${when(a.createdAt)})</span></li>`)}</ul>`}
 <p><a href="/console/alerts">All alerts</a></p>
 </section>
 <section aria-labelledby="actions-heading">
 <h2 id="actions-heading">Open actions</h2>
 ${open.length === 0
   ? html`<p>No open actions.</p>`
-  : html`<ul>${open.map((a) => html`<li><bdi>${a.title}</bdi>${a.subteamName ? html` <span class="muted">(<bdi>${a.subteamName}</bdi>)</span>` : ''}${a.endDate ? html` <span class="muted">until ${utc(a.endDate)}</span>` : ''}</li>`)}</ul>`}
+  : html`<ul>${open.map((a) => html`<li><bdi>${a.title}</bdi>${a.subteamName ? html` <span class="muted">(<bdi>${a.subteamName}</bdi>)</span>` : ''}${a.endDate ? html` <span class="muted">until ${when(a.endDate)}</span>` : ''}</li>`)}</ul>`}
 <p><a href="/console/actions">All actions</a>${openActions.more ? ` (more than ${open.length} open)` : ''}</p>
 </section>
 ${o.teams.length > 0

@@ -1,26 +1,26 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../../contract/errors.js';
-import type { DatabaseExecutor } from '../../domain/database.js';
-import { changeMemberRole, inviteMember, listInvitations, listMembers, MEMBER_ROLES, removeMember, requiresTwoFactor, revokeInvitation, setRequireTwoFactor } from '../../domain/members.js';
-import { changePassword } from '../../domain/passwords.js';
-import { csrfField, html, notice, page, type Safe } from '../html.js';
-import { actorOf, changeOutcome, clearSessionCookie, requireRole, type ConsoleDeps, type Form } from '../plugins.js';
-import { navFor } from './nav.js';
-import type { Mailer } from '../../mail/index.js';
+import { ApiError } from '../../../contract/errors.js';
+import type { DatabaseExecutor } from '../../../domain/database.js';
+import { changeMemberRole, inviteMember, listInvitations, listMembers, MEMBER_ROLES, removeMember, requiresTwoFactor, revokeInvitation, setRequireTwoFactor } from '../../../domain/members.js';
+import { changePassword } from '../../../domain/passwords.js';
+import { csrfField, html, notice, page, type Safe } from '../../html.js';
+import { actorOf, OWNERS, changeOutcome, clearSessionCookie, type ConsoleDeps, type Form } from '../../plugins/index.js';
+import { navFor } from '../../views/nav.js';
+import type { Mailer } from '../../../mail/index.js';
 
 /** Where an invitation's link points: the service's public address (PUBLIC_BASE_URL, else the listener's), never the Host header. */
 export const invitationUrl = (baseUrl: string, token: string): string => `${baseUrl}/console/invitations/${token}`;
 
 const send = (reply: FastifyReply, status: number, title: string, body: Safe, request: FastifyRequest, current: string) =>
-  reply.code(status).type('text/html; charset=utf-8').send(page({ title, body, nav: navFor(request.consoleSession!, current) }));
+  reply.code(status).type('text/html; charset=utf-8').send(page({ title, body, nav: navFor(request.member, current) }));
 
 /** The members page (owners) and each member's own account page. */
 export function registerMemberPages(scope: FastifyInstance, deps: ConsoleDeps & { db: DatabaseExecutor; mailer?: Mailer }) {
   const { db, now } = deps;
-  const owner = { preHandler: requireRole('owner'), schema: { hide: true } };
+  const owner = { config: { roles: OWNERS } };
 
   const membersPage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) => {
-    const s = request.consoleSession!;
+    const s = request.member;
     const [members, invitations, required] = await Promise.all([listMembers(db, s.orgId), listInvitations(db, s.orgId, now()), requiresTwoFactor(db, s.orgId)]);
     const roleOptions = (current: string) => MEMBER_ROLES.map((r) => html`<option value="${r}"${r === current ? html` selected` : ''}>${r}</option>`);
     return send(reply, status, 'Members', html`<h1>Members</h1>
@@ -71,7 +71,7 @@ ${csrfField(s.csrfToken)}
   scope.post('/members/invite', owner, async (request, reply) =>
     outcome(request, reply, async () => {
       const form = request.body as Form;
-      const s = request.consoleSession!;
+      const s = request.member;
       const inv = await inviteMember(db, s.orgId, { email: form.email, role: form.role }, actorOf(request), now());
       const url = invitationUrl(deps.baseUrl, inv.token);
       const until = `${inv.expiresAt.slice(0, 16).replace('T', ' ')} UTC`;
@@ -98,21 +98,21 @@ ${csrfField(s.csrfToken)}
 
   scope.post<{ Params: { invitationId: string } }>('/members/invitations/:invitationId/revoke', owner, async (request, reply) =>
     outcome(request, reply, async () => {
-      const inv = await revokeInvitation(db, request.consoleSession!.orgId, request.params.invitationId, actorOf(request), now());
+      const inv = await revokeInvitation(db, request.member.orgId, request.params.invitationId, actorOf(request), now());
       return notice(`The invitation of ${inv.email} (${inv.role}) is revoked: its link opens nothing now.`, 'ok');
     }),
   );
 
   scope.post<{ Params: { memberId: string } }>('/members/:memberId/role', owner, async (request, reply) =>
     outcome(request, reply, async () => {
-      const m = await changeMemberRole(db, request.consoleSession!.orgId, request.params.memberId, (request.body as Form).role, actorOf(request), now());
+      const m = await changeMemberRole(db, request.member.orgId, request.params.memberId, (request.body as Form).role, actorOf(request), now());
       return notice(`${m.email} is now ${m.role}.`, 'ok');
     }),
   );
 
   scope.post<{ Params: { memberId: string } }>('/members/:memberId/remove', owner, async (request, reply) =>
     outcome(request, reply, async () => {
-      const m = await removeMember(db, request.consoleSession!.orgId, request.params.memberId, actorOf(request), now());
+      const m = await removeMember(db, request.member.orgId, request.params.memberId, actorOf(request), now());
       return notice(`${m.email} was removed; their sessions ended.`, 'ok');
     }),
   );
@@ -120,14 +120,14 @@ ${csrfField(s.csrfToken)}
   scope.post('/members/two-factor', owner, async (request, reply) =>
     outcome(request, reply, async () => {
       const on = (request.body as Form).required === 'true';
-      await setRequireTwoFactor(db, request.consoleSession!.orgId, on, actorOf(request), now());
+      await setRequireTwoFactor(db, request.member.orgId, on, actorOf(request), now());
       return notice(on ? 'Two-factor authentication is now required for every member.' : 'Two-factor authentication is now optional.', 'ok');
     }),
   );
 
   // Account: any member's own password and two-factor.
   const accountPage = (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) => {
-    const s = request.consoleSession!;
+    const s = request.member;
     return send(reply, status, 'Account', html`<h1>Account</h1>
 ${message ?? ''}
 <p>Signed in as <strong>${s.member.email}</strong> (${s.member.role}). Two-factor authentication is ${s.member.twoFactor ? 'on' : 'off'}.</p>
@@ -143,11 +143,11 @@ ${csrfField(s.csrfToken)}
 <p class="muted">Changing the password ends every session of yours, this one too.</p>`, request, '/console/account');
   };
 
-  scope.get('/account', { preHandler: requireRole(), schema: { hide: true } }, async (request, reply) => accountPage(request, reply, 200));
-  scope.post('/account/password', { preHandler: requireRole(), schema: { hide: true } }, async (request, reply) => {
+  scope.get('/account', async (request, reply) => accountPage(request, reply, 200));
+  scope.post('/account/password', async (request, reply) => {
     const form = request.body as Form;
     try {
-      await changePassword(db, request.consoleSession!, { current: form.current, next: form.next }, actorOf(request), now());
+      await changePassword(db, request.member, { current: form.current, next: form.next }, actorOf(request), now());
     } catch (err) {
       if (err instanceof ApiError && err.statusCode < 500) return accountPage(request, reply, err.statusCode, notice(err.message));
       throw err;

@@ -1,13 +1,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../../contract/errors.js';
-import type { DatabaseExecutor } from '../../domain/database.js';
-import { createAction, editAction, findActionItem, listRecentActionItems } from '../../domain/actions.js';
-import { listOrgTeams } from '../../domain/teams.js';
-import { CreateActionBodySchema, UpdateActionBodySchema, type Action, type CreateActionBody, type UpdateActionBody } from '../../contract/schemas/actions.js';
-import { checkBody } from '../../http/validation.js';
-import { csrfField, html, notice, page, utc, type Safe } from '../html.js';
-import { actorOf, changeOutcome, requireRole, type ConsoleDeps, type Form } from '../plugins.js';
-import { navFor } from './nav.js';
+import { ApiError } from '../../../contract/errors.js';
+import type { DatabaseExecutor } from '../../../domain/database.js';
+import { createAction, editAction, findActionItem, listRecentActionItems } from '../../../domain/actions.js';
+import { listOrgTeams } from '../../../domain/teams.js';
+import { CreateActionBodySchema, UpdateActionBodySchema, type Action, type CreateActionBody, type UpdateActionBody } from '../../../contract/schemas/actions.js';
+import { checkBody } from '../../../http/validation.js';
+import { csrfField, html, notice, page, type Safe } from '../../html.js';
+import { actorOf, CHANGERS, changeOutcome, type ConsoleDeps, type Form } from '../../plugins/index.js';
+import { navFor } from '../../views/nav.js';
+import { when } from '../../views/layout.js';
 
 const STATUSES = ['active', 'done', 'cancelled'] as const;
 /** The page lists the newest actions; GET /v1/actions has them all. */
@@ -47,7 +48,7 @@ export function registerActionPages(scope: FastifyInstance, deps: ConsoleDeps & 
   const { db, now } = deps;
 
   const actionsPage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) => {
-    const s = request.consoleSession!;
+    const s = request.member;
     const canChange = s.member.role !== 'viewer';
     const [{ items: actions, more }, teams] = await Promise.all([listRecentActionItems(db, s.orgId, PAGE_ACTIONS), listOrgTeams(db, s.orgId)]);
     const teamSelect = (id: string, selected: string | null) => html`<select name="subteamId" id="${id}"><option value="">(no team)</option>${teams.map(
@@ -76,7 +77,7 @@ ${actions.length === 0
 <caption>Actions, newest first</caption>
 <thead><tr><th scope="col">Title</th><th scope="col">Status</th><th scope="col">Team</th><th scope="col">Started</th><th scope="col">Ends</th><th scope="col">Description</th></tr></thead>
 <tbody>${actions.map(
-  (a, i) => html`<tr><td class="wrap"><bdi>${a.title}</bdi>${canChange ? editForm(a, i) : ''}</td><td>${a.status}</td><td><bdi>${a.subteamName ?? ''}</bdi></td><td>${utc(a.startDate)}</td><td>${utc(a.endDate, '')}</td><td class="wrap"><bdi>${a.description ?? ''}</bdi></td></tr>`,
+  (a, i) => html`<tr><td class="wrap"><bdi>${a.title}</bdi>${canChange ? editForm(a, i) : ''}</td><td>${a.status}</td><td><bdi>${a.subteamName ?? ''}</bdi></td><td>${when(a.startDate)}</td><td>${when(a.endDate, '')}</td><td class="wrap"><bdi>${a.description ?? ''}</bdi></td></tr>`,
 )}</tbody>
 </table>`}
 ${canChange
@@ -94,21 +95,21 @@ ${csrfField(s.csrfToken)}
     );
   };
   const outcome = changeOutcome(actionsPage);
-  const admin = { preHandler: requireRole('owner', 'admin'), schema: { hide: true } };
+  const admin = { config: { roles: CHANGERS } };
 
-  scope.get('/actions', { preHandler: requireRole(), schema: { hide: true } }, async (request, reply) => actionsPage(request, reply, 200));
+  scope.get('/actions', async (request, reply) => actionsPage(request, reply, 200));
 
   scope.post<{ Body: Form }>('/actions', admin, async (request, reply) =>
     outcome(request, reply, async () => {
       const body = createBody(request.body);
-      await db.transaction((tx) => createAction(tx, request.consoleSession!.orgId, body, actorOf(request), now()));
+      await db.transaction((tx) => createAction(tx, request.member.orgId, body, actorOf(request), now()));
       return notice(`Action “${body.title}” created.`, 'ok');
     }),
   );
 
   scope.post<{ Params: { actionId: string }; Body: Form }>('/actions/:actionId', admin, async (request, reply) =>
     outcome(request, reply, async () => {
-      const orgId = request.consoleSession!.orgId;
+      const orgId = request.member.orgId;
       const current = await findActionItem(db, orgId, request.params.actionId);
       if (!current) throw new ApiError('not_found', 'No such action in this organization.');
       const body = changeBody(request.body, current);

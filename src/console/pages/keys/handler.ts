@@ -1,11 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../../contract/errors.js';
-import type { DatabaseExecutor } from '../../domain/database.js';
-import { createOrgKey, listOrgKeys, revokeOrgKey, rollOrgKey, ROLL_DELAYS, type RollDelay } from '../../domain/keys.js';
-import type { KeyListing } from '../../contract/schemas/admin-keys.js';
-import { csrfField, html, notice, page, utc as when, type Safe } from '../html.js';
-import { actorOf, changeOutcome, requireRole, type ConsoleDeps, type Form } from '../plugins.js';
-import { navFor } from './nav.js';
+import { ApiError } from '../../../contract/errors.js';
+import type { DatabaseExecutor } from '../../../domain/database.js';
+import { createOrgKey, listOrgKeys, revokeOrgKey, rollOrgKey, ROLL_DELAYS, type RollDelay } from '../../../domain/keys.js';
+import type { KeyListing } from '../../../contract/schemas/admin-keys.js';
+import { csrfField, html, notice, page, type Safe } from '../../html.js';
+import { actorOf, CHANGERS, changeOutcome, type ConsoleDeps, type Form } from '../../plugins/index.js';
+import { navFor } from '../../views/nav.js';
+import { when } from '../../views/layout.js';
 
 
 type ConsoleKey = KeyListing & { state: 'active' | 'expired' | 'revoked' };
@@ -26,10 +27,10 @@ function expiryOf(text: string | undefined): string | null {
 /** The API keys page (CONTRACT.md section 11): every member reads it; admins and owners change keys. */
 export function registerKeyPages(scope: FastifyInstance, deps: ConsoleDeps & { db: DatabaseExecutor }) {
   const { db, now } = deps;
-  const admin = { preHandler: requireRole('owner', 'admin'), schema: { hide: true } };
+  const admin = { config: { roles: CHANGERS } };
 
   const keysPage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) => {
-    const s = request.consoleSession!;
+    const s = request.member;
     const canChange = s.member.role !== 'viewer';
     const at = now();
     const keys: ConsoleKey[] = (await listOrgKeys(db, s.orgId)).map((k) => ({ ...k, state: stateOf(k, at) })).reverse();
@@ -85,7 +86,7 @@ ${csrfField(s.csrfToken)}
 
   const outcome = changeOutcome(keysPage);
 
-  scope.get('/keys', { preHandler: requireRole(), schema: { hide: true } }, async (request, reply) => keysPage(request, reply, 200));
+  scope.get('/keys', async (request, reply) => keysPage(request, reply, 200));
 
   scope.post('/keys', admin, async (request, reply) =>
     outcome(request, reply, async () => {
@@ -94,14 +95,14 @@ ${csrfField(s.csrfToken)}
       if (!scopeValue) throw new ApiError('invalid_request', 'The scope must be read or read_write.');
       const name = (form.name ?? '').trim();
       if (name.length < 1 || name.length > 128) throw new ApiError('invalid_request', 'The name must be 1-128 characters.');
-      const key = await createOrgKey(db, request.consoleSession!.orgId, { name, scope: scopeValue, expiresAt: expiryOf(form.expires) }, actorOf(request), now());
+      const key = await createOrgKey(db, request.member.orgId, { name, scope: scopeValue, expiresAt: expiryOf(form.expires) }, actorOf(request), now());
       return shownOnce(request, key.key, `Key ${key.name ?? key.prefix} created`);
     }),
   );
 
   scope.post<{ Params: { keyId: string } }>('/keys/:keyId/roll', admin, async (request, reply) =>
     outcome(request, reply, async () => {
-      const rolled = await rollOrgKey(db, request.consoleSession!.orgId, request.params.keyId, (request.body as Form).expiresIn as RollDelay, actorOf(request), now());
+      const rolled = await rollOrgKey(db, request.member.orgId, request.params.keyId, (request.body as Form).expiresIn as RollDelay, actorOf(request), now());
       return shownOnce(request, rolled.key, `Key ${rolled.name ?? rolled.prefix} rolled; the old one expires ${when(rolled.oldExpiresAt)}`);
     }),
   );
@@ -109,9 +110,9 @@ ${csrfField(s.csrfToken)}
   scope.post<{ Params: { keyId: string } }>('/keys/:keyId/revoke', admin, async (request, reply) =>
     outcome(request, reply, async () => {
       // By id only: the console names keys exactly (the CLI's prefix shortcut is not needed here).
-      const listed = (await listOrgKeys(db, request.consoleSession!.orgId)).find((k) => k.id === request.params.keyId);
+      const listed = (await listOrgKeys(db, request.member.orgId)).find((k) => k.id === request.params.keyId);
       if (!listed) throw new ApiError('not_found', 'No such key in this organization.');
-      const k = await revokeOrgKey(db, request.consoleSession!.orgId, listed.id, actorOf(request), now());
+      const k = await revokeOrgKey(db, request.member.orgId, listed.id, actorOf(request), now());
       return notice(`Key ${k.name ?? k.prefix} revoked: clients using it get 401 within 5 seconds.`, 'ok');
     }),
   );

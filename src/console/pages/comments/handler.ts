@@ -1,13 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { DatabaseExecutor } from '../../domain/database.js';
-import { listCommentPageWithHandles, setCommentHidden, type CommentReleases } from '../../domain/comments.js';
-import { listOrgTeams } from '../../domain/teams.js';
-import { DAY_MS, startOfIsoWeek, ymd } from '../../domain/time.js';
-import { CommentListQuerySchema, type CommentListQuery } from '../../contract/schemas/comments.js';
-import { checkBody } from '../../http/validation.js';
-import { csrfField, html, notice, page, type Safe } from '../html.js';
-import { actorOf, changeOutcome, queryText, requireRole, type ConsoleDeps, type Form } from '../plugins.js';
-import { navFor } from './nav.js';
+import type { DatabaseExecutor } from '../../../domain/database.js';
+import { listCommentPageWithHandles, setCommentHidden, type CommentReleases } from '../../../domain/comments.js';
+import { listOrgTeams } from '../../../domain/teams.js';
+import { DAY_MS, startOfIsoWeek, ymd } from '../../../domain/time.js';
+import { CommentListQuerySchema, type CommentListQuery } from '../../../contract/schemas/comments.js';
+import { checkBody } from '../../../http/validation.js';
+import { csrfField, html, notice, page, type Safe } from '../../html.js';
+import { actorOf, CHANGERS, changeOutcome, queryText, type ConsoleDeps, type Form } from '../../plugins/index.js';
+import { navFor } from '../../views/nav.js';
 
 const PAGE_COMMENTS = 50;
 const FILTERS = ['from', 'to', 'subteamId', 'cursor'] as const;
@@ -28,7 +28,7 @@ export function registerCommentPages(scope: FastifyInstance, deps: ConsoleDeps &
   const { db, now } = deps;
 
   const commentsPage = async (request: FastifyRequest, reply: FastifyReply, status: number, message: Safe | undefined, f: Filters) => {
-    const s = request.consoleSession!;
+    const s = request.member;
     const canChange = s.member.role !== 'viewer';
     const q = checkBody<CommentListQuery>(CommentListQuerySchema, { ...Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined)), limit: PAGE_COMMENTS }, 'querystring');
     const [{ list, handles, hidden }, teams] = await Promise.all([listCommentPageWithHandles(db, s.orgId, q, deps.comments, now()), listOrgTeams(db, s.orgId)]);
@@ -77,9 +77,9 @@ ${canChange ? '' : html`<p class="muted">Viewers can read comments but not hide 
   };
   const filtersOf = (source: Record<string, unknown>): Filters =>
     Object.fromEntries(FILTERS.map((k) => [k, typeof source[k] === 'string' && source[k] !== '' ? (source[k] as string) : undefined]));
-  const admin = { preHandler: requireRole('owner', 'admin'), schema: { hide: true } };
+  const admin = { config: { roles: CHANGERS } };
 
-  scope.get('/comments', { preHandler: requireRole(), schema: { hide: true } }, async (request, reply) => {
+  scope.get('/comments', async (request, reply) => {
     const f = Object.fromEntries(FILTERS.map((k) => [k, queryText(request, k)])) as Filters;
     return commentsPage(request, reply, 200, undefined, f);
   });
@@ -89,7 +89,7 @@ ${canChange ? '' : html`<p class="muted">Viewers can read comments but not hide 
       const f = filtersOf(request.body);
       // Back to the page the form was on: its range, team and page (post, redirect, get).
       return changeOutcome((rq, rp, st, msg) => commentsPage(rq, rp, st, msg, f), () => href(f))(request, reply, async () => {
-        const r = await setCommentHidden(db, request.consoleSession!.orgId, request.body.handle ?? '', hide, actorOf(request), now());
+        const r = await setCommentHidden(db, request.member.orgId, request.body.handle ?? '', hide, actorOf(request), now());
         return notice(hide ? (r.changed ? 'Comment hidden: it is in no answer from now on.' : 'That comment was hidden already.') : r.changed ? 'Comment shown again.' : 'That comment was shown already.', 'ok');
       });
     });

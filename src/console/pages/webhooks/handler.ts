@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../../contract/errors.js';
-import type { Delivery, Endpoint } from '../../contract/schemas/admin-webhooks.js';
-import type { DatabaseExecutor } from '../../domain/database.js';
+import { ApiError } from '../../../contract/errors.js';
+import type { Delivery, Endpoint } from '../../../contract/schemas/admin-webhooks.js';
+import type { DatabaseExecutor } from '../../../domain/database.js';
 import {
   addOrgEndpoint,
   disableOrgEndpoint,
@@ -13,11 +13,11 @@ import {
   replayOrgDelivery,
   resendFailedOrgDeliveries,
   rotateOrgEndpointSecret,
-} from '../../domain/webhook-endpoints.js';
-import { SECRET_OVERLAP_MS, WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../domain/webhook-deliveries.js';
-import { csrfField, html, notice, page, type Safe } from '../html.js';
-import { actorOf, changeOutcome, queryText, requireRole, type ConsoleDeps, type Form } from '../plugins.js';
-import { navFor } from './nav.js';
+} from '../../../domain/webhook-endpoints.js';
+import { SECRET_OVERLAP_MS, WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../../domain/webhook-deliveries.js';
+import { csrfField, html, notice, page, type Safe } from '../../html.js';
+import { actorOf, CHANGERS, changeOutcome, queryText, type ConsoleDeps, type Form } from '../../plugins/index.js';
+import { navFor } from '../../views/nav.js';
 
 /** What the webhooks page needs of the configuration (app.ts passes it to registerConsole). */
 export interface ConsoleWebhookOptions {
@@ -27,7 +27,7 @@ export interface ConsoleWebhookOptions {
   allowPrivate: boolean;
 }
 
-declare module '../index.js' {
+declare module '../../index.js' {
   interface ConsoleOptions {
     webhooks?: ConsoleWebhookOptions;
   }
@@ -81,10 +81,10 @@ export function hostOf(url: string): string {
 export function registerWebhookPages(scope: FastifyInstance, deps: ConsoleDeps & { db: DatabaseExecutor; webhooks?: ConsoleWebhookOptions }) {
   const { db, now } = deps;
   const options = deps.webhooks ?? DEFAULTS;
-  const admin = { preHandler: requireRole('owner', 'admin'), schema: { hide: true } };
+  const admin = { config: { roles: CHANGERS } };
 
   const webhooksPage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) => {
-    const s = request.consoleSession!;
+    const s = request.member;
     const canChange = s.member.role !== 'viewer';
     const failedOnly = (request.query as Record<string, unknown> | undefined)?.failed === '1';
     const cursor = queryText(request, 'cursor');
@@ -186,9 +186,9 @@ ${extra ?? ''}
 </section>`;
 
   const outcome = changeOutcome(webhooksPage);
-  const orgOf = (request: FastifyRequest) => request.consoleSession!.orgId;
+  const orgOf = (request: FastifyRequest) => request.member.orgId;
 
-  scope.get('/webhooks', { preHandler: requireRole(), schema: { hide: true } }, async (request, reply) => webhooksPage(request, reply, 200));
+  scope.get('/webhooks', async (request, reply) => webhooksPage(request, reply, 200));
 
   scope.post('/webhooks', admin, async (request, reply) =>
     outcome(request, reply, async () => {
