@@ -6,6 +6,7 @@ import { listAuditEvents } from '../../../domain/audit.js';
 import { html, page } from '../../html.js';
 import { queryText, type ConsoleDeps } from '../../plugins/index.js';
 import { navFor } from '../../views/nav.js';
+import { when } from '../../views/layout.js';
 import { hostOf } from '../webhooks/handler.js';
 
 const KINDS = ['member', 'operator', 'key'] as const;
@@ -60,7 +61,7 @@ ${log.items.length === 0
   : html`<table>
 <caption>Changes to ${s.orgName}, newest first</caption>
 <thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">On</th><th scope="col">From</th><th scope="col">Details</th></tr></thead>
-<tbody>${log.items.map((e) => html`<tr><td>${e.createdAt.replace('T', ' ').slice(0, 19)} UTC</td><td>${who(e)}</td><td>${e.action}</td><td>${e.target.kind}${e.target.id ? ` ${e.target.id}` : ''}</td><td>${viewer ? 'hidden' : (e.address ?? '-')}</td><td>${detail(e.details)}</td></tr>`)}</tbody>
+<tbody>${log.items.map((e) => html`<tr><td>${when(e.createdAt, 'never', 'second')}</td><td>${who(e)}</td><td>${e.action}</td><td>${e.target.kind}${e.target.id ? ` ${e.target.id}` : ''}</td><td>${viewer ? 'hidden' : (e.address ?? '-')}</td><td>${detail(e.details)}</td></tr>`)}</tbody>
 </table>`}
 ${next ? html`<p><a href="${next}">Older changes</a></p>` : ''}`,
       }),

@@ -6,6 +6,7 @@ import { changePassword } from '../../../domain/passwords.js';
 import { csrfField, html, notice, page, type Safe } from '../../html.js';
 import { actorOf, OWNERS, changeOutcome, clearSessionCookie, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { navFor } from '../../views/nav.js';
+import { when } from '../../views/layout.js';
 import type { Mailer } from '../../../mail/index.js';
 
 /** Where an invitation's link points: the service's public address (PUBLIC_BASE_URL, else the listener's), never the Host header. */
@@ -30,8 +31,8 @@ ${message ?? ''}
 <thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Two-factor</th><th scope="col">Joined</th><th scope="col">Last sign-in</th><th scope="col">Change</th></tr></thead>
 <tbody>
 ${members.map((m) => html`<tr>
-<td>${m.email}</td><td>${m.role}</td><td>${m.twoFactor ? 'on' : 'off'}</td><td>${m.createdAt.slice(0, 16).replace('T', ' ')} UTC</td>
-<td>${m.lastSignInAt ? `${m.lastSignInAt.slice(0, 16).replace('T', ' ')} UTC` : 'never'}</td>
+<td>${m.email}</td><td>${m.role}</td><td>${m.twoFactor ? 'on' : 'off'}</td><td>${when(m.createdAt)}</td>
+<td>${when(m.lastSignInAt)}</td>
 <td>
 <form method="post" action="/console/members/${encodeURIComponent(m.id)}/role">${csrfField(s.csrfToken)}
 <label for="f-role-${m.id}">Role of ${m.email}</label> <select name="role" id="f-role-${m.id}">${roleOptions(m.role)}</select>
@@ -51,7 +52,7 @@ ${csrfField(s.csrfToken)}
 ${invitations.length > 0
   ? html`<table><caption>Invitations not yet accepted</caption>
 <thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Invited by</th><th scope="col">Expires</th><th scope="col">Change</th></tr></thead>
-<tbody>${invitations.map((i) => html`<tr><td>${i.email}</td><td>${i.role}</td><td>${i.invitedBy === null ? 'operator' : (members.find((m) => m.id === i.invitedBy)?.email ?? i.invitedBy)}</td><td>${i.expiresAt.slice(0, 16).replace('T', ' ')} UTC</td>
+<tbody>${invitations.map((i) => html`<tr><td>${i.email}</td><td>${i.role}</td><td>${i.invitedBy === null ? 'operator' : (members.find((m) => m.id === i.invitedBy)?.email ?? i.invitedBy)}</td><td>${when(i.expiresAt)}</td>
 <td><form method="post" action="/console/members/invitations/${encodeURIComponent(i.id)}/revoke" data-confirm="Revoke the invitation of ${i.email}? Its link stops working at once.">${csrfField(s.csrfToken)}
 <button type="submit" class="danger" aria-label="Revoke invitation of ${i.email}">Revoke</button></form></td></tr>`)}</tbody></table>`
   : ''}
@@ -74,7 +75,7 @@ ${csrfField(s.csrfToken)}
       const s = request.member;
       const inv = await inviteMember(db, s.orgId, { email: form.email, role: form.role }, actorOf(request), now());
       const url = invitationUrl(deps.baseUrl, inv.token);
-      const until = `${inv.expiresAt.slice(0, 16).replace('T', ' ')} UTC`;
+      const until = when(inv.expiresAt);
       if (deps.mailer) {
         // By email only: accepting it proves control of the address. Unsent, it is revoked at once.
         try {

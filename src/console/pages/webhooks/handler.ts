@@ -18,6 +18,7 @@ import { SECRET_OVERLAP_MS, WEBHOOK_EVENT_TYPES, type WebhookEventType } from '.
 import { csrfField, html, notice, page, type Safe } from '../../html.js';
 import { actorOf, CHANGERS, changeOutcome, queryText, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { navFor } from '../../views/nav.js';
+import { secretBox, when } from '../../views/layout.js';
 
 /** What the webhooks page needs of the configuration (app.ts passes it to registerConsole). */
 export interface ConsoleWebhookOptions {
@@ -36,8 +37,8 @@ declare module '../../index.js' {
 const DEFAULTS: ConsoleWebhookOptions = { timeoutMs: 15_000, allowPrivate: false };
 const DELIVERIES_SHOWN = 50;
 
-const minute = (iso: string | null | undefined, none = '-') => (iso ? `${iso.slice(0, 16).replace('T', ' ')} UTC` : none);
-const second = (iso: string | null | undefined, none = '-') => (iso ? `${iso.slice(0, 19).replace('T', ' ')} UTC` : none);
+const minute = (iso: string | null | undefined) => when(iso, '-');
+const second = (iso: string | null | undefined) => when(iso, '-', 'second');
 /** A value for `<input type="datetime-local">` (read as UTC): the instant to the second. */
 const localValue = (d: Date) => d.toISOString().slice(0, 19);
 
@@ -177,13 +178,8 @@ ${csrf}
   };
 
   /** A new secret, shown once: in an element named "New webhook secret", with a copy button. */
-  const shownOnce = (heading: string, secret: string, extra?: Safe) => html`<section class="notice ok" role="status" aria-labelledby="new-secret-heading">
-<h2 id="new-secret-heading">${heading}</h2>
-<p>Copy it now: it is shown only once.</p>
-<code class="secret" id="new-secret" role="textbox" aria-readonly="true" aria-label="New webhook secret">${secret}</code>
-<button type="button" class="secondary" data-copy="new-secret" hidden>Copy secret</button>
-${extra ?? ''}
-</section>`;
+  const shownOnce = (heading: string, secret: string, extra?: Safe) =>
+    secretBox({ id: 'new-secret', heading, secret, label: 'New webhook secret', copy: 'Copy secret', extra });
 
   const outcome = changeOutcome(webhooksPage);
   const orgOf = (request: FastifyRequest) => request.member.orgId;
