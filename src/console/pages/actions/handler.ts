@@ -4,9 +4,8 @@ import type { DatabaseExecutor } from '../../../domain/database.js';
 import { createAction, editAction, findActionItem, listRecentActionItems } from '../../../domain/actions.js';
 import { listOrgTeams } from '../../../domain/teams.js';
 import { CreateActionBodySchema, UpdateActionBodySchema, type Action, type CreateActionBody, type UpdateActionBody } from '../../../contract/schemas/actions.js';
-import { checkBody } from '../../../http/validation.js';
 import { csrfField, html, notice, page, type Safe } from '../../html.js';
-import { actorOf, CHANGERS, changeOutcome, type ConsoleDeps, type Form } from '../../plugins/index.js';
+import { actorOf, asApiRequest, CHANGERS, changeOutcome, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { navFor } from '../../views/nav.js';
 import { when } from '../../views/layout.js';
 
@@ -23,7 +22,7 @@ function createBody(form: Form): CreateActionBody {
   if (form.description) body.description = form.description;
   if (form.endDate) body.endDate = endOfDay(form.endDate);
   if (form.subteamId) body.subteamId = form.subteamId;
-  return checkBody<CreateActionBody>(CreateActionBodySchema, body);
+  return asApiRequest<CreateActionBody>(CreateActionBodySchema, body);
 }
 
 /** The edit form as PATCH /v1/actions/{id}'s body: only the fields whose value the form changes; empty clears. */
@@ -36,7 +35,7 @@ function changeBody(form: Form, current: Action): UpdateActionBody | null {
   const team = form.subteamId ? form.subteamId : null;
   if (form.subteamId !== undefined && team !== current.subteamId) body.subteamId = team;
   if (form.status !== undefined && form.status !== current.status) body.status = form.status;
-  return Object.keys(body).length === 0 ? null : checkBody<UpdateActionBody>(UpdateActionBodySchema, body);
+  return Object.keys(body).length === 0 ? null : asApiRequest<UpdateActionBody>(UpdateActionBodySchema, body);
 }
 
 /**

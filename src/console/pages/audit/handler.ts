@@ -1,15 +1,15 @@
 import type { FastifyInstance } from 'fastify';
-import { ApiError } from '../../../contract/errors.js';
 import { AUDIT_ACTIONS } from '../../../contract/schemas/admin-audit.js';
 import type { DatabaseExecutor } from '../../../domain/database.js';
-import { listAuditEvents } from '../../../domain/audit.js';
+import { AUDIT_ACTOR_KINDS, listAuditEvents } from '../../../domain/audit.js';
+import { auditFiltersOf } from './form.js';
 import { html, page } from '../../html.js';
 import { queryText, type ConsoleDeps } from '../../plugins/index.js';
 import { navFor } from '../../views/nav.js';
 import { when } from '../../views/layout.js';
 import { hostOf } from '../webhooks/handler.js';
 
-const KINDS = ['member', 'operator', 'key'] as const;
+const KINDS = AUDIT_ACTOR_KINDS;
 
 /**
  * The audit log page (CONTRACT.md section 11): every change to the organization, by a member, the
@@ -20,12 +20,8 @@ export function registerAuditPage(scope: FastifyInstance, deps: ConsoleDeps & { 
   scope.get<{ Querystring: Record<string, string | string[]> }>('/audit', async (request, reply) => {
     const s = request.member;
     const one = (name: string) => queryText(request, name);
-    const actorKind = one('actor');
-    const action = one('action');
-    const cursor = one('cursor');
-    if (actorKind !== undefined && !KINDS.includes(actorKind as (typeof KINDS)[number])) throw new ApiError('invalid_request', 'The actor filter must be member, operator or key.');
-    if (action !== undefined && !AUDIT_ACTIONS.includes(action as (typeof AUDIT_ACTIONS)[number])) throw new ApiError('invalid_request', 'Unknown action filter.');
-    const log = await listAuditEvents(deps.db, s.orgId, { limit: 50, cursor, actorKind: actorKind as (typeof KINDS)[number] | undefined, action });
+    const { actorKind, action, cursor } = auditFiltersOf({ actor: one('actor'), action: one('action'), cursor: one('cursor') });
+    const log = await listAuditEvents(deps.db, s.orgId, { limit: 50, cursor, actorKind, action });
     const next = log.nextCursor ? `/console/audit?${new URLSearchParams({ ...(actorKind ? { actor: actorKind } : {}), ...(action ? { action } : {}), cursor: log.nextCursor })}` : null;
     // What only owners may see stays out of a viewer's log: members' emails and addresses, and of a
     // webhook endpoint anything but its host.

@@ -4,9 +4,8 @@ import { listCommentPageWithHandles, setCommentHidden, type CommentReleases } fr
 import { listOrgTeams } from '../../../domain/teams.js';
 import { DAY_MS, startOfIsoWeek, ymd } from '../../../domain/time.js';
 import { CommentListQuerySchema, type CommentListQuery } from '../../../contract/schemas/comments.js';
-import { checkBody } from '../../../http/validation.js';
 import { csrfField, html, notice, page, type Safe } from '../../html.js';
-import { actorOf, CHANGERS, changeOutcome, queryText, type ConsoleDeps, type Form } from '../../plugins/index.js';
+import { actorOf, asApiRequest, CHANGERS, changeOutcome, queryText, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { navFor } from '../../views/nav.js';
 
 const PAGE_COMMENTS = 50;
@@ -30,7 +29,7 @@ export function registerCommentPages(scope: FastifyInstance, deps: ConsoleDeps &
   const commentsPage = async (request: FastifyRequest, reply: FastifyReply, status: number, message: Safe | undefined, f: Filters) => {
     const s = request.member;
     const canChange = s.member.role !== 'viewer';
-    const q = checkBody<CommentListQuery>(CommentListQuerySchema, { ...Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined)), limit: PAGE_COMMENTS }, 'querystring');
+    const q = asApiRequest<CommentListQuery>(CommentListQuerySchema, { ...Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined)), limit: PAGE_COMMENTS }, 'querystring');
     const [{ list, handles, hidden }, teams] = await Promise.all([listCommentPageWithHandles(db, s.orgId, q, deps.comments, now()), listOrgTeams(db, s.orgId)]);
     const team = teams.find((t) => t.id === f.subteamId);
     const monday = Date.parse(`${list.from}T00:00:00.000Z`);
