@@ -9,7 +9,7 @@ import { sql } from '../src/db/executor.js';
 import { migrate } from '../src/db/migrate.js';
 import { PgExecutor } from '../src/db/pg.js';
 import { rebuildRollups } from '../src/db/pulse-writes.js';
-import { DEFAULT_THRESHOLDS, runAlertEngine } from '../src/domain/alerts.js';
+import { DEFAULT_THRESHOLDS, runAlertEngine } from '../src/domain/alert-engine.js';
 import { parseIsoWeek } from '../src/domain/time.js';
 
 export const ALERTS_BENCH_DB = 'climate_pulse_bench_alerts';
@@ -119,7 +119,7 @@ export async function benchAlerts(adminUrl: string, log: (...a: unknown[]) => vo
     const forget = () => db.query(sql('ba.forget', `DELETE FROM alerts WHERE week_iso = $1`), [WEEK]);
     const timed = async () => {
       const t0 = performance.now();
-      const r = await runAlertEngine(db, { thresholds: DEFAULT_THRESHOLDS, weeks });
+      const r = await runAlertEngine(db, { thresholds: DEFAULT_THRESHOLDS, weeks, clock: () => new Date() });
       return { seconds: (performance.now() - t0) / 1000, raised: r.raised.length };
     };
     await forget();

@@ -1,7 +1,8 @@
 import autocannon from 'autocannon';
 import { PgExecutor } from '../src/db/pg.js';
 import { operatorActor } from '../src/domain/audit.js';
-import { acceptInvitation, inviteMember } from '../src/domain/members.js';
+import { acceptInvitation } from '../src/domain/sessions.js';
+import { inviteMember } from '../src/domain/members.js';
 
 /**
  * The console's pages under load (issues 27 and 28): the first page after signing in (the overview,

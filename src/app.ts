@@ -9,17 +9,11 @@ import { CommentReleases } from './domain/comments.js';
 import { KeyUsageRecorder } from './domain/key-usage.js';
 import { KeyResolver } from './domain/keys.js';
 import { ApiError } from './contract/errors.js';
-import { ALIAS_PREFIX, API_PREFIX, registerOpenApi } from './http/openapi.js';
-import { registerDocs } from './http/docs.js';
+import { contractServerOptions, listenerLogFields, operations, registerBase } from './http/plugins/index.js';
+import { AuthFailureLimiter, caching, connectRedis, LimitCounters, redisReady, registerPublicApi, registerPublicDocuments, type RouteDeps } from './public/index.js';
 import { registerConsole } from './console/index.js';
 import { consoleBaseUrl } from './admin/routes/members.js';
-import {
-  AuthFailureLimiter, connectRedis, contractServerOptions, LimitCounters, redisReady, registerAuth, registerCaching, registerContractBase,
-  registerKeyRateLimit, registerOperations, registerQueryRules, registerResponseHeaders, registerScopeCheck,
-} from './http/plugins/index.js';
 import { TeamNames } from './domain/pulses.js';
-import { registerApiRoutes } from './http/routes/index.js';
-import type { App, RouteDeps } from './http/routes/types.js';
 
 export interface AppDeps {
   db: DatabaseExecutor;
@@ -67,16 +61,18 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     await usage.close();
   });
 
-  registerContractBase(app);
-  registerCaching(app);
+  // The public listener: its operations first (an overloaded process refuses before anything
+  // else), the base every face shares, then caching, and the faces side by side: the public API's
+  // documents, the console, the versioned API.
   // Embedded PGlite runs its queries on this event loop: there a delay is database work, not overload.
-  await registerOperations(app, db, {
+  await app.register(operations, {
+    db,
     maxEventLoopDelayMs: db.kind === 'pglite' ? 0 : config.maxEventLoopDelayMs,
     sheddingWarmupMs: deps.sheddingWarmupMs ?? 5_000,
   });
-  await registerOpenApi(app, { publicBaseUrl: config.publicBaseUrl });
-  await registerDocs(app);
-  registerResponseHeaders(app);
+  await registerBase(app, { logFields: listenerLogFields });
+  await app.register(caching);
+  await registerPublicDocuments(app, { publicBaseUrl: config.publicBaseUrl });
 
   app.get('/healthz', { schema: { hide: true } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { schema: { hide: true } }, async () => {
@@ -90,13 +86,6 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     return { status: 'ready' };
   });
 
-  const versioned = async (scope: App) => {
-    registerAuth(scope, keys, authFailures, usage);
-    await registerKeyRateLimit(scope, counters);
-    registerScopeCheck(scope);
-    registerQueryRules(scope);
-    registerApiRoutes(scope, routeDeps);
-  };
   await registerConsole(app, {
     db,
     now: routeDeps.now,
@@ -106,15 +95,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     mail: config.smtpUrl ? { smtpUrl: config.smtpUrl, from: config.mailFrom } : undefined,
     webhooks: { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate },
   });
-  await app.register(versioned, { prefix: API_PREFIX });
-  await app.register(versioned, { prefix: ALIAS_PREFIX });
-
-  for (const path of ['/openapi.json', `${API_PREFIX}/openapi.json`, `${ALIAS_PREFIX}/openapi.json`]) {
-    app.get(path, { schema: { hide: true } }, async (_request, reply) => {
-      reply.header('cache-control', 'public, max-age=300');
-      return app.swagger();
-    });
-  }
+  await registerPublicApi(app, { routes: routeDeps, keys, authFailures, counters, usage });
 
   await app.ready();
   return app;

@@ -1,11 +1,10 @@
-import { timingSafeEqual, createHash } from 'node:crypto';
-import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../config.js';
 import type { DatabaseExecutor } from '../domain/database.js';
-import { ApiError } from '../contract/errors.js';
-import { contractServerOptions, lazySerializers, readBearer, registerContractBase, registerQueryRules, registerRequestLog, registerResponseHeaders } from '../http/plugins/index.js';
+import { contractServerOptions, lazySerializers, queryRules, registerBase } from '../http/plugins/index.js';
+import { openApiDocument } from '../http/openapi.js';
+import { operatorToken } from './plugins/operator-token.js';
 import { registerAdminRoutes, ADMIN_PREFIX } from './routes/index.js';
 
 export { ADMIN_PREFIX };
@@ -29,7 +28,6 @@ export interface AdminDeps {
   compileOnFirstUse?: boolean;
 }
 
-const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
 /**
  * The operator API (CONTRACT.md section 10): a second Fastify app, never on the public port,
  * with the public app's error handling, strict validation and schemas, and its own OpenAPI
@@ -48,27 +46,13 @@ export async function buildAdminApp(config: Config, deps: AdminDeps): Promise<Fa
     ...(deps.compileOnFirstUse ? { schemaController: lazySerializers } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  registerContractBase(app, { compileOnFirstUse: deps.compileOnFirstUse });
-  registerResponseHeaders(app);
-  const expected = deps.token === undefined ? undefined : digest(deps.token);
-  if (expected) {
-    app.addHook('onRequest', async (request) => {
-      // Two Authorization headers are ambiguous (Node keeps the first): refused, as on the public API.
-      const { single, token, sent } = readBearer(request);
-      // Compared as digests, so the comparison takes the same time whatever the length sent.
-      if (token === undefined || !timingSafeEqual(digest(token), expected)) {
-        // Closed after the answer: a client without the token holds no connection (and no body is read).
-        const headers = { 'www-authenticate': `Bearer realm="climate-pulse-admin"${sent ? ', error="invalid_token"' : ''}`, connection: 'close' };
-        const message = !single ? 'Send exactly one Authorization header.' : token !== undefined ? 'The operator token is not valid.' : "Send 'Authorization: Bearer <ADMIN_TOKEN>'.";
-        throw new ApiError('unauthorized', message, headers);
-      }
-    });
-  }
-  registerRequestLog(app, () => ({ admin: true }));
-
-  await app.register(swagger, {
-    openapi: {
-      openapi: '3.1.0',
+  await registerBase(app, { logFields: () => ({ admin: true }), compileOnFirstUse: deps.compileOnFirstUse });
+  // The Unix socket and the CLI's in-process app have no token: the socket's file mode is the access control.
+  if (deps.token !== undefined) await app.register(operatorToken, { token: deps.token });
+  await app.register(openApiDocument, {
+    prefix: ADMIN_PREFIX,
+    servedAt: [`${ADMIN_PREFIX}/openapi.json`],
+    document: {
       info: {
         title: 'Climate Pulse operator API',
         version: '1.0.0',
@@ -90,14 +74,11 @@ export async function buildAdminApp(config: Config, deps: AdminDeps): Promise<Fa
         { name: 'database', description: 'A consistent backup of the embedded database while the server runs.' },
       ],
     },
-    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
-    transform: ({ schema, url }) => (url.startsWith(ADMIN_PREFIX + '/') && !url.endsWith('/openapi.json') ? { schema, url } : { schema: { ...schema, hide: true }, url }),
   });
 
   // As on the public API: a repeated query parameter, and an integer one such as limit=Infinity, are 400 before Ajv sees them.
-  registerQueryRules(app);
+  await app.register(queryRules);
   await registerAdminRoutes(app, { db: deps.db, now: deps.now ?? (() => new Date()), config });
-  app.get(`${ADMIN_PREFIX}/openapi.json`, { schema: { hide: true } }, async () => app.swagger());
 
   await app.ready();
   return app;

@@ -101,5 +101,3 @@ export const notice = (text: string | undefined, kind: 'error' | 'ok' = 'error')
 
 export const csrfField = (token: string) => html`<input type="hidden" name="_csrf" value="${token}">`;
 
-/** A stored instant as pages show it: minutes, UTC. */
-export const utc = (iso: string | null, none = 'never') => (iso ? `${iso.slice(0, 16).replace('T', ' ')} UTC` : none);

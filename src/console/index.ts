@@ -1,17 +1,17 @@
 import type { FastifyInstance } from 'fastify';
 import type { DatabaseExecutor } from '../domain/database.js';
 import type { CommentReleases } from '../domain/comments.js';
-import { CONSOLE_PREFIX, registerConsolePlugins, type ConsoleDeps } from './plugins.js';
+import { CONSOLE_PREFIX, registerConsolePlugins, registerMemberGuard, type ConsoleDeps } from './plugins/index.js';
 import { smtpMailer, type Mailer } from '../mail/index.js';
-import { registerAuthPages } from './routes/auth.js';
-import { registerMemberPages } from './routes/members.js';
-import { registerKeyPages } from './routes/keys.js';
-import { registerAuditPage } from './routes/audit.js';
-import { registerOverviewPage } from './routes/overview.js';
-import { registerAlertPages } from './routes/alerts.js';
-import { registerActionPages } from './routes/actions.js';
-import { registerCommentPages } from './routes/comments.js';
-import { registerWebhookPages } from './routes/webhooks.js';
+import { registerAuthPages, registerRecoveryCodesPage } from './pages/sign-in/handler.js';
+import { registerMemberPages } from './pages/members/handler.js';
+import { registerKeyPages } from './pages/keys/handler.js';
+import { registerAuditPage } from './pages/audit/handler.js';
+import { registerOverviewPage } from './pages/overview/handler.js';
+import { registerAlertPages } from './pages/alerts/handler.js';
+import { registerActionPages } from './pages/actions/handler.js';
+import { registerCommentPages } from './pages/comments/handler.js';
+import { registerWebhookPages } from './pages/webhooks/handler.js';
 
 export { CONSOLE_PREFIX };
 
@@ -44,16 +44,22 @@ export async function registerConsole(app: FastifyInstance, opts: ConsoleOptions
         baseUrl: (opts.publicBaseUrl ?? opts.listenerBaseUrl ?? 'http://127.0.0.1:3000').replace(/\/+$/, ''),
         mailer: opts.mailer ?? (opts.mail ? smtpMailer(opts.mail.smtpUrl, opts.mail.from!) : undefined),
       };
-      await registerConsolePlugins(scope, deps);
+      registerConsolePlugins(scope, deps);
+      // Signing in, two-factor and invitations: no member yet.
       registerAuthPages(scope, deps);
-      registerMemberPages(scope, deps);
-      registerKeyPages(scope, deps);
-      registerWebhookPages(scope, deps);
-      registerAuditPage(scope, deps);
-      registerOverviewPage(scope, deps);
-      registerAlertPages(scope, deps);
-      registerActionPages(scope, deps);
-      registerCommentPages(scope, deps);
+      // Every member page in one child scope, behind one guard that reads each route's roles.
+      await scope.register(async (members) => {
+        registerMemberGuard(members);
+        registerRecoveryCodesPage(members);
+        registerMemberPages(members, deps);
+        registerKeyPages(members, deps);
+        registerWebhookPages(members, deps);
+        registerAuditPage(members, deps);
+        registerOverviewPage(members, deps);
+        registerAlertPages(members, deps);
+        registerActionPages(members, deps);
+        registerCommentPages(members, deps);
+      });
     },
     { prefix: CONSOLE_PREFIX },
   );

@@ -7,7 +7,7 @@ import type { ActionChanges } from '../contract/schemas/webhook-events.js';
 import { auditRow, recordAudit, type Actor } from './audit.js';
 import { newId } from './ids.js';
 import { parseDateTime } from './time.js';
-import { isSubscribed, recordEvent } from './webhooks.js';
+import { isSubscribed, recordEvent } from './webhook-deliveries.js';
 
 /** An action as GET /actions shows it: the id under the key `$id`. */
 export const toActionItem = ({ id, ...rest }: ActionRow): Action => ({ $id: id, ...rest });

@@ -1,6 +1,7 @@
 import type { Queryable } from '../db/executor.js';
 import { insertAuditEvent, listAuditEvents as listRows, type AuditActorKind, type AuditRow } from '../db/repositories/audit.js';
-import type { AuditAction, AuditEvent, AuditEventList } from '../contract/schemas/admin-audit.js';
+import { AUDIT_ACTIONS, type AuditAction, type AuditEvent, type AuditEventList } from '../contract/schemas/admin-audit.js';
+import { invalid } from '../contract/errors.js';
 import { newId } from './ids.js';
 import { decodeKeysetCursor, encodeKeysetCursor } from './pulses.js';
 
@@ -108,6 +109,23 @@ export const DEFAULT_AUDIT_LIMIT = 50;
  * last item, as GET /pulses's. Deleted organizations too (a soft delete keeps the log); an unknown
  * one has an empty log (the route checks that it exists).
  */
+export const AUDIT_ACTOR_KINDS = ['member', 'operator', 'key'] as const;
+
+/** An actor filter: member, operator or key (the operator API's schema says the same). */
+export function checkActorKind(kind: string | undefined): AuditActorKind | undefined {
+  if (kind !== undefined && !AUDIT_ACTOR_KINDS.includes(kind as AuditActorKind)) throw invalid('The actor filter must be member, operator or key.');
+  return kind as AuditActorKind | undefined;
+}
+
+/**
+ * An action filter that names a known action. The operator API filters by any action text (an
+ * unknown one finds nothing); the console offers only the known ones and refuses the others.
+ */
+export function checkKnownAction(action: string | undefined): string | undefined {
+  if (action !== undefined && !AUDIT_ACTIONS.includes(action as AuditAction)) throw invalid('Unknown action filter.');
+  return action;
+}
+
 export async function listAuditEvents(
   db: Queryable,
   orgId: string,

@@ -1,5 +1,5 @@
 import type { DatabaseExecutor } from '../db/executor.js';
-import { DEFAULT_THRESHOLDS, lastClosedWeek, runAlertEngine, type AlertThresholds } from './alerts.js';
+import { DEFAULT_THRESHOLDS, lastClosedWeek, runAlertEngine, type AlertThresholds } from './alert-engine.js';
 import { loadDataset, type Dataset } from './dataset.js';
 import { randomBase62 } from './ids.js';
 

@@ -88,19 +88,33 @@ export interface CreatedKey extends Omit<KeyListing, 'lastUsedAt' | 'revokedAt' 
   key: string;
 }
 
+/** A key's name: none, or 1-128 characters (as the API's body schema counts them). */
+export function checkKeyName(name: unknown): string | null {
+  if (name === undefined || name === null) return null;
+  if (typeof name !== 'string' || [...name].length < 1 || [...name].length > 128) throw invalid('The name must be 1-128 characters.');
+  return name;
+}
+
+/** A key's scope: read_write when not given. */
+export function checkKeyScope(scope: unknown): KeyScope {
+  if (scope === undefined) return 'read_write';
+  if (scope !== 'read' && scope !== 'read_write') throw invalid('The scope must be read or read_write.');
+  return scope;
+}
+
 /** `POST .../keys` and `keys create`: a key of a live organization, optionally read-only and expiring. */
 export async function createOrgKey(
   db: DatabaseExecutor,
   orgId: string,
-  opts: { name?: string | null; scope?: KeyScope; expiresAt?: string | null },
+  opts: { name?: unknown; scope?: unknown; expiresAt?: string | null },
   actor: Actor,
   now: Date,
 ): Promise<CreatedKey> {
+  const name = checkKeyName(opts.name);
+  const scope = checkKeyScope(opts.scope);
   const expiresAt = opts.expiresAt == null ? null : new Date(opts.expiresAt);
   if (expiresAt && expiresAt.getTime() <= now.getTime()) throw invalid("Body field 'expiresAt' must be in the future.");
   const createdAt = new Date(Math.floor(now.getTime()));
-  const name = opts.name ?? null;
-  const scope = opts.scope ?? 'read_write';
   return db.transaction(async (tx) => {
     await requireLiveOrg(tx, orgId);
     const k = await createApiKey(tx, orgId, { name, scope, expiresAt, createdAt, createdBy: actorLabel(actor) });

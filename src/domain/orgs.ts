@@ -3,7 +3,7 @@ import { eraseOrgRows, getOrg, getOrgRecord, insertOrg, listOrgRecords, softDele
 import type { Org } from '../contract/schemas/org.js';
 import { getPlan } from '../db/repositories/plans.js';
 import { ApiError, invalid } from '../contract/errors.js';
-import { recordAudit, type Actor } from './audit.js';
+import { listAuditEvents, recordAudit, type Actor } from './audit.js';
 import { newId } from './ids.js';
 
 export type { OrgRecord };
@@ -125,4 +125,13 @@ export async function listOrganizations(db: Queryable, opts: { limit: number; cu
   const items = rows.slice(0, opts.limit);
   const last = items.at(-1);
   return { items, nextCursor: rows.length > opts.limit && last ? Buffer.from(`${last.createdAt}|${last.id}`).toString('base64url') : null };
+}
+
+/**
+ * The audit log of an organization that exists: 404 for an unknown (or erased) one; a deleted one
+ * keeps its log (the operator API's GET .../audit).
+ */
+export async function listOrgAuditEvents(db: Queryable, orgId: string, q: Parameters<typeof listAuditEvents>[2]) {
+  await showOrganization(db, orgId);
+  return listAuditEvents(db, orgId, q);
 }

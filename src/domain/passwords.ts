@@ -1,6 +1,12 @@
 import { randomBytes, scrypt as scryptCallback, timingSafeEqual, type ScryptOptions } from 'node:crypto';
-import type { Queryable } from './database.js';
-import { countAttempts, purgeAttempts, recordAttempt, refundAttempt } from '../db/repositories/members.js';
+import type { DatabaseExecutor, Queryable } from './database.js';
+import {
+  countAttempts, deleteMemberSessions, findPasswordHashesByEmail, purgeAttempts, recordAttempt, refundAttempt, updateMemberPassword,
+} from '../db/repositories/members.js';
+import { ApiError, invalid } from '../contract/errors.js';
+import { recordAudit, type Actor } from './audit.js';
+import { memberOf } from './members.js';
+import type { ConsoleSession } from './sessions.js';
 
 /**
  * Every check of a console password (CONTRACT.md section 11, "invariants under concurrency"):
@@ -224,3 +230,51 @@ export async function spendAttempt(db: Queryable, account: string, address: stri
   return { failed: counted - 1, giveBack };
 }
 
+// A member's own password: the rule, a new hash, and the change.
+
+/** The Account page's (and re-authentication's) one answer for every refused check of the current password. */
+export const PASSWORD_REFUSED =
+  'The current password is not right, or too many attempts were made. After 10 failed attempts, password checks pause for 15 minutes.';
+
+export function checkPasswordRule(password: unknown, field = 'password'): string {
+  if (typeof password !== 'string' || [...password].length < MIN_PASSWORD) throw invalid(`The ${field} must be at least ${MIN_PASSWORD} characters long.`);
+  if (password.length > MAX_PASSWORD) throw invalid(`The ${field} must be at most ${MAX_PASSWORD} characters long.`);
+  return password;
+}
+
+
+/**
+ * A password's hash for a membership of `email`: with the salt its other memberships share (one
+ * scrypt signs in whichever matches), and never the password of another of them (a sign-in must
+ * name one membership). Telling that reaches only someone who knows that other password.
+ */
+export async function newPasswordHash(db: Queryable, email: string, password: string, exceptMemberId: string | null): Promise<string> {
+  const others = (await findPasswordHashesByEmail(db, email)).filter((h) => h.id !== exceptMemberId).map((h) => h.passwordHash);
+  const hash = await hashPassword(password, others[0]);
+  if (others.length > 0 && (await matchPassword(password, others)) >= 0) {
+    throw invalid('Choose a password that you do not use for your membership of another organization on this service.');
+  }
+  return hash;
+}
+
+/** A password change ends every session of the member, the current one included (sign in again). */
+export async function changePassword(
+  db: DatabaseExecutor,
+  session: ConsoleSession,
+  input: { current: unknown; next: unknown },
+  actor: Actor,
+  now: Date,
+): Promise<void> {
+  const next = checkPasswordRule(input.next, 'new password');
+  const m = await memberOf(db, session.orgId, session.member.id);
+  const current = typeof input.current === 'string' ? input.current : '';
+  // The same limits and gate as signing in: a session is not a way around them.
+  const outcome = await checkPassword(db, { account: m.email.toLowerCase(), address: actor.address ?? '', password: current, stored: [m.passwordHash] }, now);
+  if (outcome !== 0) throw new ApiError('unauthorized', PASSWORD_REFUSED);
+  const hash = await newPasswordHash(db, m.email, next, m.id);
+  await db.transaction(async (tx) => {
+    await updateMemberPassword(tx, m.orgId, m.id, hash);
+    await deleteMemberSessions(tx, m.orgId, m.id);
+    await recordAudit(tx, m.orgId, actor, { action: 'member.password_changed', target: { kind: 'member', id: m.id }, details: {} }, now);
+  });
+}

@@ -18,11 +18,11 @@ import { ApiError, invalid } from '../contract/errors.js';
 import { recordAudit, type Actor } from './audit.js';
 import { requireLiveOrg } from './orgs.js';
 import { parseDateTime } from './time.js';
-import { addEndpoint, newWebhookSecret, SECRET_OVERLAP_MS, sendPing, WEBHOOK_EVENT_TYPES, type WebhookEventType } from './webhooks.js';
+import { addEndpoint, newWebhookSecret, SECRET_OVERLAP_MS, sendPing, WEBHOOK_EVENT_TYPES, type WebhookEventType } from './webhook-deliveries.js';
 
 /**
  * The operator's webhook operations (`webhooks ...` and `/admin/v1/.../webhook-endpoints`), on
- * top of domain/webhooks.ts. Messages are the ones the CLI prints. Every one of them answers 404
+ * top of domain/webhook-deliveries.ts. Messages are the ones the CLI prints. Every one of them answers 404
  * not_found for a deleted organization, as the rest of the operator API does (requireLiveOrg),
  * including the ones that name an endpoint or a delivery by its id alone.
  */
@@ -181,8 +181,12 @@ export async function pingOrgEndpoint(
   now: Date,
 ) {
   await endpointIn(db, orgId, id);
-  const ping = await sendPing(db, id, opts, (tx, owner) =>
-    recordAudit(tx, owner, actor, { action: 'webhook_endpoint.tested', target: { kind: 'webhook_endpoint', id } }, now),
+  const ping = await sendPing(
+    db,
+    id,
+    opts,
+    (tx, owner) => recordAudit(tx, owner, actor, { action: 'webhook_endpoint.tested', target: { kind: 'webhook_endpoint', id } }, now),
+    now,
   );
   const r = ping.result;
   const result = r.kind === 'ok' || r.kind === 'gone' ? `HTTP ${r.statusCode}` : 'error' in r ? r.error : r.kind;

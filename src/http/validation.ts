@@ -67,7 +67,7 @@ export function compileValidator({ schema, httpPart }: { schema: unknown; httpPa
 }
 
 /**
- * The preValidation hook of every face (src/http/plugins/base.ts): a parsed body with a lone
+ * The preValidation hook of every face (src/http/plugins/body-rules.ts): a parsed body with a lone
  * surrogate anywhere is 400 invalid_request naming the field, before any route, with a schema or
  * without, reads it.
  */

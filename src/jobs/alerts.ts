@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
 import type { DatabaseExecutor } from '../db/executor.js';
-import { lastClosedWeek, runAlertEngine, thresholdsFrom, type AlertEngineOptions, type AlertRunReport } from '../domain/alerts.js';
+import { lastClosedWeek, runAlertEngine, thresholdsFrom, type AlertEngineOptions, type AlertRunReport } from '../domain/alert-engine.js';
 import { WEEK_MS } from '../domain/time.js';
 
 /**
@@ -30,7 +30,7 @@ export function runScheduledAlerts(deps: Omit<AlertScheduleDeps, 'log'>): Promis
   return runAlertEngine(deps.db, {
     thresholds: thresholdsFrom(deps.config),
     weeks: Array.from({ length: SCHEDULED_WEEKS }, (_, i) => new Date(last - i * WEEK_MS)),
-    clock: deps.now,
+    clock: deps.now ?? (() => new Date()),
     onInserted: deps.onInserted,
   });
 }

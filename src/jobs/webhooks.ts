@@ -1,7 +1,7 @@
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { DatabaseExecutor } from '../db/executor.js';
 import { claimDueDeliveries, oldestPendingSeconds, type ClaimedDelivery } from '../db/repositories/webhooks.js';
-import { deliver, type DeliveryOutcome } from '../domain/webhooks.js';
+import { deliver, type DeliveryOutcome } from '../domain/webhook-deliveries.js';
 
 export interface WebhookWorkerOptions {
   pollMs: number;

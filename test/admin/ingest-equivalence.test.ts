@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runAlertEngine } from '../../src/domain/alerts.js';
+import { runAlertEngine } from '../../src/domain/alert-engine.js';
 import { importPulses } from '../../src/domain/import.js';
 import { WEEK_MS } from '../../src/domain/time.js';
 import { createAdminTest, type AdminTest } from './helpers.js';
@@ -68,8 +68,8 @@ describe('live ingestion equals import by file', () => {
 
     const weeks = Array.from({ length: 12 }, (_, w) => new Date(Date.parse('2026-08-03T00:00:00.000Z') + w * WEEK_MS));
     const thresholds = t.config.alertThresholds;
-    const live = await runAlertEngine(t.db, { thresholds, weeks, orgIds: ['org_live'] });
-    const byFile = await runAlertEngine(t.db, { thresholds, weeks, orgIds: ['org_file'] });
+    const live = await runAlertEngine(t.db, { thresholds, weeks, orgIds: ['org_live'], clock: () => new Date() });
+    const byFile = await runAlertEngine(t.db, { thresholds, weeks, orgIds: ['org_file'], clock: () => new Date() });
     const shape = (r: typeof live) => r.raised.map((a) => `${a.weekISO} ${a.type} ${a.message}`).sort();
     expect(shape(live).length).toBeGreaterThan(0);
     expect(shape(live)).toEqual(shape(byFile));

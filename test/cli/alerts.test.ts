@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../src/db/executor.js';
 import type { Dataset } from '../../src/domain/dataset.js';
 import { loadDataset } from '../../src/domain/dataset.js';
-import { lastClosedWeek } from '../../src/domain/alerts.js';
+import { lastClosedWeek } from '../../src/domain/alert-engine.js';
 import { isoWeekLabel, parseIsoWeek } from '../../src/domain/time.js';
 import { createCliDatabase, openApp, runCli } from '../helpers/cli.js';
 import { TEST_DATABASE_URL } from '../helpers/db.js';

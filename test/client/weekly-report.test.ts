@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_THRESHOLDS, lastClosedWeek, runAlertEngine, type RaisedByEngine } from '../../src/domain/alerts.js';
+import { DEFAULT_THRESHOLDS, lastClosedWeek, runAlertEngine, type RaisedByEngine } from '../../src/domain/alert-engine.js';
 import { demoDataset } from '../../src/domain/demo.js';
 import { closedWeeks } from '../../examples/weekly-report.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
@@ -23,7 +23,7 @@ describe('examples/weekly-report.ts against the demo organization', () => {
     // The demo's alerts come from the engine, as `climate-pulse demo` raises them.
     const last = lastClosedWeek(now, 60);
     const weeks = Array.from({ length: 8 }, (_, i) => new Date(last.getTime() - i * 7 * 86_400_000));
-    raised = (await runAlertEngine(t.db, { thresholds: DEFAULT_THRESHOLDS, weeks })).raised;
+    raised = (await runAlertEngine(t.db, { thresholds: DEFAULT_THRESHOLDS, weeks, clock: () => new Date() })).raised;
     base = await listen(t.app);
   });
   afterAll(() => t.close());

@@ -2,10 +2,10 @@ import { TOTP, Secret } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/contract/errors.js';
 import { loadDataset } from '../../src/domain/dataset.js';
-import {
-  acceptInvitation, changeMemberRole, changePassword, completeTwoFactor, enrollTotp, INVITATION_UNUSABLE, inviteMember, listMembers,
-  listInvitations, memberActor, REPLACE_FACTOR_REFUSED, removeMember, startTotpEnrollment, resolveSession, revokeInvitation, setRequireTwoFactor, SIGN_IN_REFUSED, signIn, TWO_FACTOR_REFUSED,
-} from '../../src/domain/members.js';
+import { acceptInvitation, resolveSession, SIGN_IN_REFUSED, signIn } from '../../src/domain/sessions.js';
+import { changeMemberRole, INVITATION_UNUSABLE, inviteMember, listMembers, listInvitations, memberActor, removeMember, revokeInvitation, setRequireTwoFactor } from '../../src/domain/members.js';
+import { changePassword } from '../../src/domain/passwords.js';
+import { completeTwoFactor, enrollTotp, REPLACE_FACTOR_REFUSED, startTotpEnrollment, TWO_FACTOR_REFUSED } from '../../src/domain/totp.js';
 import { operatorActor } from '../../src/domain/audit.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiError } from '../../src/contract/errors.js';
 import { loadDataset } from '../../src/domain/dataset.js';
-import { acceptInvitation, changePassword, inviteMember, memberActor, PASSWORD_REFUSED, resolveSession, SIGN_IN_REFUSED, signIn } from '../../src/domain/members.js';
+import { acceptInvitation, resolveSession, SIGN_IN_REFUSED, signIn } from '../../src/domain/sessions.js';
+import { changePassword, PASSWORD_REFUSED } from '../../src/domain/passwords.js';
+import { inviteMember, memberActor } from '../../src/domain/members.js';
 import { operatorActor } from '../../src/domain/audit.js';
 import { FairGate } from '../../src/domain/passwords.js';
 import { createTestDatabase, DB_KIND, type TestDatabase } from '../helpers/db.js';

@@ -2,7 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listAuditEvents } from '../../src/domain/audit.js';
 import { listOrgDeliveries, listOrgEndpoints } from '../../src/domain/webhook-endpoints.js';
-import { recordEvent } from '../../src/domain/webhooks.js';
+import { recordEvent } from '../../src/domain/webhook-deliveries.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { ConsoleClient } from '../helpers/console-client.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';

@@ -5,8 +5,9 @@ import { ROOT } from '../helpers/process.js';
 
 /**
  * The floors of docs/architecture.md, checked on every import of every file under src/ (static,
- * type-only and dynamic): faces (http, admin, cli, jobs) -> domain -> db, all of them -> contract.
- * A route file calls the domain, never a repository; the domain never knows a face or Fastify.
+ * type-only and dynamic): faces (public, admin, console, checkin, cli, jobs) over the base (http)
+ * -> domain -> db, all of them -> contract. A route file calls the domain, never a repository; the
+ * domain never knows a face or Fastify; no face imports another.
  */
 const SRC = join(ROOT, 'src');
 
@@ -26,29 +27,45 @@ function importsOf(file: string): string[] {
 
 const all = files(SRC).map((f) => ({ file: relative(SRC, f), imports: importsOf(f) }));
 const under = (prefix: string) => all.filter((f) => f.file.startsWith(prefix));
+/** The faces that speak HTTP, side by side over the base (src/http/); checkin is the next one (issue 44). */
+const FACES = ['public', 'admin', 'console', 'checkin'] as const;
+const FACE_OR_BASE = /^(http|public|admin|console|checkin|cli|jobs)\//;
 const offenders = (from: { file: string; imports: string[] }[], bad: (spec: string) => boolean) =>
   from.flatMap(({ file, imports }) => imports.filter(bad).map((spec) => `${file} imports ${spec}`));
 
 describe('layers', () => {
   it('reads the imports it checks (a rule that sees no import could not fail)', () => {
     expect(all.length).toBeGreaterThan(100);
-    expect(all.find((f) => f.file === 'http/routes/org/getOrg.ts')?.imports).toContain('domain/orgs.ts');
+    expect(all.find((f) => f.file === 'public/routes/org/getOrg.ts')?.imports).toContain('domain/orgs.ts');
   });
 
-  it('no route file (public, operator or console) imports anything under src/db/', () => {
-    expect(offenders([...under('http/routes/'), ...under('admin/routes/'), ...under('console/')], (s) => s.startsWith('db/'))).toEqual([]);
+  it('no route file (public, operator, console or check-in) imports anything under src/db/', () => {
+    expect(under('public/routes/').length).toBeGreaterThan(5);
+    expect(offenders([...under('public/routes/'), ...under('admin/routes/'), ...under('console/'), ...under('checkin/')], (s) => s.startsWith('db/'))).toEqual([]);
   });
 
-  it('no domain module imports Fastify or a face (http, admin, console, cli, jobs)', () => {
-    expect(offenders(under('domain/'), (s) => s === 'fastify' || s.startsWith('@fastify/') || /^(http|admin|console|cli|jobs)\//.test(s))).toEqual([]);
+  it('no domain module imports Fastify, the base or a face (http, public, admin, console, checkin, cli, jobs)', () => {
+    expect(offenders(under('domain/'), (s) => s === 'fastify' || s.startsWith('@fastify/') || FACE_OR_BASE.test(s))).toEqual([]);
   });
 
   it('the database layer imports neither the domain nor a face', () => {
-    expect(offenders(under('db/'), (s) => /^(domain|http|admin|console|cli|jobs)\//.test(s) || s === 'fastify')).toEqual([]);
+    expect(offenders(under('db/'), (s) => s.startsWith('domain/') || FACE_OR_BASE.test(s) || s === 'fastify')).toEqual([]);
   });
 
   it('the contract imports nothing of the service', () => {
-    expect(offenders(under('contract/'), (s) => /^(domain|db|http|admin|console|cli|jobs)\//.test(s))).toEqual([]);
+    expect(offenders(under('contract/'), (s) => /^(domain|db)\//.test(s) || FACE_OR_BASE.test(s))).toEqual([]);
+  });
+
+  it('no face imports another face (public, operator, console, check-in): what they share is in the base or the domain', () => {
+    expect(under('console/').length).toBeGreaterThan(5);
+    const other = (face: string) => (s: string) => FACES.some((f) => f !== face && s.startsWith(`${f}/`));
+    expect(FACES.flatMap((face) => offenders(under(`${face}/`), other(face)))).toEqual([]);
+  });
+
+  it('the base (src/http/) holds no routes and imports no face', () => {
+    expect(offenders(under('http/'), (s) => FACES.some((f) => s.startsWith(`${f}/`)))).toEqual([]);
+    const routes = under('http/').filter(({ file }) => /\b(app|scope)\.(get|post|put|patch|delete|route)\(/.test(readFileSync(join(SRC, file), 'utf8')));
+    expect(routes.map((f) => f.file)).toEqual(['http/openapi.ts']); // the one OpenAPI builder serves each face's document
   });
 });
 
@@ -56,11 +73,10 @@ describe('one base for every face', () => {
   const text = (file: string) => readFileSync(join(SRC, file), 'utf8');
   const apps = ['app.ts', 'admin/app.ts'];
 
-  it('the public and operator apps build on the shared plugins, repeating no hook, handler or regex', () => {
+  it('the public and operator apps build on the base list, repeating no hook, handler or regex', () => {
     for (const app of apps) {
       const t = text(app);
-      expect(t, app).toMatch(/registerContractBase\(app[,)]/);
-      expect(t, app).toContain('registerResponseHeaders(app)');
+      expect(t, app).toMatch(/registerBase\(app, \{/);
       expect(t, `${app} registers its own error handler`).not.toMatch(/setErrorHandler|setNotFoundHandler|setValidatorCompiler|removeContentTypeParser/);
       expect(t, `${app} writes its own request log`).not.toMatch(/addHook\(\s*'onResponse'/);
       expect(t, `${app} sets the common headers itself`).not.toMatch(/x-content-type-options|'x-request-id'/);
@@ -69,9 +85,39 @@ describe('one base for every face', () => {
     }
   });
 
+  it('the console is a scope under the same base: registered after it, adding no common header, log line or body rule of its own', () => {
+    const app = text('app.ts');
+    expect(app.indexOf('registerBase(app')).toBeGreaterThan(0);
+    expect(app.indexOf('registerConsole(app')).toBeGreaterThan(app.indexOf('registerBase(app'));
+    for (const { file } of under('console/')) {
+      const t = text(file);
+      expect(t, `${file} sets the common headers itself`).not.toMatch(/x-content-type-options|'x-request-id'/);
+      expect(t, `${file} writes its own request log`).not.toMatch(/addHook\(\s*'onResponse'/);
+      expect(t, `${file} changes the body rules`).not.toMatch(/setValidatorCompiler|removeContentTypeParser/);
+    }
+    expect(offenders(under('console/'), (s) => s.startsWith('http/plugins/') && s !== 'http/plugins/index.ts')).toEqual([]);
+  });
+
+  it('each app is a list of named plugins: the base and the faces register plugins, not hooks, for what they share', () => {
+    expect(text('http/plugins/index.ts')).toMatch(/contractErrors[\s\S]*bodyRules[\s\S]*responseHeaders[\s\S]*drain[\s\S]*requestLog[\s\S]*bearerReading/);
+    expect(text('admin/app.ts')).toContain('app.register(operatorToken');
+    expect(text('admin/app.ts'), 'the operator token check lives in its own plugin').not.toMatch(/addHook\(\s*'onRequest'/);
+  });
+
+  it('one OpenAPI builder serves both documents', () => {
+    const builders = all.filter(({ file }) => /@fastify\/swagger'/.test(text(file))).map((f) => f.file);
+    expect(builders).toEqual(['http/openapi.ts']);
+    expect(text('admin/app.ts')).toContain('openApiDocument');
+    expect(text('public/openapi.ts')).toContain('openApiDocument');
+  });
+
+  it('caching is registered per face: no plugin tells a face by its URL', () => {
+    expect(text('public/plugins/caching.ts')).not.toMatch(/\/console|CONSOLE/);
+  });
+
   it('the bearer header is parsed in one place', () => {
     const parsers = all.filter(({ file }) => /\^bearer/i.test(text(file))).map((f) => f.file);
-    expect(parsers).toEqual(['http/plugins/base.ts']);
+    expect(parsers).toEqual(['http/plugins/bearer.ts']);
   });
 });
 
@@ -107,11 +153,11 @@ describe('every change is audited (src/domain/audit.ts)', () => {
   /** Exported domain functions named like a change that are not an operation on an organization's data, and why. */
   const NOT_OPERATIONS: Record<string, string> = {
     'domain/keys.ts createApiKey': 'a building block of createOrgKey (audited) and of the dataset loader (not audited, docs/decisions.md)',
-    'domain/webhooks.ts addEndpoint': 'a building block of addOrgEndpoint (audited)',
+    'domain/webhook-deliveries.ts addEndpoint': 'a building block of addOrgEndpoint (audited)',
     'domain/demo.ts createDemo': 'the demo organization, loaded like a dataset file (not audited)',
     'domain/plans.ts setPlan': "plans are service-wide, not an organization's data",
-    'domain/members.ts acceptInvitation': 'its actor is the person it makes a member (memberActor); it writes member.joined itself',
-    'domain/members.ts signIn': 'its actor is the member the email names, known only inside; it writes member.signed_in or member.sign_in_failed itself',
+    'domain/sessions.ts acceptInvitation': 'its actor is the person it makes a member (memberActor); it writes member.joined itself',
+    'domain/sessions.ts signIn': 'its actor is the member the email names, known only inside; it writes member.signed_in or member.sign_in_failed itself',
   };
 
   /** Each exported function of the domain: its name, its parameter list and its body. */

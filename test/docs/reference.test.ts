@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DOCS_CSP } from '../../src/http/docs.js';
+import { DOCS_CSP } from '../../src/public/docs.js';
 import { KEYS, NOW, readDataset } from '../fixtures/dataset.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { screenshotPath } from '../helpers/browser.js';

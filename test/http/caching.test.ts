@@ -2,7 +2,7 @@ import { request } from 'node:http';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Dataset } from '../../src/domain/dataset.js';
-import { cacheControlFor, COMPRESS_IN_PLACE_MAX_BYTES, negotiateEncoding, noneMatchHits } from '../../src/http/plugins/caching.js';
+import { cacheControlFor, COMPRESS_IN_PLACE_MAX_BYTES, negotiateEncoding, noneMatchHits } from '../../src/public/plugins/caching.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { listen } from '../helpers/listen.js';
 

@@ -4,7 +4,7 @@ import { sql } from '../../src/db/executor.js';
 import type { AlertRow } from '../../src/db/repositories/alerts.js';
 import {
   DEFAULT_THRESHOLDS, evaluateGroupWeek, lastClosedWeek, runAlertEngine, type AlertGroup, type WeekAggregate,
-} from '../../src/domain/alerts.js';
+} from '../../src/domain/alert-engine.js';
 import type { Dataset } from '../../src/domain/dataset.js';
 import { isoWeekLabel, parseIsoWeek } from '../../src/domain/time.js';
 import { runScheduledAlerts, startAlertSchedule } from '../../src/jobs/alerts.js';
@@ -244,7 +244,7 @@ describe('the alert engine on the database', () => {
   });
 
   it('a repeated run raises nothing new, and neither does a run over the same week from another clock', async () => {
-    const again = await runAlertEngine(t.db, { thresholds: DEFAULT_THRESHOLDS, weeks: [w('2026-W47')] });
+    const again = await runAlertEngine(t.db, { thresholds: DEFAULT_THRESHOLDS, weeks: [w('2026-W47')], clock: () => new Date() });
     expect(again.raised).toEqual([]);
     const scheduled = await runScheduledAlerts({ db: t.db, config: loadConfig({}), now: () => NOW });
     expect(scheduled.weeks).toEqual(['2026-W46', '2026-W47']);
@@ -257,7 +257,7 @@ describe('the alert engine on the database', () => {
     await t.db.query(sql('t.forget', `DELETE FROM alerts WHERE org_id = 'org_b'`));
     await expect(
       runAlertEngine(t.db, {
-        thresholds: DEFAULT_THRESHOLDS, weeks: [w('2026-W47')], orgIds: ['org_b'],
+        thresholds: DEFAULT_THRESHOLDS, weeks: [w('2026-W47')], orgIds: ['org_b'], clock: () => new Date(),
         onInserted: async () => {
           throw new Error('webhook outbox down');
         },
@@ -384,7 +384,7 @@ describe('the engine against a scan of the pulses (seeded adversary)', () => {
       const a = pick();
       const b = pick();
       for (const l of [...a, ...b]) evaluated.add(l);
-      await Promise.all([a, b].map((ws) => runAlertEngine(t.db, { thresholds: DEFAULT_THRESHOLDS, weeks: ws.map(w) })));
+      await Promise.all([a, b].map((ws) => runAlertEngine(t.db, { thresholds: DEFAULT_THRESHOLDS, weeks: ws.map(w), clock: () => new Date() })));
       const rows = await t.db.query<{ line: string }>(
         sql('t.lines', `SELECT org_id || '|' || week_iso || '|' || group_key || '|' || type || '|' || message AS line FROM alerts`),
       );

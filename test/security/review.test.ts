@@ -16,7 +16,7 @@ import { ConfigError, EnvSchema, isSecretVariable, loadConfig } from '../../src/
 import type { DatabaseExecutor } from '../../src/db/executor.js';
 import { initializeDataDir } from '../../src/db/pglite-init.js';
 import { loadDataset } from '../../src/domain/dataset.js';
-import { addEndpoint, attemptDelivery, checkWebhookUrl, refusedAddressKind, safeLookup } from '../../src/domain/webhooks.js';
+import { addEndpoint, attemptDelivery, checkWebhookUrl, refusedAddressKind, safeLookup } from '../../src/domain/webhook-deliveries.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { KEYS, NOW, readDataset } from '../fixtures/dataset.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkWebhookUrl, refusedAddressKind, safeLookup } from '../../src/domain/webhooks.js';
+import { checkWebhookUrl, refusedAddressKind, safeLookup } from '../../src/domain/webhook-deliveries.js';
 import { createAdminTest, type AdminTest } from '../admin/helpers.js';
 
 const refusal = (host: string, kind: string) => `the URL points to a ${kind} address (${host}); webhooks go to public hosts only`;

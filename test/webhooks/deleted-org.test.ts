@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cancelOrgDeliveries, claimDueDeliveries, listDeliveries, oldestPendingSeconds } from '../../src/db/repositories/webhooks.js';
-import { addEndpoint, deliver, recordEvent } from '../../src/domain/webhooks.js';
+import { addEndpoint, deliver, recordEvent } from '../../src/domain/webhook-deliveries.js';
 import { createAdminTest, type AdminTest } from '../admin/helpers.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 

@@ -5,9 +5,9 @@ import { sql } from '../../src/db/executor.js';
 import { insertAlerts, recentAlerts } from '../../src/db/repositories/alerts.js';
 import { insertEndpoint, listDeliveries, listEndpoints, replayDelivery } from '../../src/db/repositories/webhooks.js';
 import type { Dataset } from '../../src/domain/dataset.js';
-import { addEndpoint, checkWebhookUrl, newWebhookSecret, recordAlertCreated, retryDelayMs, parseRetryAfter } from '../../src/domain/webhooks.js';
+import { addEndpoint, checkWebhookUrl, newWebhookSecret, recordAlertCreated, retryDelayMs, parseRetryAfter } from '../../src/domain/webhook-deliveries.js';
 import { WebhookWorker } from '../../src/jobs/webhooks.js';
-import { DEFAULT_THRESHOLDS, runAlertEngine } from '../../src/domain/alerts.js';
+import { DEFAULT_THRESHOLDS, runAlertEngine } from '../../src/domain/alert-engine.js';
 import { loadDataset } from '../../src/domain/dataset.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { expectDocumentedEvent } from '../helpers/openapi.js';
@@ -148,7 +148,7 @@ describe('webhook delivery', () => {
       }],
     });
     await endpoint('engine', '/engine');
-    const run = () => runAlertEngine(t.db, { thresholds: DEFAULT_THRESHOLDS, weeks: [new Date('2026-11-02T00:00:00.000Z')], orgIds: ['org_engine'] });
+    const run = () => runAlertEngine(t.db, { thresholds: DEFAULT_THRESHOLDS, weeks: [new Date('2026-11-02T00:00:00.000Z')], orgIds: ['org_engine'], clock: () => new Date() });
     expect((await run()).raised.map((a) => a.type)).toEqual(['LOW_MOOD', 'LOW_MOOD']); // the team, and the organization
     expect((await run()).raised).toEqual([]);
     expect(await waitFor(() => rx.on('/engine').length === 2)).toBe(true);

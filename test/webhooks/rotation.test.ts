@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimDueDeliveries, listDeliveries } from '../../src/db/repositories/webhooks.js';
 import { listAuditEvents, type Actor } from '../../src/domain/audit.js';
 import { rotateOrgEndpointSecret } from '../../src/domain/webhook-endpoints.js';
-import { deliver, recordEvent, SECRET_OVERLAP_MS, signingSecrets } from '../../src/domain/webhooks.js';
+import { deliver, recordEvent, SECRET_OVERLAP_MS, signingSecrets } from '../../src/domain/webhook-deliveries.js';
 import { sinceTime } from '../../src/cli/commands/webhooks.js';
 import { createAdminTest, type AdminTest } from '../admin/helpers.js';
 import { createCliDatabase, openApp, runCli } from '../helpers/cli.js';

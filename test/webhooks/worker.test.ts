@@ -2,7 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listDeliveries } from '../../src/db/repositories/webhooks.js';
 import { loadDataset } from '../../src/domain/dataset.js';
-import { addEndpoint, recordEvent } from '../../src/domain/webhooks.js';
+import { addEndpoint, recordEvent } from '../../src/domain/webhook-deliveries.js';
 import { WebhookWorker } from '../../src/jobs/webhooks.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { startReceiver, waitFor, type Receiver } from '../helpers/receiver.js';

@@ -1,6 +1,6 @@
 import { operatorActor } from '../../domain/audit.js';
 import { createOrgKey, listOrgKeys, revokeOrgKey } from '../../domain/keys.js';
-import { requireJsonObject } from '../../http/plugins/writes.js';
+import { requireJsonObject } from '../../http/plugins/index.js';
 import { AdminNoQuerySchema, OrgIdParamsSchema, OrgItemParamsSchema, adminResponses } from '../../contract/schemas/admin-common.js';
 import { CreatedKeySchema, CreateKeyBodySchema, KeyListingSchema, KeyListSchema } from '../../contract/schemas/admin-keys.js';
 import type { AdminRouteDeps, App } from './types.js';

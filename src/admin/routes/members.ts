@@ -1,6 +1,6 @@
 import { inviteMember, listInvitations, listMembers, removeMember, revokeInvitation } from '../../domain/members.js';
 import { operatorActor } from '../../domain/audit.js';
-import { requireJsonObject } from '../../http/plugins/writes.js';
+import { requireJsonObject } from '../../http/plugins/index.js';
 import { AdminNoQuerySchema, OrgIdParamsSchema, OrgItemParamsSchema, adminResponses } from '../../contract/schemas/admin-common.js';
 import {
   CreatedInvitationSchema, CreateInvitationBodySchema, InvitationListSchema, InvitationSchema, MemberListSchema, MemberSchema,

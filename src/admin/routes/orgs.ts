@@ -1,7 +1,7 @@
 import { changeOrganization, createOrganization, deleteOrganization, listOrganizations, showOrganization } from '../../domain/orgs.js';
 import { operatorActor } from '../../domain/audit.js';
 import { setPlan } from '../../domain/plans.js';
-import { requireJsonObject } from '../../http/plugins/writes.js';
+import { requireJsonObject } from '../../http/plugins/index.js';
 import { AdminNoQuerySchema, OrgIdParamsSchema, adminResponses } from '../../contract/schemas/admin-common.js';
 import {
   AdminOrgSchema,

@@ -8,8 +8,7 @@ import { ingestPulses } from '../../domain/ingest.js';
 import { ImportAborted, importPulses, LineLengthGuard, type ImportSummary } from '../../domain/import.js';
 import { requireLiveOrg } from '../../domain/orgs.js';
 import { moderatePulse } from '../../domain/moderation.js';
-import { toApiError } from '../../http/plugins/index.js';
-import { requireJsonObject } from '../../http/plugins/writes.js';
+import { requireJsonObject, toApiError } from '../../http/plugins/index.js';
 import { ApiError } from '../../contract/errors.js';
 import { AdminNoQuerySchema, OrgIdParamsSchema, OrgItemParamsSchema, adminResponses } from '../../contract/schemas/admin-common.js';
 import {

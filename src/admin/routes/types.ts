@@ -1,7 +1,7 @@
 import type { Config } from '../../config.js';
 import type { DatabaseExecutor } from '../../domain/database.js';
 
-export type { App } from '../../http/routes/types.js';
+export type { App } from '../../http/types.js';
 
 export interface AdminRouteDeps {
   db: DatabaseExecutor;

@@ -12,7 +12,7 @@ import {
   rotateOrgEndpointSecret,
 } from '../../domain/webhook-endpoints.js';
 import { operatorActor } from '../../domain/audit.js';
-import { requireJsonObject } from '../../http/plugins/writes.js';
+import { requireJsonObject } from '../../http/plugins/index.js';
 import { Type } from 'typebox';
 import { AdminNoQuerySchema, OrgIdParamsSchema, OrgItemParamsSchema, adminResponses } from '../../contract/schemas/admin-common.js';
 import {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../../config.js';
-import { lastClosedWeek, type AlertRunReport } from '../../domain/alerts.js';
+import { lastClosedWeek, type AlertRunReport } from '../../domain/alert-engine.js';
 import { isoWeekLabel, parseIsoWeek, WEEK_MS } from '../../domain/time.js';
 import type { Alert } from '../../contract/schemas/alerts.js';
 import { withOperator } from '../operator.js';

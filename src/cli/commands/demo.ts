@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { loadConfig, type Config } from '../../config.js';
-import { thresholdsFrom } from '../../domain/alerts.js';
+import { thresholdsFrom } from '../../domain/alert-engine.js';
 import { createDemo, type DemoAlertSettings } from '../../domain/demo.js';
 import { withDatabase } from '../db.js';
 

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Delivery as DeliveryListing, Endpoint as EndpointView } from '../../contract/schemas/admin-webhooks.js';
-import { parseEventTypes, WEBHOOK_EVENT_TYPES } from '../../domain/webhooks.js';
+import { parseEventTypes, WEBHOOK_EVENT_TYPES } from '../../domain/webhook-deliveries.js';
 import { withOperator } from '../operator.js';
 import { printTable } from '../table.js';
 import { CliError } from '../errors.js';

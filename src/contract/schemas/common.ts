@@ -56,7 +56,7 @@ export const ErrorSchema = Type.Object(
 /**
  * Declared optional for validation, so that a missing or malformed key is answered with its own
  * codes (idempotency_key_required, invalid_idempotency_key) rather than a generic validation
- * error; the OpenAPI document declares it required (src/http/openapi.ts), as the server requires it.
+ * error; the OpenAPI document declares it required (src/public/openapi.ts), as the server requires it.
  */
 /** The Idempotency-Key the document shows; /docs' "Try it out" replaces it by one derived from the request. */
 export const IDEMPOTENCY_KEY_EXAMPLE = 'a1b2c3d4-retry-safe';

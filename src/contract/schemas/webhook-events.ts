@@ -5,7 +5,7 @@ import { DateTimeSchema, IdSchema } from './common.js';
 
 /**
  * The body of every webhook delivery, one schema per event type (docs/webhooks.md). The public
- * OpenAPI document's top-level `webhooks` section is built from these (src/http/openapi.ts), so
+ * OpenAPI document's top-level `webhooks` section is built from these (src/public/openapi.ts), so
  * generators give integrators a type per event; `data` is the very schema GET /alerts or GET
  * /actions answers with, so an event never says more than those endpoints do.
  */

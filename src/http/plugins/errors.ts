@@ -4,6 +4,7 @@ import { DATE_TIME_RULE } from '../../contract/schemas/date-time.js';
 import { ORG_ID_PATTERN, ORG_ID_RULE } from '../../contract/schemas/common.js';
 import { checkIdempotencyKey } from '../../domain/idempotency.js';
 import { dbFailure, isDatabaseUnavailable } from '../../db/errors.js';
+import { named } from '../plugin.js';
 
 interface AjvError {
   keyword: string;
@@ -132,7 +133,8 @@ function withoutValues<E extends object>(err: E): E {
   return copy;
 }
 
-export function registerErrorHandling(app: FastifyInstance) {
+/** Every error, our own and Fastify's, and every unmatched route, answered in the contract's one shape. */
+export const contractErrors = named('contract-errors', (app: FastifyInstance) => {
   app.setErrorHandler((err: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     const e = toApiError(err, request.headers);
     if (isStorageFailure(err)) {
@@ -145,4 +147,4 @@ export function registerErrorHandling(app: FastifyInstance) {
     return sendError(reply, e);
   });
   app.setNotFoundHandler((_request, reply) => sendError(reply, new ApiError('not_found', 'No such endpoint.')));
-}
+});

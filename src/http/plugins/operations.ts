@@ -1,10 +1,10 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { DatabaseExecutor } from '../../db/executor.js';
 import { ApiError } from '../../contract/errors.js';
 import { sendError } from './errors.js';
 import { watchEventLoopDelay } from '../event-loop-delay.js';
-import { registerRequestLog } from './base.js';
+import { named } from '../plugin.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -28,15 +28,25 @@ export function unmatchedPath(url: string): string {
   return safe.length > PATH_MAX ? `${safe.slice(0, PATH_MAX)}…` : safe;
 }
 
+/** What the public listener's log line adds (request-log): the key's organization, and where an unmatched request went. */
+export const listenerLogFields = (request: FastifyRequest) => ({
+  orgId: (request as { principal?: { orgId: string } }).principal?.orgId,
+  // A request no route matched ("route":"unknown") says where it went (issue 42).
+  ...(request.routeOptions.url === undefined ? { path: unmatchedPath(request.url) } : {}),
+});
+
+export interface OperationsOptions {
+  db: DatabaseExecutor;
+  maxEventLoopDelayMs: number;
+  sheddingWarmupMs: number;
+}
+
 /**
- * One log line per request (request id, org id, route, status, duration; never a header), the
- * Prometheus registry, and load shedding when the event loop falls behind.
+ * The public listener's operations: the Prometheus registry, and load shedding when the event loop
+ * falls behind. Registered before the base, so an overloaded process refuses before anything else.
  */
-export async function registerOperations(
-  app: FastifyInstance,
-  db: DatabaseExecutor,
-  opts: { maxEventLoopDelayMs: number; sheddingWarmupMs: number },
-) {
+export const operations = named<OperationsOptions>('operations', (app: FastifyInstance, opts) => {
+  const db = opts.db;
   const registry = new Registry();
   const labelNames = ['method', 'route', 'status'] as const;
   const requests = new Counter({ name: 'http_requests_total', help: 'Requests answered, by route and status.', labelNames, registers: [registry] });
@@ -65,11 +75,6 @@ export async function registerOperations(
     requests.inc(labels);
     duration.observe(labels, reply.elapsedTime / 1000);
   });
-  registerRequestLog(app, (request) => ({
-    orgId: (request as { principal?: { orgId: string } }).principal?.orgId,
-    // A request no route matched ("route":"unknown") says where it went (issue 42).
-    ...(request.routeOptions.url === undefined ? { path: unmatchedPath(request.url) } : {}),
-  }));
 
   if (opts.maxEventLoopDelayMs > 0) {
     let readyAt = Number.POSITIVE_INFINITY;
@@ -87,4 +92,4 @@ export async function registerOperations(
       return sendError(reply, new ApiError('service_unavailable', 'The service is overloaded; retry shortly.', { 'retry-after': '5' }));
     });
   }
-}
+});

@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listDeliveries } from '../../../src/db/repositories/webhooks.js';
-import { addEndpoint } from '../../../src/domain/webhooks.js';
+import { addEndpoint } from '../../../src/domain/webhook-deliveries.js';
 import { WebhookWorker } from '../../../src/jobs/webhooks.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { api } from '../../helpers/openapi.js';

@@ -1,0 +1,23 @@
+import { ApiError } from '../../../contract/errors.js';
+import { checkKeyName, checkKeyScope, type RollDelay } from '../../../domain/keys.js';
+import type { Form } from '../../plugins/index.js';
+
+/** The form's optional expiry: a calendar date (midnight UTC starts it). */
+function expiryOf(text: string | undefined): string | null {
+  if (!text) return null;
+  if (!/^\d{4}-\d\d-\d\d$/.test(text) || Number.isNaN(Date.parse(`${text}T00:00:00.000Z`))) throw new ApiError('invalid_request', 'The expiry must be a date (YYYY-MM-DD).');
+  return `${text}T00:00:00.000Z`;
+}
+
+/**
+ * The create form as createOrgKey's input. The scope and the name are checked by the domain's own
+ * rules (createOrgKey applies them too), in the order the page reports them; the date is the form's.
+ */
+export function newKeyOf(form: Form) {
+  const scope = checkKeyScope(form.scope ?? '');
+  const name = checkKeyName((form.name ?? '').trim());
+  return { name, scope, expiresAt: expiryOf(form.expires) };
+}
+
+/** The roll form: how long the old key stays valid (the domain refuses an unknown delay). */
+export const rollDelayOf = (form: Form) => form.expiresIn as RollDelay;

@@ -1,0 +1,59 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../../../contract/errors.js';
+import type { DatabaseExecutor } from '../../../domain/database.js';
+import { createOrgKey, listOrgKeys, revokeOrgKey, rollOrgKey, ROLL_DELAYS } from '../../../domain/keys.js';
+import { html, notice, type Safe } from '../../html.js';
+import { actorOf, CHANGERS, changeOutcome, type ConsoleDeps, type Form } from '../../plugins/index.js';
+import { newKeyOf, rollDelayOf } from './form.js';
+import { secretBox, sendPage, when } from '../../views/layout.js';
+import { keysView, stateOf, type ConsoleKey } from './view.js';
+
+
+/** The API keys page (CONTRACT.md section 11): every member reads it; admins and owners change keys. */
+export function registerKeyPages(scope: FastifyInstance, deps: ConsoleDeps & { db: DatabaseExecutor }) {
+  const { db, now } = deps;
+  const admin = { config: { roles: CHANGERS } };
+
+  const keysPage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) => {
+    const s = request.member;
+    const canChange = s.member.role !== 'viewer';
+    const at = now();
+    const keys: ConsoleKey[] = (await listOrgKeys(db, s.orgId)).map((k) => ({ ...k, state: stateOf(k, at) })).reverse();
+    return sendPage(reply, status, keysView({ session: s, keys, message }));
+  };
+
+  const shownOnce = (secret: string, what: string) =>
+    secretBox({
+      id: 'new-key', heading: what, secret, label: 'New API key', copy: 'Copy key',
+      extra: html`<p>Try it:</p>
+<code class="secret" id="curl-line" aria-label="Example curl command">curl -s -H "Authorization: Bearer ${secret}" ${deps.baseUrl}/v1/stats</code>`,
+    });
+
+  const outcome = changeOutcome(keysPage);
+
+  scope.get('/keys', async (request, reply) => keysPage(request, reply, 200));
+
+  scope.post('/keys', admin, async (request, reply) =>
+    outcome(request, reply, async () => {
+      const key = await createOrgKey(db, request.member.orgId, newKeyOf(request.body as Form), actorOf(request), now());
+      return shownOnce(key.key, `Key ${key.name ?? key.prefix} created`);
+    }),
+  );
+
+  scope.post<{ Params: { keyId: string } }>('/keys/:keyId/roll', admin, async (request, reply) =>
+    outcome(request, reply, async () => {
+      const rolled = await rollOrgKey(db, request.member.orgId, request.params.keyId, rollDelayOf(request.body as Form), actorOf(request), now());
+      return shownOnce(rolled.key, `Key ${rolled.name ?? rolled.prefix} rolled; the old one expires ${when(rolled.oldExpiresAt)}`);
+    }),
+  );
+
+  scope.post<{ Params: { keyId: string } }>('/keys/:keyId/revoke', admin, async (request, reply) =>
+    outcome(request, reply, async () => {
+      // By id only: the console names keys exactly (the CLI's prefix shortcut is not needed here).
+      const listed = (await listOrgKeys(db, request.member.orgId)).find((k) => k.id === request.params.keyId);
+      if (!listed) throw new ApiError('not_found', 'No such key in this organization.');
+      const k = await revokeOrgKey(db, request.member.orgId, listed.id, actorOf(request), now());
+      return notice(`Key ${k.name ?? k.prefix} revoked: clients using it get 401 within 5 seconds.`, 'ok');
+    }),
+  );
+}

@@ -1,0 +1,22 @@
+import type { FastifyInstance } from 'fastify';
+import type { ConsoleDeps } from './session.js';
+
+export const CONSOLE_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'";
+
+/** Headers of every console answer (section 11), on top of the base's nosniff and no-store. */
+export function registerConsoleHeaders(scope: FastifyInstance, deps: Pick<ConsoleDeps, 'secureCookies'>) {
+  // Pages are no-store and hold the session's own token: no cache can revalidate them (no ETag).
+  scope.addHook('onRoute', (route) => {
+    route.config = { ...route.config, validators: false };
+    // No console page is in an OpenAPI document.
+    route.schema = { ...route.schema, hide: true };
+  });
+  scope.addHook('onRequest', async (_request, reply) => {
+    reply.header('content-security-policy', CONSOLE_CSP);
+    reply.header('referrer-policy', 'no-referrer');
+    reply.header('x-frame-options', 'DENY');
+    reply.header('cross-origin-opener-policy', 'same-origin');
+    reply.header('cross-origin-resource-policy', 'same-origin');
+    if (deps.secureCookies) reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
+  });
+}

@@ -1,0 +1,25 @@
+import type { ConsoleSession } from '../../domain/sessions.js';
+import type { NavItem, PageOptions } from '../html.js';
+
+/**
+ * The navigation a member sees: the pages of their role. Every page and change is also guarded on
+ * the server (plugins.ts requireRole); hiding a link is never the protection.
+ */
+export function navItems(session: Pick<ConsoleSession, 'member'>): NavItem[] {
+  const items: NavItem[] = [
+    { href: '/console/overview', label: 'Overview' },
+    { href: '/console/alerts', label: 'Alerts' },
+    { href: '/console/actions', label: 'Actions' },
+    { href: '/console/comments', label: 'Comments' },
+    { href: '/console/keys', label: 'API keys' },
+    { href: '/console/webhooks', label: 'Webhooks' },
+  ];
+  if (session.member.role === 'owner') items.push({ href: '/console/members', label: 'Members' });
+  items.push({ href: '/console/audit', label: 'Audit log' });
+  items.push({ href: '/console/account', label: 'Account' });
+  return items;
+}
+
+export function navFor(session: Pick<ConsoleSession, 'member' | 'orgName' | 'csrfToken'>, current: string): NonNullable<PageOptions['nav']> {
+  return { items: navItems(session), current, email: session.member.email, orgName: session.orgName, csrf: session.csrfToken };
+}

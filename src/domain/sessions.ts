@@ -1,0 +1,178 @@
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import type { DatabaseExecutor, Queryable } from './database.js';
+import {
+  deleteSession, findMemberByEmailInOrg, findMembersByEmail, findSessionWithMember, insertMember, insertSessionRow, markSignedIn, readRequireTwoFactor,
+  setSessionFlashRow, takeInvitation, takeSessionFlashRow, touchSession,
+  type MemberRow, type SessionStage,
+} from '../db/repositories/members.js';
+import { ApiError, invalid } from '../contract/errors.js';
+import { newId, randomBase62 } from './ids.js';
+import { requireLiveOrg } from './orgs.js';
+import { recordAudit } from './audit.js';
+import { checkPassword, checkPasswordRule, MAX_PASSWORD, newPasswordHash } from './passwords.js';
+import { INVITATION_UNUSABLE, memberActor, memberView, readInvitation, type MemberView } from './members.js';
+
+/**
+ * Console sessions (CONTRACT.md section 11): signing in (by password, or by accepting an
+ * invitation), the session a cookie names, its message for the next page, and signing out. The
+ * limits on password checks are passwords.ts's; the second factor is totp.ts's.
+ */
+
+export const SESSION_IDLE_MS = 12 * 3_600_000;
+export const SESSION_MAX_MS = 7 * 24 * 3_600_000;
+/** A session's last use is written at most this often (a console page is not a write per view). */
+const TOUCH_EVERY_MS = 60_000;
+
+
+/** One answer for every refused sign-in: it never says whether the email is a member's, or which check failed. */
+export const SIGN_IN_REFUSED =
+  'The email or password is not right, or too many attempts were made. After 10 failed attempts, signing in pauses for 15 minutes.';
+
+const sha256 = (s: string | Buffer) => createHash('sha256').update(s).digest();
+
+export interface NewSession {
+  /** The cookie's value: in this answer only; the database keeps its SHA-256. */
+  cookie: string;
+  stage: SessionStage;
+  orgId: string;
+  memberId: string;
+  /** The new session's form token. */
+  csrfToken: string;
+}
+
+export async function openSession(db: Queryable, m: MemberRow, stage: SessionStage, address: string | null, now: Date): Promise<NewSession> {
+  const cookie = randomBytes(32).toString('base64url');
+  const csrfToken = randomBase62(32);
+  await insertSessionRow(db, { orgId: m.orgId, idHash: sha256(cookie), memberId: m.id, stage, csrfToken, address, at: now });
+  return { cookie, stage, orgId: m.orgId, memberId: m.id, csrfToken };
+}
+
+/** The stage a member reaches with a right password. */
+async function stageAfterPassword(db: Queryable, m: MemberRow): Promise<SessionStage> {
+  if (m.totpSecret) return 'totp';
+  return (await readRequireTwoFactor(db, m.orgId)) ? 'enroll' : 'active';
+}
+
+/** Opening an invitation: the person sets a password and is signed in. */
+export async function acceptInvitation(
+  db: DatabaseExecutor,
+  input: { token: string; password: unknown },
+  address: string | null,
+  now: Date,
+): Promise<NewSession & { member: MemberView }> {
+  const password = checkPasswordRule(input.password);
+  const inv = await readInvitation(db, input.token, now);
+  if (!inv) throw invalid(INVITATION_UNUSABLE);
+  const passwordHash = await newPasswordHash(db, inv.email, password, null);
+  return db.transaction(async (tx) => {
+    await requireLiveOrg(tx, inv.orgId);
+    if (!(await takeInvitation(tx, inv.orgId, inv.id, now))) throw invalid(INVITATION_UNUSABLE);
+    // A member of this organization already (invited twice, accepted once): the owner knows it.
+    if (await findMemberByEmailInOrg(tx, inv.orgId, inv.email)) throw invalid(INVITATION_UNUSABLE);
+    const m: MemberRow = {
+      orgId: inv.orgId, id: newId('mem'), email: inv.email, role: inv.role, passwordHash, totpSecret: null, totpLastStep: null,
+      recoveryCodes: [], createdAt: now.toISOString(), lastSignInAt: now.toISOString(),
+    };
+    await insertMember(tx, { orgId: m.orgId, id: m.id, email: m.email, role: m.role, passwordHash, at: now });
+    const session = await openSession(tx, m, (await readRequireTwoFactor(tx, m.orgId)) ? 'enroll' : 'active', address, now);
+    await recordAudit(tx, m.orgId, memberActor(m, address), { action: 'member.joined', target: { kind: 'member', id: m.id }, details: { email: m.email, role: m.role, invitation: inv.id } }, now);
+    return { ...session, member: memberView(m) };
+  });
+}
+
+/**
+ * Email and password. The check spends the account's and the address's limits (passwords.ts) and
+ * runs through the process's gate; a refusal has one message whatever failed, takes the time of a
+ * check either way, and writes nothing more for a member than for an unknown email (no audit row:
+ * the limits' own counts are the record of failed attempts).
+ */
+export async function signIn(
+  db: DatabaseExecutor,
+  input: { email: unknown; password: unknown },
+  address: string,
+  now: Date,
+): Promise<NewSession & { member: MemberView }> {
+  const email = typeof input.email === 'string' ? input.email.trim().toLowerCase().slice(0, 254) : '';
+  const password = typeof input.password === 'string' ? input.password.slice(0, MAX_PASSWORD) : '';
+  // Every membership of the address in a live organization (one query, a member's or not).
+  const found = email ? await findMembersByEmail(db, email) : [];
+  const outcome = await checkPassword(db, { account: email, address, password, stored: found.map((x) => x.passwordHash) }, now);
+  const m = typeof outcome === 'number' ? found[outcome] : undefined;
+  if (!m) throw new ApiError('unauthorized', SIGN_IN_REFUSED);
+  const stage = await stageAfterPassword(db, m);
+  return db.transaction(async (tx) => {
+    if (stage !== 'totp') {
+      await markSignedIn(tx, m.orgId, m.id, now);
+      await recordAudit(tx, m.orgId, memberActor(m, address), { action: 'member.signed_in', target: { kind: 'member', id: m.id }, details: { twoFactor: false } }, now);
+    }
+    return { ...(await openSession(tx, m, stage, address, now)), member: memberView(m) };
+  });
+}
+
+
+export interface ConsoleSession {
+  orgId: string;
+  orgName: string;
+  member: MemberView;
+  stage: SessionStage;
+  csrfToken: string;
+  /** The cookie's digest, the handle of the row. */
+  idHash: Buffer;
+  /** Whether a change's message waits for the next page (post, redirect, get). */
+  hasFlash?: boolean;
+}
+
+// Post, redirect, get: a change's message (a new secret included) waits with the session for the
+// page the redirect leads to, sealed with a key derived from the cookie (the database has only the
+// cookie's SHA-256, so it cannot read it), and is shown once.
+
+const flashKey = (cookie: string) => createHash('sha256').update('climate-pulse console flash\0').update(cookie).digest();
+
+export async function saveFlash(db: Queryable, session: Pick<ConsoleSession, 'orgId' | 'idHash'>, cookie: string, text: string): Promise<void> {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', flashKey(cookie), iv);
+  const sealed = Buffer.concat([iv, cipher.update(text, 'utf8'), cipher.final()]);
+  await setSessionFlashRow(db, session.orgId, session.idHash, Buffer.concat([sealed, cipher.getAuthTag()]));
+}
+
+/** The same, for a session known by its cookie only (one just opened). */
+export const saveFlashForCookie = (db: Queryable, orgId: string, cookie: string, text: string) => saveFlash(db, { orgId, idHash: sha256(cookie) }, cookie, text);
+
+export async function takeFlash(db: Queryable, session: Pick<ConsoleSession, 'orgId' | 'idHash'>, cookie: string): Promise<string | null> {
+  const sealed = await takeSessionFlashRow(db, session.orgId, session.idHash);
+  if (!sealed || sealed.length < 28) return null;
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', flashKey(cookie), sealed.subarray(0, 12));
+    decipher.setAuthTag(sealed.subarray(sealed.length - 16));
+    return Buffer.concat([decipher.update(sealed.subarray(12, sealed.length - 16)), decipher.final()]).toString('utf8');
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The session a cookie names, or null: unknown, ended, idle for 12 hours, 7 days old, its member
+ * removed, or its organization deleted. A live one's last use is recorded.
+ */
+export async function resolveSession(db: Queryable, cookie: string | undefined, now: Date): Promise<ConsoleSession | null> {
+  if (!cookie || cookie.length < 32 || cookie.length > 64) return null;
+  const idHash = sha256(cookie);
+  const found = await findSessionWithMember(db, idHash);
+  if (!found) return null;
+  const { session: s, member: m, orgName, requireTwoFactor, hasFlash } = found;
+  const t = now.getTime();
+  if (t - Date.parse(s.lastSeenAt) >= SESSION_IDLE_MS || t - Date.parse(s.createdAt) >= SESSION_MAX_MS) {
+    await deleteSession(db, s.orgId, idHash);
+    return null;
+  }
+  if (!m || orgName === null) return null;
+  if (t - Date.parse(s.lastSeenAt) >= TOUCH_EVERY_MS) await touchSession(db, s.orgId, idHash, now);
+  // Requiring two-factor reaches open sessions at their next request: a member without it, signed
+  // in before it was required, is held at enrollment like a new sign-in.
+  const stage: SessionStage = s.stage === 'active' && requireTwoFactor && m.totpSecret === null ? 'enroll' : s.stage;
+  return { orgId: s.orgId, orgName, member: memberView(m), stage, csrfToken: s.csrfToken, idHash, hasFlash };
+}
+
+export async function endSession(db: Queryable, session: Pick<ConsoleSession, 'orgId' | 'idHash'>): Promise<void> {
+  await deleteSession(db, session.orgId, session.idHash);
+}

@@ -1,0 +1,120 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { Secret, TOTP } from 'otpauth';
+import type { DatabaseExecutor, Queryable } from './database.js';
+import {
+  deleteSession, findMember, markSignedIn, readPendingTotpSecret, setPendingTotpSecret, updateMemberTotp, useRecoveryCode, useTotpStep,
+} from '../db/repositories/members.js';
+import { ApiError, invalid } from '../contract/errors.js';
+import { recordAudit, type Actor } from './audit.js';
+import { checkPassword, spendAttempt } from './passwords.js';
+import { memberActor, memberOf } from './members.js';
+import { openSession, type ConsoleSession, type NewSession } from './sessions.js';
+
+const sha256 = (s: string | Buffer) => createHash('sha256').update(s).digest();
+
+// Two-factor (TOTP, RFC 6238: SHA-1, 6 digits, 30 s) and recovery codes.
+
+const totp = (secret: string, label = 'Climate Pulse') => new TOTP({ issuer: 'Climate Pulse', label, algorithm: 'SHA1', digits: 6, period: 30, secret: Secret.fromBase32(secret) });
+
+/** A new secret to enroll (not stored until a code from it is confirmed) and its otpauth:// URI. */
+export function newTotpSecret(email: string): { secret: string; uri: string } {
+  const secret = new Secret({ size: 20 }).base32;
+  return { secret, uri: totp(secret, email).toString() };
+}
+
+/** A code as typed: apps show "123 456", people paste "123-456" or add spaces around a recovery code. */
+export function normalizeCode(code: unknown): string {
+  if (typeof code !== 'string') return '';
+  const t = code.trim().slice(0, 64);
+  const digits = t.replace(/[\s-]/g, '');
+  return /^\d{6}$/.test(digits) ? digits : t.replace(/\s+/g, '');
+}
+
+/** The time step a six-digit code matches (the current one, or one either side), or null. */
+function matchStep(secret: string, code: string, now: Date): number | null {
+  if (!/^\d{6}$/.test(code)) return null;
+  const delta = totp(secret).validate({ token: code, timestamp: now.getTime(), window: 1 });
+  return delta === null ? null : Math.floor(now.getTime() / 30_000) + delta;
+}
+
+const RECOVERY_ALPHABET = 'abcdefghjkmnpqrstuvwxyz23456789';
+function recoveryCode(): string {
+  const bytes = randomBytes(10);
+  const chars = [...bytes].map((b) => RECOVERY_ALPHABET[b % RECOVERY_ALPHABET.length]).join('');
+  return `${chars.slice(0, 5)}-${chars.slice(5)}`;
+}
+const codeDigest = (code: string) => sha256(code.trim().toLowerCase());
+
+/**
+ * A new secret for the session to enroll, made here and kept with the session (the form carries
+ * only the code): each call replaces the last, so a secret is shown once.
+ */
+export async function startTotpEnrollment(db: Queryable, session: ConsoleSession): Promise<{ secret: string; uri: string }> {
+  const made = newTotpSecret(session.member.email);
+  await setPendingTotpSecret(db, session.orgId, session.idHash, made.secret);
+  return made;
+}
+
+export const REPLACE_FACTOR_REFUSED = 'Enter your current password to replace your authenticator app (or too many attempts were made: password checks pause for 15 minutes after 10).';
+
+/**
+ * Confirms enrollment with a code from the session's new secret; answers the ten recovery codes,
+ * shown once. Replacing a second factor already on asks for the password again (checked under the
+ * sign-in limits). A session held at enrollment steps up to active under a new id (its cookie).
+ */
+export async function enrollTotp(
+  db: DatabaseExecutor,
+  session: ConsoleSession,
+  input: { code: unknown; password?: unknown },
+  actor: Actor,
+  now: Date,
+): Promise<{ recoveryCodes: string[]; renewed: NewSession | null }> {
+  const m = await memberOf(db, session.orgId, session.member.id);
+  if (m.totpSecret !== null) {
+    const password = typeof input.password === 'string' ? input.password : '';
+    const outcome = await checkPassword(db, { account: m.email.toLowerCase(), address: actor.address ?? '', password, stored: [m.passwordHash] }, now);
+    if (outcome !== 0) throw new ApiError('unauthorized', REPLACE_FACTOR_REFUSED);
+  }
+  const secret = await readPendingTotpSecret(db, session.orgId, session.idHash);
+  const step = secret ? matchStep(secret, normalizeCode(input.code), now) : null;
+  if (!secret || step === null) throw invalid('The code does not match; enter the six digits your authenticator app shows now.');
+  const codes = Array.from({ length: 10 }, recoveryCode);
+  const renewed = await db.transaction(async (tx) => {
+    await updateMemberTotp(tx, session.orgId, session.member.id, secret, step, codes.map(codeDigest));
+    await setPendingTotpSecret(tx, session.orgId, session.idHash, null);
+    await markSignedIn(tx, session.orgId, session.member.id, now);
+    await recordAudit(tx, session.orgId, actor, { action: 'member.two_factor_enabled', target: { kind: 'member', id: session.member.id }, details: { replaced: m.totpSecret !== null } }, now);
+    if (session.stage !== 'enroll') return null;
+    await deleteSession(tx, session.orgId, session.idHash);
+    return openSession(tx, m, 'active', actor.address ?? null, now);
+  });
+  return { recoveryCodes: codes, renewed };
+}
+
+/** The second step of signing in: a code from the app (each once) or a recovery code (each once). */
+export async function completeTwoFactor(db: DatabaseExecutor, session: ConsoleSession, code: unknown, address: string, now: Date): Promise<NewSession> {
+  if (session.stage !== 'totp') throw new ApiError('unauthorized', TWO_FACTOR_REFUSED);
+  const m = await findMember(db, session.orgId, session.member.id);
+  const text = normalizeCode(code);
+  const spent = await spendAttempt(db, m?.email.toLowerCase() ?? '', address, now);
+  if (!spent) throw new ApiError('unauthorized', TWO_FACTOR_REFUSED);
+  let ok = false;
+  if (m?.totpSecret) {
+    const step = matchStep(m.totpSecret, text, now);
+    ok = step !== null ? await useTotpStep(db, m.orgId, m.id, step) : /^[a-z2-9]{5}-[a-z2-9]{5}$/i.test(text) && (await useRecoveryCode(db, m.orgId, m.id, codeDigest(text)));
+  }
+  if (!m || !ok) {
+    if (m) await recordAudit(db, m.orgId, memberActor(m, address), { action: 'member.sign_in_failed', target: { kind: 'member', id: m.id }, details: { step: 'code' } }, now);
+    throw new ApiError('unauthorized', TWO_FACTOR_REFUSED);
+  }
+  await spent.giveBack();
+  // The step up renews the session's id: the cookie of the half-signed-in session opens nothing more.
+  return db.transaction(async (tx) => {
+    await deleteSession(tx, session.orgId, session.idHash);
+    await markSignedIn(tx, m.orgId, m.id, now);
+    await recordAudit(tx, m.orgId, memberActor(m, address), { action: 'member.signed_in', target: { kind: 'member', id: m.id }, details: { twoFactor: true } }, now);
+    return openSession(tx, m, 'active', address, now);
+  });
+}
+
+export const TWO_FACTOR_REFUSED = 'The code is not right, or was used already, or too many attempts were made. Enter the six digits your app shows now, or a recovery code.';
