@@ -14,7 +14,8 @@ import { CommentReleases, listCommentPageWithHandles, setCommentHidden } from '.
 import { loadDataset } from '../../src/domain/dataset.js';
 import { importPulses } from '../../src/domain/import.js';
 import { ingestPulses } from '../../src/domain/ingest.js';
-import { acceptInvitation, inviteMember } from '../../src/domain/members.js';
+import { inviteMember } from '../../src/domain/members.js';
+import { acceptInvitation } from '../../src/domain/sessions.js';
 import { moderatePulse } from '../../src/domain/moderation.js';
 
 /**
