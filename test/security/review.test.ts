@@ -23,7 +23,7 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { runCli } from '../helpers/cli.js';
 import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from '../helpers/db.js';
 import { expectDocumented } from '../helpers/openapi.js';
-import { ROOT } from '../helpers/process.js';
+import { CLI, ROOT } from '../helpers/process.js';
 
 const CONTRACT_ERROR = /^\{"error":\{"code":"[a-z_]+","message":"[^"]{1,500}"\}\}$/;
 
@@ -40,12 +40,12 @@ function modes(dir: string): { path: string; mode: number; isDir: boolean }[] {
 }
 const looseOnes = (dir: string) => modes(dir).filter((m) => m.mode !== (m.isDir ? 0o700 : 0o600));
 
-/** The CLI in a child process under umask 000, the most permissive one. */
+/** The CLI (the compiled one, as npx runs it; through tsx it compiled src/ again first) in a child process under umask 000, the most permissive one. */
 function runCliUmask0(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       '/bin/sh',
-      ['-c', `umask 000 && exec "${process.execPath}" --import tsx src/cli/index.ts "$@"`, 'sh', ...args],
+      ['-c', `umask 000 && exec "${process.execPath}" "${CLI}" "$@"`, 'sh', ...args],
       { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'warn', ...env } },
       (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
     );

@@ -4,10 +4,10 @@ import type { DatabaseExecutor } from '../../../domain/database.js';
 import { createAction, editAction, findActionItem, listRecentActionItems } from '../../../domain/actions.js';
 import { listOrgTeams } from '../../../domain/teams.js';
 import { CreateActionBodySchema, UpdateActionBodySchema, type Action, type CreateActionBody, type UpdateActionBody } from '../../../contract/schemas/actions.js';
-import { csrfField, html, notice, page, type Safe } from '../../html.js';
+import { csrfField, html, notice, type Safe } from '../../html.js';
 import { actorOf, asApiRequest, CHANGERS, changeOutcome, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { navFor } from '../../views/nav.js';
-import { when } from '../../views/layout.js';
+import { sendPage, when } from '../../views/layout.js';
 
 const STATUSES = ['active', 'done', 'cancelled'] as const;
 /** The page lists the newest actions; GET /v1/actions has them all. */
@@ -63,11 +63,10 @@ ${csrfField(s.csrfToken)}
 <label for="e-status-${i}">Status</label> <select name="status" id="e-status-${i}">${STATUSES.map((st) => html`<option value="${st}"${st === a.status ? html` selected` : ''}>${st}</option>`)}</select>
 <button type="submit">Save action</button>
 </form></details>`;
-    return reply.code(status).type('text/html; charset=utf-8').send(
-      page({
-        title: 'Actions',
-        nav: navFor(s, '/console/actions'),
-        body: html`<h1>Actions</h1>
+    return sendPage(reply, status, {
+      title: 'Actions',
+      nav: navFor(s, '/console/actions'),
+      body: html`<h1>Actions</h1>
 ${message ?? ''}
 <p>Improvement actions of ${s.orgName}, newest first, as <code>GET /v1/actions</code> lists them${more ? ` (the ${actions.length} newest; GET /v1/actions lists every one)` : ''}. A done or cancelled action is reopened by setting it active again.</p>
 ${actions.length === 0
@@ -90,8 +89,7 @@ ${csrfField(s.csrfToken)}
 <button type="submit">Create action</button>
 </form>`
   : html`<p class="muted">Viewers can read actions but not make or change them.</p>`}`,
-      }),
-    );
+    });
   };
   const outcome = changeOutcome(actionsPage);
   const admin = { config: { roles: CHANGERS } };

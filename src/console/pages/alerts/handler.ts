@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DatabaseExecutor } from '../../../domain/database.js';
 import { listRecentAlerts, setAlertRead } from '../../../domain/alerts.js';
-import { csrfField, html, notice, page, type Safe } from '../../html.js';
+import { csrfField, html, notice, type Safe } from '../../html.js';
 import { actorOf, CHANGERS, changeOutcome, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { navFor } from '../../views/nav.js';
-import { when } from '../../views/layout.js';
+import { sendPage, when } from '../../views/layout.js';
 
 /** The page lists this many of the newest alerts (GET /alerts answers at most 50 too). */
 const PAGE_ALERTS = 50;
@@ -18,11 +18,10 @@ export function registerAlertPages(scope: FastifyInstance, deps: ConsoleDeps & {
     const canChange = s.member.role !== 'viewer';
     const alerts = await listRecentAlerts(db, s.orgId, PAGE_ALERTS);
     const unread = alerts.filter((a) => a.readAt === null).length;
-    return reply.code(status).type('text/html; charset=utf-8').send(
-      page({
-        title: 'Alerts',
-        nav: navFor(s, '/console/alerts'),
-        body: html`<h1>Alerts</h1>
+    return sendPage(reply, status, {
+      title: 'Alerts',
+      nav: navFor(s, '/console/alerts'),
+      body: html`<h1>Alerts</h1>
 ${message ?? ''}
 <p>The ${PAGE_ALERTS} newest alerts of ${s.orgName}, newest first; ${unread} unread. Marking one read sets the <code>readAt</code> that <code>GET /v1/alerts</code> shows.</p>
 ${alerts.length === 0
@@ -40,8 +39,7 @@ ${canChange
 )}</tbody>
 </table>`}
 ${canChange ? '' : html`<p class="muted">Viewers can read alerts but not mark them.</p>`}`,
-      }),
-    );
+    });
   };
   const outcome = changeOutcome(alertsPage);
   const admin = { config: { roles: CHANGERS } };

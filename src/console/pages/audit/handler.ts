@@ -3,10 +3,10 @@ import { AUDIT_ACTIONS } from '../../../contract/schemas/admin-audit.js';
 import type { DatabaseExecutor } from '../../../domain/database.js';
 import { AUDIT_ACTOR_KINDS, listAuditEvents } from '../../../domain/audit.js';
 import { auditFiltersOf } from './form.js';
-import { html, page } from '../../html.js';
+import { html } from '../../html.js';
 import { queryText, type ConsoleDeps } from '../../plugins/index.js';
 import { navFor } from '../../views/nav.js';
-import { when } from '../../views/layout.js';
+import { sendPage, when } from '../../views/layout.js';
 import { hostOf } from '../webhooks/handler.js';
 
 const KINDS = AUDIT_ACTOR_KINDS;
@@ -42,11 +42,10 @@ export function registerAuditPage(scope: FastifyInstance, deps: ConsoleDeps & { 
         .join(', ');
     const who = (e: (typeof log.items)[number]) =>
       e.actor.kind === 'operator' ? 'operator' : viewer && e.actor.kind === 'member' ? `a member (${e.actor.id ?? 'unknown'})` : `${e.actor.label} (${e.actor.kind})`;
-    return reply.type('text/html; charset=utf-8').send(
-      page({
-        title: 'Audit log',
-        nav: navFor(s, '/console/audit'),
-        body: html`<h1>Audit log</h1>
+    return sendPage(reply, 200, {
+      title: 'Audit log',
+      nav: navFor(s, '/console/audit'),
+      body: html`<h1>Audit log</h1>
 <form method="get" action="/console/audit" class="filters">
 <label for="f-actor">Actor</label> <select name="actor" id="f-actor"><option value="">any</option>${KINDS.map((k) => html`<option value="${k}"${k === actorKind ? html` selected` : ''}>${k}</option>`)}</select>
 <label for="f-action">Action</label> <select name="action" id="f-action"><option value="">any</option>${AUDIT_ACTIONS.map((a) => html`<option value="${a}"${a === action ? html` selected` : ''}>${a}</option>`)}</select>
@@ -60,7 +59,6 @@ ${log.items.length === 0
 <tbody>${log.items.map((e) => html`<tr><td>${when(e.createdAt, 'never', 'second')}</td><td>${who(e)}</td><td>${e.action}</td><td>${e.target.kind}${e.target.id ? ` ${e.target.id}` : ''}</td><td>${viewer ? 'hidden' : (e.address ?? '-')}</td><td>${detail(e.details)}</td></tr>`)}</tbody>
 </table>`}
 ${next ? html`<p><a href="${next}">Older changes</a></p>` : ''}`,
-      }),
-    );
+    });
   });
 }

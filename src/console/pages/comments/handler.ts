@@ -4,9 +4,10 @@ import { listCommentPageWithHandles, setCommentHidden, type CommentReleases } fr
 import { listOrgTeams } from '../../../domain/teams.js';
 import { DAY_MS, startOfIsoWeek, ymd } from '../../../domain/time.js';
 import { CommentListQuerySchema, type CommentListQuery } from '../../../contract/schemas/comments.js';
-import { csrfField, html, notice, page, type Safe } from '../../html.js';
+import { csrfField, html, notice, type Safe } from '../../html.js';
 import { actorOf, asApiRequest, CHANGERS, changeOutcome, queryText, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { navFor } from '../../views/nav.js';
+import { sendPage } from '../../views/layout.js';
 
 const PAGE_COMMENTS = 50;
 const FILTERS = ['from', 'to', 'subteamId', 'cursor'] as const;
@@ -39,11 +40,10 @@ export function registerCommentPages(scope: FastifyInstance, deps: ConsoleDeps &
     const returnFields = html`${FILTERS.map((k) => (f[k] !== undefined ? html`<input type="hidden" name="${k}" value="${f[k]}">` : ''))}`;
     const change = (what: 'hide' | 'show', handle: string, i: number) => html`<form method="post" action="/console/comments/${what}">${csrfField(s.csrfToken)}${returnFields}
 <input type="hidden" name="handle" value="${handle}"><button type="submit" class="${what === 'hide' ? 'danger' : 'secondary'}" aria-label="${what === 'hide' ? 'Hide' : 'Show again'} comment ${i + 1}">${what === 'hide' ? 'Hide' : 'Show again'}</button></form>`;
-    return reply.code(status).type('text/html; charset=utf-8').send(
-      page({
-        title: 'Comments',
-        nav: navFor(s, '/console/comments'),
-        body: html`<h1>Comments</h1>
+    return sendPage(reply, status, {
+      title: 'Comments',
+      nav: navFor(s, '/console/comments'),
+      body: html`<h1>Comments</h1>
 ${message ?? ''}
 <p>Anonymous comments are released a whole week and a whole group of at least 5 pulses at a time, once the week has ended; this page shows exactly what <code>GET /v1/comments</code> answers, and never who, when, which team or which level wrote a comment.</p>
 <form method="get" action="/console/comments" class="filters">
@@ -71,8 +71,7 @@ ${canChange && hidden.length > 0
 <ol class="comments">${hidden.map((c, i) => html`<li><bdi>${c.comment}</bdi>${change('show', c.handle, i)}</li>`)}</ol>`
   : ''}
 ${canChange ? '' : html`<p class="muted">Viewers can read comments but not hide them.</p>`}`,
-      }),
-    );
+    });
   };
   const filtersOf = (source: Record<string, unknown>): Filters =>
     Object.fromEntries(FILTERS.map((k) => [k, typeof source[k] === 'string' && source[k] !== '' ? (source[k] as string) : undefined]));

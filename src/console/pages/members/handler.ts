@@ -3,17 +3,17 @@ import { ApiError } from '../../../contract/errors.js';
 import type { DatabaseExecutor } from '../../../domain/database.js';
 import { changeMemberRole, inviteMember, listInvitations, listMembers, MEMBER_ROLES, removeMember, requiresTwoFactor, revokeInvitation, setRequireTwoFactor } from '../../../domain/members.js';
 import { changePassword } from '../../../domain/passwords.js';
-import { csrfField, html, notice, page, type Safe } from '../../html.js';
+import { csrfField, html, notice, type Safe } from '../../html.js';
 import { actorOf, OWNERS, changeOutcome, clearSessionCookie, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { navFor } from '../../views/nav.js';
-import { when } from '../../views/layout.js';
+import { sendPage, when } from '../../views/layout.js';
 import type { Mailer } from '../../../mail/index.js';
 
 /** Where an invitation's link points: the service's public address (PUBLIC_BASE_URL, else the listener's), never the Host header. */
 export const invitationUrl = (baseUrl: string, token: string): string => `${baseUrl}/console/invitations/${token}`;
 
 const send = (reply: FastifyReply, status: number, title: string, body: Safe, request: FastifyRequest, current: string) =>
-  reply.code(status).type('text/html; charset=utf-8').send(page({ title, body, nav: navFor(request.member, current) }));
+  sendPage(reply, status, { title, body, nav: navFor(request.member, current) });
 
 /** The members page (owners) and each member's own account page. */
 export function registerMemberPages(scope: FastifyInstance, deps: ConsoleDeps & { db: DatabaseExecutor; mailer?: Mailer }) {

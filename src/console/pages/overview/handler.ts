@@ -5,10 +5,10 @@ import { listRecentActionItems } from '../../../domain/actions.js';
 import { overviewStats, OVERVIEW_INLINE_TEAM_DAYS, OVERVIEW_MAX_DAYS } from '../../../domain/stats.js';
 import { DAY_MS, startOfUtcDay, ymd } from '../../../domain/time.js';
 import type { DailyStats } from '../../../contract/schemas/stats.js';
-import { html, page, tableRows, type Safe } from '../../html.js';
+import { html, tableRows, type Safe } from '../../html.js';
 import { queryText, type ConsoleDeps } from '../../plugins/index.js';
 import { navFor } from '../../views/nav.js';
-import { when } from '../../views/layout.js';
+import { sendPage, when } from '../../views/layout.js';
 
 const PRESETS = [7, 30, 90, OVERVIEW_MAX_DAYS] as const;
 
@@ -48,13 +48,12 @@ export function registerOverviewPage(scope: FastifyInstance, deps: ConsoleDeps &
     const preset = (n: number) => withTeam({ from: ymd(new Date(startOfUtcDay(at).getTime() - (n - 1) * DAY_MS)), to: today }, o.team);
     const range = { from: o.fromDate, to: o.toDate };
     const charted = o.teams.map((t, i) => ({ ...t, i })).filter((t) => t.days !== null);
-    return reply.type('text/html; charset=utf-8').send(
-      page({
-        title: 'Overview',
-        nav: navFor(s, '/console/overview'),
-        scripts: ['/console/assets/uplot.js', '/console/assets/charts.js'],
-        styles: ['/console/assets/uplot.css'],
-        body: html`<h1>Overview</h1>
+    return sendPage(reply, 200, {
+      title: 'Overview',
+      nav: navFor(s, '/console/overview'),
+      scripts: ['/console/assets/uplot.js', '/console/assets/charts.js'],
+      styles: ['/console/assets/uplot.css'],
+      body: html`<h1>Overview</h1>
 <p>Mood of ${s.orgName} per day (UTC), from ${o.fromDate} to ${o.toDate}: the same figures as <code>GET /v1/stats/daily?from=${o.organization.from}&amp;to=${o.organization.to}</code>.</p>
 <form method="get" action="/console/overview" class="filters">
 <label for="f-from">From</label> <input type="date" name="from" id="f-from" value="${o.fromDate}" required>
@@ -101,7 +100,6 @@ ${o.inline ? '' : html`<p>Every team's chart is on the page while that is at mos
 ${charted.map((t) => series(`days-team-${t.i}`, `Team ${t.name}`, t.days!))}
 </section>`
   : ''}`,
-      }),
-    );
+    });
   });
 }

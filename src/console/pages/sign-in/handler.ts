@@ -6,12 +6,13 @@ import { completeTwoFactor, enrollTotp, startTotpEnrollment } from '../../../dom
 import { INVITATION_UNUSABLE, memberActor, readInvitation } from '../../../domain/members.js';
 import { MIN_PASSWORD } from '../../../domain/passwords.js';
 import QRCode from 'qrcode';
-import { csrfField, html, notice, page, type Safe } from '../../html.js';
+import { csrfField, html, notice, type PageOptions, type Safe } from '../../html.js';
 import { clearSessionCookie, formToken, setSessionCookie, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { navFor } from '../../views/nav.js';
+import { sendPage } from '../../views/layout.js';
 
-const send = (reply: FastifyReply, status: number, title: string, body: Safe, nav?: Parameters<typeof page>[0]['nav']) =>
-  reply.code(status).type('text/html; charset=utf-8').send(page({ title, body, nav }));
+const send = (reply: FastifyReply, status: number, title: string, body: Safe, nav?: PageOptions['nav']) =>
+  sendPage(reply, status, { title, body, nav });
 
 const messageOf = (err: unknown) => {
   if (err instanceof ApiError && err.statusCode < 500) return { status: err.statusCode, message: err.message };

@@ -15,10 +15,10 @@ import {
   rotateOrgEndpointSecret,
 } from '../../../domain/webhook-endpoints.js';
 import { SECRET_OVERLAP_MS, WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../../domain/webhook-deliveries.js';
-import { csrfField, html, notice, page, type Safe } from '../../html.js';
+import { csrfField, html, notice, type Safe } from '../../html.js';
 import { actorOf, CHANGERS, changeOutcome, queryText, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { navFor } from '../../views/nav.js';
-import { secretBox, when } from '../../views/layout.js';
+import { secretBox, sendPage, when } from '../../views/layout.js';
 
 /** What the webhooks page needs of the configuration (app.ts passes it to registerConsole). */
 export interface ConsoleWebhookOptions {
@@ -128,11 +128,10 @@ ${canChange
       : ''}</td>`
   : ''}</tr>`;
 
-    return reply.code(status).type('text/html; charset=utf-8').send(
-      page({
-        title: 'Webhooks',
-        nav: navFor(s, '/console/webhooks'),
-        body: html`<h1>Webhooks</h1>
+    return sendPage(reply, status, {
+      title: 'Webhooks',
+      nav: navFor(s, '/console/webhooks'),
+      body: html`<h1>Webhooks</h1>
 ${message ?? ''}
 <p>Climate Pulse sends events (${WEBHOOK_EVENT_TYPES.join(', ')}) to your endpoints as signed POST requests (Standard Webhooks): verify each with the endpoint's secret, then deduplicate on its <code>webhook-id</code>. A failed attempt is retried for about 28 hours.</p>
 <h2>Endpoints</h2>
@@ -173,8 +172,7 @@ ${csrf}
 <button type="submit">Resend failed</button>
 </form>`
   : ''}`,
-      }),
-    );
+    });
   };
 
   /** A new secret, shown once: in an element named "New webhook secret", with a copy button. */
