@@ -12,6 +12,8 @@ import { ApiError } from './contract/errors.js';
 import { ALIAS_PREFIX, API_PREFIX, registerOpenApi } from './http/openapi.js';
 import { registerDocs } from './http/docs.js';
 import { registerConsole } from './console/index.js';
+import { registerCheckin } from './checkin/index.js';
+import { CheckinKeys } from './domain/checkins/keys.js';
 import { consoleBaseUrl } from './admin/routes/members.js';
 import {
   AuthFailureLimiter, connectRedis, contractServerOptions, LimitCounters, redisReady, registerAuth, registerCaching, registerContractBase,
@@ -105,6 +107,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     listenerBaseUrl: consoleBaseUrl(config),
     mail: config.smtpUrl ? { smtpUrl: config.smtpUrl, from: config.mailFrom } : undefined,
     webhooks: { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate },
+  });
+  await registerCheckin(app, {
+    db,
+    now: routeDeps.now,
+    keys: new CheckinKeys(await serviceSecret(db, 'checkin_key_seal')),
+    commentsReleaseDelayHours: config.commentsReleaseDelayHours,
   });
   await app.register(versioned, { prefix: API_PREFIX });
   await app.register(versioned, { prefix: ALIAS_PREFIX });
