@@ -12,6 +12,7 @@ import { registerAlertPages } from './routes/alerts.js';
 import { registerActionPages } from './routes/actions.js';
 import { registerCommentPages } from './routes/comments.js';
 import { registerWebhookPages } from './routes/webhooks.js';
+import { registerPeoplePages } from './routes/people.js';
 
 export { CONSOLE_PREFIX };
 
@@ -54,6 +55,7 @@ export async function registerConsole(app: FastifyInstance, opts: ConsoleOptions
       registerAlertPages(scope, deps);
       registerActionPages(scope, deps);
       registerCommentPages(scope, deps);
+      registerPeoplePages(scope, deps);
     },
     { prefix: CONSOLE_PREFIX },
   );
