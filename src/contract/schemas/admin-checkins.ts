@@ -40,7 +40,7 @@ export const MoveRespondentBodySchema = Type.Object({ team: TeamName }, { additi
 export const RespondentIdSchema = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128, description: 'Respondent id.' }) }, { additionalProperties: false });
 
 export const ReplaceRosterBodySchema = Type.Object(
-  { csv: Type.String({ minLength: 0, maxLength: 5_000_000, description: 'The whole roster as CSV, `email,team` per line (a header line `email,team` optional). Checked whole before anything changes; the first bad line is named.' }) },
+  { csv: Type.String({ minLength: 0, maxLength: 4_000_000, description: 'The whole roster as CSV, `email,team` per line (a header line `email,team` optional). Checked whole before anything changes; the first bad line is named.' }) },
   { additionalProperties: false },
 );
 export const RosterReplacedSchema = Type.Object(

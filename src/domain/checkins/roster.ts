@@ -19,7 +19,7 @@ import { requireLiveOrg } from '../orgs.js';
 export const MIN_TEAM = 5;
 export const MAX_ROSTER = 50_000;
 
-const EMAIL = /^[^\s@,;<>"]+@[^\s@,;<>"]+\.[^\s@,;<>"]+$/;
+const EMAIL = /^[^\s@,;<>"\0]+@[^\s@,;<>"\0]+\.[^\s@,;<>"\0]+$/;
 
 export interface Roster {
   respondents: (RespondentRow & { answersWithTeam: boolean })[];
@@ -50,6 +50,7 @@ function checkTeamName(raw: unknown, field: string): string | null {
   if (raw === null || raw === undefined) return null;
   if (typeof raw !== 'string') throw invalid(`'${field}' must be a team name or null.`);
   const name = raw.trim();
+  if (name.includes('\0')) throw invalid(`'${field}' must not contain NUL.`);
   if (name === '') return null;
   if ([...name].length > 80) throw invalid(`'${field}' must be at most 80 characters.`);
   return name;
@@ -88,6 +89,7 @@ export async function addRespondent(db: DatabaseExecutor, orgId: string, input: 
 }
 
 export async function removeRespondent(db: DatabaseExecutor, orgId: string, id: string, actor: Actor, now: Date): Promise<void> {
+  await requireLiveOrg(db, orgId);
   await db.transaction(async (tx) => {
     if (!(await deleteRespondent(tx, orgId, id))) throw notFound('Respondent');
     await recordAudit(tx, orgId, actor, { action: 'respondent.removed', target: { kind: 'respondent', id } }, now);
@@ -96,6 +98,7 @@ export async function removeRespondent(db: DatabaseExecutor, orgId: string, id: 
 
 export async function moveRespondent(db: DatabaseExecutor, orgId: string, id: string, team: unknown, actor: Actor, now: Date): Promise<void> {
   const teamName = checkTeamName(team, 'team');
+  await requireLiveOrg(db, orgId);
   await db.transaction(async (tx) => {
     if (!(await findRespondent(tx, orgId, id))) throw notFound('Respondent');
     const teamId = await teamNamed(tx, orgId, teamName, actor, now);
@@ -113,6 +116,7 @@ export interface RosterReplaced {
 
 /** Parses and checks a whole `email,team` file; throws naming the first bad line and why. */
 export function parseRosterCsv(text: string): { email: string; team: string | null }[] {
+  if (text.includes('\0')) throw invalid("'csv' must not contain NUL.");
   let records: { record: string[]; info: { lines: number } }[];
   try {
     records = parse(text, { relax_column_count: true, skip_empty_lines: true, bom: true, trim: true, info: true }) as unknown as typeof records;

@@ -21,7 +21,7 @@ function words(v: unknown, field: string, maxItems: number, maxLength: number): 
   if (!Array.isArray(v) || v.length > maxItems) throw invalid(`'${field}' must be a list of at most ${maxItems} entries.`);
   const out: string[] = [];
   for (const [i, w] of v.entries()) {
-    if (typeof w !== 'string' || w.trim() === '' || [...w.trim()].length > maxLength) throw invalid(`'${field}[${i}]' must be 1-${maxLength} characters.`);
+    if (typeof w !== 'string' || w.trim() === '' || w.includes('\0') || [...w.trim()].length > maxLength) throw invalid(`'${field}[${i}]' must be 1-${maxLength} characters.`);
     if (!out.some((o) => o.toLowerCase() === w.trim().toLowerCase())) out.push(w.trim());
   }
   return out;
