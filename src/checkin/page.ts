@@ -27,8 +27,8 @@ export function checkinPage(): string {
     html`<h1>${WORDS.title}</h1>
 <p id="org" class="org"></p>
 <p id="team" class="team"></p>
-<noscript><p class="notice error">${WORDS.noScript}</p></noscript>
-<p id="loading" class="muted" role="status">${WORDS.loading}</p>
+<p id="nojs" class="notice error">${WORDS.noScript}</p>
+<p id="loading" class="muted" role="status" hidden>${WORDS.loading}</p>
 <p id="status" hidden role="alert"></p>
 <form id="answer" hidden>
 <fieldset class="levels">

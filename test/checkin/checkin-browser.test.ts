@@ -93,6 +93,18 @@ describe.skipIf(BROWSER_MISSING)(`check-ins from the mail, in Chromium (${DB_KIN
     expect(new Set(links.values()).size).toBe(6);
   });
 
+  it('without JavaScript the page explains why and sends nothing', async () => {
+    const noJs = await cb.browser.newContext({ javaScriptEnabled: false, viewport: { width: 360, height: 740 } });
+    const posts: string[] = [];
+    noJs.on('request', (r: Request) => r.method() !== 'GET' && posts.push(r.url()));
+    const page = await noJs.newPage();
+    await page.goto(links.get('web2@acme.test')!);
+    expect(await page.getByText('This page needs JavaScript').isVisible()).toBe(true);
+    expect(await page.locator('#answer').isVisible()).toBe(false);
+    expect(posts).toEqual([]);
+    await noJs.close();
+  });
+
   it('the page refuses a key that is not the published one, and sends nothing', async () => {
     const context = await cb.context();
     const issued: string[] = [];

@@ -109,7 +109,7 @@ describe('check-ins over HTTP', () => {
     expect(page.headers['content-security-policy']).toBe("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'");
     expect(page.headers['referrer-policy']).toBe('no-referrer');
     expect(page.body).toContain('<script src="/checkin/assets/checkin.js" defer></script>');
-    expect(page.body).toContain('<noscript>');
+    expect(page.body).toContain('<p id="nojs" class="notice error">This page needs JavaScript');
     expect(page.body).not.toMatch(/<script>|<script(?![^>]*src=")|\sstyle="|\son\w+="/);
     expect(page.body).not.toMatch(/https?:\/\//);
     const js = await t.app.inject({ method: 'GET', url: '/checkin/assets/checkin.js' });
@@ -129,5 +129,20 @@ describe('check-ins over HTTP', () => {
     await moveRespondent(t.db, ORG, (await t.db.query<{ id: string }>(sql('t', `SELECT id FROM respondents WHERE org_id = 'org_acme' AND email = 'web6@acme.test'`)))[0].id, 'Data', op, now);
     const r = await replaceRoster(t.db, ORG, 'email,team\nweb1@acme.test,Web\nweb2@acme.test,Web\n', op, now);
     expect(r).toEqual({ added: 0, removed: 6, moved: 0, unchanged: 2 });
+  });
+
+  it('limits issuance and answers per address in memory: 429 with Retry-After, another address unaffected', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 70; i++) {
+      const r = await t.app.inject({ method: 'POST', url: '/checkin/answer', remoteAddress: '192.0.2.77', payload: { orgId: ORG, keyId: 'ck_x', message: 'AA', signature: 'AA', level: 3 } });
+      statuses.push(r.statusCode);
+      if (r.statusCode === 429) {
+        expect(r.headers['retry-after']).toBe('60');
+        expect(r.json().error.code).toBe('rate_limited');
+      }
+    }
+    expect(statuses.filter((s) => s === 400)).toHaveLength(60);
+    expect(statuses.slice(60)).toEqual(Array(10).fill(429));
+    expect((await t.app.inject({ method: 'POST', url: '/checkin/answer', remoteAddress: '192.0.2.78', payload: { orgId: ORG, keyId: 'ck_x', message: 'AA', signature: 'AA', level: 3 } })).statusCode).toBe(400);
   });
 });

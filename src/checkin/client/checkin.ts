@@ -30,6 +30,10 @@ async function post<T>(url: string, body: unknown): Promise<{ status: number; bo
 }
 
 async function main() {
+  // Shown to every browser that runs no script (a noscript element is not shown when a browser only
+  // blocks scripts); this script hides it.
+  $('nojs').hidden = true;
+  $('loading').hidden = false;
   const match = /^\/checkin\/o\/([^/]+)$/.exec(location.pathname);
   const link = location.hash.slice(1);
   if (!match) return say(WORDS.linkMissing);
