@@ -35,6 +35,10 @@ async function bundleClient(): Promise<string> {
   return out.outputFiles[0].text;
 }
 
+/** Bundled once per process: every app built in it (tests build hundreds) serves the same script. */
+let bundled: Promise<string> | undefined;
+const clientScript = () => (bundled ??= bundleClient().catch((err) => ((bundled = undefined), Promise.reject(err))));
+
 /** A window of one minute per key, in memory: nothing of it reaches a disk, a log or Redis. */
 class MemoryLimit {
   private counts = new Map<string, number>();
@@ -63,7 +67,7 @@ function only(b: Record<string, unknown>, fields: string[]) {
 }
 
 export async function registerCheckin(app: FastifyInstance, opts: CheckinOptions) {
-  const script = await bundleClient();
+  const script = await clientScript();
   const limit = new MemoryLimit(opts.perMinute ?? 60);
   await app.register(
     async (scope) => {
