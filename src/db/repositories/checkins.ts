@@ -197,15 +197,19 @@ export async function claimMail(db: Queryable, orgId: string, week: string, kind
 
 const setFirstTokenQuery = sql(
   'checkin_links.set_first_token',
-  `UPDATE checkin_links SET token_hash = $4, mailed = true, lease_until = NULL WHERE org_id = $1 AND respondent_id = $2 AND week = $3::date`,
+  `UPDATE checkin_links SET token_hash = $4, mailed = true, reminded = reminded OR $5, lease_until = NULL WHERE org_id = $1 AND respondent_id = $2 AND week = $3::date`,
 );
 const setReminderTokenQuery = sql(
   'checkin_links.set_reminder_token',
   `UPDATE checkin_links SET reminder_hash = $4, reminded = true, lease_until = NULL WHERE org_id = $1 AND respondent_id = $2 AND week = $3::date`,
 );
-/** The link's token for this mail, and the mail marked sent: what a process does once its mail went. */
-export async function setLinkToken(db: Queryable, orgId: string, respondentId: string, week: string, kind: 'first' | 'reminder', hash: Buffer) {
-  await db.query(kind === 'first' ? setFirstTokenQuery : setReminderTokenQuery, [orgId, respondentId, week, hash]);
+/**
+ * The link's token for this mail, and the mail marked sent: what a process does once its mail went.
+ * `noReminder`: a first mail sent after the reminder's time (someone added late) needs no reminder.
+ */
+export async function setLinkToken(db: Queryable, orgId: string, respondentId: string, week: string, kind: 'first' | 'reminder', hash: Buffer, noReminder = false) {
+  if (kind === 'first') await db.query(setFirstTokenQuery, [orgId, respondentId, week, hash, noReminder]);
+  else await db.query(setReminderTokenQuery, [orgId, respondentId, week, hash]);
 }
 
 const releaseQuery = sql('checkin_links.release', `UPDATE checkin_links SET lease_until = NULL WHERE org_id = $1 AND respondent_id = $2 AND week = $3::date`);

@@ -50,7 +50,9 @@ async function prepareRound(db: DatabaseExecutor, orgId: string, week: string) {
   await insertMissingLinks(db, orgId, week, MIN_TEAM);
 }
 
-async function mailLinks(db: DatabaseExecutor, orgId: string, week: string, kind: 'first' | 'reminder', opts: RoundOptions, now: Date): Promise<{ sent: number; failed: number }> {
+async function mailLinks(
+  db: DatabaseExecutor, orgId: string, week: string, kind: 'first' | 'reminder', opts: RoundOptions, now: Date, pastReminder = false,
+): Promise<{ sent: number; failed: number }> {
   const send = opts.send!;
   const org = await readOrganization(db, orgId);
   let sent = 0;
@@ -66,7 +68,7 @@ async function mailLinks(db: DatabaseExecutor, orgId: string, week: string, kind
         for (const rest of claimed.slice(i)) await releaseLink(db, orgId, rest.respondent_id, week);
         return { sent, failed: claimed.length - i };
       }
-      await setLinkToken(db, orgId, c.respondent_id, week, kind, tokenHash(token));
+      await setLinkToken(db, orgId, c.respondent_id, week, kind, tokenHash(token), pastReminder);
       sent++;
     }
   }
@@ -82,11 +84,13 @@ export async function runRounds(db: DatabaseExecutor, keys: CheckinKeys, opts: R
       if (now < roundTime(week, s) || now.getTime() >= weekStart(week).getTime() + WEEK_MS) continue;
       await prepareRound(db, orgId, week);
       if (!opts.send) continue;
-      const first = await mailLinks(db, orgId, week, 'first', opts, now);
+      const remindAt = reminderTime(week, s);
+      const pastReminder = remindAt !== null && now >= remindAt;
+      // A first mail sent once the reminder's time has passed (someone added late) is not followed by a reminder.
+      const first = await mailLinks(db, orgId, week, 'first', opts, now, pastReminder);
       report.mailed += first.sent;
       report.failed += first.failed;
-      const remindAt = reminderTime(week, s);
-      if (remindAt && now >= remindAt) {
+      if (pastReminder) {
         const r = await mailLinks(db, orgId, week, 'reminder', opts, now);
         report.reminded += r.sent;
         report.failed += r.failed;
