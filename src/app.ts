@@ -12,6 +12,8 @@ import { ApiError } from './contract/errors.js';
 import { contractServerOptions, listenerLogFields, operations, registerBase } from './http/plugins/index.js';
 import { AuthFailureLimiter, caching, connectRedis, LimitCounters, redisReady, registerPublicApi, registerPublicDocuments, type RouteDeps } from './public/index.js';
 import { registerConsole } from './console/index.js';
+import { registerCheckin } from './checkin/index.js';
+import { CheckinKeys } from './domain/checkins/keys.js';
 import { consoleBaseUrl } from './admin/routes/members.js';
 import { TeamNames } from './domain/pulses.js';
 
@@ -94,6 +96,12 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     listenerBaseUrl: consoleBaseUrl(config),
     mail: config.smtpUrl ? { smtpUrl: config.smtpUrl, from: config.mailFrom } : undefined,
     webhooks: { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate },
+  });
+  await registerCheckin(app, {
+    db,
+    now: routeDeps.now,
+    keys: new CheckinKeys(await serviceSecret(db, 'checkin_key_seal')),
+    commentsReleaseDelayHours: config.commentsReleaseDelayHours,
   });
   await registerPublicApi(app, { routes: routeDeps, keys, authFailures, counters, usage });
 

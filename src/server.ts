@@ -9,6 +9,7 @@ import { migrate } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
 import { purgeIdempotencyRecords } from './db/repositories/idempotency.js';
 import { startAlertSchedule } from './jobs/alerts.js';
+import { startRoundSchedule } from './jobs/rounds.js';
 import { WebhookWorker } from './jobs/webhooks.js';
 import { KEEP_ALIVE_HINT_S, QUIET_MAX_MS, trackConnections, type ConnectionDrain } from './http/drain.js';
 import { addressMatcher, answerNodeErrorsInContractShape } from './http/node-server.js';
@@ -88,6 +89,8 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
     log: app.log,
   });
   webhooks.start();
+  // Every process runs the check-in rounds; each link is leased by one process, so each mail goes once.
+  const rounds = await startRoundSchedule({ db, config, log: app.log });
   const drains = [publicDrain, ...operator.drains, ...(metrics ? [metrics.drain] : [])];
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -109,6 +112,7 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
       draining = true;
       clearInterval(purgeTimer);
       const alertsStopped = alerts?.stop(); // no new run; one in progress finishes before the pool closes
+      const roundsStopped = rounds.stop();
       if (config.shutdownDelayMs > 0) {
         // The port still serves while load balancers see /readyz fail and stop sending; answers
         // close their connections so that clients reconnect through them, elsewhere.
@@ -125,6 +129,7 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
       await operator.close();
       await app.close(); // its onClose hooks: Redis, the key-usage flush
       await alertsStopped;
+      await roundsStopped;
       await webhooks.close();
       await db.close();
       clearTimeout(timer);

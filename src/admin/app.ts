@@ -72,6 +72,7 @@ export async function buildAdminApp(config: Config, deps: AdminDeps): Promise<Fa
         { name: 'members', description: "The console's members: list, invite, remove." },
         { name: 'audit', description: "The organization's audit log: every change, by whom." },
         { name: 'database', description: 'A consistent backup of the embedded database while the server runs.' },
+        { name: 'check-ins', description: 'Weekly check-ins: the roster, the round\'s settings, the week\'s links without SMTP, participation counts.' },
       ],
     },
   });

@@ -10,6 +10,7 @@ import { registerImportPulses } from './commands/import-pulses.js';
 import { registerKeys } from './commands/keys.js';
 import { registerLoad } from './commands/load-dataset.js';
 import { registerMembers } from './commands/members.js';
+import { registerRespondents } from './commands/respondents.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerOrgs } from './commands/orgs.js';
 import { registerPlans } from './commands/plans.js';
@@ -37,6 +38,7 @@ registerOrgs(program);
 registerPlans(program);
 registerPulses(program);
 registerMembers(program);
+registerRespondents(program);
 registerAudit(program);
 
 try {

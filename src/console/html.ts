@@ -1,34 +1,7 @@
-/**
- * HTML for the console, escaped by construction: `html` escapes every interpolated value unless
- * it is itself the output of `html` (a `Safe`). Comments, names, titles and emails are written by
- * strangers; no page builds markup any other way.
- */
-export class Safe {
-  constructor(readonly text: string) {}
-  toString() {
-    return this.text;
-  }
-}
+import { escapeHtml, html, Safe } from '../http/html.js';
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;', '`': '&#96;' };
-const SPECIAL = /[&<>"'`]/;
-/** Most text has nothing to escape (dates, numbers, most names): a test is cheaper than a replace. */
-export const escapeHtml = (s: string) => (SPECIAL.test(s) ? s.replace(/[&<>"'`]/g, (c) => ESCAPES[c]) : s);
-
-type Value = Safe | string | number | boolean | null | undefined | Value[];
-
-function render(v: Value): string {
-  if (v === null || v === undefined || v === false) return '';
-  if (v instanceof Safe) return v.text;
-  if (Array.isArray(v)) return v.map(render).join('');
-  return escapeHtml(String(v));
-}
-
-export function html(strings: TemplateStringsArray, ...values: Value[]): Safe {
-  let out = strings[0];
-  for (let i = 0; i < values.length; i++) out += render(values[i]) + strings[i + 1];
-  return new Safe(out);
-}
+/** The console's pages are written with the base's escaping template (src/http/html.ts). */
+export { escapeHtml, html, Safe } from '../http/html.js';
 
 /**
  * Table rows, each cell escaped like any interpolated value, built in one pass: the overview of a

@@ -12,6 +12,7 @@ import { registerAlertPages } from './pages/alerts/handler.js';
 import { registerActionPages } from './pages/actions/handler.js';
 import { registerCommentPages } from './pages/comments/handler.js';
 import { registerWebhookPages } from './pages/webhooks/handler.js';
+import { registerPeoplePages } from './pages/people/handler.js';
 
 export { CONSOLE_PREFIX };
 
@@ -59,6 +60,7 @@ export async function registerConsole(app: FastifyInstance, opts: ConsoleOptions
         registerAlertPages(members, deps);
         registerActionPages(members, deps);
         registerCommentPages(members, deps);
+        registerPeoplePages(members, deps);
       });
     },
     { prefix: CONSOLE_PREFIX },

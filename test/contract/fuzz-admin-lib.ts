@@ -73,6 +73,8 @@ const INVALID_JSON: Expect[] = [{ status: 400, code: 'invalid_json' }];
 /** Invitations the run made and has not revoked, per organization: revokeInvitation takes one. */
 const pendingInvitations = new Map<string, string[]>();
 const NOT_FOUND: Expect[] = [{ status: 404, code: 'not_found' }];
+/** Respondents the run added and has not removed, per organization (issue 45): move and remove take one. */
+const respondents = new Map<string, string[]>();
 const UNAUTHORIZED: Expect[] = [{ status: 401, code: 'unauthorized' }];
 const TOO_LARGE: Expect[] = [{ status: 400, code: 'payload_too_large' }];
 
@@ -811,6 +813,88 @@ const ARRANGE: Record<string, Arrange> = {
     c.expect([{ status: 200 }], (r) => (r.id === id ? undefined : mismatch('revoked invitation', r.id, id)));
   },
 
+  addRespondent(c) {
+    const b = c.body();
+    b.email = `fuzz.${c.rng.int(0, 1e9)}@example.com`;
+    b.team = c.rng.chance(0.5) ? null : 'Fuzz team';
+    const o = c.org();
+    const orgId = c.setOrg(o);
+    if (!live(o)) return c.expect(NOT_FOUND);
+    c.expect([{ status: 201 }], (r) => {
+      respondents.set(orgId, [...(respondents.get(orgId) ?? []), String(r.id)]);
+      return /^rsp_[0-9A-Za-z]{16}$/.test(String(r.id)) ? undefined : mismatch('id', r.id, 'rsp_ + 16');
+    });
+  },
+
+  listRespondents(c) {
+    const o = c.org();
+    c.setOrg(o);
+    if (!live(o)) return c.expect(NOT_FOUND);
+    c.expect([{ status: 200 }], (r) => (Array.isArray(r.items) && Array.isArray(r.teams) ? undefined : mismatch('roster', r, '{items, teams}')));
+  },
+
+  moveRespondent(c) {
+    const b = c.body();
+    b.team = c.rng.chance(0.5) ? null : 'Fuzz team';
+    const o = c.org();
+    const orgId = c.setOrg(o);
+    const id = live(o) ? respondents.get(orgId)?.at(-1) : undefined;
+    if (id === undefined) return c.expect(NOT_FOUND);
+    c.d.path.respondentId = id;
+    c.expect([{ status: 200 }], (r) => (r.id === id ? undefined : mismatch('moved', r.id, id)));
+  },
+
+  removeRespondent(c) {
+    const o = c.org();
+    const orgId = c.setOrg(o);
+    const id = live(o) ? respondents.get(orgId)?.pop() : undefined;
+    if (id === undefined) return c.expect(NOT_FOUND);
+    c.d.path.respondentId = id;
+    c.expect([{ status: 200 }], (r) => (r.id === id ? undefined : mismatch('removed', r.id, id)));
+  },
+
+  replaceRoster(c) {
+    const b = c.body();
+    const emails = Array.from({ length: c.rng.int(0, 3) }, (_, i) => `fuzz.r${i}.${c.rng.int(0, 1e9)}@example.com`);
+    b.csv = ['email,team', ...emails.map((e) => `${e},Fuzz team`)].join('\n');
+    const o = c.org();
+    const orgId = c.setOrg(o);
+    if (!live(o)) return c.expect(NOT_FOUND);
+    c.expect([{ status: 200 }], (r) => (r.added === emails.length ? undefined : mismatch('added', r.added, emails.length)), () => respondents.delete(orgId));
+  },
+
+  getCheckinSettings(c) {
+    const o = c.org();
+    c.setOrg(o);
+    if (!live(o)) return c.expect(NOT_FOUND);
+    c.expect([{ status: 200 }]);
+  },
+
+  updateCheckinSettings(c) {
+    const b = c.body();
+    for (const k of Object.keys(b)) delete b[k];
+    const hour = c.rng.int(0, 23);
+    b.hour = hour;
+    const o = c.org();
+    c.setOrg(o);
+    if (!live(o)) return c.expect(NOT_FOUND);
+    c.expect([{ status: 200 }], (r) => (r.hour === hour ? undefined : mismatch('hour', r.hour, hour)));
+  },
+
+  exportCheckinLinks(c) {
+    const o = c.org();
+    c.setOrg(o);
+    if (!live(o)) return c.expect(NOT_FOUND);
+    c.expect([{ status: 200 }], (r) => (Array.isArray(r.links) ? undefined : mismatch('links', r.links, 'a list')));
+  },
+
+  getCheckinParticipation(c) {
+    const o = c.org();
+    c.setOrg(o);
+    if (!live(o)) return c.expect(NOT_FOUND);
+    c.expect([{ status: 200 }], (r) => (Array.isArray(r.items) ? undefined : mismatch('items', r.items, 'a list')));
+  },
+
   listMembers(c) {
     const o = c.org();
     c.setOrg(o);
@@ -1190,7 +1274,7 @@ export function applies(op: Operation, m: AdminMutation): boolean {
     case 'body-nul':
       return all.some(storedText);
     case 'body-too-large':
-      return Boolean(body) && op.id !== 'ingestPulses'; // ingestion takes 16 MiB
+      return Boolean(body) && op.id !== 'ingestPulses' && op.id !== 'replaceRoster'; // ingestion and the roster take 16 MiB
     case 'content-type-wrong':
     case 'content-type-missing':
       return Boolean(body) || isImport;
@@ -1357,7 +1441,7 @@ export function invalidRequest(t: AdminTarget, op: Operation, rng: Rng, m: Admin
       const p = rng.pick(op.params.filter((x) => x.in === 'path'));
       const n = rng.int(1, 1e9);
       const absent: Record<string, string> = {
-        orgId: unknownOrgId(c), keyId: `key_absent_${n}`, pulseId: `p_absent_${n}`, alertId: `al_absent_${n}`, endpointId: `whe_absent_${n}`, deliveryId: `whd_absent_${n}`, memberId: `mem_absent_${n}`, invitationId: `inv_absent_${n}`,
+        orgId: unknownOrgId(c), keyId: `key_absent_${n}`, pulseId: `p_absent_${n}`, alertId: `al_absent_${n}`, endpointId: `whe_absent_${n}`, deliveryId: `whd_absent_${n}`, memberId: `mem_absent_${n}`, invitationId: `inv_absent_${n}`, respondentId: `rsp_absent_${n}`,
       };
       if (absent[p.name] === undefined) throw new Error(`no unknown id for path parameter ${p.name}`);
       d.path[p.name] = absent[p.name];

@@ -1,6 +1,7 @@
 import { registerAlertRoutes } from './alerts.js';
 import { registerAuditRoutes } from './audit.js';
 import { registerBackupRoutes } from './backup.js';
+import { registerCheckinRoutes } from './checkins.js';
 import { registerKeyRoutes } from './keys.js';
 import { registerMemberRoutes } from './members.js';
 import { registerOrgRoutes } from './orgs.js';
@@ -39,6 +40,7 @@ export async function registerAdminRoutes(app: App, deps: AdminRouteDeps) {
       registerMemberRoutes(scope, deps);
       registerAuditRoutes(scope, deps);
       registerBackupRoutes(scope, deps);
+      registerCheckinRoutes(scope, deps);
     },
     { prefix: ADMIN_PREFIX },
   );

@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
+import { PAGE_CSP } from '../../http/html.js';
 import type { ConsoleDeps } from './session.js';
 
-export const CONSOLE_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'";
+/** The console's policy is the one of every page of the service (the base's). */
+export const CONSOLE_CSP = PAGE_CSP;
 
 /** Headers of every console answer (section 11), on top of the base's nosniff and no-store. */
 export function registerConsoleHeaders(scope: FastifyInstance, deps: Pick<ConsoleDeps, 'secureCookies'>) {

@@ -14,6 +14,7 @@ export function navItems(session: Pick<ConsoleSession, 'member'>): NavItem[] {
     { href: '/console/keys', label: 'API keys' },
     { href: '/console/webhooks', label: 'Webhooks' },
   ];
+  if (session.member.role !== 'viewer') items.push({ href: '/console/people', label: 'People' });
   if (session.member.role === 'owner') items.push({ href: '/console/members', label: 'Members' });
   items.push({ href: '/console/audit', label: 'Audit log' });
   items.push({ href: '/console/account', label: 'Account' });

@@ -44,6 +44,12 @@ export const AUDIT_ACTIONS = [
   'webhook_deliveries.resent',
   'comment.hidden',
   'comment.shown',
+  'respondent.added',
+  'respondent.removed',
+  'respondent.moved',
+  'roster.replaced',
+  'checkin_settings.updated',
+  'checkin_links.exported',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

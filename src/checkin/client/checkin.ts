@@ -1,0 +1,122 @@
+/**
+ * The check-in page's script (bundled by esbuild with @cloudflare/blindrsa-ts and served from
+ * /checkin/assets/checkin.js). It reads the personal link's token from the address's fragment
+ * (never sent to the server by the browser), opens the link, checks the key against the
+ * published one, blinds a random message, has it signed, unblinds it and keeps the token until the
+ * answer is sent: the answer carries the token and nothing that names the link or the person.
+ */
+import { RSABSSA } from '@cloudflare/blindrsa-ts';
+import { WORDS } from '../words.js';
+
+type Opened = { orgName: string; week: string; teamId: string | null; teamName: string | null; keyId: string; publicKey: string; reasons: string[]; issued: boolean };
+type Published = { keys: { id: string; week: string; teamId: string | null; publicKey: string }[] };
+type Token = { keyId: string; message: string; signature: string };
+
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
+const b64u = (b: Uint8Array) => btoa(String.fromCharCode(...b)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+const unb64u = (s: string) => Uint8Array.from(atob(s.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0));
+
+function say(text: string, kind: 'error' | 'ok' = 'error') {
+  const status = $('status');
+  status.textContent = text;
+  status.className = `notice ${kind}`;
+  status.hidden = false;
+  $('loading').hidden = true;
+}
+
+async function post<T>(url: string, body: unknown): Promise<{ status: number; body: T }> {
+  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), credentials: 'omit', cache: 'no-store' });
+  return { status: r.status, body: (await r.json().catch(() => ({}))) as T };
+}
+
+async function main() {
+  // Shown to every browser that runs no script (a noscript element is not shown when a browser only
+  // blocks scripts); this script hides it.
+  $('nojs').hidden = true;
+  $('loading').hidden = false;
+  const match = /^\/checkin\/o\/([^/]+)$/.exec(location.pathname);
+  const link = location.hash.slice(1);
+  if (!match) return say(WORDS.linkMissing);
+  const orgId = decodeURIComponent(match[1]);
+  const stored = `cp-checkin:${orgId}:${link}`;
+  // The token leaves the address bar and the history at once.
+  if (link) history.replaceState(null, '', location.pathname);
+  if (!link) return say(WORDS.linkMissing);
+
+  const opened = await post<Opened>(`/checkin/o/${encodeURIComponent(orgId)}/open`, { token: link });
+  if (opened.status === 404) return say(WORDS.linkGone);
+  if (opened.status !== 200) return say(WORDS.failed);
+  const o = opened.body;
+  $('org').textContent = WORDS.org(o.orgName);
+  $('team').textContent = WORDS.team(o.teamName);
+
+  // The key must be the one published for everyone of this team and week, and the only one.
+  const published = (await (await fetch(`/checkin/keys/${encodeURIComponent(orgId)}`, { credentials: 'omit' })).json()) as Published;
+  const mine = published.keys.filter((k) => k.week === o.week && k.teamId === o.teamId);
+  if (mine.length !== 1 || mine[0].id !== o.keyId || mine[0].publicKey !== o.publicKey) return say(WORDS.keyMismatch);
+
+  const suite = RSABSSA.SHA384.PSS.Randomized();
+  const spki = unb64u(o.publicKey);
+  const publicKey = await crypto.subtle.importKey('spki', spki, { name: 'RSA-PSS', hash: 'SHA-384' }, true, ['verify']);
+  let token: Token | null = JSON.parse(localStorage.getItem(stored) ?? 'null') as Token | null;
+  if (token && token.keyId !== o.keyId) token = null;
+  if (!token) {
+    if (o.issued) return say(WORDS.alreadyIssued);
+    const prepared = suite.prepare(crypto.getRandomValues(new Uint8Array(32)));
+    const { blindedMsg, inv } = await suite.blind(publicKey, prepared);
+    const issued = await post<{ blindSignature: string }>(`/checkin/o/${encodeURIComponent(orgId)}/issue`, { token: link, blindedMessage: b64u(blindedMsg) });
+    if (issued.status === 409) return say(WORDS.alreadyIssued);
+    if (issued.status !== 200) return say(WORDS.failed);
+    const signature = await suite.finalize(publicKey, prepared, unb64u(issued.body.blindSignature), inv);
+    token = { keyId: o.keyId, message: b64u(prepared), signature: b64u(signature) };
+    localStorage.setItem(stored, JSON.stringify(token));
+  }
+
+  const reasons = $('reasons');
+  if (o.reasons.length > 0) {
+    const list = $('reason-list');
+    for (const [i, r] of o.reasons.entries()) {
+      const label = document.createElement('label');
+      const input = document.createElement('input');
+      input.type = 'radio';
+      input.name = 'reason';
+      input.value = r;
+      input.id = `reason-${i}`;
+      label.append(input, ` ${r}`);
+      list.append(label);
+    }
+    reasons.hidden = false;
+  }
+  const form = $<HTMLFormElement>('answer');
+  form.hidden = false;
+  $('loading').hidden = true;
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const data = new FormData(form);
+    const level = Number(data.get('level'));
+    if (!(level >= 1 && level <= 5)) return;
+    const reason = data.get('reason');
+    const comment = String(data.get('comment') ?? '');
+    const button = form.querySelector('button')!;
+    button.disabled = true;
+    const answered = await post<{ commentsFrom: string | null }>('/checkin/answer', {
+      orgId, keyId: token!.keyId, message: token!.message, signature: token!.signature, level,
+      reason: reason && reason !== '' ? String(reason) : null, comment: comment.trim() === '' ? null : comment,
+    });
+    if (answered.status === 200 || answered.status === 409) {
+      localStorage.removeItem(stored);
+      form.hidden = true;
+      $('thanks').hidden = false;
+      $('thanks-text').textContent = answered.status === 409 ? WORDS.alreadyAnswered : WORDS.thanks;
+      if (answered.status === 200 && answered.body.commentsFrom) {
+        $('thanks-comment').textContent = WORDS.thanksComment(new Date(answered.body.commentsFrom).toUTCString().replace(/:00 GMT$/, ' UTC'));
+      }
+      $('thanks-title').focus();
+      return;
+    }
+    button.disabled = false;
+    say(WORDS.failed);
+  });
+}
+
+main().catch(() => say(WORDS.failed));

@@ -1,0 +1,124 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../contract/errors.js';
+import type { DatabaseExecutor } from '../domain/database.js';
+import { CheckinKeys, publishedKeys } from '../domain/checkins/keys.js';
+import { answerCheckin, issueCheckinToken, openCheckin, type CheckinAnswer } from '../domain/checkins/answers.js';
+import { PAGE_CSP } from '../http/html.js';
+import { aboutPage, checkinPage, CHECKIN_CSS } from './page.js';
+
+/**
+ * The employees' face (CONTRACT.md section 12): the check-in page, its script and stylesheet, the
+ * published keys, and the three JSON endpoints. It has no identity of its own: the link's token
+ * rides in a body (never a path or query, so no log line holds it), the answer takes no token of
+ * the link at all. The request log of the base writes the route's pattern, its status and time,
+ * never an address, agent or body; limits are counted in this process's memory only.
+ */
+export const CHECKIN_PREFIX = '/checkin';
+
+export interface CheckinOptions {
+  db: DatabaseExecutor;
+  now: () => Date;
+  keys: CheckinKeys;
+  commentsReleaseDelayHours: number;
+  /**
+   * Openings, issuances and answers per client address and minute, in memory (default 600: a
+   * whole office behind one NAT address opens its links at the round's hour; a link token has 192
+   * random bits, so the limit guards CPU, not guessing).
+   */
+  perMinute?: number;
+}
+
+/** The page's script: the client (src/checkin/client/checkin.ts) and the blind-signature library, bundled once at start. */
+async function bundleClient(): Promise<string> {
+  const ts = fileURLToPath(new URL('./client/checkin.ts', import.meta.url));
+  const entry = existsSync(ts) ? ts : fileURLToPath(new URL('./client/checkin.js', import.meta.url));
+  const esbuild = await import('esbuild');
+  const out = await esbuild.build({ entryPoints: [entry], bundle: true, format: 'iife', platform: 'browser', target: 'es2020', minify: true, write: false, legalComments: 'eof', logLevel: 'silent' });
+  return out.outputFiles[0].text;
+}
+
+/** Bundled once per process: every app built in it (tests build hundreds) serves the same script. */
+let bundled: Promise<string> | undefined;
+const clientScript = () => (bundled ??= bundleClient().catch((err) => ((bundled = undefined), Promise.reject(err))));
+
+/** A window of one minute per key, in memory: nothing of it reaches a disk, a log or Redis. */
+class MemoryLimit {
+  private counts = new Map<string, number>();
+  private windowStart = 0;
+  constructor(private readonly perMinute: number) {}
+  take(key: string, now: number): boolean {
+    if (now - this.windowStart >= 60_000) {
+      this.counts.clear();
+      this.windowStart = now;
+    }
+    const n = (this.counts.get(key) ?? 0) + 1;
+    this.counts.set(key, n);
+    return n <= this.perMinute;
+  }
+}
+
+const body = (request: FastifyRequest) => {
+  const b = request.body;
+  if (typeof b !== 'object' || b === null || Array.isArray(b)) throw new ApiError('invalid_json', 'The body must be a JSON object.');
+  return b as Record<string, unknown>;
+};
+
+function only(b: Record<string, unknown>, fields: string[]) {
+  const extra = Object.keys(b).find((k) => !fields.includes(k));
+  if (extra) throw new ApiError('invalid_request', `Unknown body field '${extra}'.`);
+}
+
+export async function registerCheckin(app: FastifyInstance, opts: CheckinOptions) {
+  const script = await clientScript();
+  const limit = new MemoryLimit(opts.perMinute ?? 600);
+  await app.register(
+    async (scope) => {
+      scope.addHook('onRequest', async (_request, reply) => {
+        reply.header('content-security-policy', PAGE_CSP);
+        reply.header('referrer-policy', 'no-referrer');
+        reply.header('x-frame-options', 'DENY');
+        reply.header('cross-origin-opener-policy', 'same-origin');
+        reply.header('cross-origin-resource-policy', 'same-origin');
+      });
+      const limited = async (request: FastifyRequest) => {
+        if (!limit.take(request.ip, Date.now())) throw new ApiError('rate_limited', 'Too many requests; try again in a minute.', { 'retry-after': '60' });
+      };
+      const hidden = { schema: { hide: true } };
+      const sendHtml = (reply: FastifyReply, text: string) => reply.type('text/html; charset=utf-8').send(text);
+
+      scope.get('/o/:orgId', hidden, async (_request, reply) => sendHtml(reply, checkinPage()));
+      scope.get('/about', hidden, async (_request, reply) => sendHtml(reply, aboutPage()));
+      scope.get('/assets/checkin.js', hidden, async (_request, reply) => reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-cache').send(script));
+      scope.get('/assets/checkin.css', hidden, async (_request, reply) => reply.type('text/css; charset=utf-8').header('cache-control', 'no-cache').send(CHECKIN_CSS));
+
+      scope.get<{ Params: { orgId: string } }>('/keys/:orgId', hidden, async (request, reply) => {
+        const keys = await publishedKeys(opts.db, request.params.orgId, opts.now());
+        reply.header('cache-control', 'public, max-age=60');
+        return { keys };
+      });
+
+      scope.post<{ Params: { orgId: string } }>('/o/:orgId/open', { ...hidden, preHandler: limited }, async (request) => {
+        const b = body(request);
+        only(b, ['token']);
+        return openCheckin(opts.db, opts.keys, request.params.orgId, b.token, opts.now());
+      });
+
+      scope.post<{ Params: { orgId: string } }>('/o/:orgId/issue', { ...hidden, preHandler: limited }, async (request) => {
+        const b = body(request);
+        only(b, ['token', 'blindedMessage']);
+        const sig = await issueCheckinToken(opts.db, opts.keys, request.params.orgId, b.token, b.blindedMessage, opts.now());
+        return { blindSignature: sig.toString('base64url') };
+      });
+
+      scope.post('/answer', { ...hidden, preHandler: limited }, async (request) => {
+        const b = body(request);
+        only(b, ['orgId', 'keyId', 'message', 'signature', 'level', 'reason', 'comment']);
+        if (typeof b.orgId !== 'string' || !/^[A-Za-z0-9._-]{1,128}$/.test(b.orgId)) throw new ApiError('invalid_request', "'orgId' must be an organization id.");
+        return answerCheckin(opts.db, opts.keys, b.orgId, b as unknown as CheckinAnswer, { releaseDelayHours: opts.commentsReleaseDelayHours }, opts.now());
+      });
+    },
+    { prefix: CHECKIN_PREFIX },
+  );
+}

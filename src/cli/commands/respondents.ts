@@ -1,0 +1,108 @@
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import type { Static } from 'typebox';
+import type { ParticipationSchema, RosterReplacedSchema, RosterSchema, WeekLinksSchema } from '../../contract/schemas/admin-checkins.js';
+import { withOperator } from '../operator.js';
+import { printTable } from '../table.js';
+
+const org = (id: string) => `/admin/v1/organizations/${encodeURIComponent(id)}`;
+const few = (n: number | null) => (n === null ? '<5' : String(n));
+
+/**
+ * `climate-pulse respondents add|list|move|remove|replace` and `climate-pulse checkins links|participation`:
+ * the check-ins' roster and rounds (CONTRACT.md section 12), through the operator API like every
+ * operator command, so they work while the server holds the embedded directory.
+ */
+export function registerRespondents(program: Command) {
+  const respondents = program.command('respondents').description('the check-in roster: add, list, move, remove people, or replace it from a CSV file');
+
+  respondents
+    .command('add')
+    .description('add a person to the roster (a team of that name is made when missing)')
+    .requiredOption('--org <id>', 'organization id')
+    .requiredOption('--email <email>', "the person's email address")
+    .option('--team <name>', 'team name (none: no team)')
+    .action(async (opts: { org: string; email: string; team?: string }) => {
+      await withOperator(async (op) => {
+        const r = await op.call<{ id: string }>('POST', `${org(opts.org)}/respondents`, { email: opts.email, team: opts.team ?? null });
+        console.log(`added ${opts.email} (${r.id}) to the roster of ${opts.org}`);
+      });
+    });
+
+  respondents
+    .command('list')
+    .description('list the roster, and which teams answer as a team (5 or more people)')
+    .requiredOption('--org <id>', 'organization id')
+    .option('--json', 'print JSON instead of a table')
+    .action(async (opts: { org: string; json?: boolean }) => {
+      await withOperator(async (op) => {
+        const r = await op.call<Static<typeof RosterSchema>>('GET', `${org(opts.org)}/respondents`);
+        if (opts.json) return void console.log(JSON.stringify(r, null, 2));
+        printTable([['ID', 'EMAIL', 'TEAM', 'ANSWERS AS'], ...r.items.map((p) => [p.id, p.email, p.teamName ?? '', p.answersWithTeam ? 'team' : 'organization (no team)'])]);
+      });
+    });
+
+  respondents
+    .command('move')
+    .description("change a person's team (from the next round)")
+    .requiredOption('--org <id>', 'organization id')
+    .option('--team <name>', 'the new team (none: no team)')
+    .argument('<respondent>', 'the respondent id (rsp_…)')
+    .action(async (id: string, opts: { org: string; team?: string }) => {
+      await withOperator(async (op) => {
+        await op.call('PATCH', `${org(opts.org)}/respondents/${encodeURIComponent(id)}`, { team: opts.team ?? null });
+        console.log(`moved ${id} to ${opts.team ?? 'no team'}`);
+      });
+    });
+
+  respondents
+    .command('remove')
+    .description('remove a person from the roster (answers already given stay, tied to no one)')
+    .requiredOption('--org <id>', 'organization id')
+    .argument('<respondent>', 'the respondent id (rsp_…)')
+    .action(async (id: string, opts: { org: string }) => {
+      await withOperator(async (op) => {
+        await op.call('DELETE', `${org(opts.org)}/respondents/${encodeURIComponent(id)}`);
+        console.log(`removed ${id} from the roster of ${opts.org}`);
+      });
+    });
+
+  respondents
+    .command('replace')
+    .description('replace the roster with a CSV file of email,team lines, checked whole before anything changes')
+    .requiredOption('--org <id>', 'organization id')
+    .argument('<file>', 'the CSV file')
+    .action(async (file: string, opts: { org: string }) => {
+      const csv = readFileSync(file, 'utf8');
+      await withOperator(async (op) => {
+        const r = await op.call<Static<typeof RosterReplacedSchema>>('POST', `${org(opts.org)}/roster`, { csv });
+        console.log(`roster replaced: ${r.added} added, ${r.removed} removed, ${r.moved} moved, ${r.unchanged} unchanged`);
+      });
+    });
+
+  const checkins = program.command('checkins').description("the week's check-in links without SMTP, and participation counts");
+
+  checkins
+    .command('links')
+    .description("print this week's personal links as CSV (email,team,link) for the organization's own mail tool; links of an earlier export stop working")
+    .requiredOption('--org <id>', 'organization id')
+    .action(async (opts: { org: string }) => {
+      await withOperator(async (op) => {
+        const r = await op.call<Static<typeof WeekLinksSchema>>('POST', `${org(opts.org)}/checkin-links`);
+        console.log('email,team,link');
+        for (const l of r.links) console.log([l.email, l.team ?? '', l.link].map((v) => (/[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v)).join(','));
+        console.error(`${r.links.length} links of the week of ${r.week}. Whoever holds them can answer in someone's place, though still learn no answer.`);
+      });
+    });
+
+  checkins
+    .command('participation')
+    .description('invited, opened and answered per team and week, each only from 5')
+    .requiredOption('--org <id>', 'organization id')
+    .action(async (opts: { org: string }) => {
+      await withOperator(async (op) => {
+        const r = await op.call<Static<typeof ParticipationSchema>>('GET', `${org(opts.org)}/checkin-participation`);
+        printTable([['WEEK', 'TEAM', 'INVITED', 'OPENED', 'ANSWERED'], ...r.items.map((c) => [c.week, c.teamName ?? '(no team)', few(c.invited), few(c.opened), few(c.answered)])]);
+      });
+    });
+}

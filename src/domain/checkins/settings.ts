@@ -1,0 +1,69 @@
+import type { Queryable } from '../database.js';
+import type { DatabaseExecutor } from '../../db/executor.js';
+import { readCheckinSettings, writeCheckinSettings, type CheckinSettingsRow } from '../../db/repositories/checkins.js';
+import { invalid } from '../../contract/errors.js';
+import { recordAudit, type Actor } from '../audit.js';
+import { requireLiveOrg } from '../orgs.js';
+import { isTimeZone } from './week.js';
+
+export type CheckinSettings = CheckinSettingsRow;
+
+export async function readSettings(db: Queryable, orgId: string): Promise<CheckinSettings> {
+  return readCheckinSettings(db, orgId);
+}
+
+const int = (v: unknown, field: string, min: number, max: number): number => {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) throw invalid(`'${field}' must be an integer from ${min} to ${max}.`);
+  return v;
+};
+
+function words(v: unknown, field: string, maxItems: number, maxLength: number): string[] {
+  if (!Array.isArray(v) || v.length > maxItems) throw invalid(`'${field}' must be a list of at most ${maxItems} entries.`);
+  const out: string[] = [];
+  for (const [i, w] of v.entries()) {
+    if (typeof w !== 'string' || w.trim() === '' || w.includes('\0') || [...w.trim()].length > maxLength) throw invalid(`'${field}[${i}]' must be 1-${maxLength} characters.`);
+    if (!out.some((o) => o.toLowerCase() === w.trim().toLowerCase())) out.push(w.trim());
+  }
+  return out;
+}
+
+/**
+ * The organization's round (weekday 1 Monday .. 7 Sunday, hour 0-23, an IANA time zone, the
+ * reminder's later weekday or null), its reasons and its words that make an answer FLAGGED. Fields
+ * not given keep their value.
+ */
+export async function updateCheckinSettings(db: DatabaseExecutor, orgId: string, patch: Record<string, unknown>, actor: Actor, now: Date): Promise<CheckinSettings> {
+  const known = ['weekday', 'hour', 'timeZone', 'reminderWeekday', 'reasons', 'flagWords'];
+  const unknown = Object.keys(patch).find((k) => !known.includes(k));
+  if (unknown) throw invalid(`Unknown field '${unknown}'.`);
+  await requireLiveOrg(db, orgId);
+  return db.transaction(async (tx) => {
+    const s = { ...(await readCheckinSettings(tx, orgId)) };
+    if (patch.weekday !== undefined) s.weekday = int(patch.weekday, 'weekday', 1, 7);
+    if (patch.hour !== undefined) s.hour = int(patch.hour, 'hour', 0, 23);
+    if (patch.timeZone !== undefined) {
+      if (typeof patch.timeZone !== 'string' || patch.timeZone.length > 64 || !isTimeZone(patch.timeZone)) throw invalid("'timeZone' must be an IANA time zone such as Europe/Paris.");
+      s.timeZone = patch.timeZone;
+    }
+    if (patch.reminderWeekday !== undefined) s.reminderWeekday = patch.reminderWeekday === null ? null : int(patch.reminderWeekday, 'reminderWeekday', 1, 7);
+    if (s.reminderWeekday !== null && s.reminderWeekday <= s.weekday) throw invalid("'reminderWeekday' must come after 'weekday' in the week, or be null.");
+    if (patch.reasons !== undefined) s.reasons = words(patch.reasons, 'reasons', 20, 60);
+    if (patch.flagWords !== undefined) s.flagWords = words(patch.flagWords, 'flagWords', 500, 60);
+    await writeCheckinSettings(tx, orgId, s, now);
+    // The words themselves stay out of the log: how many there are is enough.
+    await recordAudit(tx, orgId, actor, {
+      action: 'checkin_settings.updated', target: { kind: 'checkin_settings', id: null },
+      details: { weekday: s.weekday, hour: s.hour, timeZone: s.timeZone, reminderWeekday: s.reminderWeekday, reasons: s.reasons.length, flagWords: s.flagWords.length },
+    }, now);
+    return s;
+  });
+}
+
+const escapeRegExp = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/** Whether the comment holds one of the words (whole words, any case, any script). */
+export function holdsFlaggedWord(comment: string, flagWords: string[]): boolean {
+  if (flagWords.length === 0 || comment === '') return false;
+  const any = new RegExp(`(?<![\\p{L}\\p{N}])(?:${flagWords.map((w) => escapeRegExp(w.normalize('NFC'))).join('|')})(?![\\p{L}\\p{N}])`, 'iu');
+  return any.test(comment.normalize('NFC'));
+}

@@ -1,0 +1,69 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readDataset } from '../fixtures/dataset.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { operatorActor } from '../../src/domain/audit.js';
+import { addRespondent } from '../../src/domain/checkins/roster.js';
+import { updateCheckinSettings } from '../../src/domain/checkins/settings.js';
+import { CheckinKeys } from '../../src/domain/checkins/keys.js';
+import { runRounds, type SendMail } from '../../src/domain/checkins/rounds.js';
+import { reminderTime, roundTime, zonedInstant } from '../../src/domain/checkins/week.js';
+import { serviceSecret } from '../../src/db/repositories/secrets.js';
+import { linkToken } from './helpers.js';
+
+/** Rounds in the organization's time zone, and the reminder to those who have not opened their link (CONTRACT.md section 12). */
+describe('rounds and reminders', () => {
+  let t: TestApp;
+  let keys: CheckinKeys;
+  const ORG = 'org_acme';
+  const mails: { to: string; subject: string; text: string }[] = [];
+  const send: SendMail = async (m) => void mails.push(m);
+  const run = (at: string) => runRounds(t.db, keys, { linkFor: (o, tok) => `http://h/checkin/o/${o}#${tok}`, send }, new Date(at));
+
+  beforeAll(async () => {
+    t = await createTestApp({ dataset: readDataset(), clock: () => new Date('2026-11-26T10:00:00.000Z') });
+    keys = new CheckinKeys(await serviceSecret(t.db, 'checkin_key_seal'));
+    for (let i = 1; i <= 6; i++) await addRespondent(t.db, ORG, { email: `r${i}@acme.test`, team: 'Web' }, operatorActor(), new Date('2026-11-20T00:00:00Z'));
+    // Tuesday 10:00 in Paris (UTC+1 in November) is 09:00 UTC; the reminder on Thursday, same hour.
+    await updateCheckinSettings(t.db, ORG, { weekday: 2, hour: 10, timeZone: 'Europe/Paris', reminderWeekday: 4 }, operatorActor(), new Date('2026-11-20T00:00:00Z'));
+  });
+  afterAll(async () => t?.close());
+
+  it('computes the round in the zone, across a summer-time change too', () => {
+    const s = { weekday: 2, hour: 10, timeZone: 'Europe/Paris', reminderWeekday: 4 };
+    expect(roundTime('2026-11-23', s).toISOString()).toBe('2026-11-24T09:00:00.000Z');
+    expect(reminderTime('2026-11-23', s)!.toISOString()).toBe('2026-11-26T09:00:00.000Z');
+    expect(roundTime('2026-06-29', s).toISOString()).toBe('2026-06-30T08:00:00.000Z');
+    expect(zonedInstant('2026-03-29', 9, 'Europe/Paris').toISOString()).toBe('2026-03-29T07:00:00.000Z'); // the switch's day
+    expect(zonedInstant('2026-11-23', 9, 'Pacific/Auckland').toISOString()).toBe('2026-11-22T20:00:00.000Z');
+    expect(reminderTime('2026-11-23', { ...s, reminderWeekday: null })).toBeNull();
+  });
+
+  it('sends nothing before the hour, the round at it, and reminds only those who did not open their link', async () => {
+    expect(await run('2026-11-24T08:59:59.000Z')).toEqual({ mailed: 0, reminded: 0, failed: 0 });
+    expect(await run('2026-11-24T09:00:00.000Z')).toEqual({ mailed: 6, reminded: 0, failed: 0 });
+    const first = new Map(mails.map((m) => [m.to, linkToken(m.text)!]));
+    for (const who of ['r1@acme.test', 'r2@acme.test']) {
+      expect((await t.app.inject({ method: 'POST', url: `/checkin/o/${ORG}/open`, payload: { token: first.get(who) } })).statusCode).toBe(200);
+    }
+    expect(await run('2026-11-26T08:59:00.000Z')).toEqual({ mailed: 0, reminded: 0, failed: 0 });
+    expect(await run('2026-11-26T09:00:00.000Z')).toEqual({ mailed: 0, reminded: 4, failed: 0 });
+    expect(await run('2026-11-26T10:00:00.000Z')).toEqual({ mailed: 0, reminded: 0, failed: 0 });
+    const reminders = mails.slice(6);
+    expect(reminders.map((m) => m.to).sort()).toEqual(['r3@acme.test', 'r4@acme.test', 'r5@acme.test', 'r6@acme.test']);
+    expect(reminders[0].subject).toBe('Reminder: How was your week? (Acme)');
+    // Both the first link and the reminder's open the same week's check-in.
+    const r3 = reminders.find((m) => m.to === 'r3@acme.test')!;
+    expect((await t.app.inject({ method: 'POST', url: `/checkin/o/${ORG}/open`, payload: { token: linkToken(r3.text) } })).json().week).toBe('2026-11-23');
+    expect((await t.app.inject({ method: 'POST', url: `/checkin/o/${ORG}/open`, payload: { token: first.get('r4@acme.test') } })).statusCode).toBe(200);
+  });
+
+  it('a relay that fails sends nothing and leaves the links for the next run', async () => {
+    await addRespondent(t.db, ORG, { email: 'late@acme.test', team: 'Web' }, operatorActor(), new Date('2026-11-26T11:00:00Z'));
+    const failing: SendMail = async () => {
+      throw new Error('relay down');
+    };
+    expect(await runRounds(t.db, keys, { linkFor: () => 'x', send: failing }, new Date('2026-11-26T11:00:00.000Z'))).toEqual({ mailed: 0, reminded: 0, failed: 1 });
+    expect(await run('2026-11-26T11:01:00.000Z')).toEqual({ mailed: 1, reminded: 0, failed: 0 });
+    expect(mails.at(-1)!.to).toBe('late@acme.test');
+  });
+});
