@@ -21,3 +21,12 @@ export function secretBox(o: { id: string; heading: string; secret: string; labe
 ${o.extra ?? ''}
 </section>`;
 }
+
+/** What a viewer sees of an endpoint's URL: its host, not its path or query (which may carry a token). */
+export function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return '(unreadable URL)';
+  }
+}

@@ -18,7 +18,7 @@ import { SECRET_OVERLAP_MS, WEBHOOK_EVENT_TYPES, type WebhookEventType } from '.
 import { csrfField, html, notice, type Safe } from '../../html.js';
 import { actorOf, CHANGERS, changeOutcome, queryText, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { navFor } from '../../views/nav.js';
-import { secretBox, sendPage, when } from '../../views/layout.js';
+import { hostOf, secretBox, sendPage, when } from '../../views/layout.js';
 
 /** What the webhooks page needs of the configuration (app.ts passes it to registerConsole). */
 export interface ConsoleWebhookOptions {
@@ -63,15 +63,6 @@ export const shownError = (text: string) => text.replace(/^refused: \S+ resolves
 
 /** The last attempt's error (a status that failed is one), else its status. */
 const lastResult = (d: Delivery) => (d.lastError !== null ? shownError(d.lastError) : d.lastStatusCode !== null ? `HTTP ${d.lastStatusCode}` : '-');
-
-/** What a viewer sees of an endpoint: its host, not its path or query (which may carry a token). */
-export function hostOf(url: string): string {
-  try {
-    return new URL(url).host;
-  } catch {
-    return '(unreadable URL)';
-  }
-}
 
 /**
  * The webhooks page (CONTRACT.md section 11): every member reads the endpoints and the delivery
