@@ -27,6 +27,14 @@ export const IDLE_CLOSE_MS = KEEP_ALIVE_HINT_S * 1000;
  */
 export const ACCEPT_WAITING_MAX_MS = 5_000;
 const CHECK_EVERY_MS = 50;
+/**
+ * Before the port closes: no connection accepted and no `Connection: close` answer written for
+ * this long (a client told to close reconnects at once, and a connection that reaches the port as
+ * it closes is reset by the kernel with its request sent). Waited for QUIET_WAIT_MAX_MS at most.
+ * Measured from the events, not from the delay's timers, which a loaded machine runs late.
+ */
+export const SETTLED_MS = 250;
+export const QUIET_WAIT_MAX_MS = 2_000;
 
 interface Conn {
   /** Requests received and not yet answered (pipelining allows several). */
@@ -91,8 +99,12 @@ export function trackConnections(server: Server, opts: { keepAliveHintS?: number
   let timer: NodeJS.Timeout | undefined;
   let accepted = 0;
 
+  /** When the last connection was accepted, and the last answer saying `Connection: close` was written. */
+  let lastAcceptAt = 0;
+  let lastCloseAnswerAt = 0;
   server.on('connection', (socket: Socket) => {
     accepted++;
+    lastAcceptAt = Date.now();
     conns.set(socket, { active: 0, idleSince: Date.now(), bytesRead: 0 });
     socket.once('close', () => conns.delete(socket));
   });
@@ -103,6 +115,9 @@ export function trackConnections(server: Server, opts: { keepAliveHintS?: number
     if (draining) res.setHeader('connection', 'close');
     else sayKeepAlive(res);
     open.add(res);
+    res.once('finish', () => {
+      if (/\bclose\b/i.test(String(res.getHeader('connection') ?? '')) || !res.shouldKeepAlive) lastCloseAnswerAt = Date.now();
+    });
     res.once('close', () => {
       open.delete(res);
       if (conn) {
@@ -170,6 +185,11 @@ export function trackConnections(server: Server, opts: { keepAliveHintS?: number
     closeIdleNow: () => closeIdle(0),
     async stopListening() {
       watchIdle();
+      // The clients settle on the connections they have: none arriving, none told to reconnect.
+      const settleUntil = Date.now() + QUIET_WAIT_MAX_MS;
+      while (server.listening && Date.now() < settleUntil && Date.now() - Math.max(lastAcceptAt, lastCloseAnswerAt) < SETTLED_MS) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
       // Two setImmediates span one poll phase, where a waiting connection is accepted.
       const oneTurn = async () => {
         await new Promise((r) => setImmediate(r));
