@@ -39,6 +39,8 @@ export const QUIET_WAIT_MAX_MS = 2_000;
 interface Conn {
   /** Requests received and not yet answered (pipelining allows several). */
   active: number;
+  /** Answers written on it: a connection without one has a first request still to come (or unread). */
+  answered: number;
   idleSince: number;
   bytesRead: number;
 }
@@ -105,7 +107,7 @@ export function trackConnections(server: Server, opts: { keepAliveHintS?: number
   server.on('connection', (socket: Socket) => {
     accepted++;
     lastAcceptAt = Date.now();
-    conns.set(socket, { active: 0, idleSince: Date.now(), bytesRead: 0 });
+    conns.set(socket, { active: 0, answered: 0, idleSince: Date.now(), bytesRead: 0 });
     socket.once('close', () => conns.delete(socket));
   });
   // First among the request listeners, so the header is set before any handler can answer.
@@ -122,6 +124,7 @@ export function trackConnections(server: Server, opts: { keepAliveHintS?: number
       open.delete(res);
       if (conn) {
         conn.active--;
+        conn.answered++;
         conn.idleSince = Date.now();
         conn.bytesRead = req.socket.bytesRead;
       }
@@ -137,11 +140,14 @@ export function trackConnections(server: Server, opts: { keepAliveHintS?: number
   };
 
   /** Closes the connections idle for `minIdleMs` at least (none with a request in flight or arriving). */
-  const closeIdle = (minIdleMs: number) => {
+  const closeIdle = (minIdleMs: number, evenUnanswered = false) => {
     const now = Date.now();
     const candidates: Socket[] = [];
     for (const [socket, conn] of conns) {
-      if (conn.active > 0) continue;
+      // Never a connection before its first answer: on a loaded machine its request may be waiting
+      // unread in the kernel; one that sends nothing gets the headers deadline's 408.
+      // (At the grace's end, even those: the process would otherwise be cut off with them.)
+      if (conn.active > 0 || (conn.answered === 0 && !evenUnanswered)) continue;
       // Bytes of a request still arriving (its headers not whole yet) count as activity.
       if (socket.bytesRead !== conn.bytesRead) {
         conn.bytesRead = socket.bytesRead;
@@ -182,7 +188,7 @@ export function trackConnections(server: Server, opts: { keepAliveHintS?: number
         sayKeepAlive(res);
       }
     },
-    closeIdleNow: () => closeIdle(0),
+    closeIdleNow: () => closeIdle(0, true),
     async stopListening() {
       watchIdle();
       // The clients settle on the connections they have: none arriving, none told to reconnect.
