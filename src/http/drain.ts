@@ -104,6 +104,8 @@ export function trackConnections(server: Server, opts: { keepAliveHintS?: number
   /** When the last connection was accepted, and the last answer saying `Connection: close` was written. */
   let lastAcceptAt = 0;
   let lastCloseAnswerAt = 0;
+  /** The delay's quiet last part ran: without a delay the port closes at once, as before. */
+  let quieted = false;
   server.on('connection', (socket: Socket) => {
     accepted++;
     lastAcceptAt = Date.now();
@@ -182,6 +184,7 @@ export function trackConnections(server: Server, opts: { keepAliveHintS?: number
     begin: closeConnections,
     quiet() {
       draining = false;
+      quieted = true;
       for (const res of open) {
         if (res.headersSent) continue;
         res.removeHeader('connection');
@@ -193,7 +196,7 @@ export function trackConnections(server: Server, opts: { keepAliveHintS?: number
       watchIdle();
       // The clients settle on the connections they have: none arriving, none told to reconnect.
       const settleUntil = Date.now() + QUIET_WAIT_MAX_MS;
-      while (server.listening && Date.now() < settleUntil && Date.now() - Math.max(lastAcceptAt, lastCloseAnswerAt) < SETTLED_MS) {
+      while (quieted && server.listening && Date.now() < settleUntil && Date.now() - Math.max(lastAcceptAt, lastCloseAnswerAt) < SETTLED_MS) {
         await new Promise((r) => setTimeout(r, 10));
       }
       // Two setImmediates span one poll phase, where a waiting connection is accepted.
