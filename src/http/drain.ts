@@ -27,10 +27,20 @@ export const IDLE_CLOSE_MS = KEEP_ALIVE_HINT_S * 1000;
  */
 export const ACCEPT_WAITING_MAX_MS = 5_000;
 const CHECK_EVERY_MS = 50;
+/**
+ * Before the port closes: no connection accepted and no `Connection: close` answer written for
+ * this long (a client told to close reconnects at once, and a connection that reaches the port as
+ * it closes is reset by the kernel with its request sent). Waited for QUIET_WAIT_MAX_MS at most.
+ * Measured from the events, not from the delay's timers, which a loaded machine runs late.
+ */
+export const SETTLED_MS = 250;
+export const QUIET_WAIT_MAX_MS = 2_000;
 
 interface Conn {
   /** Requests received and not yet answered (pipelining allows several). */
   active: number;
+  /** Answers written on it: a connection without one has a first request still to come (or unread). */
+  answered: number;
   idleSince: number;
   bytesRead: number;
 }
@@ -91,9 +101,15 @@ export function trackConnections(server: Server, opts: { keepAliveHintS?: number
   let timer: NodeJS.Timeout | undefined;
   let accepted = 0;
 
+  /** When the last connection was accepted, and the last answer saying `Connection: close` was written. */
+  let lastAcceptAt = 0;
+  let lastCloseAnswerAt = 0;
+  /** The delay's quiet last part ran: without a delay the port closes at once, as before. */
+  let quieted = false;
   server.on('connection', (socket: Socket) => {
     accepted++;
-    conns.set(socket, { active: 0, idleSince: Date.now(), bytesRead: 0 });
+    lastAcceptAt = Date.now();
+    conns.set(socket, { active: 0, answered: 0, idleSince: Date.now(), bytesRead: 0 });
     socket.once('close', () => conns.delete(socket));
   });
   // First among the request listeners, so the header is set before any handler can answer.
@@ -103,10 +119,14 @@ export function trackConnections(server: Server, opts: { keepAliveHintS?: number
     if (draining) res.setHeader('connection', 'close');
     else sayKeepAlive(res);
     open.add(res);
+    res.once('finish', () => {
+      if (/\bclose\b/i.test(String(res.getHeader('connection') ?? '')) || !res.shouldKeepAlive) lastCloseAnswerAt = Date.now();
+    });
     res.once('close', () => {
       open.delete(res);
       if (conn) {
         conn.active--;
+        conn.answered++;
         conn.idleSince = Date.now();
         conn.bytesRead = req.socket.bytesRead;
       }
@@ -122,11 +142,14 @@ export function trackConnections(server: Server, opts: { keepAliveHintS?: number
   };
 
   /** Closes the connections idle for `minIdleMs` at least (none with a request in flight or arriving). */
-  const closeIdle = (minIdleMs: number) => {
+  const closeIdle = (minIdleMs: number, evenUnanswered = false) => {
     const now = Date.now();
     const candidates: Socket[] = [];
     for (const [socket, conn] of conns) {
-      if (conn.active > 0) continue;
+      // Never a connection before its first answer: on a loaded machine its request may be waiting
+      // unread in the kernel; one that sends nothing gets the headers deadline's 408.
+      // (At the grace's end, even those: the process would otherwise be cut off with them.)
+      if (conn.active > 0 || (conn.answered === 0 && !evenUnanswered)) continue;
       // Bytes of a request still arriving (its headers not whole yet) count as activity.
       if (socket.bytesRead !== conn.bytesRead) {
         conn.bytesRead = socket.bytesRead;
@@ -161,15 +184,21 @@ export function trackConnections(server: Server, opts: { keepAliveHintS?: number
     begin: closeConnections,
     quiet() {
       draining = false;
+      quieted = true;
       for (const res of open) {
         if (res.headersSent) continue;
         res.removeHeader('connection');
         sayKeepAlive(res);
       }
     },
-    closeIdleNow: () => closeIdle(0),
+    closeIdleNow: () => closeIdle(0, true),
     async stopListening() {
       watchIdle();
+      // The clients settle on the connections they have: none arriving, none told to reconnect.
+      const settleUntil = Date.now() + QUIET_WAIT_MAX_MS;
+      while (quieted && server.listening && Date.now() < settleUntil && Date.now() - Math.max(lastAcceptAt, lastCloseAnswerAt) < SETTLED_MS) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
       // Two setImmediates span one poll phase, where a waiting connection is accepted.
       const oneTurn = async () => {
         await new Promise((r) => setImmediate(r));

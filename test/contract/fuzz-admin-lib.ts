@@ -231,6 +231,9 @@ function eraseFromModel(s: AdminState, orgId: string) {
   s.erased.push(orgId);
   for (const [id, owner] of s.endpoints) if (owner === orgId) s.endpoints.delete(id);
   for (const [id, d] of s.deliveries) if (d.orgId === orgId) s.deliveries.delete(id);
+  // Its invitations went with it: an organization made again with this id has none (the model
+  // kept them, and revoked one of the erased organization's: a 404 the 50,000-run fuzz found).
+  pendingInvitations.delete(orgId);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -62,6 +62,7 @@ export async function startServerProcess(
     output: () => out,
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+      if (signal === 'SIGTERM' || signal === 'SIGINT') releaseIdleConnections();
       const exited = once(child, 'exit');
       child.kill(signal);
       const [code] = await exited;
@@ -76,4 +77,20 @@ export async function freePort(): Promise<number> {
   const port = (srv.address() as { port: number }).port;
   srv.close();
   return port;
+}
+
+const GLOBAL_DISPATCHER = Symbol.for('undici.globalDispatcher.1');
+/**
+ * A draining server closes a keep-alive connection only once it has been idle past the 5 s it
+ * advertises (docs/deployment.md, "Keep-alive and the drain"), and this process's fetch keeps its
+ * idle ones 3 s: each stop waited that long. Before a graceful stop, fetch's pool is handed over
+ * to a new one and the old one closed (its requests in flight finish first), as a client that is
+ * done would. Tests of the drain itself signal the child directly.
+ */
+function releaseIdleConnections() {
+  const g = globalThis as unknown as Record<symbol, { close?: () => Promise<void>; constructor: new () => unknown } | undefined>;
+  const old = g[GLOBAL_DISPATCHER];
+  if (!old?.close) return;
+  g[GLOBAL_DISPATCHER] = new old.constructor() as (typeof g)[symbol];
+  void old.close().catch(() => undefined);
 }
