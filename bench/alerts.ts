@@ -39,7 +39,7 @@ export interface AlertsBenchResult {
 
 function dbUrl(admin: string, name: string) {
   const u = new URL(admin);
-  u.pathname = '/' + name;
+  u.pathname = `/${name}`;
   return u.toString();
 }
 
@@ -136,10 +136,20 @@ export async function benchAlerts(adminUrl: string, log: (...a: unknown[]) => vo
     if (repeat.raised !== 0) throw new Error(`a repeated run raised ${repeat.raised} alerts`);
     const medianSeconds = [...runs].sort((a, b) => a - b)[Math.floor(runs.length / 2)];
     const result: AlertsBenchResult = {
-      organizations: ORGS, teams: TEAMS, pulses, week: WEEK, raised, runs, medianSeconds,
-      repeatSeconds: repeat.seconds, targetSeconds: TARGET_SECONDS, met: medianSeconds < TARGET_SECONDS,
+      organizations: ORGS,
+      teams: TEAMS,
+      pulses,
+      week: WEEK,
+      raised,
+      runs,
+      medianSeconds,
+      repeatSeconds: repeat.seconds,
+      targetSeconds: TARGET_SECONDS,
+      met: medianSeconds < TARGET_SECONDS,
     };
-    log(`alert engine: ${ORGS} organizations x ${TEAMS} teams, ${WEEK}: raised ${raised} in ${medianSeconds.toFixed(3)} s (median of ${ROUNDS}); repeated run ${repeat.seconds.toFixed(3)} s`);
+    log(
+      `alert engine: ${ORGS} organizations x ${TEAMS} teams, ${WEEK}: raised ${raised} in ${medianSeconds.toFixed(3)} s (median of ${ROUNDS}); repeated run ${repeat.seconds.toFixed(3)} s`,
+    );
     return result;
   } finally {
     await db.close();
@@ -162,5 +172,5 @@ export function alertsMarkdown(r: AlertsBenchResult): string {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const r = await benchAlerts(process.env.BENCH_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test');
-  console.log('\n' + alertsMarkdown(r));
+  console.log(`\n${alertsMarkdown(r)}`);
 }

@@ -80,7 +80,15 @@ for (let i = 1; i <= Number(flags.starts); i++) {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', 'serve'], {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: url, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ALERTS_INTERVAL_MINUTES: '0', WEBHOOK_POLL_MS: '60000' },
+    env: {
+      ...process.env,
+      DATABASE_URL: url,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      ALERTS_INTERVAL_MINUTES: '0',
+      WEBHOOK_POLL_MS: '60000',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -88,7 +96,10 @@ for (let i = 1; i <= Number(flags.starts); i++) {
   child.stderr!.on('data', (d) => (out += d));
   const base = `http://127.0.0.1:${port}`;
   for (let up = false; !up; ) {
-    up = await fetch(`${base}/healthz`).then((r) => r.ok, () => false);
+    up = await fetch(`${base}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (!up) await new Promise((r) => setTimeout(r, 50));
   }
   await new Promise((r) => setTimeout(r, Number(flags['wait-ms'])));

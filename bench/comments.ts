@@ -27,15 +27,26 @@ export async function benchCommentRelease(url: string, runs = 7): Promise<{ puls
     const teams = Array.from({ length: 20 }, (_, i) => `team_r${i}`);
     const firstMonday = Date.parse('2025-01-06T00:00:00.000Z');
     await loadDataset(db, {
-      organizations: [{
-        id: org, name: 'Release bench', plan: 'business', memberCount: 1000, createdAt: '2025-01-01T00:00:00.000Z', deletedAt: null,
-        teams: teams.map((id) => ({ id, name: id, createdAt: '2025-01-01T00:00:00.000Z' })),
-        pulses: Array.from({ length: runs * 1000 }, (_, i) => ({
-          id: `rel_${i}`, level: 1 + (i % 5), reason: null, comment: i % 3 ? `comment ${i}` : null,
-          moderationStatus: i % 17 ? ('CLEAN' as const) : ('FLAGGED' as const), subteamId: teams[i % 20],
-          createdAt: new Date(firstMonday + Math.floor(i / 1000) * WEEK + (i % 1000) * 600_000).toISOString(),
-        })),
-      }],
+      organizations: [
+        {
+          id: org,
+          name: 'Release bench',
+          plan: 'business',
+          memberCount: 1000,
+          createdAt: '2025-01-01T00:00:00.000Z',
+          deletedAt: null,
+          teams: teams.map((id) => ({ id, name: id, createdAt: '2025-01-01T00:00:00.000Z' })),
+          pulses: Array.from({ length: runs * 1000 }, (_, i) => ({
+            id: `rel_${i}`,
+            level: 1 + (i % 5),
+            reason: null,
+            comment: i % 3 ? `comment ${i}` : null,
+            moderationStatus: i % 17 ? ('CLEAN' as const) : ('FLAGGED' as const),
+            subteamId: teams[i % 20],
+            createdAt: new Date(firstMonday + Math.floor(i / 1000) * WEEK + (i % 1000) * 600_000).toISOString(),
+          })),
+        },
+      ],
     });
     const releases = new CommentReleases('bench-secret-0123456789abcdef0123456789', 0);
     const times: number[] = [];
@@ -113,7 +124,9 @@ export async function benchPrivacy(
     const start = async (label: string, cwd: string, args: string[], env: Record<string, string>) => {
       const port = await freePort();
       const child = spawn(process.execPath, args, {
-        cwd, env: { ...process.env, ...env, DATABASE_URL: dbUrl, DB_POOL_MAX: '10', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' }, stdio: 'ignore',
+        cwd,
+        env: { ...process.env, ...env, DATABASE_URL: dbUrl, DB_POOL_MAX: '10', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+        stdio: 'ignore',
       });
       const base = `http://127.0.0.1:${port}`;
       for (let i = 0; i < 600; i++) {
@@ -129,7 +142,12 @@ export async function benchPrivacy(
       throw new Error(`${label} did not start`);
     };
     const drive = async (base: string, path: string, seconds: number) => {
-      const r = await autocannon({ url: base, connections: opts.connections, duration: seconds, requests: [{ method: 'GET', path, headers: { authorization: `Bearer ${key}` } }] } as never);
+      const r = await autocannon({
+        url: base,
+        connections: opts.connections,
+        duration: seconds,
+        requests: [{ method: 'GET', path, headers: { authorization: `Bearer ${key}` } }],
+      } as never);
       if (r.non2xx + r.errors > 0) throw new Error(`${base}${path}: ${r.non2xx} non-2xx, ${r.errors} errors`);
       return { reqPerSec: r.requests.average, p99: r.latency.p99 };
     };
@@ -202,9 +220,13 @@ export function privacyMarkdown(r: PrivacyBenchResult & { ranAt: string }): stri
     const before = BEFORE[path].service / BEFORE[path].floor;
     const base = s.reqPerSec.baseline;
     lines.push(
-      `| ${s.scenario} | ${s.reqPerSec.service} | ${s.reqPerSec.floor} | ${base ?? '—'} | ${ratio.toFixed(2)}x | ${before.toFixed(2)}x | ${(ratio / before).toFixed(2)}x | ${base ? (s.reqPerSec.service / base).toFixed(2) + 'x' : '—'} |`,
+      `| ${s.scenario} | ${s.reqPerSec.service} | ${s.reqPerSec.floor} | ${base ?? '—'} | ${ratio.toFixed(2)}x | ${before.toFixed(2)}x | ${(ratio / before).toFixed(2)}x | ${base ? `${(s.reqPerSec.service / base).toFixed(2)}x` : '—'} |`,
     );
   }
-  lines.push('', `Moderation of a released pulse (moderatePulse, PostgreSQL, one transaction): median ${r.moderation.medianMs} ms over ${r.moderation.runs.length} (target < 20 ms).`, '');
+  lines.push(
+    '',
+    `Moderation of a released pulse (moderatePulse, PostgreSQL, one transaction): median ${r.moderation.medianMs} ms over ${r.moderation.runs.length} (target < 20 ms).`,
+    '',
+  );
   return lines.join('\n');
 }

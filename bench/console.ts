@@ -62,7 +62,14 @@ export async function benchConsole(
     const ms: Awaited<ReturnType<typeof run>>[] = [];
     for (let i = 0; i < opts.rounds; i++) ms.push(await run(p.path, opts.seconds));
     const med = (f: (m: Awaited<ReturnType<typeof run>>) => number) => [...ms.map(f)].sort((a, b) => a - b)[Math.floor(ms.length / 2)];
-    const row = { ...p, reqPerSec: med((m) => m.reqPerSec), p50: med((m) => m.p50), p99: med((m) => m.p99), errors: ms.reduce((a, m) => a + m.errors, 0), met: false };
+    const row = {
+      ...p,
+      reqPerSec: med((m) => m.reqPerSec),
+      p50: med((m) => m.p50),
+      p99: med((m) => m.p99),
+      errors: ms.reduce((a, m) => a + m.errors, 0),
+      met: false,
+    };
     row.met = row.errors === 0 && row.p99 < p.targetP99Ms;
     opts.log(`${p.page}: ${row.reqPerSec.toFixed(0)} req/s p50 ${row.p50} p99 ${row.p99} errors ${row.errors}`);
     rows.push(row);
@@ -71,10 +78,20 @@ export async function benchConsole(
 }
 
 export function consoleMarkdown(rows: ConsoleRow[], floorDailyP99?: number): string[] {
-  const lines = ['', '## The console under load (PostgreSQL, the same connections)', '', '| page | req/s | p50 ms | p99 ms | non-2xx | target p99 | met |', '|---|---|---|---|---|---|---|'];
-  for (const r of rows) lines.push(`| ${r.page} | ${r.reqPerSec.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | < ${r.targetP99Ms} ms | ${r.met ? 'yes' : '**no**'} |`);
+  const lines = [
+    '',
+    '## The console under load (PostgreSQL, the same connections)',
+    '',
+    '| page | req/s | p50 ms | p99 ms | non-2xx | target p99 | met |',
+    '|---|---|---|---|---|---|---|',
+  ];
+  for (const r of rows)
+    lines.push(`| ${r.page} | ${r.reqPerSec.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | < ${r.targetP99Ms} ms | ${r.met ? 'yes' : '**no**'} |`);
   if (floorDailyP99 !== undefined && rows.length > 0) {
-    lines.push('', `For scale, in the same run the floor answered GET /v1/stats/daily (365 days) at p99 ${floorDailyP99} ms; the one-year overview's p99 is ${(rows[rows.length - 1].p99 / Math.max(floorDailyP99, 1)).toFixed(2)}x that (it draws that answer, lists every team's figures for the range and renders the page; a year of 20 teams is past the bound under which every team's daily chart is drawn inline).`);
+    lines.push(
+      '',
+      `For scale, in the same run the floor answered GET /v1/stats/daily (365 days) at p99 ${floorDailyP99} ms; the one-year overview's p99 is ${(rows[rows.length - 1].p99 / Math.max(floorDailyP99, 1)).toFixed(2)}x that (it draws that answer, lists every team's figures for the range and renders the page; a year of 20 teams is past the bound under which every team's daily chart is drawn inline).`,
+    );
   }
   return lines;
 }

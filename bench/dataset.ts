@@ -15,21 +15,17 @@ export async function generateOrg(
   const now = (o.now ?? new Date()).toISOString();
   const days = o.days ?? 365;
   const run = (name: string, text: string, params: unknown[]) => db.query(sql(name, text), params);
-  await run(
-    'bench.plan',
-    `INSERT INTO plans (name, rest_api, rate_limit_per_minute) VALUES ('bench', true, 1000000000) ON CONFLICT (name) DO NOTHING`,
-    [],
-  );
+  await run('bench.plan', `INSERT INTO plans (name, rest_api, rate_limit_per_minute) VALUES ('bench', true, 1000000000) ON CONFLICT (name) DO NOTHING`, []);
   await run(
     'bench.org',
     `INSERT INTO organizations (id, name, plan, member_count, created_at) VALUES ($1, $1, $2, 500, $3::timestamptz - interval '400 days')`,
     [o.orgId, o.plan ?? 'bench', now],
   );
-  await run(
-    'bench.key',
-    `INSERT INTO api_keys (org_id, id, key_hash, prefix, name) VALUES ($1, 'key_' || $1, $2, left($3, 12), 'bench')`,
-    [o.orgId, hashKey(o.key), o.key],
-  );
+  await run('bench.key', `INSERT INTO api_keys (org_id, id, key_hash, prefix, name) VALUES ($1, 'key_' || $1, $2, left($3, 12), 'bench')`, [
+    o.orgId,
+    hashKey(o.key),
+    o.key,
+  ]);
   await run(
     'bench.teams',
     `INSERT INTO teams (org_id, id, name, created_at)

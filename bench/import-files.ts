@@ -25,7 +25,7 @@ function line(i: number): [ndjson: string, csv: string] {
   const team = `team_${1 + (i % 20)}`;
   const comment = i % 3 === 0 ? `note ${i}` : null;
   return [
-    JSON.stringify({ id, level, reason: null, comment, moderationStatus: 'CLEAN', subteamId: team, createdAt: at }) + '\n',
+    `${JSON.stringify({ id, level, reason: null, comment, moderationStatus: 'CLEAN', subteamId: team, createdAt: at })}\n`,
     `ORG,${id},${level},,${comment ?? ''},CLEAN,${team},${at}\n`,
   ];
 }
@@ -69,9 +69,12 @@ export async function importFiles(rows: number, log: (...a: unknown[]) => void):
   const shuffled = { ndjson: join(dir, `pulses-${rows}-shuffled-${SHUFFLE_SEED}.ndjson`), csv: join(dir, `pulses-${rows}-shuffled-${SHUFFLE_SEED}.csv`) };
   if (!existsSync(sorted.ndjson) || !existsSync(sorted.csv)) {
     log(`writing ${rows} rows in time order as NDJSON and CSV`);
-    await write(sorted, (function* () {
-      for (let i = 1; i <= rows; i++) yield i;
-    })());
+    await write(
+      sorted,
+      (function* () {
+        for (let i = 1; i <= rows; i++) yield i;
+      })(),
+    );
   }
   if (!existsSync(shuffled.ndjson) || !existsSync(shuffled.csv)) {
     log(`writing the same ${rows} rows in a seeded random order (seed ${SHUFFLE_SEED})`);

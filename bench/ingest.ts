@@ -63,7 +63,7 @@ const ROOT = new URL('../', import.meta.url).pathname;
 
 function dbUrl(admin: string, name: string) {
   const u = new URL(admin);
-  u.pathname = '/' + name;
+  u.pathname = `/${name}`;
   return u.toString();
 }
 
@@ -132,7 +132,13 @@ async function floorOnce(url: string, file: ImportFile): Promise<ImportOrderRun[
  * One file: the floor, `import-pulses` into a fresh database, the floor again, all in that
  * database; the faster floor counts (a single COPY on this shared machine varied twofold).
  */
-async function importAgainstFloor(adminUrl: string, rows: number, order: ImportOrderRun['order'], file: ImportFile, log: (...a: unknown[]) => void): Promise<ImportOrderRun> {
+async function importAgainstFloor(
+  adminUrl: string,
+  rows: number,
+  order: ImportOrderRun['order'],
+  file: ImportFile,
+  log: (...a: unknown[]) => void,
+): Promise<ImportOrderRun> {
   const url = await freshDatabase(adminUrl, ORDER_BENCH_DB, ['org_file']);
   log(`floor: COPY of the ${order} file, then the index`);
   const floorBefore = await floorOnce(url, file);
@@ -162,7 +168,9 @@ async function importAgainstFloor(adminUrl: string, rows: number, order: ImportO
     floorRuns: [floorBefore.seconds, floorAfter.seconds],
     floorRatio: floor.seconds / processSeconds,
   };
-  log(`${order}: import ${processSeconds.toFixed(1)} s (importer ${summary.seconds.toFixed(1)} s), floor ${floor.seconds.toFixed(1)} s (${out.floorRuns.map((x) => x.toFixed(1)).join(' and ')}), ${out.floorRatio.toFixed(2)}x`);
+  log(
+    `${order}: import ${processSeconds.toFixed(1)} s (importer ${summary.seconds.toFixed(1)} s), floor ${floor.seconds.toFixed(1)} s (${out.floorRuns.map((x) => x.toFixed(1)).join(' and ')}), ${out.floorRatio.toFixed(2)}x`,
+  );
   return out;
 }
 
@@ -170,7 +178,10 @@ async function importAgainstFloor(adminUrl: string, rows: number, order: ImportO
 export async function benchImportOrder(adminUrl: string, rows: number, log: (...a: unknown[]) => void): Promise<ImportOrderResult> {
   const files = await importFiles(rows, log);
   const ranAt = new Date().toISOString();
-  const runs = [await importAgainstFloor(adminUrl, rows, 'sorted', files.sorted, log), await importAgainstFloor(adminUrl, rows, 'shuffled', files.shuffled, log)];
+  const runs = [
+    await importAgainstFloor(adminUrl, rows, 'sorted', files.sorted, log),
+    await importAgainstFloor(adminUrl, rows, 'shuffled', files.shuffled, log),
+  ];
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`DROP DATABASE IF EXISTS ${ORDER_BENCH_DB}`);
@@ -201,14 +212,23 @@ export async function benchIngest(adminUrl: string, log: (...a: unknown[]) => vo
   mkdirSync(dir, { recursive: true });
   const file = join(dir, `pulses-${ROWS}.ndjson`);
   const out = createWriteStream(file);
-  for (const r of rows) if (!out.write(JSON.stringify(r) + '\n')) await once(out, 'drain');
+  for (const r of rows) if (!out.write(`${JSON.stringify(r)}\n`)) await once(out, 'drain');
   out.end();
   await once(out, 'finish');
 
   const adminPort = await freePort();
   const child = spawn(process.execPath, ['dist/cli/index.js', 'serve'], {
     cwd: ROOT,
-    env: { ...process.env, DATABASE_URL: url, PORT: String(await freePort()), HOST: '127.0.0.1', ADMIN_PORT: String(adminPort), ADMIN_TOKEN: TOKEN, LOG_LEVEL: 'warn', ALERTS_INTERVAL_MINUTES: '0' },
+    env: {
+      ...process.env,
+      DATABASE_URL: url,
+      PORT: String(await freePort()),
+      HOST: '127.0.0.1',
+      ADMIN_PORT: String(adminPort),
+      ADMIN_TOKEN: TOKEN,
+      LOG_LEVEL: 'warn',
+      ALERTS_INTERVAL_MINUTES: '0',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let text = '';

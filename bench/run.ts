@@ -68,7 +68,7 @@ async function freePort(): Promise<number> {
 
 function dbUrl(admin: string, name: string) {
   const u = new URL(admin);
-  u.pathname = '/' + name;
+  u.pathname = `/${name}`;
   return u.toString();
 }
 
@@ -117,7 +117,13 @@ async function prepareDatabase(): Promise<string> {
   return url;
 }
 
-const curveSizes = () => (flags['skip-curve'] ? [] : flags.curve!.split(',').map(Number).filter((n) => n > 0));
+const curveSizes = () =>
+  flags['skip-curve']
+    ? []
+    : flags
+        .curve!.split(',')
+        .map(Number)
+        .filter((n) => n > 0);
 const curveKey = (size: number) => (size === num('pulses') ? MAIN_KEY : `cp_bench_curve_${size}_0123456789`);
 
 interface Proc {
@@ -238,7 +244,9 @@ async function settle(url: string): Promise<void> {
   await c.connect();
   try {
     for (const until = Date.now() + 60_000; Date.now() < until; await new Promise((r) => setTimeout(r, 100))) {
-      const { rows } = await c.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND pid <> pg_backend_pid()`);
+      const { rows } = await c.query(
+        `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND pid <> pg_backend_pid()`,
+      );
       if (rows[0].n === 0) return;
     }
   } finally {
@@ -351,7 +359,9 @@ async function benchHttp(url: string, results: Record<string, unknown>) {
           (s.target.p99 === undefined || a.p99 / Math.max(b.p99, 1) <= s.target.p99),
       };
       table.push(row);
-      log(`${s.name}: service ${a.reqPerSec.toFixed(0)} req/s p50 ${a.p50} p99 ${a.p99} | floor ${b.reqPerSec.toFixed(0)} req/s p50 ${b.p50} p99 ${b.p99} | ratio ${row.throughputRatio.toFixed(2)}x errors ${a.errors}/${b.errors}${base ? ` | baseline ${base.reqPerSec.toFixed(0)} req/s (${(b.reqPerSec ? base.reqPerSec / b.reqPerSec : 0).toFixed(2)}x of the floor), service/baseline ${(a.reqPerSec / base.reqPerSec).toFixed(2)}x` : ''}`);
+      log(
+        `${s.name}: service ${a.reqPerSec.toFixed(0)} req/s p50 ${a.p50} p99 ${a.p99} | floor ${b.reqPerSec.toFixed(0)} req/s p50 ${b.p50} p99 ${b.p99} | ratio ${row.throughputRatio.toFixed(2)}x errors ${a.errors}/${b.errors}${base ? ` | baseline ${base.reqPerSec.toFixed(0)} req/s (${(b.reqPerSec ? base.reqPerSec / b.reqPerSec : 0).toFixed(2)}x of the floor), service/baseline ${(a.reqPerSec / base.reqPerSec).toFixed(2)}x` : ''}`,
+      );
     }
     results.scenarios = table;
     if (!flags.only || 'console'.includes(flags.only)) {
@@ -363,7 +373,7 @@ async function benchHttp(url: string, results: Record<string, unknown>) {
 
     const curve: { pulses: number; p50: number; p99: number }[] = [];
     for (const size of curveSizes()) {
-      const m = await probeLatency(service.url + '/v1/stats', curveKey(size), 400);
+      const m = await probeLatency(`${service.url}/v1/stats`, curveKey(size), 400);
       curve.push({ pulses: size, ...m });
       log(`stats at ${size} pulses: p50 ${m.p50.toFixed(2)} ms p99 ${m.p99.toFixed(2)} ms (sequential)`);
     }
@@ -373,7 +383,6 @@ async function benchHttp(url: string, results: Record<string, unknown>) {
     await floor.stop();
     await baseline?.stop();
   }
-
 }
 
 async function main() {
@@ -408,10 +417,10 @@ async function main() {
 
   results.finishedAt = new Date().toISOString();
   mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
-  writeFileSync(join(ROOT, 'bench/results/latest.json'), JSON.stringify(results, null, 2) + '\n');
+  writeFileSync(join(ROOT, 'bench/results/latest.json'), `${JSON.stringify(results, null, 2)}\n`);
   const md = renderMarkdown(results);
   writeFileSync(join(ROOT, 'bench/results/latest.md'), md);
-  console.log('\n' + md);
+  console.log(`\n${md}`);
 }
 
 /** `npm start` on an empty DATA_DIR, then again on the directory it made: time to answer, peak and idle RSS. */
@@ -481,10 +490,7 @@ async function benchImport(url: string) {
   const c = new pg.Client({ connectionString: url });
   await c.connect();
   await c.query(`INSERT INTO organizations (id, name, plan, created_at) VALUES ($1, $1, 'bench', now())`, [cliOrg]);
-  await c.query(
-    `INSERT INTO teams (org_id, id, name, created_at) SELECT $1, 'team_' || g, 'Team ' || g, now() FROM generate_series(1, 20) g`,
-    [cliOrg],
-  );
+  await c.query(`INSERT INTO teams (org_id, id, name, created_at) SELECT $1, 'team_' || g, 'Team ' || g, now() FROM generate_series(1, 20) g`, [cliOrg]);
   await c.end();
   const out: Record<string, unknown> = { ranAt: new Date().toISOString(), rows };
   const t0 = Date.now();
@@ -581,21 +587,30 @@ function renderMarkdown(r: Record<string, unknown>): string {
     `|---|---|---|---|---|---|---|---|---|---|---|`,
   ];
   for (const row of (r.scenarios ?? []) as {
-    scenario: string; service: Measure; floor: Measure; throughputRatio: number; p99Ratio: number; targets: Scenario['target']; met: boolean;
+    scenario: string;
+    service: Measure;
+    floor: Measure;
+    throughputRatio: number;
+    p99Ratio: number;
+    targets: Scenario['target'];
+    met: boolean;
   }[]) {
-    const target = [
-      row.targets.throughput !== undefined ? `>= ${row.targets.throughput}x req/s` : '',
-      row.targets.p99 !== undefined ? `p99 <= ${row.targets.p99}x` : '',
-    ].filter(Boolean).join(', ') || '—';
+    const target =
+      [row.targets.throughput !== undefined ? `>= ${row.targets.throughput}x req/s` : '', row.targets.p99 !== undefined ? `p99 <= ${row.targets.p99}x` : '']
+        .filter(Boolean)
+        .join(', ') || '—';
     // A floor that finished no request within a round (a full scan of a year) has no ratio, only a bound.
-    const ratio = row.floor.reqPerSec > 0
-      ? `${row.throughputRatio.toFixed(2)}x (p99 ${row.p99Ratio.toFixed(2)}x)`
-      : `over ${(row.service.reqPerSec * Number(flags.duration)).toFixed(0)}x (the floor finished no request in ${flags.duration} s)`;
+    const ratio =
+      row.floor.reqPerSec > 0
+        ? `${row.throughputRatio.toFixed(2)}x (p99 ${row.p99Ratio.toFixed(2)}x)`
+        : `over ${(row.service.reqPerSec * Number(flags.duration)).toFixed(0)}x (the floor finished no request in ${flags.duration} s)`;
     lines.push(
       `| ${row.scenario} | ${row.service.reqPerSec.toFixed(0)} | ${row.service.p50} | ${row.service.p99} | ${row.service.errors} | ${row.floor.reqPerSec.toFixed(0)} | ${row.floor.reqPerSec > 0 ? row.floor.p50 : '—'} | ${row.floor.reqPerSec > 0 ? row.floor.p99 : '—'} | ${ratio} | ${target} | ${row.met ? 'yes' : '**no**'} |`,
     );
   }
-  const based = ((r.scenarios ?? []) as { scenario: string; baseline?: Measure; baselineRatio?: number; baselineFloorRatio?: number }[]).filter((x) => x.baseline);
+  const based = ((r.scenarios ?? []) as { scenario: string; baseline?: Measure; baselineRatio?: number; baselineFloorRatio?: number }[]).filter(
+    (x) => x.baseline,
+  );
   const bl = r.baseline as { commit: string } | undefined;
   if (bl && based.length) {
     lines.push(
@@ -604,24 +619,39 @@ function renderMarkdown(r: Record<string, unknown>): string {
       '',
       '| scenario | baseline req/s | baseline/floor | service/baseline |',
       '|---|---|---|---|',
-      ...based.map((x) => `| ${x.scenario} | ${x.baseline!.reqPerSec.toFixed(0)} | ${Number.isFinite(x.baselineFloorRatio) ? `${x.baselineFloorRatio!.toFixed(2)}x` : '—'} | ${x.baselineRatio!.toFixed(2)}x |`),
+      ...based.map(
+        (x) =>
+          `| ${x.scenario} | ${x.baseline!.reqPerSec.toFixed(0)} | ${Number.isFinite(x.baselineFloorRatio) ? `${x.baselineFloorRatio!.toFixed(2)}x` : '—'} | ${x.baselineRatio!.toFixed(2)}x |`,
+      ),
     );
     if (based.some((x) => x.scenario.includes('gzip'))) {
-      lines.push('', `A build from before issue 21 (as ${bl.commit}) does not compress: its gzip row is the uncompressed answer, so that ratio sets compression against none; issue 21 compares the gzip row with the plain first page of the same service.`);
+      lines.push(
+        '',
+        `A build from before issue 21 (as ${bl.commit}) does not compress: its gzip row is the uncompressed answer, so that ratio sets compression against none; issue 21 compares the gzip row with the plain first page of the same service.`,
+      );
     }
   }
   if (r.console) {
     const daily = ((r.scenarios ?? []) as { scenario: string; floor: Measure }[]).find((x) => x.scenario === 'GET /v1/stats/daily (365 days)');
     lines.push(...consoleMarkdown(r.console as ConsoleRow[], daily?.floor.p99));
   }
-  lines.push('', `Peak RSS under load: service ${Number(r.servicePeakRssMb ?? 0).toFixed(0)} MB (target < 250 MB), floor ${Number(r.floorPeakRssMb ?? 0).toFixed(0)} MB.`);
+  lines.push(
+    '',
+    `Peak RSS under load: service ${Number(r.servicePeakRssMb ?? 0).toFixed(0)} MB (target < 250 MB), floor ${Number(r.floorPeakRssMb ?? 0).toFixed(0)} MB.`,
+  );
   const comments = ((r.scenarios ?? []) as { scenario: string; service: Measure }[]).find((x) => x.scenario === 'GET /v1/comments');
   if (comments) {
-    lines.push('', `GET /v1/comments (default range, released cells): ${comments.service.reqPerSec.toFixed(0)} req/s, ${(comments.service.reqPerSec / COMMENTS_BEFORE_CELLS).toFixed(2)}x the ${COMMENTS_BEFORE_CELLS} req/s measured before the cell rule (target >= 0.9x).`);
+    lines.push(
+      '',
+      `GET /v1/comments (default range, released cells): ${comments.service.reqPerSec.toFixed(0)} req/s, ${(comments.service.reqPerSec / COMMENTS_BEFORE_CELLS).toFixed(2)}x the ${COMMENTS_BEFORE_CELLS} req/s measured before the cell rule (target >= 0.9x).`,
+    );
   }
   const release = r.commentRelease as { pulsesPerWeek: number; runs: number[]; medianMs: number } | undefined;
   if (release) {
-    lines.push('', `First release of a ${release.pulsesPerWeek.toLocaleString('en')}-pulse week (20 teams, one transaction, PostgreSQL): median ${release.medianMs} ms over ${release.runs.length} weeks (${release.runs.join(', ')} ms); target < 50 ms.`);
+    lines.push(
+      '',
+      `First release of a ${release.pulsesPerWeek.toLocaleString('en')}-pulse week (20 teams, one transaction, PostgreSQL): median ${release.medianMs} ms over ${release.runs.length} weeks (${release.runs.join(', ')} ms); target < 50 ms.`,
+    );
   }
   const curve = (r.statsCurve ?? []) as { pulses: number; p50: number; p99: number }[];
   if (curve.length) {
@@ -629,20 +659,46 @@ function renderMarkdown(r: Record<string, unknown>): string {
     for (const c of curve) lines.push(`| ${c.pulses.toLocaleString('en')} | ${c.p50.toFixed(2)} | ${c.p99.toFixed(2)} |`);
     const first = curve[0];
     const last = curve[curve.length - 1];
-    lines.push('', `Latency at ${last.pulses.toLocaleString('en')} / at ${first.pulses.toLocaleString('en')}: ${(last.p50 / first.p50).toFixed(2)}x (target <= 1.5x).`);
+    lines.push(
+      '',
+      `Latency at ${last.pulses.toLocaleString('en')} / at ${first.pulses.toLocaleString('en')}: ${(last.p50 / first.p50).toFixed(2)}x (target <= 1.5x).`,
+    );
   }
   type Start = { secondsToAnswer: number; peakRssMb: number; idleRssMb: number };
   const pgl = r.pglite as
-    | { ranAt?: string; settings?: Record<string, string>; start?: { emptyDir: Start; existingDir: Start }; pulses: number; scenarios: (Measure & { scenario: string })[]; peakRssMb: number }
+    | {
+        ranAt?: string;
+        settings?: Record<string, string>;
+        start?: { emptyDir: Start; existingDir: Start };
+        pulses: number;
+        scenarios: (Measure & { scenario: string })[];
+        peakRssMb: number;
+      }
     | undefined;
   if (pgl) {
     lines.push('', `## Embedded PGlite mode${pgl.ranAt ? ` (section run ${pgl.ranAt})` : ''}`);
-    if (pgl.settings) lines.push('', `Settings: ${Object.entries(pgl.settings).map(([k, v]) => `${k} = ${v}`).join(', ')}.`);
+    if (pgl.settings)
+      lines.push(
+        '',
+        `Settings: ${Object.entries(pgl.settings)
+          .map(([k, v]) => `${k} = ${v}`)
+          .join(', ')}.`,
+      );
     if (pgl.start) {
-      lines.push('', '`npm start` (serve --demo-if-empty):', '', '| DATA_DIR | answers after s | peak RSS MB | idle RSS MB (10 s after) | target |', '|---|---|---|---|---|');
+      lines.push(
+        '',
+        '`npm start` (serve --demo-if-empty):',
+        '',
+        '| DATA_DIR | answers after s | peak RSS MB | idle RSS MB (10 s after) | target |',
+        '|---|---|---|---|---|',
+      );
       const met = (x: Start) => x.peakRssMb <= 400 && x.idleRssMb <= 300;
-      lines.push(`| empty (new user) | ${pgl.start.emptyDir.secondsToAnswer.toFixed(1)} | ${pgl.start.emptyDir.peakRssMb.toFixed(0)} | ${pgl.start.emptyDir.idleRssMb.toFixed(0)} | peak <= 400, idle <= 300: ${met(pgl.start.emptyDir) ? 'met' : '**not met**'} |`);
-      lines.push(`| existing | ${pgl.start.existingDir.secondsToAnswer.toFixed(1)} | ${pgl.start.existingDir.peakRssMb.toFixed(0)} | ${pgl.start.existingDir.idleRssMb.toFixed(0)} | peak <= 400, idle <= 300: ${met(pgl.start.existingDir) ? 'met' : '**not met**'} |`);
+      lines.push(
+        `| empty (new user) | ${pgl.start.emptyDir.secondsToAnswer.toFixed(1)} | ${pgl.start.emptyDir.peakRssMb.toFixed(0)} | ${pgl.start.emptyDir.idleRssMb.toFixed(0)} | peak <= 400, idle <= 300: ${met(pgl.start.emptyDir) ? 'met' : '**not met**'} |`,
+      );
+      lines.push(
+        `| existing | ${pgl.start.existingDir.secondsToAnswer.toFixed(1)} | ${pgl.start.existingDir.peakRssMb.toFixed(0)} | ${pgl.start.existingDir.idleRssMb.toFixed(0)} | peak <= 400, idle <= 300: ${met(pgl.start.existingDir) ? 'met' : '**not met**'} |`,
+      );
     }
     lines.push('', `Throughput, ${pgl.pulses.toLocaleString('en')} pulses, 4 connections:`, '', '| scenario | req/s | p50 ms | p99 ms |', '|---|---|---|---|');
     for (const s of pgl.scenarios) lines.push(`| ${s.scenario} | ${s.reqPerSec.toFixed(0)} | ${s.p50} | ${s.p99} |`);
@@ -658,23 +714,37 @@ function renderMarkdown(r: Record<string, unknown>): string {
     lines.push('', `## Import (${Number(imp.rows).toLocaleString('en')} NDJSON pulses, PostgreSQL${imp.ranAt ? `, section run ${imp.ranAt}` : ''})`, '');
     lines.push('| path | seconds | rows/s | importer / it |', '|---|---|---|---|');
     lines.push(`| \`climate-pulse import-pulses\` (NDJSON, abort mode) | ${f(cli.seconds)} | ${(cli.rowsPerSec ?? 0).toFixed(0)} | — |`);
-    if (floor) lines.push(`| floor: plain COPY into a table with the same primary key (${f(floor.copySeconds)} s), (org_id, created_at, id) index built afterwards (${f(floor.indexSeconds)} s) | ${f(floor.seconds)} | ${(Number(imp.rows) / floor.seconds).toFixed(0)} | **${Number(imp.floorRatio ?? 0).toFixed(2)}x** (target >= 0.35x) |`);
-    if (indexedCopy) lines.push(`| \`psql \\copy\` into a copy of pulses (its primary key and indexes; no rollups) | ${f(indexedCopy.seconds)} | ${(Number(imp.rows) / indexedCopy.seconds).toFixed(0)} | ${Number(imp.ratio ?? 0).toFixed(2)}x |`);
+    if (floor)
+      lines.push(
+        `| floor: plain COPY into a table with the same primary key (${f(floor.copySeconds)} s), (org_id, created_at, id) index built afterwards (${f(floor.indexSeconds)} s) | ${f(floor.seconds)} | ${(Number(imp.rows) / floor.seconds).toFixed(0)} | **${Number(imp.floorRatio ?? 0).toFixed(2)}x** (target >= 0.35x) |`,
+      );
+    if (indexedCopy)
+      lines.push(
+        `| \`psql \\copy\` into a copy of pulses (its primary key and indexes; no rollups) | ${f(indexedCopy.seconds)} | ${(Number(imp.rows) / indexedCopy.seconds).toFixed(0)} | ${Number(imp.ratio ?? 0).toFixed(2)}x |`,
+      );
     if (b) {
-      lines.push('', 'Where the time goes (seconds; the first three are differences between COPYs of the same rows into tables with more of pulses\' machinery each, in this run):', '');
+      lines.push(
+        '',
+        "Where the time goes (seconds; the first three are differences between COPYs of the same rows into tables with more of pulses' machinery each, in this run):",
+        '',
+      );
       lines.push('| phase | seconds |', '|---|---|');
       lines.push(`| COPY into a table with the primary key (org_id, id) | ${f(b.copyWithPrimaryKey)} |`);
       lines.push(`| + maintaining the secondary indexes of pulses (two since migration 0010) | ${f(b.secondaryIndexes)} |`);
-      lines.push(`| + the two per-row foreign key checks pulses had until migration 0007 (now held by the rollups, checked once per rollup row) | ${f(b.perRowForeignKeyChecks)} |`);
+      lines.push(
+        `| + the two per-row foreign key checks pulses had until migration 0007 (now held by the rollups, checked once per rollup row) | ${f(b.perRowForeignKeyChecks)} |`,
+      );
       lines.push(`| importer: reading, parsing and validating NDJSON (node, overlaps the database) | ${f(b.importerParseValidate)} |`);
-      lines.push(`| importer: waiting for the previous batch (rows in time order inserted, indexed and folded; the others staged) | ${f(b.importerStreamWait)} |`);
+      lines.push(
+        `| importer: waiting for the previous batch (rows in time order inserted, indexed and folded; the others staged) | ${f(b.importerStreamWait)} |`,
+      );
       lines.push(`| importer: the end (the last batch, then the staged rows moved in time order) | ${f(b.importerLastBatch)} |`);
       lines.push(`| importer: commit | ${f(b.importerCommit)} |`);
     }
     lines.push(
       '',
       'Each COPY runs alone, one after another; a difference of a few seconds (or a negative one) is within the noise of a shared machine.',
-      'The importer\'s own phases overlap: node reads and validates a batch while the database writes the previous one.',
+      "The importer's own phases overlap: node reads and validates a batch while the database writes the previous one.",
       '',
       `Importer peak RSS: ${(cli.peakRssMb ?? 0).toFixed(0)} MB.`,
       '',
@@ -685,7 +755,7 @@ function renderMarkdown(r: Record<string, unknown>): string {
   }
   if (r.alerts) lines.push('', alertsMarkdown(r.alerts as AlertsBenchResult).trimEnd());
   if (r.ingest) lines.push('', ingestMarkdown(r.ingest as IngestBenchResult).trimEnd());
-  return lines.join('\n') + '\n';
+  return `${lines.join('\n')}\n`;
 }
 
 /** `--only alerts`: runs the alert engine bench alone and updates its part of the results. */
@@ -694,11 +764,15 @@ async function onlyAlerts() {
   mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
   const jsonFile = join(ROOT, 'bench/results/latest.json');
   const json = existsSync(jsonFile) ? JSON.parse(readFileSync(jsonFile, 'utf8')) : {};
-  writeFileSync(jsonFile, JSON.stringify({ ...json, alerts: r }, null, 2) + '\n');
+  writeFileSync(jsonFile, `${JSON.stringify({ ...json, alerts: r }, null, 2)}\n`);
   const mdFile = join(ROOT, 'bench/results/latest.md');
-  const md = existsSync(mdFile) ? readFileSync(mdFile, 'utf8').replace(/\n## Alert engine\n[\s\S]*?(?=\n## |$)/, '').trimEnd() + '\n' : '';
+  const md = existsSync(mdFile)
+    ? `${readFileSync(mdFile, 'utf8')
+        .replace(/\n## Alert engine\n[\s\S]*?(?=\n## |$)/, '')
+        .trimEnd()}\n`
+    : '';
   writeFileSync(mdFile, `${md}\n${alertsMarkdown(r)}`);
-  console.log('\n' + alertsMarkdown(r));
+  console.log(`\n${alertsMarkdown(r)}`);
 }
 
 /**
@@ -710,14 +784,19 @@ async function onlyPrivacy() {
   const { benchPrivacy, privacyMarkdown } = await import('./comments.js');
   execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
   const r = await benchPrivacy(flags['database-url']!, {
-    pulses: num('pulses'), orgs: num('orgs'), rounds: num('rounds'), seconds: num('duration'), connections: num('connections'),
-    baselineDir: process.env.BENCH_BASELINE_DIR, log,
+    pulses: num('pulses'),
+    orgs: num('orgs'),
+    rounds: num('rounds'),
+    seconds: num('duration'),
+    connections: num('connections'),
+    baselineDir: process.env.BENCH_BASELINE_DIR,
+    log,
   });
   const out = { ranAt: new Date().toISOString(), ...r };
   mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
-  writeFileSync(join(ROOT, 'bench/results/privacy.json'), JSON.stringify(out, null, 2) + '\n');
+  writeFileSync(join(ROOT, 'bench/results/privacy.json'), `${JSON.stringify(out, null, 2)}\n`);
   writeFileSync(join(ROOT, 'bench/results/privacy.md'), privacyMarkdown(out));
-  console.log('\n' + privacyMarkdown(out));
+  console.log(`\n${privacyMarkdown(out)}`);
 }
 
 /** `--only ingest`: builds, runs the ingestion bench alone and updates its part of the results. */
@@ -726,11 +805,15 @@ async function onlyIngest() {
   const r = await benchIngest(flags['database-url']!, log, num('import-rows'));
   const jsonFile = join(ROOT, 'bench/results/latest.json');
   const json = existsSync(jsonFile) ? JSON.parse(readFileSync(jsonFile, 'utf8')) : {};
-  writeFileSync(jsonFile, JSON.stringify({ ...json, ingest: r }, null, 2) + '\n');
+  writeFileSync(jsonFile, `${JSON.stringify({ ...json, ingest: r }, null, 2)}\n`);
   const mdFile = join(ROOT, 'bench/results/latest.md');
-  const md = existsSync(mdFile) ? readFileSync(mdFile, 'utf8').replace(/\n## Live ingestion[\s\S]*?(?=\n## |$)/, '').trimEnd() + '\n' : '';
+  const md = existsSync(mdFile)
+    ? `${readFileSync(mdFile, 'utf8')
+        .replace(/\n## Live ingestion[\s\S]*?(?=\n## |$)/, '')
+        .trimEnd()}\n`
+    : '';
   writeFileSync(mdFile, `${md}\n${ingestMarkdown(r)}`);
-  console.log('\n' + ingestMarkdown(r));
+  console.log(`\n${ingestMarkdown(r)}`);
 }
 
 await main();

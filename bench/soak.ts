@@ -346,7 +346,10 @@ Mix: 65 % reads (pulses, stats, daily stats, comments, alerts, org, teams), 2 % 
 | figure | value |
 |---|---|
 | requests | ${samples.length} (${(samples.length / seconds).toFixed(0)}/s) |
-| status counts | ${[...statusCounts].sort().map(([k, v]) => `${k}: ${v}`).join(', ')} |
+| status counts | ${[...statusCounts]
+    .sort()
+    .map(([k, v]) => `${k}: ${v}`)
+    .join(', ')} |
 | 5xx other than 503 during the restart | ${bad5xx.length} |
 | network errors outside the restart window | ${networkOutside} |
 | writes sent | ${writes.length}, acknowledged ${acknowledged.length}, never acknowledged ${unacknowledged}, retries of unanswered writes ${writeRetries} |
@@ -365,7 +368,14 @@ ${row('new writes (first attempt)', ms('write'))}
 ${row('retries and replays', ms('retry'))}
 
 ${fiveXxTable}
-${violations.length ? `Violations (first 50):\n\n${violations.slice(0, 50).map((v) => `- ${v}`).join('\n')}\n` : 'No violations: every answer was 2xx or 429, or 503 / a refused connection during the restart; every acknowledged write is in the database once, with its id; every replay returned the same id.\n'}`;
+${
+  violations.length
+    ? `Violations (first 50):\n\n${violations
+        .slice(0, 50)
+        .map((v) => `- ${v}`)
+        .join('\n')}\n`
+    : 'No violations: every answer was 2xx or 429, or 503 / a refused connection during the restart; every acknowledged write is in the database once, with its id; every replay returned the same id.\n'
+}`;
   mkdirSync(resolve(flags.out!, '..'), { recursive: true });
   writeFileSync(flags.out!, md);
   console.log(md);

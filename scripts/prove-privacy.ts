@@ -26,7 +26,14 @@ const runs = Number(values.runs);
 const seed = values.seed !== undefined ? Number(values.seed) : Date.now() % 2 ** 31;
 const maxOps = Number(values['max-ops']);
 const twinArrival = values['twin-arrival'];
-if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(seed) || !Number.isInteger(maxOps) || maxOps < 1 || (twinArrival !== undefined && twinArrival !== 'CLEAN' && twinArrival !== 'FLAGGED')) {
+if (
+  !Number.isInteger(runs) ||
+  runs < 1 ||
+  !Number.isInteger(seed) ||
+  !Number.isInteger(maxOps) ||
+  maxOps < 1 ||
+  (twinArrival !== undefined && twinArrival !== 'CLEAN' && twinArrival !== 'FLAGGED')
+) {
   console.error('usage: npm run prove-privacy -- --runs N [--seed S] [--max-ops K] [--twin-arrival CLEAN|FLAGGED]');
   process.exit(2);
 }
@@ -70,7 +77,9 @@ try {
     console.error(`FAILED on ${engine}, seed ${seed}, after ${result.numRuns} scenarios (${seconds()} s)`);
     process.exitCode = 1;
   } else {
-    console.log(`passed: ${result.numRuns} scenarios of at most ${maxOps} operations on ${engine} (${meaningful} with the twin comment released), seed ${seed}, ${seconds()} s`);
+    console.log(
+      `passed: ${result.numRuns} scenarios of at most ${maxOps} operations on ${engine} (${meaningful} with the twin comment released), seed ${seed}, ${seconds()} s`,
+    );
   }
 } finally {
   clearInterval(timer);

@@ -12,7 +12,7 @@ export async function generateOpenApi(): Promise<string> {
   const db = await PgliteExecutor.open();
   await migrate(db);
   const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', COMMENT_CURSOR_SECRET: 'x'.repeat(32) }), { db });
-  const doc = JSON.stringify(app.swagger(), null, 2) + '\n';
+  const doc = `${JSON.stringify(app.swagger(), null, 2)}\n`;
   await app.close();
   await db.close();
   return doc;
@@ -21,7 +21,7 @@ export async function generateOpenApi(): Promise<string> {
 export async function generateAdminOpenApi(): Promise<string> {
   const db = await PgliteExecutor.open();
   const app = await buildAdminApp(loadConfig({ LOG_LEVEL: 'silent' }), { db });
-  const doc = JSON.stringify(app.swagger(), null, 2) + '\n';
+  const doc = `${JSON.stringify(app.swagger(), null, 2)}\n`;
   await app.close();
   await db.close();
   return doc;

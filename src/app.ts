@@ -10,7 +10,16 @@ import { KeyUsageRecorder } from './domain/key-usage.js';
 import { KeyResolver } from './domain/keys.js';
 import { ApiError } from './contract/errors.js';
 import { contractServerOptions, listenerLogFields, operations, registerBase } from './http/plugins/index.js';
-import { AuthFailureLimiter, caching, connectRedis, LimitCounters, redisReady, registerPublicApi, registerPublicDocuments, type RouteDeps } from './public/index.js';
+import {
+  AuthFailureLimiter,
+  caching,
+  connectRedis,
+  LimitCounters,
+  redisReady,
+  registerPublicApi,
+  registerPublicDocuments,
+  type RouteDeps,
+} from './public/index.js';
 import { registerConsole } from './console/index.js';
 import { registerCheckin } from './checkin/index.js';
 import { CheckinKeys } from './domain/checkins/keys.js';

@@ -157,7 +157,9 @@ export function runPrimary(config: Config, log: (line: string) => void): boolean
     // Places empty now (a new worker of an earlier roll that failed its trial): filled first, stopping nobody.
     const empty = Math.max(0, config.workers - old.length - restartTimers.size);
     const places: (Worker | undefined)[] = [...Array<undefined>(empty).fill(undefined), ...old];
-    log(`rolling restart: replacing ${old.length} ${old.length === 1 ? 'worker' : 'workers'} one at a time${empty > 0 ? `, after starting ${empty} in ${empty === 1 ? 'an empty place' : 'empty places'}` : ''}`);
+    log(
+      `rolling restart: replacing ${old.length} ${old.length === 1 ? 'worker' : 'workers'} one at a time${empty > 0 ? `, after starting ${empty} in ${empty === 1 ? 'an empty place' : 'empty places'}` : ''}`,
+    );
     let replaced = 0;
     const serving = () => old.filter((w) => toReplace.has(w) && !w.isDead()).length;
     const stoppedBecause = (why: string) => {

@@ -102,10 +102,13 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
       timer.unref();
       // The last resort, a second before the grace ends: connections still idle then are closed
       // however short their idleness, so that the process still exits 0 (docs/deployment.md).
-      const lastResort = setTimeout(() => {
-        const closed = drains.reduce((n, d) => n + d.closeIdleNow(), 0);
-        if (closed > 0) app.log.info({ closed, graceMs: config.shutdownGraceMs }, 'closing idle connections before SHUTDOWN_GRACE_MS ends');
-      }, Math.max(config.shutdownGraceMs - 1_000, Math.floor(config.shutdownGraceMs * 0.8)));
+      const lastResort = setTimeout(
+        () => {
+          const closed = drains.reduce((n, d) => n + d.closeIdleNow(), 0);
+          if (closed > 0) app.log.info({ closed, graceMs: config.shutdownGraceMs }, 'closing idle connections before SHUTDOWN_GRACE_MS ends');
+        },
+        Math.max(config.shutdownGraceMs - 1_000, Math.floor(config.shutdownGraceMs * 0.8)),
+      );
       lastResort.unref();
       const startedAt = Date.now();
       // /readyz says 503 at once.
@@ -160,7 +163,9 @@ function warnOfLooseLimits(config: Config, log: FastifyInstance['log']) {
     log.warn(`rate limits: WORKERS=${config.workers} without REDIS_URL, so each process counts its own limits (up to ${config.workers} times the plan's)`);
   }
   if (config.webhookAllowPrivate) {
-    log.warn('webhooks: WEBHOOK_ALLOW_PRIVATE is on, so endpoints may be http:// and on loopback or private addresses (for a receiver on this machine during development; never in production)');
+    log.warn(
+      'webhooks: WEBHOOK_ALLOW_PRIVATE is on, so endpoints may be http:// and on loopback or private addresses (for a receiver on this machine during development; never in production)',
+    );
   }
 }
 

@@ -28,16 +28,24 @@ const routes = {
       params,
     );
     const items = rows.slice(0, 50).map((r) => ({
-      id: r.id, level: r.level, moderationStatus: r.moderation_status, reason: r.reason,
-      subteamId: r.subteam_id, subteamName: r.subteam_name, createdAt: r.created_at.toISOString(),
+      id: r.id,
+      level: r.level,
+      moderationStatus: r.moderation_status,
+      reason: r.reason,
+      subteamId: r.subteam_id,
+      subteamName: r.subteam_name,
+      createdAt: r.created_at.toISOString(),
     }));
     const last = items[items.length - 1];
     return { items, nextCursor: rows.length > 50 ? `${last.createdAt}|${last.id}` : null };
   },
   async '/v1/stats'() {
-    const { rows: [all] } = await pool.query('SELECT count(*)::int AS n, avg(level)::float8 AS a FROM pulses WHERE org_id = $1', [org]);
-    const { rows: [week] } = await pool.query(
-      `SELECT count(*)::int AS n, avg(level)::float8 AS a FROM pulses WHERE org_id = $1 AND created_at >= now() - interval '7 days'`, [org]);
+    const {
+      rows: [all],
+    } = await pool.query('SELECT count(*)::int AS n, avg(level)::float8 AS a FROM pulses WHERE org_id = $1', [org]);
+    const {
+      rows: [week],
+    } = await pool.query(`SELECT count(*)::int AS n, avg(level)::float8 AS a FROM pulses WHERE org_id = $1 AND created_at >= now() - interval '7 days'`, [org]);
     const r2 = (x) => (x === null ? null : Math.round(x * 100) / 100);
     return { avgLevel: r2(all.a), minimumSample: 5, pulseCount: all.n, weeklyAvgLevel: r2(week.a), weeklyPulseCount: week.n };
   },
@@ -54,16 +62,20 @@ const routes = {
   async '/v1/comments'() {
     const to = new Date(Math.floor(Date.now() / DAY) * DAY + DAY);
     const from = new Date(to.getTime() - 30 * DAY);
-    const { rows: [s] } = await pool.query('SELECT count(*)::int AS n FROM pulses WHERE org_id = $1 AND created_at >= $2 AND created_at < $3', [org, from, to]);
+    const {
+      rows: [s],
+    } = await pool.query('SELECT count(*)::int AS n FROM pulses WHERE org_id = $1 AND created_at >= $2 AND created_at < $3', [org, from, to]);
     if (s.n < 5) return { items: [], minimumSample: 5, nextCursor: null, suppressed: true };
     const { rows } = await pool.query(
       `SELECT id, comment, created_at FROM pulses WHERE org_id = $1 AND moderation_status = 'CLEAN' AND comment <> ''
-          AND created_at >= $2 AND created_at < $3 ORDER BY created_at DESC, id DESC LIMIT 21`, [org, from, to]);
+          AND created_at >= $2 AND created_at < $3 ORDER BY created_at DESC, id DESC LIMIT 21`,
+      [org, from, to],
+    );
     return { items: rows.slice(0, 20).map((r) => ({ comment: r.comment })), minimumSample: 5, nextCursor: rows.length > 20 ? 'x' : null, suppressed: false };
   },
   async 'POST /v1/actions'(_url, body, req) {
     const input = JSON.parse(body);
-    const id = 'act_' + randomBytes(8).toString('hex');
+    const id = `act_${randomBytes(8).toString('hex')}`;
     const client = await pool.connect();
     try {
       await client.query('BEGIN');

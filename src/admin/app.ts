@@ -60,7 +60,9 @@ export async function buildAdminApp(config: Config, deps: AdminDeps): Promise<Fa
           'What the product around the REST API needs to run it: organizations, plans, keys, live ingestion of pulses, moderation, the read marker of alerts, webhook endpoints, the audit log and backups of the embedded database. Never served on the public port.',
       },
       servers: [{ url: '/', description: 'ADMIN_HOST:ADMIN_PORT, or the Unix socket in DATA_DIR (embedded mode).' }],
-      components: { securitySchemes: { adminToken: { type: 'http', scheme: 'bearer', description: '`Authorization: Bearer <ADMIN_TOKEN>` (at least 32 characters).' } } },
+      components: {
+        securitySchemes: { adminToken: { type: 'http', scheme: 'bearer', description: '`Authorization: Bearer <ADMIN_TOKEN>` (at least 32 characters).' } },
+      },
       security: [{ adminToken: [] }],
       tags: [
         { name: 'organizations', description: 'Create, list, read, change, delete (soft) and erase organizations.' },
@@ -72,7 +74,7 @@ export async function buildAdminApp(config: Config, deps: AdminDeps): Promise<Fa
         { name: 'members', description: "The console's members: list, invite, remove." },
         { name: 'audit', description: "The organization's audit log: every change, by whom." },
         { name: 'database', description: 'A consistent backup of the embedded database while the server runs.' },
-        { name: 'check-ins', description: 'Weekly check-ins: the roster, the round\'s settings, the week\'s links without SMTP, participation counts.' },
+        { name: 'check-ins', description: "Weekly check-ins: the roster, the round's settings, the week's links without SMTP, participation counts." },
       ],
     },
   });

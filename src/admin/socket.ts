@@ -27,7 +27,9 @@ export function trustedAdminSocket(dataDir: string): string | null {
   if (!st.isSocket()) throw new DataDirPermissionsError(`${path} is not the server's socket (it is not a socket); remove it and try again`);
   const me = process.getuid?.();
   if (me !== undefined && st.uid !== me) {
-    throw new DataDirPermissionsError(`the operator socket ${path} belongs to uid ${st.uid}, not to uid ${me} that runs climate-pulse; run the command as the user that runs the server`);
+    throw new DataDirPermissionsError(
+      `the operator socket ${path} belongs to uid ${st.uid}, not to uid ${me} that runs climate-pulse; run the command as the user that runs the server`,
+    );
   }
   return path;
 }

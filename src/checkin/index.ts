@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../contract/errors.js';
 import type { DatabaseExecutor } from '../domain/database.js';
-import { CheckinKeys, publishedKeys } from '../domain/checkins/keys.js';
+import { type CheckinKeys, publishedKeys } from '../domain/checkins/keys.js';
 import { answerCheckin, issueCheckinToken, openCheckin, type CheckinAnswer } from '../domain/checkins/answers.js';
 import { PAGE_CSP } from '../http/html.js';
 import { aboutPage, checkinPage, CHECKIN_CSS } from './page.js';
@@ -35,13 +35,27 @@ async function bundleClient(): Promise<string> {
   const ts = fileURLToPath(new URL('./client/checkin.ts', import.meta.url));
   const entry = existsSync(ts) ? ts : fileURLToPath(new URL('./client/checkin.js', import.meta.url));
   const esbuild = await import('esbuild');
-  const out = await esbuild.build({ entryPoints: [entry], bundle: true, format: 'iife', platform: 'browser', target: 'es2020', minify: true, write: false, legalComments: 'eof', logLevel: 'silent' });
+  const out = await esbuild.build({
+    entryPoints: [entry],
+    bundle: true,
+    format: 'iife',
+    platform: 'browser',
+    target: 'es2020',
+    minify: true,
+    write: false,
+    legalComments: 'eof',
+    logLevel: 'silent',
+  });
   return out.outputFiles[0].text;
 }
 
 /** Bundled once per process: every app built in it (tests build hundreds) serves the same script. */
 let bundled: Promise<string> | undefined;
-const clientScript = () => (bundled ??= bundleClient().catch((err) => ((bundled = undefined), Promise.reject(err))));
+const clientScript = () =>
+  (bundled ??= bundleClient().catch((err) => {
+    bundled = undefined;
+    return Promise.reject(err);
+  }));
 
 /** A window of one minute per key, in memory: nothing of it reaches a disk, a log or Redis. */
 class MemoryLimit {
@@ -90,8 +104,12 @@ export async function registerCheckin(app: FastifyInstance, opts: CheckinOptions
 
       scope.get('/o/:orgId', hidden, async (_request, reply) => sendHtml(reply, checkinPage()));
       scope.get('/about', hidden, async (_request, reply) => sendHtml(reply, aboutPage()));
-      scope.get('/assets/checkin.js', hidden, async (_request, reply) => reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-cache').send(script));
-      scope.get('/assets/checkin.css', hidden, async (_request, reply) => reply.type('text/css; charset=utf-8').header('cache-control', 'no-cache').send(CHECKIN_CSS));
+      scope.get('/assets/checkin.js', hidden, async (_request, reply) =>
+        reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-cache').send(script),
+      );
+      scope.get('/assets/checkin.css', hidden, async (_request, reply) =>
+        reply.type('text/css; charset=utf-8').header('cache-control', 'no-cache').send(CHECKIN_CSS),
+      );
 
       scope.get<{ Params: { orgId: string } }>('/keys/:orgId', hidden, async (request, reply) => {
         const keys = await publishedKeys(opts.db, request.params.orgId, opts.now());
@@ -115,7 +133,8 @@ export async function registerCheckin(app: FastifyInstance, opts: CheckinOptions
       scope.post('/answer', { ...hidden, preHandler: limited }, async (request) => {
         const b = body(request);
         only(b, ['orgId', 'keyId', 'message', 'signature', 'level', 'reason', 'comment']);
-        if (typeof b.orgId !== 'string' || !/^[A-Za-z0-9._-]{1,128}$/.test(b.orgId)) throw new ApiError('invalid_request', "'orgId' must be an organization id.");
+        if (typeof b.orgId !== 'string' || !/^[A-Za-z0-9._-]{1,128}$/.test(b.orgId))
+          throw new ApiError('invalid_request', "'orgId' must be an organization id.");
         return answerCheckin(opts.db, opts.keys, b.orgId, b as unknown as CheckinAnswer, { releaseDelayHours: opts.commentsReleaseDelayHours }, opts.now());
       });
     },

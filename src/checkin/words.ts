@@ -11,20 +11,19 @@ export const WORDS = {
   reasonNone: 'Rather not say',
   comment: 'Anything to add? (optional, at most 2,000 characters)',
   submit: 'Send my answer',
-  kept:
-    'Kept: your answer, its team and the hour it arrived. Not kept: who you are. Your link only obtains a signed token; your answer is sent with the token alone, and the service cannot tell whose token it was.',
+  kept: 'Kept: your answer, its team and the hour it arrived. Not kept: who you are. Your link only obtains a signed token; your answer is sent with the token alone, and the service cannot tell whose token it was.',
   howItWorks: 'How this works',
   noScript:
     'This page needs JavaScript: your browser makes the anonymous token itself, so that the service never learns which answer is yours. Without JavaScript nothing is sent and nothing is recorded.',
   loading: 'Preparing your anonymous token…',
-  team: (name: string | null) => (name ? `Team: ${name}` : 'Your answer counts for the whole organization (your team has fewer than 5 people on the roster, so no team is shown).'),
+  team: (name: string | null) =>
+    name ? `Team: ${name}` : 'Your answer counts for the whole organization (your team has fewer than 5 people on the roster, so no team is shown).',
   org: (name: string) => `${name} asks:`,
   linkMissing: 'This page opens from the personal link in your check-in email.',
   linkGone: 'This link is not valid or has closed. A new one comes with the next check-in.',
   keyMismatch:
     'Stopped: the key this page was given is not the one published for your team and week. Answering could let the service recognise you, so nothing was sent.',
-  alreadyIssued:
-    'This link was already used to prepare an answer, perhaps in another browser. Finish there; each link gives one answer a week.',
+  alreadyIssued: 'This link was already used to prepare an answer, perhaps in another browser. Finish there; each link gives one answer a week.',
   alreadyAnswered: 'This answer was already recorded. Thank you.',
   failed: 'Something went wrong; nothing was recorded. Reload the page to try again.',
   thanksTitle: 'Thank you',

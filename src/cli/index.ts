@@ -18,10 +18,7 @@ import { registerPulses } from './commands/pulses.js';
 import { registerServe } from './commands/serve.js';
 import { registerWebhooks } from './commands/webhooks.js';
 
-const program = new Command()
-  .name('climate-pulse')
-  .description('Climate Pulse REST API: server and operator tools')
-  .showHelpAfterError();
+const program = new Command().name('climate-pulse').description('Climate Pulse REST API: server and operator tools').showHelpAfterError();
 
 registerServe(program);
 registerMigrate(program);

@@ -167,7 +167,11 @@ export async function importThroughSocket(
       let outcome: { summary?: ImportSummary; error?: { message: string } } | undefined;
       for await (const text of createInterface({ input: res as NodeJS.ReadableStream & AsyncIterable<string>, crlfDelay: Infinity })) {
         if (!text.trim()) continue;
-        const msg = JSON.parse(text) as { progress?: { bytes: number; total: number; rows: number; moved?: number; staged?: number }; summary?: ImportSummary; error?: { message: string } };
+        const msg = JSON.parse(text) as {
+          progress?: { bytes: number; total: number; rows: number; moved?: number; staged?: number };
+          summary?: ImportSummary;
+          error?: { message: string };
+        };
         const p = msg.progress;
         if (p) opts.progress(p.bytes, p.total, p.rows, p.staged === undefined ? undefined : { moved: p.moved ?? 0, staged: p.staged });
         else outcome = msg;

@@ -12,7 +12,7 @@ export function tableRows(count: number, cells: (i: number) => readonly (string 
   for (let i = 0; i < count; i++) {
     // Without the optional end tags of td and tr (HTML's own rule): a fifth of a long table's bytes.
     let row = '<tr>';
-    for (const v of cells(i)) row += '<td>' + (typeof v === 'number' ? String(v) : escapeHtml(v));
+    for (const v of cells(i)) row += `<td>${typeof v === 'number' ? String(v) : escapeHtml(v)}`;
     rows[i] = row;
   }
   return new Safe(rows.join(''));
@@ -49,8 +49,9 @@ ${scripts.map((src) => html`<script src="${src}" defer></script>`)}
 <a class="skip" href="#main">Skip to content</a>
 <header class="top">
 <p class="brand">Climate Pulse console${nav ? html` · <span class="org">${nav.orgName}</span>` : ''}</p>
-${nav
-  ? html`<nav aria-label="Console">
+${
+  nav
+    ? html`<nav aria-label="Console">
 <ul>${nav.items.map((i) => html`<li><a href="${i.href}"${i.href === nav.current ? html` aria-current="page"` : ''}>${i.label}</a></li>`)}</ul>
 </nav>
 <form method="post" action="/console/sign-out" class="signout">
@@ -58,7 +59,8 @@ ${nav
 <span class="who">${nav.email}</span>
 <button type="submit">Sign out</button>
 </form>`
-  : ''}
+    : ''
+}
 </header>
 <main id="main" tabindex="-1">
 ${body}
@@ -73,4 +75,3 @@ export const notice = (text: string | undefined, kind: 'error' | 'ok' = 'error')
   text ? html`<p class="notice ${kind}" role="${kind === 'error' ? 'alert' : 'status'}">${text}</p>` : html``;
 
 export const csrfField = (token: string) => html`<input type="hidden" name="_csrf" value="${token}">`;
-

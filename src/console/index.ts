@@ -38,7 +38,7 @@ export interface ConsoleOptions {
 export async function registerConsole(app: FastifyInstance, opts: ConsoleOptions) {
   await app.register(
     async (scope) => {
-      if (opts.mail && !opts.mail.from) throw new Error('MAIL_FROM is required with SMTP_URL: the sender of the console\'s invitations.');
+      if (opts.mail && !opts.mail.from) throw new Error("MAIL_FROM is required with SMTP_URL: the sender of the console's invitations.");
       const deps: ConsoleDeps & ConsoleOptions = {
         ...opts,
         secureCookies: opts.publicBaseUrl?.startsWith('https://') ?? false,

@@ -41,7 +41,7 @@ export class ApiError extends PlainError {
     message: string,
     readonly headers: Record<string, string> = {},
   ) {
-    super(message.length > 500 ? message.slice(0, 497) + '...' : message);
+    super(message.length > 500 ? `${message.slice(0, 497)}...` : message);
     this.statusCode = ERROR_STATUS[code];
   }
 }

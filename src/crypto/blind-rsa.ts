@@ -1,4 +1,14 @@
-import { constants, createPrivateKey, createPublicKey, generateKeyPair, privateDecrypt, publicEncrypt, timingSafeEqual, verify, type KeyObject } from 'node:crypto';
+import {
+  constants,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPair,
+  privateDecrypt,
+  publicEncrypt,
+  timingSafeEqual,
+  verify,
+  type KeyObject,
+} from 'node:crypto';
 import { promisify } from 'node:util';
 
 /**

@@ -1,4 +1,17 @@
-import { type Dirent, chmodSync, closeSync, createReadStream, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import {
+  type Dirent,
+  chmodSync,
+  closeSync,
+  createReadStream,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
 import { open, readdir } from 'node:fs/promises';
 import { dirname, join, normalize, relative, resolve, sep } from 'node:path';
 import type { Writable } from 'node:stream';
@@ -66,9 +79,13 @@ async function backupOnce(root: string, query: BackupQuery, out: Writable, stall
   const abort = new AbortController();
   let lastPull = performance.now();
   let pulling = true;
-  const watchdog = setInterval(() => {
-    if (!pulling && performance.now() - lastPull > stallMs) abort.abort(new BackupError(`the backup's reader took nothing for ${stallMs} ms; the backup was ended`));
-  }, Math.max(10, Math.floor(stallMs / 4)));
+  const watchdog = setInterval(
+    () => {
+      if (!pulling && performance.now() - lastPull > stallMs)
+        abort.abort(new BackupError(`the backup's reader took nothing for ${stallMs} ms; the backup was ended`));
+    },
+    Math.max(10, Math.floor(stallMs / 4)),
+  );
   watchdog.unref();
   let started = false;
   async function* entries(): AsyncGenerator<Buffer> {
@@ -180,7 +197,10 @@ async function* walSegments(root: string, label: string, last: string, segmentBy
   const number = (name: string) => parseInt(name.slice(8, 16), 16) * perLog + parseInt(name.slice(16, 24), 16);
   const timeline = first.slice(0, 8);
   for (let n = number(first); n <= number(last); n++) {
-    const name = `${timeline}${Math.floor(n / perLog).toString(16).toUpperCase().padStart(8, '0')}${(n % perLog).toString(16).toUpperCase().padStart(8, '0')}`;
+    const name = `${timeline}${Math.floor(n / perLog)
+      .toString(16)
+      .toUpperCase()
+      .padStart(8, '0')}${(n % perLog).toString(16).toUpperCase().padStart(8, '0')}`;
     yield* liveFile(join(root, WAL_DIR, name), `${WAL_DIR}/${name}`, true);
   }
 }
@@ -196,7 +216,7 @@ function header(name: string, size: number, dir: boolean): Buffer {
     path = path.slice(cut + 1);
   }
   const field = (text: string, at: number, len: number) => h.write(text, at, len, 'utf8');
-  const octal = (n: number, at: number, len: number) => field(n.toString(8).padStart(len - 1, '0') + '\0', at, len);
+  const octal = (n: number, at: number, len: number) => field(`${n.toString(8).padStart(len - 1, '0')}\0`, at, len);
   field(path, 0, 100);
   octal(dir ? 0o700 : 0o600, 100, 8);
   octal(0, 108, 8);
@@ -210,7 +230,7 @@ function header(name: string, size: number, dir: boolean): Buffer {
   field(prefix, 345, 155);
   let sum = 0;
   for (const b of h) sum += b;
-  field(sum.toString(8).padStart(6, '0') + '\0 ', 148, 8);
+  field(`${sum.toString(8).padStart(6, '0')}\0 `, 148, 8);
   return h;
 }
 
@@ -249,7 +269,8 @@ export function checkRestoreTarget(dir: string): boolean {
 function ensureDir(root: string, path: string) {
   mkdirSync(path, { recursive: true, mode: 0o700 });
   for (let p = path; p !== root && p.startsWith(root + sep); p = dirname(p)) {
-    if (!lstatSync(p).isDirectory()) throw new BackupError(`${relative(root, p)} in ${root} changed into something that is not a directory during the restore; nothing was restored`);
+    if (!lstatSync(p).isDirectory())
+      throw new BackupError(`${relative(root, p)} in ${root} changed into something that is not a directory during the restore; nothing was restored`);
   }
 }
 
@@ -303,7 +324,11 @@ async function unpackInto(file: string, input: ChunkReader, root: string): Promi
     const h = await input.read(512);
     if (h.length < 512) throw new BackupError(`${file} ends before its end-of-archive mark (cut short?); nothing was restored`);
     if (h.every((b) => b === 0)) break;
-    const text = (from: number, len: number) => h.subarray(from, from + len).toString('utf8').replace(/\0.*$/s, '');
+    const text = (from: number, len: number) =>
+      h
+        .subarray(from, from + len)
+        .toString('utf8')
+        .replace(/\0.*$/s, '');
     if (text(257, 5) !== 'ustar') throw new BackupError(`${file} is not a backup made by climate-pulse backup (not a tar archive)`);
     const prefix = text(345, 155);
     const name = (prefix ? `${prefix}/` : '') + text(0, 100);

@@ -64,7 +64,13 @@ const tablesQuery = sql(
 
 type TableRow = { table: string; has_org_id: boolean; method: string | null; replication: string | null; refers_to: string[] | string };
 
-export const asList = (v: string[] | string): string[] => (Array.isArray(v) ? v : v.replace(/^\{|\}$/g, '').split(',').filter(Boolean));
+export const asList = (v: string[] | string): string[] =>
+  Array.isArray(v)
+    ? v
+    : v
+        .replace(/^\{|\}$/g, '')
+        .split(',')
+        .filter(Boolean);
 
 /** Tables in an order where every table comes after the tables it refers to (foreign keys). */
 export function referencedFirst(tables: Map<string, string[]>): string[] {
@@ -105,7 +111,9 @@ export async function distributeOnCitus(db: DatabaseExecutor, opts: { shardCount
     const coordinator = new Set<string>(COORDINATOR_TABLES);
     for (const r of rows) {
       if (!reference.has(r.table) && !coordinator.has(r.table) && !r.has_org_id) {
-        throw new Error(`table ${r.table} has no ${DISTRIBUTION_COLUMN} and no role under Citus: add it to REFERENCE_TABLES or COORDINATOR_TABLES in src/db/citus.ts`);
+        throw new Error(
+          `table ${r.table} has no ${DISTRIBUTION_COLUMN} and no role under Citus: add it to REFERENCE_TABLES or COORDINATOR_TABLES in src/db/citus.ts`,
+        );
       }
     }
     for (const table of REFERENCE_TABLES) {

@@ -101,7 +101,14 @@ async function stableText(tx: Transaction, citus: boolean) {
     // Reference tables are written before the distributed tables that refer to them, in one transaction.
     await tx.exec(`SET LOCAL citus.multi_shard_modify_mode = 'sequential'`);
   }
-  for (const s of [`SET LOCAL TimeZone = 'UTC'`, `SET LOCAL DateStyle = 'ISO, MDY'`, `SET LOCAL IntervalStyle = 'postgres'`, `SET LOCAL bytea_output = 'hex'`, `SET LOCAL extra_float_digits = 1`, `SET LOCAL statement_timeout = 0`]) {
+  for (const s of [
+    `SET LOCAL TimeZone = 'UTC'`,
+    `SET LOCAL DateStyle = 'ISO, MDY'`,
+    `SET LOCAL IntervalStyle = 'postgres'`,
+    `SET LOCAL bytea_output = 'hex'`,
+    `SET LOCAL extra_float_digits = 1`,
+    `SET LOCAL statement_timeout = 0`,
+  ]) {
     await tx.exec(s);
   }
 }
@@ -212,12 +219,18 @@ async function copyTable(src: Transaction, dst: Transaction, t: TableInfo): Prom
   const key = t.primaryKey.map(ident).join(', ');
   const keyText = t.primaryKey.map((k, i) => `${ident(k)}::text AS k${i}`).join(', ');
   const params = t.primaryKey.map((_, i) => `$${i + 1}`).join(', ');
-  const first = sql(`copy.read_first.${t.table}`, `SELECT row_to_json(x)::text AS j, ${keyText} FROM (SELECT ${cols} FROM ${ident(t.table)}) x ORDER BY ${key} LIMIT ${BATCH_ROWS}`);
+  const first = sql(
+    `copy.read_first.${t.table}`,
+    `SELECT row_to_json(x)::text AS j, ${keyText} FROM (SELECT ${cols} FROM ${ident(t.table)}) x ORDER BY ${key} LIMIT ${BATCH_ROWS}`,
+  );
   const next = sql(
     `copy.read_next.${t.table}`,
     `SELECT row_to_json(x)::text AS j, ${keyText} FROM (SELECT ${cols} FROM ${ident(t.table)}) x WHERE (${key}) > (${params}) ORDER BY ${key} LIMIT ${BATCH_ROWS}`,
   );
-  const insert = sql(`copy.write.${t.table}`, `INSERT INTO ${ident(t.table)} (${cols}) SELECT ${cols} FROM json_populate_recordset(NULL::${ident(t.table)}, $1::json)`);
+  const insert = sql(
+    `copy.write.${t.table}`,
+    `INSERT INTO ${ident(t.table)} (${cols}) SELECT ${cols} FROM json_populate_recordset(NULL::${ident(t.table)}, $1::json)`,
+  );
   let copied = 0;
   let after: string[] | null = null;
   for (;;) {

@@ -80,7 +80,7 @@ export function lockDataDir(dataDir: string, command = process.argv.slice(2).joi
     try {
       const fd = openSync(file, 'wx', 0o600);
       try {
-        writeSync(fd, JSON.stringify(me) + '\n');
+        writeSync(fd, `${JSON.stringify(me)}\n`);
       } catch (err) {
         closeSync(fd);
         try {
@@ -124,7 +124,9 @@ export function lockDataDir(dataDir: string, command = process.argv.slice(2).joi
       );
     }
     if (holder && holder.host !== me.host) {
-      throw new DataDirLockedError(`the embedded database in ${dir} is locked by process ${holder.pid} on host ${holder.host}; remove ${file} if that host is gone`);
+      throw new DataDirLockedError(
+        `the embedded database in ${dir} is locked by process ${holder.pid} on host ${holder.host}; remove ${file} if that host is gone`,
+      );
     }
     try {
       unlinkSync(file); // stale: its process is gone

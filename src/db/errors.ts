@@ -104,7 +104,7 @@ export function uniqueViolation(err: unknown, orgId?: string): UniqueViolation |
   // Citus relays a worker's violation without the constraint and table fields: its message names the shard's index.
   const constraint = typeof c === 'string' ? c : typeof message === 'string' ? /unique constraint "([^"]+)"/.exec(message)?.[1] : undefined;
   const known = constraint !== undefined ? UNIQUE_THINGS[constraint.replace(/_\d+$/, '')] : undefined;
-  const table = typeof t === 'string' ? t.replace(/_\d+$/, '') : known?.table ?? '';
+  const table = typeof t === 'string' ? t.replace(/_\d+$/, '') : (known?.table ?? '');
   if (!known) return { table, thing: 'a record', field: 'unknown', message: 'a record with the same identity already exists' };
   const m = typeof detail === 'string' ? /^Key \((.+?)\)=\((.*)\) already exists\.$/s.exec(detail) : null;
   let value: string | undefined;

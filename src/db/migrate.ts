@@ -54,9 +54,7 @@ export async function migrate(db: DatabaseExecutor, dir = MIGRATIONS_DIR): Promi
     await tx.exec('SET LOCAL statement_timeout = 0');
     if (await citusVersion(tx)) await tx.exec(CITUS_MIGRATION_SETTINGS);
     await tx.query(createLedger);
-    const done = new Map(
-      (await tx.query<{ version: number; name: string; checksum: string }>(applied)).map((r) => [r.version, r]),
-    );
+    const done = new Map((await tx.query<{ version: number; name: string; checksum: string }>(applied)).map((r) => [r.version, r]));
     const ran: string[] = [];
     for (const m of migrations) {
       const prior = done.get(m.version);

@@ -19,7 +19,12 @@ export interface PgOptions {
  */
 function citusCopyError(err: unknown): unknown {
   const e = err as { code?: unknown; routine?: unknown; message?: unknown };
-  if (e?.code === 'XX000' && e.routine === 'ReportCopyError' && typeof e.message === 'string' && e.message.startsWith('duplicate key value violates unique constraint')) {
+  if (
+    e?.code === 'XX000' &&
+    e.routine === 'ReportCopyError' &&
+    typeof e.message === 'string' &&
+    e.message.startsWith('duplicate key value violates unique constraint')
+  ) {
     Object.assign(e, { code: '23505' });
   }
   return err;

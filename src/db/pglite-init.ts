@@ -1,5 +1,19 @@
 import { spawn } from 'node:child_process';
-import { chmodSync, copyFileSync, cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, renameSync, rmSync, type Stats } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  renameSync,
+  rmSync,
+  type Stats,
+} from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PlainError } from '../contract/errors.js';
@@ -89,7 +103,8 @@ export function checkDataDirRoot(dir: string): boolean {
         : `DATA_DIR ${where} is a symbolic link to ${readlinkSync(where)}, which does not exist; the embedded database never follows links: set DATA_DIR to a real directory`,
     );
   }
-  if (!st.isDirectory()) throw new DataDirPermissionsError(`DATA_DIR ${where} is not a directory; set DATA_DIR to a directory (a new one is made when missing)`);
+  if (!st.isDirectory())
+    throw new DataDirPermissionsError(`DATA_DIR ${where} is not a directory; set DATA_DIR to a directory (a new one is made when missing)`);
   checkOwner(where, where, st);
   return true;
 }
@@ -178,7 +193,9 @@ function checkEmpty(dir: string, template?: string) {
   const ours = new Set([LOCK_FILE, ...(template ? readdirSync(template) : [])]);
   const foreign = readdirSync(dir).filter((e) => !ours.has(e));
   if (foreign.length) {
-    throw new DataDirInitError(`${resolve(dir)} holds no embedded database but is not empty (${foreign.slice(0, 3).join(', ')}); set DATA_DIR to an empty or new directory`);
+    throw new DataDirInitError(
+      `${resolve(dir)} holds no embedded database but is not empty (${foreign.slice(0, 3).join(', ')}); set DATA_DIR to an empty or new directory`,
+    );
   }
 }
 
@@ -200,11 +217,15 @@ async function initInChild(dir: string): Promise<void> {
   const script = fileURLToPath(new URL(`./pglite-init-child${fromSource ? '.ts' : '.js'}`, import.meta.url));
   // From source (tests, bench) the child needs tsx's loader, as this process has.
   const loader = fromSource && !process.execArgv.some((a) => a.includes('tsx')) ? ['--import', 'tsx'] : [];
-  const child = spawn(process.execPath, [...process.execArgv, ...loader, script, 'init', resolve(dir)], { cwd: PACKAGE_ROOT, stdio: ['ignore', 'inherit', 'pipe'] });
+  const child = spawn(process.execPath, [...process.execArgv, ...loader, script, 'init', resolve(dir)], {
+    cwd: PACKAGE_ROOT,
+    stdio: ['ignore', 'inherit', 'pipe'],
+  });
   let stderr = '';
   child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
   const code = await new Promise<number | null>((res, rej) => child.once('error', rej).once('exit', (c) => res(c)));
-  if (code !== 0 || !isInitialized(dir)) throw new DataDirInitError(`initializing the embedded database in ${resolve(dir)} failed (exit ${code}): ${stderr.trim().slice(-2000)}`);
+  if (code !== 0 || !isInitialized(dir))
+    throw new DataDirInitError(`initializing the embedded database in ${resolve(dir)} failed (exit ${code}): ${stderr.trim().slice(-2000)}`);
   restrictToOwner(dir); // initdb leaves 0666 files and 0755 directories
 }
 

@@ -13,9 +13,26 @@ import { initializeDataDir } from './pglite-init.js';
 export const PGLITE_SETTINGS = { shared_buffers: '16MB', work_mem: '4MB' };
 export const PGLITE_START_PARAMS = [
   // PGlite 0.5's defaults (PGlite.defaultStartParams), which passing startParams replaces.
-  '--single', '-F', '-O', '-j', '-c', 'search_path=public', '-c', 'exit_on_error=false', '-c', 'log_checkpoints=false',
-  '-c', 'max_worker_processes=0', '-c', 'max_parallel_workers=0', '-c', 'max_parallel_workers_per_gather=0',
-  '-c', 'io_method=sync', '-c', 'max_parallel_maintenance_workers=0',
+  '--single',
+  '-F',
+  '-O',
+  '-j',
+  '-c',
+  'search_path=public',
+  '-c',
+  'exit_on_error=false',
+  '-c',
+  'log_checkpoints=false',
+  '-c',
+  'max_worker_processes=0',
+  '-c',
+  'max_parallel_workers=0',
+  '-c',
+  'max_parallel_workers_per_gather=0',
+  '-c',
+  'io_method=sync',
+  '-c',
+  'max_parallel_maintenance_workers=0',
   ...Object.entries(PGLITE_SETTINGS).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
 ];
 

@@ -29,14 +29,26 @@ const utc = `minute AT TIME ZONE 'UTC'`;
 const ROLLUPS: Rollup[] = [
   { table: 'pulse_totals', from: 'by_day', keys: [], measures: COUNT_AND_SUM },
   { table: 'pulse_day_stats', from: 'by_day', keys: [['day', 'day']], measures: COUNT_AND_SUM },
-  { table: 'pulse_team_day_stats', from: 'by_day', keys: [['subteam_id', 'subteam_id'], ['day', 'day']], measures: COUNT_AND_SUM, where: 'subteam_id IS NOT NULL' },
+  {
+    table: 'pulse_team_day_stats',
+    from: 'by_day',
+    keys: [
+      ['subteam_id', 'subteam_id'],
+      ['day', 'day'],
+    ],
+    measures: COUNT_AND_SUM,
+    where: 'subteam_id IS NOT NULL',
+  },
   { table: 'pulse_hour_stats', from: 'by_minute', keys: [['hour', `date_trunc('hour', ${utc}) AT TIME ZONE 'UTC'`]], measures: COUNT_AND_SUM },
   { table: 'pulse_minute_stats', from: 'by_minute', keys: [['minute', 'minute']], measures: COUNT_AND_SUM },
   // CLEAN pulses per ISO week (Monday to Sunday, UTC) and group (migration 0003, docs/privacy.md).
   {
     table: 'pulse_clean_week_stats',
     from: 'by_day',
-    keys: [['week', `date_trunc('week', day::timestamp)::date`], ['grp', `coalesce('team:' || subteam_id, 'none')`]],
+    keys: [
+      ['week', `date_trunc('week', day::timestamp)::date`],
+      ['grp', `coalesce('team:' || subteam_id, 'none')`],
+    ],
     measures: [['clean_count', 'sum(n)']],
     where: 'clean',
   },
@@ -103,7 +115,7 @@ export function arrayLiteral(values: readonly (string | number | null)[]): strin
     else if (typeof v === 'number') out += v;
     else out += `"${v.includes('"') || v.includes('\\') ? v.replace(/["\\]/g, '\\$&') : v}"`;
   }
-  return out + '}';
+  return `${out}}`;
 }
 
 /** The statement's parameters for one batch, serialized here so that it can happen while the previous batch runs. */
@@ -414,7 +426,10 @@ export class PulseImport {
           m.s += sum;
         } else this.minuteSums.set(minute, { n, s: sum });
       }
-      for (const [teams, isClean] of [[clean, true], [flagged, false]] as const) {
+      for (const [teams, isClean] of [
+        [clean, true],
+        [flagged, false],
+      ] as const) {
         for (const [subteamId, t] of teams) {
           const key = `${day}${isClean ? 'c' : 'f'}${subteamId === null ? '' : `:${subteamId}`}`;
           const d = this.daySums.get(key);

@@ -1,5 +1,14 @@
 import type { Queryable } from '../db/executor.js';
-import { getAction, getActionForUpdate, insertActionNotingSubscribers, listActions, recentActions, updateAction, type ActionRow, type ActionStatus } from '../db/repositories/actions.js';
+import {
+  getAction,
+  getActionForUpdate,
+  insertActionNotingSubscribers,
+  listActions,
+  recentActions,
+  updateAction,
+  type ActionRow,
+  type ActionStatus,
+} from '../db/repositories/actions.js';
 import { teamExists } from '../db/repositories/teams.js';
 import { ApiError, invalid, notFound } from '../contract/errors.js';
 import type { Action, CreateActionBody, UpdateActionBody } from '../contract/schemas/actions.js';
@@ -93,14 +102,7 @@ export function checkTransition(from: ActionStatus, to: ActionStatus) {
  * PATCH /actions/{id}, in the caller's transaction (`tx`), which the audit row shares: it names the
  * fields whose value changed and the new status, never the title's or description's text.
  */
-export async function editAction(
-  tx: Queryable,
-  orgId: string,
-  id: string,
-  body: UpdateActionBody,
-  actor: Actor,
-  now: Date,
-): Promise<{ id: string }> {
+export async function editAction(tx: Queryable, orgId: string, id: string, body: UpdateActionBody, actor: Actor, now: Date): Promise<{ id: string }> {
   // Locks the row: two edits of one action apply one after the other.
   const action = await getActionForUpdate(tx, orgId, id);
   if (!action) throw notFound('Action');

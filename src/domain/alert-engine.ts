@@ -1,7 +1,14 @@
 import type { Config } from '../config.js';
 import type { DatabaseExecutor, Transaction } from '../db/executor.js';
 import { recordAlertCreated } from './webhook-deliveries.js';
-import { groupWeekAggregates, insertRaisedAlerts, orgIdsWithPulsesBetween, type AlertRow, type GroupWeekRow, type RaisedAlert } from '../db/repositories/alerts.js';
+import {
+  groupWeekAggregates,
+  insertRaisedAlerts,
+  orgIdsWithPulsesBetween,
+  type AlertRow,
+  type GroupWeekRow,
+  type RaisedAlert,
+} from '../db/repositories/alerts.js';
 import { newId } from './ids.js';
 import { requireLiveOrg } from './orgs.js';
 import { DAY_MS, isoWeekLabel, startOfIsoWeek, WEEK_MS, ymd } from './time.js';
@@ -39,10 +46,7 @@ export interface WeekAggregate {
 }
 
 /** Who an alert is about. */
-export type AlertGroup =
-  | { kind: 'team'; subteamId: string; name: string }
-  | { kind: 'no_team' }
-  | { kind: 'org' };
+export type AlertGroup = { kind: 'team'; subteamId: string; name: string } | { kind: 'no_team' } | { kind: 'org' };
 
 export interface Finding {
   type: AlertType;
@@ -62,8 +66,7 @@ function fmt(h: bigint): string {
   return `${sign}${a / 100n}.${String(a % 100n).padStart(2, '0')}`;
 }
 
-const subject = (g: AlertGroup) =>
-  g.kind === 'team' ? `in ${g.name}` : g.kind === 'no_team' ? 'among pulses without a team' : 'across the organization';
+const subject = (g: AlertGroup) => (g.kind === 'team' ? `in ${g.name}` : g.kind === 'no_team' ? 'among pulses without a team' : 'across the organization');
 
 /**
  * The rules for one group-week. `trailing` holds the (up to) BASELINE_WEEKS weeks before it,
@@ -224,7 +227,11 @@ export async function runAlertEngine(db: DatabaseExecutor, opts: AlertEngineOpti
       candidates.sort((a, b) => (a.groupKey < b.groupKey ? -1 : a.groupKey > b.groupKey ? 1 : a.type < b.type ? -1 : a.type > b.type ? 1 : 0));
       const createdAt = new Date(startedAt + k).toISOString();
       const inserted = await db.transaction(async (tx) => {
-        const rowsIn = await insertRaisedAlerts(tx, orgId, candidates.map((c) => ({ ...c, createdAt })));
+        const rowsIn = await insertRaisedAlerts(
+          tx,
+          orgId,
+          candidates.map((c) => ({ ...c, createdAt })),
+        );
         // alert.created goes to the webhook outbox in the transaction that raised the alert: never lost, never early.
         for (const alert of rowsIn) await recordAlertCreated(tx, orgId, alert, new Date(startedAt));
         if (rowsIn.length > 0 && opts.onInserted) await opts.onInserted(tx, orgId, rowsIn);

@@ -185,13 +185,7 @@ const sundayOf = (week: Date): string => {
 };
 
 /** GET /comments (CONTRACT.md section 5): one page of released comments. */
-export async function listCommentPage(
-  db: DatabaseExecutor,
-  orgId: string,
-  q: CommentListQuery,
-  releases: CommentReleases,
-  now: Date,
-): Promise<CommentList> {
+export async function listCommentPage(db: DatabaseExecutor, orgId: string, q: CommentListQuery, releases: CommentReleases, now: Date): Promise<CommentList> {
   return (await answerComments(db, orgId, q, releases, now)).list;
 }
 
@@ -231,12 +225,12 @@ async function answerComments(
       throw new ApiError('invalid_cursor', "'cursor' was issued for other filters; repeat the first page's from, to and subteamId.");
     }
   }
-  const toDay = cursor ? cursor.to : q.to ?? ymd(now);
+  const toDay = cursor ? cursor.to : (q.to ?? ymd(now));
   const toStart = parseDate(toDay, 'to');
-  const fromDay = cursor ? cursor.from : q.from ?? ymd(new Date(Math.max(startOfUtcDay(now).getTime() - 29 * DAY_MS, Date.parse('0001-01-01'))));
+  const fromDay = cursor ? cursor.from : (q.from ?? ymd(new Date(Math.max(startOfUtcDay(now).getTime() - 29 * DAY_MS, Date.parse('0001-01-01')))));
   const fromStart = parseDate(fromDay, 'from');
   if (fromStart > toStart) throw invalid(`'from' must not be after 'to'.`);
-  const team = cursor ? cursor.team ?? undefined : q.subteamId;
+  const team = cursor ? (cursor.team ?? undefined) : q.subteamId;
 
   // Every week that overlaps [from, to] is covered whole; of those, the ended ones are released.
   const firstWeek = mondayOf(fromStart);
@@ -260,8 +254,7 @@ async function answerComments(
   const list = {
     items: page.map((r) => ({ comment: r.comment })),
     ...envelope,
-    nextCursor:
-      rows.length > limit ? releases.seal(orgId, { week: last.week, rank: last.rank, from: fromDay, to: toDay, team: team ?? null }) : null,
+    nextCursor: rows.length > limit ? releases.seal(orgId, { week: last.week, rank: last.rank, from: fromDay, to: toDay, team: team ?? null }) : null,
     suppressed,
     releasedThrough: sundayOf(lastReleased),
   };
@@ -313,7 +306,13 @@ export async function setCommentHidden(
     const outcome = await setReleasedCommentHidden(tx, orgId, at, hidden);
     if (outcome === 'missing') throw missing();
     const changed = outcome === 'changed';
-    await recordAudit(tx, orgId, actor, { action: hidden ? 'comment.hidden' : 'comment.shown', target: { kind: 'comment', id: handle }, details: { changed } }, now);
+    await recordAudit(
+      tx,
+      orgId,
+      actor,
+      { action: hidden ? 'comment.hidden' : 'comment.shown', target: { kind: 'comment', id: handle }, details: { changed } },
+      now,
+    );
     return { handle, hidden, changed };
   });
 }

@@ -55,9 +55,7 @@ export const DatasetSchema = Type.Object(
               ),
             ),
             teams: Type.Optional(
-              Type.Array(
-                Type.Object({ id: Id, name: Type.String({ minLength: 1, maxLength: 80 }), createdAt: DateTime }, { additionalProperties: false }),
-              ),
+              Type.Array(Type.Object({ id: Id, name: Type.String({ minLength: 1, maxLength: 80 }), createdAt: DateTime }, { additionalProperties: false })),
             ),
             pulses: Type.Optional(
               Type.Array(
@@ -118,7 +116,6 @@ export const DatasetSchema = Type.Object(
 );
 
 export type Dataset = Static<typeof DatasetSchema>;
-
 
 export interface LoadSummary {
   plans: number;
@@ -219,8 +216,12 @@ export async function validateDataset(db: Queryable, data: unknown): Promise<str
       return null;
     };
     const problem =
-      checkTeam(o.pulses, 'pulses') ?? checkTeam(o.alerts, 'alerts') ?? checkTeam(o.actions, 'actions') ??
-      dupIds(o.pulses, 'pulses') ?? dupIds(o.alerts, 'alerts') ?? dupIds(o.actions, 'actions');
+      checkTeam(o.pulses, 'pulses') ??
+      checkTeam(o.alerts, 'alerts') ??
+      checkTeam(o.actions, 'actions') ??
+      dupIds(o.pulses, 'pulses') ??
+      dupIds(o.alerts, 'alerts') ??
+      dupIds(o.actions, 'actions');
     if (problem) return problem;
     for (const [j, p] of (o.pulses ?? []).entries()) {
       if (!isValidTime(p.createdAt)) return `${at}.pulses[${j}].createdAt: not a valid date-time`;
@@ -295,14 +296,25 @@ export async function loadDataset(db: DatabaseExecutor, data: unknown): Promise<
         for (const p of pulses) tally.add(p.createdAt);
         summary.pulsesInFrozenWeeks += await tally.count(tx, o.id);
         const alerts = (o.alerts ?? []).map((a) => ({
-          id: a.id, type: a.type, message: a.message, weekISO: a.weekISO ?? null, subteamId: a.subteamId ?? null,
-          readAt: msOrNull(a.readAt), createdAt: ms(a.createdAt),
+          id: a.id,
+          type: a.type,
+          message: a.message,
+          weekISO: a.weekISO ?? null,
+          subteamId: a.subteamId ?? null,
+          readAt: msOrNull(a.readAt),
+          createdAt: ms(a.createdAt),
         }));
         await insertAlerts(tx, o.id, alerts);
         summary.alerts += alerts.length;
         const actions = (o.actions ?? []).map((a) => ({
-          id: a.id, title: a.title, description: a.description ?? null, startDate: ms(a.startDate), endDate: msOrNull(a.endDate),
-          status: a.status, subteamId: a.subteamId ?? null, createdAt: ms(a.createdAt),
+          id: a.id,
+          title: a.title,
+          description: a.description ?? null,
+          startDate: ms(a.startDate),
+          endDate: msOrNull(a.endDate),
+          status: a.status,
+          subteamId: a.subteamId ?? null,
+          createdAt: ms(a.createdAt),
         }));
         await insertActions(tx, o.id, actions);
         summary.actions += actions.length;
@@ -329,11 +341,25 @@ function alreadyExists(d: Dataset, err: unknown): string | null {
     if (v.value === undefined) continue;
     const at = (list: string, j: number, field: string) => (j < 0 ? null : `organizations[${i}].${list}[${j}].${field}: ${v.message}`);
     const place =
-      v.field === 'key' ? at('apiKeys', (o.apiKeys ?? []).findIndex((k) => hashKey(k.key).toString('hex') === v.value), 'key')
-      : v.table === 'teams' && v.field === 'name' ? at('teams', (o.teams ?? []).findIndex((t) => t.name.trim().toLowerCase() === v.value), 'name')
-      : v.field === 'id' && ['pulses', 'alerts', 'actions', 'teams'].includes(v.table)
-        ? at(v.table, ((o as Record<string, unknown>)[v.table] as { id: string }[] | undefined ?? []).findIndex((x) => x.id === v.value), 'id')
-        : null;
+      v.field === 'key'
+        ? at(
+            'apiKeys',
+            (o.apiKeys ?? []).findIndex((k) => hashKey(k.key).toString('hex') === v.value),
+            'key',
+          )
+        : v.table === 'teams' && v.field === 'name'
+          ? at(
+              'teams',
+              (o.teams ?? []).findIndex((t) => t.name.trim().toLowerCase() === v.value),
+              'name',
+            )
+          : v.field === 'id' && ['pulses', 'alerts', 'actions', 'teams'].includes(v.table)
+            ? at(
+                v.table,
+                (((o as Record<string, unknown>)[v.table] as { id: string }[] | undefined) ?? []).findIndex((x) => x.id === v.value),
+                'id',
+              )
+            : null;
     if (place) return place;
   }
   return first.message;

@@ -1,11 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { DatabaseExecutor, Queryable } from '../db/executor.js';
-import {
-  claimIdempotencyKey,
-  completeIdempotencyKey,
-  readIdempotencyKey,
-  type IdempotencyScope,
-} from '../db/repositories/idempotency.js';
+import { claimIdempotencyKey, completeIdempotencyKey, readIdempotencyKey, type IdempotencyScope } from '../db/repositories/idempotency.js';
 import { ApiError } from '../contract/errors.js';
 
 const KEY = /^[A-Za-z0-9._:-]{8,128}$/;
@@ -32,7 +27,10 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-export const bodySha256 = (body: unknown) => createHash('sha256').update(canonicalJson(body ?? null)).digest('hex');
+export const bodySha256 = (body: unknown) =>
+  createHash('sha256')
+    .update(canonicalJson(body ?? null))
+    .digest('hex');
 
 export interface Outcome<T> {
   statusCode: number;

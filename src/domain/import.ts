@@ -259,7 +259,15 @@ async function* readCsvRows(input: Readable, maxLineBytes: number): AsyncGenerat
       const blank = (v: string | undefined) => (v === undefined || v === '' ? null : v);
       yield {
         line: rec.info.lines,
-        row: { id: r.id, level, reason: blank(r.reason), comment: blank(r.comment), moderationStatus: r.moderationStatus, subteamId: blank(r.subteamId), createdAt: r.createdAt },
+        row: {
+          id: r.id,
+          level,
+          reason: blank(r.reason),
+          comment: blank(r.comment),
+          moderationStatus: r.moderationStatus,
+          subteamId: blank(r.subteamId),
+          createdAt: r.createdAt,
+        },
       };
     }
   } catch (err) {
@@ -268,7 +276,7 @@ async function* readCsvRows(input: Readable, maxLineBytes: number): AsyncGenerat
   }
 }
 
-const hasNul = (v: string | null | undefined) => v != null && v.includes('\u0000');
+const hasNul = (v: string | null | undefined) => v?.includes('\u0000');
 const CANONICAL_TIME = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 export function validate(row: unknown, teams: Set<string>, seen: Set<string>): NewPulse | string {
@@ -277,16 +285,29 @@ export function validate(row: unknown, teams: Set<string>, seen: Set<string>): N
     const field = (e as { instancePath: string }).instancePath.replace(/^\//, '') || 'row';
     return `${field}: ${(e as { message: string }).message}`;
   }
-  const r = row as { id: string; level: number; reason?: string | null; comment?: string | null; moderationStatus: 'CLEAN' | 'FLAGGED'; subteamId?: string | null; createdAt: string };
+  const r = row as {
+    id: string;
+    level: number;
+    reason?: string | null;
+    comment?: string | null;
+    moderationStatus: 'CLEAN' | 'FLAGGED';
+    subteamId?: string | null;
+    createdAt: string;
+  };
   if (r.subteamId != null && !teams.has(r.subteamId)) return `subteamId: unknown team ${JSON.stringify(r.subteamId)}`;
   if (seen.has(r.id)) return `id: duplicate id ${JSON.stringify(r.id)} in this file`;
   if (hasNul(r.id) || hasNul(r.reason) || hasNul(r.comment) || hasNul(r.subteamId)) return 'a value contains NUL';
   seen.add(r.id);
   return {
-    id: r.id, level: r.level, reason: r.reason ?? null, comment: r.comment ?? null, moderationStatus: r.moderationStatus,
+    id: r.id,
+    level: r.level,
+    reason: r.reason ?? null,
+    comment: r.comment ?? null,
+    moderationStatus: r.moderationStatus,
     // Already in the API's one form (most files are): kept as it is, not parsed and printed again.
     // Any other form was checked by the date-time format of RowSchema (the API's one rule).
-    subteamId: r.subteamId ?? null, createdAt: CANONICAL_TIME.test(r.createdAt) ? r.createdAt : canonicalDateTime(r.createdAt),
+    subteamId: r.subteamId ?? null,
+    createdAt: CANONICAL_TIME.test(r.createdAt) ? r.createdAt : canonicalDateTime(r.createdAt),
   };
 }
 
@@ -350,53 +371,55 @@ export async function importPulses(db: DatabaseExecutor, opts: ImportOptions, ac
 
   const loopStarted = performance.now();
   let finished = 0;
-  const written = await db.transaction(async (tx) => {
-    // Rows in time order go straight in; the others are staged and moved in time order at the end,
-    // so the speed does not depend on the file's order (docs/decisions.md, issue 29).
-    const writer = new PulseImport(tx, opts.orgId, { onExisting: opts.onError === 'skip' ? 'skip' : 'fail', shortStatements: db.kind === 'pglite' });
-    let batch: NewPulse[] = [];
-    const flush = async () => {
+  const written = await db
+    .transaction(async (tx) => {
+      // Rows in time order go straight in; the others are staged and moved in time order at the end,
+      // so the speed does not depend on the file's order (docs/decisions.md, issue 29).
+      const writer = new PulseImport(tx, opts.orgId, { onExisting: opts.onError === 'skip' ? 'skip' : 'fail', shortStatements: db.kind === 'pglite' });
+      let batch: NewPulse[] = [];
+      const flush = async () => {
+        const t = performance.now();
+        await writer.write(batch);
+        phases.streamWait += performance.now() - t;
+        batch = [];
+      };
+      for await (const { line, row, error } of readRows(opts.file, format, opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, (n) => (bytes += n))) {
+        opts.signal?.throwIfAborted();
+        rows++;
+        const result = error ? error : validate(row, teams, seen);
+        if (typeof result === 'string') report(line, result);
+        else if (!(opts.onError === 'abort' && badRows > 0)) {
+          batch.push(result);
+          frozenWeeks.add(result.createdAt);
+        }
+        if (batch.length >= batchSize) {
+          await flush();
+          opts.progress?.(bytes, total, rows);
+        }
+      }
+      if (opts.onError === 'abort' && badRows > 0) throw new ImportAborted(summary(0, true));
+      if (batch.length) await flush();
+      phases.parseValidate = performance.now() - loopStarted - phases.streamWait;
+      opts.progress?.(total, total, rows);
       const t = performance.now();
-      await writer.write(batch);
-      phases.streamWait += performance.now() - t;
-      batch = [];
-    };
-    for await (const { line, row, error } of readRows(opts.file, format, opts.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES, (n) => (bytes += n))) {
-      opts.signal?.throwIfAborted();
-      rows++;
-      const result = error ? error : validate(row, teams, seen);
-      if (typeof result === 'string') report(line, result);
-      else if (!(opts.onError === 'abort' && badRows > 0)) {
-        batch.push(result);
-        frozenWeeks.add(result.createdAt);
-      }
-      if (batch.length >= batchSize) {
-        await flush();
-        opts.progress?.(bytes, total, rows);
-      }
-    }
-    if (opts.onError === 'abort' && badRows > 0) throw new ImportAborted(summary(0, true));
-    if (batch.length) await flush();
-    phases.parseValidate = performance.now() - loopStarted - phases.streamWait;
-    opts.progress?.(total, total, rows);
-    const t = performance.now();
-    // Staged rows move in chunks of the batch size: on PGlite each is one short pause of the event
-    // loop, and the loop turns between two (nothing else awaits I/O in between).
-    const n = await writer.finish(batchSize, async (moved, staged) => {
-      await setImmediate();
-      opts.signal?.throwIfAborted();
-      opts.progress?.(total, total, rows, { moved, staged });
+      // Staged rows move in chunks of the batch size: on PGlite each is one short pause of the event
+      // loop, and the loop turns between two (nothing else awaits I/O in between).
+      const n = await writer.finish(batchSize, async (moved, staged) => {
+        await setImmediate();
+        opts.signal?.throwIfAborted();
+        opts.progress?.(total, total, rows, { moved, staged });
+      });
+      const details = { imported: n, skipped: rows - n, rows, format, onError: opts.onError };
+      await recordAudit(tx, opts.orgId, actor, { action: 'pulses.imported', target: { kind: 'pulses', id: null }, details }, now);
+      finished = performance.now();
+      phases.finish = finished - t;
+      return n;
+    })
+    .catch((err: unknown) => {
+      // An id already in the database (abort mode): said in the contract's words, never the driver's.
+      const taken = uniqueViolation(err, opts.orgId);
+      throw taken ? new ApiError('invalid_request', `import aborted, nothing was written: ${taken.message}`) : err;
     });
-    const details = { imported: n, skipped: rows - n, rows, format, onError: opts.onError };
-    await recordAudit(tx, opts.orgId, actor, { action: 'pulses.imported', target: { kind: 'pulses', id: null }, details }, now);
-    finished = performance.now();
-    phases.finish = finished - t;
-    return n;
-  }).catch((err: unknown) => {
-    // An id already in the database (abort mode): said in the contract's words, never the driver's.
-    const taken = uniqueViolation(err, opts.orgId);
-    throw taken ? new ApiError('invalid_request', `import aborted, nothing was written: ${taken.message}`) : err;
-  });
   phases.commit = performance.now() - finished;
   inFrozenWeeks = await frozenWeeks.count(db, opts.orgId);
   const out = summary(written, false);

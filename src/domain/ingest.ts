@@ -29,16 +29,10 @@ const at = (i: number, problem: string) =>
  * A re-sent pulse keeps its stored comment.
  */
 const sameAsSent = (stored: StoredPulse, sent: NewPulse) =>
-  stored.level === sent.level &&
-  stored.reason === sent.reason &&
-  stored.subteamId === sent.subteamId &&
-  stored.createdAt === sent.createdAt;
+  stored.level === sent.level && stored.reason === sent.reason && stored.subteamId === sent.subteamId && stored.createdAt === sent.createdAt;
 
 function conflict(index: number, id: string) {
-  return new ApiError(
-    'pulse_conflict',
-    `pulses[${index}]: a pulse with id ${JSON.stringify(id)} already exists with other fields; pulses cannot be changed`,
-  );
+  return new ApiError('pulse_conflict', `pulses[${index}]: a pulse with id ${JSON.stringify(id)} already exists with other fields; pulses cannot be changed`);
 }
 
 /**
@@ -62,7 +56,11 @@ export async function ingestPulses(db: DatabaseExecutor, orgId: string, pulses: 
       rows.push(r);
     }
     const index = new Map(rows.map((r, i) => [r.id, i]));
-    const stored = await pulsesByIds(tx, orgId, rows.map((r) => r.id));
+    const stored = await pulsesByIds(
+      tx,
+      orgId,
+      rows.map((r) => r.id),
+    );
     const fresh: NewPulse[] = [];
     for (const [i, r] of rows.entries()) {
       const s = stored.get(r.id);
@@ -72,7 +70,11 @@ export async function ingestPulses(db: DatabaseExecutor, orgId: string, pulses: 
     const inserted = await writePulses(tx, orgId, fresh, { onExisting: 'skip' });
     if (inserted < fresh.length) {
       // Another batch inserted some of these ids meanwhile: they must be what this one sends.
-      const now = await pulsesByIds(tx, orgId, fresh.map((r) => r.id));
+      const now = await pulsesByIds(
+        tx,
+        orgId,
+        fresh.map((r) => r.id),
+      );
       for (const r of fresh) {
         const s = now.get(r.id);
         if (s && !sameAsSent(s, r)) throw conflict(index.get(r.id)!, r.id);

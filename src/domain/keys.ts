@@ -28,7 +28,15 @@ export const displayPrefix = (secret: string): string => secret.slice(0, secret.
 export async function createApiKey(
   db: Queryable,
   orgId: string,
-  opts: { name?: string | null; secret?: string; createdAt?: Date; revoked?: boolean; scope?: KeyScope; expiresAt?: Date | null; createdBy?: string | null } = {},
+  opts: {
+    name?: string | null;
+    secret?: string;
+    createdAt?: Date;
+    revoked?: boolean;
+    scope?: KeyScope;
+    expiresAt?: Date | null;
+    createdBy?: string | null;
+  } = {},
 ): Promise<{ id: string; secret: string; prefix: string }> {
   const secret = opts.secret ?? `cp_live_${randomBase62(40)}`;
   const id = newId('key');
@@ -81,7 +89,6 @@ export class KeyResolver {
     return principal;
   }
 }
-
 
 export interface CreatedKey extends Omit<KeyListing, 'lastUsedAt' | 'revokedAt' | 'createdBy'> {
   /** The secret: in this answer only, never stored. */
@@ -183,10 +190,27 @@ export async function rollOrgKey(
     const expired = await expireApiKey(tx, orgId, keyId, new Date(now.getTime() + delay.ms));
     const createdAt = new Date(now.getTime());
     const k = await createApiKey(tx, orgId, { name: old.name, scope: old.scope, createdAt, createdBy: actorLabel(actor) });
-    await recordAudit(tx, orgId, actor, { action: 'key.rolled', target: { kind: 'key', id: keyId }, details: { newKey: k.id, newPrefix: k.prefix, oldExpiresAt: expired!.expiresAt, name: old.name, scope: old.scope } }, now);
+    await recordAudit(
+      tx,
+      orgId,
+      actor,
+      {
+        action: 'key.rolled',
+        target: { kind: 'key', id: keyId },
+        details: { newKey: k.id, newPrefix: k.prefix, oldExpiresAt: expired!.expiresAt, name: old.name, scope: old.scope },
+      },
+      now,
+    );
     return {
-      id: k.id, key: k.secret, prefix: k.prefix, name: old.name, scope: old.scope, createdAt: createdAt.toISOString(), expiresAt: null,
-      oldKeyId: keyId, oldExpiresAt: expired!.expiresAt!,
+      id: k.id,
+      key: k.secret,
+      prefix: k.prefix,
+      name: old.name,
+      scope: old.scope,
+      createdAt: createdAt.toISOString(),
+      expiresAt: null,
+      oldKeyId: keyId,
+      oldExpiresAt: expired!.expiresAt!,
     };
   });
 }

@@ -1,9 +1,25 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { DatabaseExecutor, Queryable } from './database.js';
 import {
-  countOwners, deleteMember, deleteMemberSessions, deletePendingInvitation, deletePendingInvitationsBy, findInvitationByToken, findMember, findMemberByEmailInOrg,
-  insertInvitation, listMemberRows, listPendingInvitations, lockOrganization, readRequireTwoFactor, updateMemberRole, writeRequireTwoFactor,
-  type InvitationRow, type MemberRole, type MemberRow, type SessionStage,
+  countOwners,
+  deleteMember,
+  deleteMemberSessions,
+  deletePendingInvitation,
+  deletePendingInvitationsBy,
+  findInvitationByToken,
+  findMember,
+  findMemberByEmailInOrg,
+  insertInvitation,
+  listMemberRows,
+  listPendingInvitations,
+  lockOrganization,
+  readRequireTwoFactor,
+  updateMemberRole,
+  writeRequireTwoFactor,
+  type InvitationRow,
+  type MemberRole,
+  type MemberRow,
+  type SessionStage,
 } from '../db/repositories/members.js';
 import { ApiError, invalid } from '../contract/errors.js';
 import { newId } from './ids.js';
@@ -47,7 +63,12 @@ export interface MemberView {
 }
 
 export const memberView = (m: MemberRow): MemberView => ({
-  id: m.id, email: m.email, role: m.role, twoFactor: m.totpSecret !== null, createdAt: m.createdAt, lastSignInAt: m.lastSignInAt,
+  id: m.id,
+  email: m.email,
+  role: m.role,
+  twoFactor: m.totpSecret !== null,
+  createdAt: m.createdAt,
+  lastSignInAt: m.lastSignInAt,
 });
 
 /** A member as the actor of a change (the console's face). */
@@ -63,7 +84,13 @@ export interface CreatedInvitation {
 }
 
 /** An invitation to the organization's console, valid 72 hours, used once. */
-export async function inviteMember(db: DatabaseExecutor, orgId: string, input: { email: unknown; role: unknown }, actor: Actor, now: Date): Promise<CreatedInvitation> {
+export async function inviteMember(
+  db: DatabaseExecutor,
+  orgId: string,
+  input: { email: unknown; role: unknown },
+  actor: Actor,
+  now: Date,
+): Promise<CreatedInvitation> {
   await requireLiveOrg(db, orgId);
   const email = checkEmail(input.email);
   const role = checkRole(input.role);
@@ -93,7 +120,8 @@ export async function readInvitation(db: Queryable, token: string, now: Date): P
   return inv;
 }
 
-export const INVITATION_UNUSABLE = 'This invitation link is not valid: it was used already, it expired (after 72 hours), or it was mistyped. Ask for a new one.';
+export const INVITATION_UNUSABLE =
+  'This invitation link is not valid: it was used already, it expired (after 72 hours), or it was mistyped. Ask for a new one.';
 
 export async function listMembers(db: Queryable, orgId: string): Promise<MemberView[]> {
   await requireLiveOrg(db, orgId);
@@ -109,7 +137,14 @@ export interface InvitationView {
   createdAt: string;
   expiresAt: string;
 }
-const invitationView = ({ id, email, role, invitedBy, createdAt, expiresAt }: InvitationRow): InvitationView => ({ id, email, role, invitedBy, createdAt, expiresAt });
+const invitationView = ({ id, email, role, invitedBy, createdAt, expiresAt }: InvitationRow): InvitationView => ({
+  id,
+  email,
+  role,
+  invitedBy,
+  createdAt,
+  expiresAt,
+});
 
 /** Invitations not yet accepted and not expired, newest first. */
 export async function listInvitations(db: Queryable, orgId: string, now: Date): Promise<InvitationView[]> {
@@ -123,7 +158,13 @@ export async function revokeInvitation(db: DatabaseExecutor, orgId: string, invi
   return db.transaction(async (tx) => {
     const inv = await deletePendingInvitation(tx, orgId, invitationId);
     if (!inv) throw new ApiError('not_found', `No pending invitation ${JSON.stringify(invitationId)} in this organization (accepted ones are members now).`);
-    await recordAudit(tx, orgId, actor, { action: 'member.invitation_revoked', target: { kind: 'invitation', id: inv.id }, details: { email: inv.email, role: inv.role } }, now);
+    await recordAudit(
+      tx,
+      orgId,
+      actor,
+      { action: 'member.invitation_revoked', target: { kind: 'invitation', id: inv.id }, details: { email: inv.email, role: inv.role } },
+      now,
+    );
     return invitationView(inv);
   });
 }
@@ -131,7 +172,13 @@ export async function revokeInvitation(db: DatabaseExecutor, orgId: string, invi
 /** The pending invitations a member made die with their removal or demotion below owner (in the change's transaction). */
 async function revokeInvitationsBy(tx: Queryable, orgId: string, memberId: string, reason: 'inviter_removed' | 'inviter_demoted', actor: Actor, now: Date) {
   for (const inv of await deletePendingInvitationsBy(tx, orgId, memberId)) {
-    await recordAudit(tx, orgId, actor, { action: 'member.invitation_revoked', target: { kind: 'invitation', id: inv.id }, details: { email: inv.email, role: inv.role, reason } }, now);
+    await recordAudit(
+      tx,
+      orgId,
+      actor,
+      { action: 'member.invitation_revoked', target: { kind: 'invitation', id: inv.id }, details: { email: inv.email, role: inv.role, reason } },
+      now,
+    );
   }
 }
 
@@ -149,7 +196,8 @@ export async function removeMember(db: DatabaseExecutor, orgId: string, memberId
     // (on any process) the second counts after the first has committed.
     await lockOrganization(tx, orgId);
     const m = await memberOf(tx, orgId, memberId);
-    if (m.role === 'owner' && (await countOwners(tx, orgId)) <= 1) throw invalid('The last owner of an organization cannot be removed; make another member owner first.');
+    if (m.role === 'owner' && (await countOwners(tx, orgId)) <= 1)
+      throw invalid('The last owner of an organization cannot be removed; make another member owner first.');
     await deleteMemberSessions(tx, orgId, memberId);
     await revokeInvitationsBy(tx, orgId, memberId, 'inviter_removed', actor, now);
     await deleteMember(tx, orgId, memberId);
@@ -170,7 +218,13 @@ export async function changeMemberRole(db: DatabaseExecutor, orgId: string, memb
     }
     await updateMemberRole(tx, orgId, memberId, next);
     if (m.role === 'owner' && next !== 'owner') await revokeInvitationsBy(tx, orgId, memberId, 'inviter_demoted', actor, now);
-    await recordAudit(tx, orgId, actor, { action: 'member.role_changed', target: { kind: 'member', id: memberId }, details: { email: m.email, from: m.role, to: next } }, now);
+    await recordAudit(
+      tx,
+      orgId,
+      actor,
+      { action: 'member.role_changed', target: { kind: 'member', id: memberId }, details: { email: m.email, from: m.role, to: next } },
+      now,
+    );
     return memberView({ ...m, role: next });
   });
 }
@@ -179,7 +233,13 @@ export async function setRequireTwoFactor(db: DatabaseExecutor, orgId: string, o
   await requireLiveOrg(db, orgId);
   await db.transaction(async (tx) => {
     await writeRequireTwoFactor(tx, orgId, on);
-    await recordAudit(tx, orgId, actor, { action: 'organization.two_factor_required', target: { kind: 'organization', id: orgId }, details: { required: on } }, now);
+    await recordAudit(
+      tx,
+      orgId,
+      actor,
+      { action: 'organization.two_factor_required', target: { kind: 'organization', id: orgId }, details: { required: on } },
+      now,
+    );
   });
 }
 

@@ -14,7 +14,6 @@ export interface ModerationResult {
   changed: boolean;
 }
 
-
 /** The pulse, locked (one change at a time per pulse), with the status answers show of it. */
 const currentStatus = sql(
   'moderation.current',
@@ -29,10 +28,7 @@ const currentStatus = sql(
  * status, NULL when they agree again), and no count moves: every count behind freezing, late pools
  * and `suppressed` is of statuses as shown (CONTRACT.md section 5, nothing live behind `suppressed`).
  */
-const changeStatus = sql(
-  'moderation.change',
-  `UPDATE pulses SET moderation_status = $3, shown_status = $4 WHERE org_id = $1 AND id = $2 RETURNING 1`,
-);
+const changeStatus = sql('moderation.change', `UPDATE pulses SET moderation_status = $3, shown_status = $4 WHERE org_id = $1 AND id = $2 RETURNING 1`);
 
 /**
  * A comment a release recorded is visible exactly while it was released, its pulse is CLEAN and no

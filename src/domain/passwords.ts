@@ -1,7 +1,13 @@
 import { randomBytes, scrypt as scryptCallback, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import type { DatabaseExecutor, Queryable } from './database.js';
 import {
-  countAttempts, deleteMemberSessions, findPasswordHashesByEmail, purgeAttempts, recordAttempt, refundAttempt, updateMemberPassword,
+  countAttempts,
+  deleteMemberSessions,
+  findPasswordHashesByEmail,
+  purgeAttempts,
+  recordAttempt,
+  refundAttempt,
+  updateMemberPassword,
 } from '../db/repositories/members.js';
 import { ApiError, invalid } from '../contract/errors.js';
 import { recordAudit, type Actor } from './audit.js';
@@ -62,7 +68,17 @@ export async function matchPassword(password: string, stored: string[]): Promise
   let found = -1;
   stored.forEach((h, i) => {
     const x = parseHash(h);
-    if (x && found < 0 && x.saltText === first.saltText && x.n === first.n && x.r === first.r && x.p === first.p && x.key.length === got.length && timingSafeEqual(got, x.key)) found = i;
+    if (
+      x &&
+      found < 0 &&
+      x.saltText === first.saltText &&
+      x.n === first.n &&
+      x.r === first.r &&
+      x.p === first.p &&
+      x.key.length === got.length &&
+      timingSafeEqual(got, x.key)
+    )
+      found = i;
   });
   return found;
 }
@@ -187,12 +203,16 @@ export async function checkPassword(db: Queryable, c: PasswordCheck, now: Date):
     return 'limited';
   }
   const stored = c.stored.length > 0 ? c.stored : [await decoyHash()];
-  const checked = await PASSWORD_GATE.run(c.address, async () => {
-    const t = Date.now();
-    const i = await matchPassword(c.password.slice(0, MAX_PASSWORD), stored);
-    typicalCheckMs = Math.round(typicalCheckMs * 0.8 + (Date.now() - t) * 0.2);
-    return i;
-  }, spent.failed === 0 ? 'first' : 'rest');
+  const checked = await PASSWORD_GATE.run(
+    c.address,
+    async () => {
+      const t = Date.now();
+      const i = await matchPassword(c.password.slice(0, MAX_PASSWORD), stored);
+      typicalCheckMs = Math.round(typicalCheckMs * 0.8 + (Date.now() - t) * 0.2);
+      return i;
+    },
+    spent.failed === 0 ? 'first' : 'rest',
+  );
   if (!checked.ran) {
     await spent.giveBack();
     return 'limited';
@@ -241,7 +261,6 @@ export function checkPasswordRule(password: unknown, field = 'password'): string
   if (password.length > MAX_PASSWORD) throw invalid(`The ${field} must be at most ${MAX_PASSWORD} characters long.`);
   return password;
 }
-
 
 /**
  * A password's hash for a membership of `email`: with the salt its other memberships share (one

@@ -1,9 +1,20 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import type { DatabaseExecutor, Queryable } from './database.js';
 import {
-  deleteSession, findMemberByEmailInOrg, findMembersByEmail, findSessionWithMember, insertMember, insertSessionRow, markSignedIn, readRequireTwoFactor,
-  setSessionFlashRow, takeInvitation, takeSessionFlashRow, touchSession,
-  type MemberRow, type SessionStage,
+  deleteSession,
+  findMemberByEmailInOrg,
+  findMembersByEmail,
+  findSessionWithMember,
+  insertMember,
+  insertSessionRow,
+  markSignedIn,
+  readRequireTwoFactor,
+  setSessionFlashRow,
+  takeInvitation,
+  takeSessionFlashRow,
+  touchSession,
+  type MemberRow,
+  type SessionStage,
 } from '../db/repositories/members.js';
 import { ApiError, invalid } from '../contract/errors.js';
 import { newId, randomBase62 } from './ids.js';
@@ -22,7 +33,6 @@ export const SESSION_IDLE_MS = 12 * 3_600_000;
 export const SESSION_MAX_MS = 7 * 24 * 3_600_000;
 /** A session's last use is written at most this often (a console page is not a write per view). */
 const TOUCH_EVERY_MS = 60_000;
-
 
 /** One answer for every refused sign-in: it never says whether the email is a member's, or which check failed. */
 export const SIGN_IN_REFUSED =
@@ -70,12 +80,26 @@ export async function acceptInvitation(
     // A member of this organization already (invited twice, accepted once): the owner knows it.
     if (await findMemberByEmailInOrg(tx, inv.orgId, inv.email)) throw invalid(INVITATION_UNUSABLE);
     const m: MemberRow = {
-      orgId: inv.orgId, id: newId('mem'), email: inv.email, role: inv.role, passwordHash, totpSecret: null, totpLastStep: null,
-      recoveryCodes: [], createdAt: now.toISOString(), lastSignInAt: now.toISOString(),
+      orgId: inv.orgId,
+      id: newId('mem'),
+      email: inv.email,
+      role: inv.role,
+      passwordHash,
+      totpSecret: null,
+      totpLastStep: null,
+      recoveryCodes: [],
+      createdAt: now.toISOString(),
+      lastSignInAt: now.toISOString(),
     };
     await insertMember(tx, { orgId: m.orgId, id: m.id, email: m.email, role: m.role, passwordHash, at: now });
     const session = await openSession(tx, m, (await readRequireTwoFactor(tx, m.orgId)) ? 'enroll' : 'active', address, now);
-    await recordAudit(tx, m.orgId, memberActor(m, address), { action: 'member.joined', target: { kind: 'member', id: m.id }, details: { email: m.email, role: m.role, invitation: inv.id } }, now);
+    await recordAudit(
+      tx,
+      m.orgId,
+      memberActor(m, address),
+      { action: 'member.joined', target: { kind: 'member', id: m.id }, details: { email: m.email, role: m.role, invitation: inv.id } },
+      now,
+    );
     return { ...session, member: memberView(m) };
   });
 }
@@ -103,12 +127,17 @@ export async function signIn(
   return db.transaction(async (tx) => {
     if (stage !== 'totp') {
       await markSignedIn(tx, m.orgId, m.id, now);
-      await recordAudit(tx, m.orgId, memberActor(m, address), { action: 'member.signed_in', target: { kind: 'member', id: m.id }, details: { twoFactor: false } }, now);
+      await recordAudit(
+        tx,
+        m.orgId,
+        memberActor(m, address),
+        { action: 'member.signed_in', target: { kind: 'member', id: m.id }, details: { twoFactor: false } },
+        now,
+      );
     }
     return { ...(await openSession(tx, m, stage, address, now)), member: memberView(m) };
   });
 }
-
 
 export interface ConsoleSession {
   orgId: string;
@@ -136,7 +165,8 @@ export async function saveFlash(db: Queryable, session: Pick<ConsoleSession, 'or
 }
 
 /** The same, for a session known by its cookie only (one just opened). */
-export const saveFlashForCookie = (db: Queryable, orgId: string, cookie: string, text: string) => saveFlash(db, { orgId, idHash: sha256(cookie) }, cookie, text);
+export const saveFlashForCookie = (db: Queryable, orgId: string, cookie: string, text: string) =>
+  saveFlash(db, { orgId, idHash: sha256(cookie) }, cookie, text);
 
 export async function takeFlash(db: Queryable, session: Pick<ConsoleSession, 'orgId' | 'idHash'>, cookie: string): Promise<string | null> {
   const sealed = await takeSessionFlashRow(db, session.orgId, session.idHash);

@@ -1,5 +1,13 @@
 import type { Queryable } from '../db/executor.js';
-import { dailyAggregates, pulseTotals, rangeAggregate, teamDailyAggregates, teamRangeTotals, type Aggregate, type TeamDaySeries } from '../db/repositories/stats.js';
+import {
+  dailyAggregates,
+  pulseTotals,
+  rangeAggregate,
+  teamDailyAggregates,
+  teamRangeTotals,
+  type Aggregate,
+  type TeamDaySeries,
+} from '../db/repositories/stats.js';
 import { listTeams } from '../db/repositories/teams.js';
 import { invalid } from '../contract/errors.js';
 import type { DailyStats, DailyStatsQuery, Stats } from '../contract/schemas/stats.js';
@@ -8,10 +16,7 @@ import { average, DAY_MS, parseDate, resolveRange, startOfUtcDay, ymd } from './
 export const MINIMUM_SAMPLE = 5;
 
 export async function overallStats(db: Queryable, orgId: string, now: Date): Promise<Stats> {
-  const [total, week] = await Promise.all([
-    pulseTotals(db, orgId),
-    rangeAggregate(db, orgId, new Date(now.getTime() - 7 * DAY_MS), now),
-  ]);
+  const [total, week] = await Promise.all([pulseTotals(db, orgId), rangeAggregate(db, orgId, new Date(now.getTime() - 7 * DAY_MS), now)]);
   return {
     avgLevel: average(total.sum, total.count),
     minimumSample: MINIMUM_SAMPLE,

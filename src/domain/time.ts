@@ -15,7 +15,7 @@ export function parseDateTime(value: string, field: string): Date {
 
 /** A calendar date (YYYY-MM-DD) as the start of that UTC day. */
 export function parseDate(value: string, field: string): Date {
-  const t = /^\d{4}-\d{2}-\d{2}$/.test(value) && !value.startsWith('0000') ? Date.parse(value + 'T00:00:00.000Z') : NaN;
+  const t = /^\d{4}-\d{2}-\d{2}$/.test(value) && !value.startsWith('0000') ? Date.parse(`${value}T00:00:00.000Z`) : NaN;
   if (Number.isNaN(t) || new Date(t).toISOString().slice(0, 10) !== value) {
     throw invalid(`'${field}' must be a calendar date YYYY-MM-DD.`);
   }
@@ -60,15 +60,10 @@ export function average(sum: number, count: number): number | null {
 }
 
 /** Resolves an optional half-open range with a default span ending now. */
-export function resolveRange(
-  q: { from?: string; to?: string },
-  defaultSpanMs: number,
-  now: Date,
-): { from: Date; to: Date } {
+export function resolveRange(q: { from?: string; to?: string }, defaultSpanMs: number, now: Date): { from: Date; to: Date } {
   const to = q.to !== undefined ? parseDateTime(q.to, 'to') : now;
   // A default span back from a 'to' in year 1 would reach year 0, which PostgreSQL has not.
   const from = q.from !== undefined ? parseDateTime(q.from, 'from') : new Date(Math.max(to.getTime() - defaultSpanMs, FIRST_INSTANT));
   if (from >= to) throw invalid(`'from' must be earlier than 'to'.`);
   return { from, to };
 }
-

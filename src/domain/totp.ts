@@ -2,7 +2,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
 import type { DatabaseExecutor, Queryable } from './database.js';
 import {
-  deleteSession, findMember, markSignedIn, readPendingTotpSecret, setPendingTotpSecret, updateMemberTotp, useRecoveryCode, useTotpStep,
+  deleteSession,
+  findMember,
+  markSignedIn,
+  readPendingTotpSecret,
+  setPendingTotpSecret,
+  updateMemberTotp,
+  useRecoveryCode,
+  useTotpStep,
 } from '../db/repositories/members.js';
 import { ApiError, invalid } from '../contract/errors.js';
 import { recordAudit, type Actor } from './audit.js';
@@ -14,7 +21,8 @@ const sha256 = (s: string | Buffer) => createHash('sha256').update(s).digest();
 
 // Two-factor (TOTP, RFC 6238: SHA-1, 6 digits, 30 s) and recovery codes.
 
-const totp = (secret: string, label = 'Climate Pulse') => new TOTP({ issuer: 'Climate Pulse', label, algorithm: 'SHA1', digits: 6, period: 30, secret: Secret.fromBase32(secret) });
+const totp = (secret: string, label = 'Climate Pulse') =>
+  new TOTP({ issuer: 'Climate Pulse', label, algorithm: 'SHA1', digits: 6, period: 30, secret: Secret.fromBase32(secret) });
 
 /** A new secret to enroll (not stored until a code from it is confirmed) and its otpauth:// URI. */
 export function newTotpSecret(email: string): { secret: string; uri: string } {
@@ -55,7 +63,8 @@ export async function startTotpEnrollment(db: Queryable, session: ConsoleSession
   return made;
 }
 
-export const REPLACE_FACTOR_REFUSED = 'Enter your current password to replace your authenticator app (or too many attempts were made: password checks pause for 15 minutes after 10).';
+export const REPLACE_FACTOR_REFUSED =
+  'Enter your current password to replace your authenticator app (or too many attempts were made: password checks pause for 15 minutes after 10).';
 
 /**
  * Confirms enrollment with a code from the session's new secret; answers the ten recovery codes,
@@ -83,7 +92,13 @@ export async function enrollTotp(
     await updateMemberTotp(tx, session.orgId, session.member.id, secret, step, codes.map(codeDigest));
     await setPendingTotpSecret(tx, session.orgId, session.idHash, null);
     await markSignedIn(tx, session.orgId, session.member.id, now);
-    await recordAudit(tx, session.orgId, actor, { action: 'member.two_factor_enabled', target: { kind: 'member', id: session.member.id }, details: { replaced: m.totpSecret !== null } }, now);
+    await recordAudit(
+      tx,
+      session.orgId,
+      actor,
+      { action: 'member.two_factor_enabled', target: { kind: 'member', id: session.member.id }, details: { replaced: m.totpSecret !== null } },
+      now,
+    );
     if (session.stage !== 'enroll') return null;
     await deleteSession(tx, session.orgId, session.idHash);
     return openSession(tx, m, 'active', actor.address ?? null, now);
@@ -101,10 +116,20 @@ export async function completeTwoFactor(db: DatabaseExecutor, session: ConsoleSe
   let ok = false;
   if (m?.totpSecret) {
     const step = matchStep(m.totpSecret, text, now);
-    ok = step !== null ? await useTotpStep(db, m.orgId, m.id, step) : /^[a-z2-9]{5}-[a-z2-9]{5}$/i.test(text) && (await useRecoveryCode(db, m.orgId, m.id, codeDigest(text)));
+    ok =
+      step !== null
+        ? await useTotpStep(db, m.orgId, m.id, step)
+        : /^[a-z2-9]{5}-[a-z2-9]{5}$/i.test(text) && (await useRecoveryCode(db, m.orgId, m.id, codeDigest(text)));
   }
   if (!m || !ok) {
-    if (m) await recordAudit(db, m.orgId, memberActor(m, address), { action: 'member.sign_in_failed', target: { kind: 'member', id: m.id }, details: { step: 'code' } }, now);
+    if (m)
+      await recordAudit(
+        db,
+        m.orgId,
+        memberActor(m, address),
+        { action: 'member.sign_in_failed', target: { kind: 'member', id: m.id }, details: { step: 'code' } },
+        now,
+      );
     throw new ApiError('unauthorized', TWO_FACTOR_REFUSED);
   }
   await spent.giveBack();
@@ -112,9 +137,16 @@ export async function completeTwoFactor(db: DatabaseExecutor, session: ConsoleSe
   return db.transaction(async (tx) => {
     await deleteSession(tx, session.orgId, session.idHash);
     await markSignedIn(tx, m.orgId, m.id, now);
-    await recordAudit(tx, m.orgId, memberActor(m, address), { action: 'member.signed_in', target: { kind: 'member', id: m.id }, details: { twoFactor: true } }, now);
+    await recordAudit(
+      tx,
+      m.orgId,
+      memberActor(m, address),
+      { action: 'member.signed_in', target: { kind: 'member', id: m.id }, details: { twoFactor: true } },
+      now,
+    );
     return openSession(tx, m, 'active', address, now);
   });
 }
 
-export const TWO_FACTOR_REFUSED = 'The code is not right, or was used already, or too many attempts were made. Enter the six digits your app shows now, or a recovery code.';
+export const TWO_FACTOR_REFUSED =
+  'The code is not right, or was used already, or too many attempts were made. Enter the six digits your app shows now, or a recovery code.';

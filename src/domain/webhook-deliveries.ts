@@ -37,14 +37,32 @@ export const newWebhookSecret = () => `whsec_${randomBytes(32).toString('base64'
  * first; an IPv6 address outside global unicast (2000::/3) is refused whatever it carries.
  */
 const REFUSED_V4: [string, number, string][] = [
-  ['0.0.0.0', 8, 'unspecified'], ['10.0.0.0', 8, 'private'], ['100.64.0.0', 10, 'private (shared)'], ['127.0.0.0', 8, 'loopback'],
-  ['169.254.0.0', 16, 'link-local'], ['172.16.0.0', 12, 'private'], ['192.0.0.0', 24, 'reserved'], ['192.0.2.0', 24, 'reserved'],
-  ['192.88.99.0', 24, 'reserved'], ['192.168.0.0', 16, 'private'], ['198.18.0.0', 15, 'reserved'], ['198.51.100.0', 24, 'reserved'],
-  ['203.0.113.0', 24, 'reserved'], ['224.0.0.0', 4, 'multicast'], ['240.0.0.0', 4, 'reserved'],
+  ['0.0.0.0', 8, 'unspecified'],
+  ['10.0.0.0', 8, 'private'],
+  ['100.64.0.0', 10, 'private (shared)'],
+  ['127.0.0.0', 8, 'loopback'],
+  ['169.254.0.0', 16, 'link-local'],
+  ['172.16.0.0', 12, 'private'],
+  ['192.0.0.0', 24, 'reserved'],
+  ['192.0.2.0', 24, 'reserved'],
+  ['192.88.99.0', 24, 'reserved'],
+  ['192.168.0.0', 16, 'private'],
+  ['198.18.0.0', 15, 'reserved'],
+  ['198.51.100.0', 24, 'reserved'],
+  ['203.0.113.0', 24, 'reserved'],
+  ['224.0.0.0', 4, 'multicast'],
+  ['240.0.0.0', 4, 'reserved'],
 ];
 const REFUSED_V6: [string, number, string][] = [
-  ['::', 128, 'unspecified'], ['::1', 128, 'loopback'], ['fc00::', 7, 'private'], ['fe80::', 10, 'link-local'], ['fec0::', 10, 'private'],
-  ['ff00::', 8, 'multicast'], ['100::', 64, 'reserved'], ['2001:db8::', 32, 'reserved'], ['2001::', 23, 'reserved'],
+  ['::', 128, 'unspecified'],
+  ['::1', 128, 'loopback'],
+  ['fc00::', 7, 'private'],
+  ['fe80::', 10, 'link-local'],
+  ['fec0::', 10, 'private'],
+  ['ff00::', 8, 'multicast'],
+  ['100::', 64, 'reserved'],
+  ['2001:db8::', 32, 'reserved'],
+  ['2001::', 23, 'reserved'],
   // Local-use NAT64 (RFC 8215): its prefix length, so where an IPv4 address sits, is the network's own.
   ['64:ff9b:1::', 48, 'private'],
   ['::ffff:0:0:0', 96, 'reserved'], // SIIT, IPv4-translated (RFC 2765); its IPv4 is judged first
@@ -67,7 +85,7 @@ function ipv6Groups(ip: string): number[] {
   const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
   if (v4) {
     const [a, b, c, d] = v4[1].split('.').map(Number);
-    text = text.slice(0, -v4[1].length) + `${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+    text = `${text.slice(0, -v4[1].length)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
   }
   const [head, tail] = text.includes('::') ? text.split('::') : [text, undefined];
   const h = head ? head.split(':') : [];
@@ -110,7 +128,11 @@ export function refusedAddressKind(ip: string): string | null {
 }
 
 /** The host without IPv6 brackets or the root label's dot ("localhost." is localhost). */
-const bare = (hostname: string) => hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '').toLowerCase();
+const bare = (hostname: string) =>
+  hostname
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.+$/, '')
+    .toLowerCase();
 const isLocalhostName = (host: string) => host === 'localhost' || host.endsWith('.localhost');
 const isLoopback = (hostname: string) => {
   const host = bare(hostname);
@@ -176,7 +198,14 @@ export function safeLookup(rules: WebhookUrlRules, resolveAll: typeof dnsLookup 
 
 export function parseEventTypes(list: string | undefined): WebhookEventType[] | null {
   if (list === undefined) return null;
-  const types = [...new Set(list.split(',').map((t) => t.trim()).filter(Boolean))];
+  const types = [
+    ...new Set(
+      list
+        .split(',')
+        .map((t) => t.trim())
+        .filter(Boolean),
+    ),
+  ];
   if (types.length === 0) throw invalid('--events names no event type');
   for (const t of types) {
     if (!(WEBHOOK_EVENT_TYPES as readonly string[]).includes(t)) {
@@ -242,10 +271,7 @@ export const SECRET_OVERLAP_MS = 24 * 3600e3;
  * The secrets an attempt at `at` is signed with: the endpoint's secret, then the one its last
  * rotation replaced while that is still valid.
  */
-export function signingSecrets(
-  e: { secret: string; previousSecret: string | null; previousSecretExpiresAt: Date | null },
-  at: Date,
-): string[] {
+export function signingSecrets(e: { secret: string; previousSecret: string | null; previousSecretExpiresAt: Date | null }, at: Date): string[] {
   const previousValid = e.previousSecret !== null && e.previousSecretExpiresAt !== null && at.getTime() < e.previousSecretExpiresAt.getTime();
   return previousValid ? [e.secret, e.previousSecret!] : [e.secret];
 }
@@ -260,7 +286,10 @@ export function signedHeaders(secrets: string | string[], msgId: string, payload
   return {
     'webhook-id': msgId,
     'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-    'webhook-signature': [secrets].flat().map((secret) => new Webhook(secret).sign(msgId, at, payload)).join(' '),
+    'webhook-signature': [secrets]
+      .flat()
+      .map((secret) => new Webhook(secret).sign(msgId, at, payload))
+      .join(' '),
   };
 }
 
@@ -282,7 +311,13 @@ export function parseRetryAfter(value: string | null, now = Date.now()): number 
 function post(url: URL, headers: Record<string, string>, payload: string, rules: WebhookUrlRules, signal: AbortSignal): Promise<IncomingMessage> {
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const req = send(url, { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(payload)) }, lookup: safeLookup(rules), signal, agent: false });
+    const req = send(url, {
+      method: 'POST',
+      headers: { ...headers, 'content-length': String(Buffer.byteLength(payload)) },
+      lookup: safeLookup(rules),
+      signal,
+      agent: false,
+    });
     req.once('response', (res) => {
       res.resume(); // the answer's body is not read
       resolve(res);

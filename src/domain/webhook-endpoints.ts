@@ -74,8 +74,15 @@ export async function addOrgEndpoint(
     const details = { host: hostOf(e.url), eventTypes: e.eventTypes };
     await recordAudit(tx, orgId, actor, { action: 'webhook_endpoint.created', target: { kind: 'webhook_endpoint', id: e.id }, details }, now);
     return {
-      id: e.id, orgId, url: e.url, eventTypes: e.eventTypes ?? [...WEBHOOK_EVENT_TYPES], enabled: true, disabledReason: null,
-      createdAt: new Date(now).toISOString(), previousSecretExpiresAt: null, secret: e.secret,
+      id: e.id,
+      orgId,
+      url: e.url,
+      eventTypes: e.eventTypes ?? [...WEBHOOK_EVENT_TYPES],
+      enabled: true,
+      disabledReason: null,
+      createdAt: new Date(now).toISOString(),
+      previousSecretExpiresAt: null,
+      secret: e.secret,
     };
   });
 }

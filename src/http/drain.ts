@@ -134,7 +134,8 @@ export function trackConnections(server: Server, opts: { keepAliveHintS?: number
   });
   /** The hint in place of Node's, on an answer that keeps its connection (HTTP/1.1, the client did not ask to close). */
   const sayKeepAlive = (res: ServerResponse) => {
-    if (hint !== undefined && res.req.httpVersion === '1.1' && !/\bclose\b/i.test(res.req.headers.connection ?? '')) res.setHeader('keep-alive', `timeout=${hint}`);
+    if (hint !== undefined && res.req.httpVersion === '1.1' && !/\bclose\b/i.test(res.req.headers.connection ?? ''))
+      res.setHeader('keep-alive', `timeout=${hint}`);
   };
   const sayClose = (res: ServerResponse) => {
     res.setHeader('connection', 'close');
@@ -224,7 +225,11 @@ export function trackConnections(server: Server, opts: { keepAliveHintS?: number
         if (!server.listening) {
           closeConnections();
           if (conns.size === 0) return done();
-          const poll = setInterval(() => conns.size === 0 && (clearInterval(poll), done()), CHECK_EVERY_MS);
+          const poll = setInterval(() => {
+            if (conns.size > 0) return;
+            clearInterval(poll);
+            done();
+          }, CHECK_EVERY_MS);
           return;
         }
         // net's close, not http's: http's would also close every idle connection at once, losing

@@ -34,4 +34,5 @@ export function html(strings: TemplateStringsArray, ...values: Value[]): Safe {
  * The Content-Security-Policy of every page a person reads: nothing inline, nothing from another
  * origin, no framing.
  */
-export const PAGE_CSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'";
+export const PAGE_CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'";

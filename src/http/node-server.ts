@@ -127,11 +127,12 @@ export function answerNodeErrorsInContractShape(server: Server, limits: NodeServ
     if (err.code === 'ECONNRESET' || socket.destroyed) return;
     // A request answered before its body arrived (a 401, say) that then times out gets no second answer.
     const res = latest.get(socket);
-    const answered = res !== undefined && res.headersSent && !res.req.complete;
+    const answered = res?.headersSent && !res.req.complete;
     // Before a request's head arrived whole, a timeout is the headers' deadline, if that is the shorter one.
     const headersPending = res === undefined || res.writableFinished;
     const headersMs = headersPending && server.headersTimeout < (limits.requestTimeoutMs ?? Infinity) ? server.headersTimeout : undefined;
-    if (socket.writable && !answered) socket.end(clientErrorAnswer(err, headersMs === undefined ? limits.requestTimeoutMs : undefined, headersMs ?? limits.headersTimeoutMs));
+    if (socket.writable && !answered)
+      socket.end(clientErrorAnswer(err, headersMs === undefined ? limits.requestTimeoutMs : undefined, headersMs ?? limits.headersTimeoutMs));
     socket.destroySoon?.();
     setTimeout(() => socket.destroy(), 1_000).unref();
   });

@@ -3,7 +3,11 @@ import type { FastifyInstance } from 'fastify';
 import { named } from './plugin.js';
 
 type Json = Record<string, unknown>;
-type Doc = { paths?: Record<string, Record<string, Json>>; webhooks?: Record<string, Record<string, Json>>; components?: { schemas?: Record<string, unknown> } };
+type Doc = {
+  paths?: Record<string, Record<string, Json>>;
+  webhooks?: Record<string, Record<string, Json>>;
+  components?: { schemas?: Record<string, unknown> };
+};
 
 /**
  * Named component schemas from the schemas' own `title`s: every schema object of the finished
@@ -39,7 +43,11 @@ export function hoistNamedSchemas<T extends object>(doc: T, names: ReadonlySet<s
     const c = componentSchemas[name] as Json;
     if (c.$ref === `#/components/schemas/${name}`) componentSchemas[name] = schemas[name];
   }
-  const sorted = Object.fromEntries(Object.keys(componentSchemas).sort().map((k) => [k, componentSchemas[k]]));
+  const sorted = Object.fromEntries(
+    Object.keys(componentSchemas)
+      .sort()
+      .map((k) => [k, componentSchemas[k]]),
+  );
   return { ...doc, paths, ...webhooks, components: { ...(d.components ?? {}), schemas: sorted } } as T;
 }
 
@@ -69,7 +77,7 @@ export const openApiDocument = named<OpenApiDocumentOptions>('openapi-document',
     openapi: { openapi: '3.1.0', ...opts.document },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
     transform: ({ schema, url }) => {
-      const hidden = !url.startsWith(opts.prefix + '/') || url.endsWith('/openapi.json');
+      const hidden = !url.startsWith(`${opts.prefix}/`) || url.endsWith('/openapi.json');
       if (hidden) return { schema: { ...schema, hide: true }, url };
       if (!transform) return { schema, url };
       const t = transform(schema as unknown as Json, url);

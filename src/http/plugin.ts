@@ -5,7 +5,10 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
  * registers it (no scope of its own, as fastify-plugin does), and its name shows in
  * `printPlugins()` and in errors. Each face registers the base's list, then its own plugins.
  */
-export function named<O extends object = Record<never, never>>(name: string, setup: (app: FastifyInstance, opts: O) => void | Promise<void>): FastifyPluginAsync<O> {
+export function named<O extends object = Record<never, never>>(
+  name: string,
+  setup: (app: FastifyInstance, opts: O) => void | Promise<void>,
+): FastifyPluginAsync<O> {
   const plugin: FastifyPluginAsync<O> = async (app, opts) => {
     await setup(app, opts);
   };

@@ -42,7 +42,8 @@ export function illFormedText(body: unknown): { keyword: string; instancePath: s
   while (stack.length) {
     const [value, path] = stack.pop()!;
     if (typeof value === 'string') {
-      if (LONE_SURROGATE.test(value)) return { keyword: 'wellFormed', instancePath: path, message: 'must be Unicode text (it holds a lone UTF-16 surrogate)', params: {} };
+      if (LONE_SURROGATE.test(value))
+        return { keyword: 'wellFormed', instancePath: path, message: 'must be Unicode text (it holds a lone UTF-16 surrogate)', params: {} };
     } else if (Array.isArray(value)) {
       for (let i = value.length - 1; i >= 0; i--) stack.push([value[i], `${path}/${i}`]);
     } else if (value !== null && typeof value === 'object') {
@@ -53,7 +54,8 @@ export function illFormedText(body: unknown): { keyword: string; instancePath: s
       for (let i = entries.length - 1; i >= 0; i--) {
         const [k, v] = entries[i];
         // The name itself is not repeated: it is the client's text, and not printable.
-        if (LONE_SURROGATE.test(k)) return { keyword: 'wellFormed', instancePath: path, message: 'has a field name that is not Unicode text (a lone UTF-16 surrogate)', params: {} };
+        if (LONE_SURROGATE.test(k))
+          return { keyword: 'wellFormed', instancePath: path, message: 'has a field name that is not Unicode text (a lone UTF-16 surrogate)', params: {} };
         stack.push([v, `${path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`]);
       }
     }

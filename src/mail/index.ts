@@ -10,7 +10,9 @@ export interface Mailer {
 
 export function smtpMailer(smtpUrl: string, from: string): Mailer {
   // A relay that stalls must not hold a console request for minutes.
-  const transport = nodemailer.createTransport(`${smtpUrl}${smtpUrl.includes('?') ? '&' : '?'}connectionTimeout=10000&greetingTimeout=10000&socketTimeout=20000`);
+  const transport = nodemailer.createTransport(
+    `${smtpUrl}${smtpUrl.includes('?') ? '&' : '?'}connectionTimeout=10000&greetingTimeout=10000&socketTimeout=20000`,
+  );
   return {
     async send({ to, subject, text }) {
       await transport.sendMail({ from, to, subject, text });

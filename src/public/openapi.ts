@@ -9,35 +9,70 @@ export const ALIAS_PREFIX = '/api/v1';
 const server = (url: string, description: string) => ({ url, description, 'x-internal': false });
 
 type Json = Record<string, unknown>;
-type Doc = { paths?: Record<string, Record<string, Json>>; webhooks?: Record<string, Record<string, Json>>; components?: { schemas?: Record<string, unknown> } };
+type Doc = {
+  paths?: Record<string, Record<string, Json>>;
+  webhooks?: Record<string, Record<string, Json>>;
+  components?: { schemas?: Record<string, unknown> };
+};
 
 /** The titles of the public API's shapes that become named components (src/contract/schemas). */
 export const PUBLIC_COMPONENTS = new Set([
-  'Pulse', 'PulsePage', 'Stats', 'DailyStats', 'DailyStatsDay', 'Comment', 'CommentPage', 'Alert', 'AlertList',
-  'Organization', 'Action', 'ActionStatus', 'ActionList', 'ActionId', 'NewAction', 'ActionChange', 'Team', 'TeamList',
-  'NewTeam', 'CreatedTeam', 'AlertCreatedEvent', 'ActionCreatedEvent', 'ActionUpdatedEvent', 'ActionChanges', 'PingEvent',
+  'Pulse',
+  'PulsePage',
+  'Stats',
+  'DailyStats',
+  'DailyStatsDay',
+  'Comment',
+  'CommentPage',
+  'Alert',
+  'AlertList',
+  'Organization',
+  'Action',
+  'ActionStatus',
+  'ActionList',
+  'ActionId',
+  'NewAction',
+  'ActionChange',
+  'Team',
+  'TeamList',
+  'NewTeam',
+  'CreatedTeam',
+  'AlertCreatedEvent',
+  'ActionCreatedEvent',
+  'ActionUpdatedEvent',
+  'ActionChanges',
+  'PingEvent',
 ]);
 
 /** The headers of every delivery (docs/webhooks.md), as a receiver reads them. */
 const WEBHOOK_HEADERS = [
   {
-    name: 'webhook-id', in: 'header', required: true,
+    name: 'webhook-id',
+    in: 'header',
+    required: true,
     description: 'The event id (msg_...): the same on every attempt of one event to one endpoint. Deliveries are at least once: deduplicate on it.',
     schema: { type: 'string', minLength: 1, maxLength: 128 },
   },
   {
-    name: 'webhook-timestamp', in: 'header', required: true,
+    name: 'webhook-timestamp',
+    in: 'header',
+    required: true,
     description: 'Seconds since the epoch when this attempt was signed. Refuse one more than 5 minutes away from your clock (a replayed request).',
     schema: { type: 'string', pattern: '^[0-9]{1,12}$', maxLength: 12 },
   },
   {
-    name: 'webhook-signature', in: 'header', required: true,
+    name: 'webhook-signature',
+    in: 'header',
+    required: true,
     description:
       'Space-separated `v1,<base64 HMAC-SHA256>` entries of `<webhook-id>.<webhook-timestamp>.<raw body>`, keyed by the base64-decoded part of the endpoint secret after `whsec_`: one per valid secret (two during the 24 hours after a rotation, the new secret first). Accept the request when any entry matches; any Standard Webhooks library does this.',
     schema: { type: 'string', minLength: 3, maxLength: 1024 },
   },
   {
-    name: 'user-agent', in: 'header', required: true, description: 'climate-pulse-webhooks/1',
+    name: 'user-agent',
+    in: 'header',
+    required: true,
+    description: 'climate-pulse-webhooks/1',
     schema: { type: 'string', enum: ['climate-pulse-webhooks/1'] },
   },
 ];
@@ -75,7 +110,10 @@ function webhooksSection(): Record<string, Json> {
           responses: {
             '2XX': { description: 'Received. Any 2xx answer within 15 seconds is a success; its body is ignored.' },
             '410': { description: 'Gone: the endpoint is disabled at once and receives nothing more until enabled again.' },
-            default: { description: 'Any other status (a redirect too), a timeout or a connection error: the attempt failed and is retried on the schedule (about 28 hours), no sooner than Retry-After.' },
+            default: {
+              description:
+                'Any other status (a redirect too), a timeout or a connection error: the attempt failed and is retried on the schedule (about 28 hours), no sooner than Retry-After.',
+            },
           },
         },
       },
@@ -127,9 +165,7 @@ function documentValidators(doc: Doc): Doc {
     const get = ops.get as { parameters?: Json[]; responses: Record<string, { headers?: Json }> } | undefined;
     if (!get) continue;
     const ok = get.responses['200'];
-    const common = Object.fromEntries(
-      Object.entries(ok.headers ?? {}).filter(([name]) => /^(X-Request-Id|RateLimit-)/.test(name)),
-    );
+    const common = Object.fromEntries(Object.entries(ok.headers ?? {}).filter(([name]) => /^(X-Request-Id|RateLimit-)/.test(name)));
     paths[path].get = {
       ...get,
       parameters: [...(get.parameters ?? []), IF_NONE_MATCH],
@@ -187,7 +223,10 @@ export async function registerOpenApi(app: FastifyInstance, opts: OpenApiOptions
         { name: 'organization', description: 'The organization that owns the API key.' },
         { name: 'teams', description: "The organization's teams (subteams); create one with a unique name." },
         { name: 'actions', description: 'Improvement actions: create, edit, and move through active, done and cancelled.' },
-        { name: 'webhooks', description: "Events Climate Pulse sends to the organization's own endpoints (the document's `webhooks`), signed per Standard Webhooks." },
+        {
+          name: 'webhooks',
+          description: "Events Climate Pulse sends to the organization's own endpoints (the document's `webhooks`), signed per Standard Webhooks.",
+        },
       ],
     },
     // Paths relative to the /v1 server; the Idempotency-Key documented as required.

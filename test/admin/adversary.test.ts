@@ -23,7 +23,15 @@ describe('adversaries of the operator API', () => {
   const ORGS = ['org_1', 'org_2', 'org_3'];
   beforeAll(async () => {
     t = await createAdminTest({
-      dataset: { organizations: ORGS.map((id) => ({ id, name: id, plan: 'business', createdAt: '2026-01-01T00:00:00.000Z', teams: [{ id: 'tm', name: 'T', createdAt: '2026-01-01T00:00:00.000Z' }] })) },
+      dataset: {
+        organizations: ORGS.map((id) => ({
+          id,
+          name: id,
+          plan: 'business',
+          createdAt: '2026-01-01T00:00:00.000Z',
+          teams: [{ id: 'tm', name: 'T', createdAt: '2026-01-01T00:00:00.000Z' }],
+        })),
+      },
     });
   });
   afterAll(() => t.close());
@@ -54,13 +62,24 @@ describe('adversaries of the operator API', () => {
         if (!(err instanceof ApiError)) throw err;
         outcome = err.code;
       }
-      const expected = exact ? `revoked ${exact.id}` : matches.length === 1 ? `revoked ${matches[0].id}` : matches.length === 0 ? 'not_found' : 'invalid_request';
+      const expected = exact
+        ? `revoked ${exact.id}`
+        : matches.length === 1
+          ? `revoked ${matches[0].id}`
+          : matches.length === 0
+            ? 'not_found'
+            : 'invalid_request';
       expect(outcome, `round ${round}: revoke ${JSON.stringify(text)} in ${orgId}`).toBe(expected);
       if (outcome.startsWith('revoked ')) keys.find((k) => k.id === outcome.slice(8))!.revoked = true;
       // The database agrees with the model for every organization after every round.
       for (const o of ORGS) {
         const stored = (await listApiKeys(t.db, o)).map((k) => `${k.id}:${k.revokedAt !== null}`).sort();
-        expect(stored, `round ${round}, ${o}`).toEqual(keys.filter((k) => k.orgId === o).map((k) => `${k.id}:${k.revoked}`).sort());
+        expect(stored, `round ${round}, ${o}`).toEqual(
+          keys
+            .filter((k) => k.orgId === o)
+            .map((k) => `${k.id}:${k.revoked}`)
+            .sort(),
+        );
       }
     }
   });
@@ -103,7 +122,9 @@ describe('adversaries of the operator API', () => {
       }
       const rows = await t.db.query<{ id: string; level: number }>(sql('t.adv.rows', `SELECT id, level FROM pulses WHERE org_id = 'org_2' ORDER BY id`));
       expect(rows.map((r) => `${r.id}=${r.level}`).sort(), `round ${round}`).toEqual([...model].map(([id, p]) => `${id}=${p.level}`).sort());
-      const [total] = await t.db.query<{ n: number; s: number }>(sql('t.adv.total', `SELECT pulse_count::int AS n, level_sum::int AS s FROM pulse_totals WHERE org_id = 'org_2'`));
+      const [total] = await t.db.query<{ n: number; s: number }>(
+        sql('t.adv.total', `SELECT pulse_count::int AS n, level_sum::int AS s FROM pulse_totals WHERE org_id = 'org_2'`),
+      );
       expect(total ?? { n: 0, s: 0 }).toEqual({ n: model.size, s: [...model.values()].reduce((a, p) => a + p.level, 0) });
     }
     expect(model.size).toBeGreaterThan(30);

@@ -23,7 +23,14 @@ const PREFIX_A = 'cp_test_audi'; // displayPrefix: the first 12 characters of a 
 const COMMENT = 'a private comment about Dana zq7';
 const MODERATED = 'pulse_moderated_zq9';
 const pulse = (id: string, extra: Record<string, unknown> = {}) => ({
-  id, level: 3, reason: 'workload', comment: `${COMMENT} ${id}`, moderationStatus: 'CLEAN' as const, subteamId: null, createdAt: '2026-11-02T09:00:00.000Z', ...extra,
+  id,
+  level: 3,
+  reason: 'workload',
+  comment: `${COMMENT} ${id}`,
+  moderationStatus: 'CLEAN' as const,
+  subteamId: null,
+  createdAt: '2026-11-02T09:00:00.000Z',
+  ...extra,
 });
 
 interface Row {
@@ -45,8 +52,7 @@ describe('the audit log', () => {
   let rx: Receiver;
   const secrets: string[] = [KEY_A, KEY_B, COMMENT];
 
-  const rowsOf = (orgId: string) =>
-    t.db.query<Row>(sql('test.audit.rows', `SELECT * FROM audit_events WHERE org_id = $1 ORDER BY created_at, id`), [orgId]);
+  const rowsOf = (orgId: string) => t.db.query<Row>(sql('test.audit.rows', `SELECT * FROM audit_events WHERE org_id = $1 ORDER BY created_at, id`), [orgId]);
 
   /** Runs `change` and returns the one row it added to the organization's log (failing unless exactly one). */
   async function oneNew(orgId: string, change: () => Promise<unknown>): Promise<Row> {
@@ -67,16 +73,34 @@ describe('the audit log', () => {
   }
 
   const operator = (action: string, target_kind: string, target_id: string | null, details: Record<string, unknown> = {}) => ({
-    actor_kind: 'operator', actor_id: null, actor_label: 'operator', action, target_kind, target_id, address: '127.0.0.1', details,
+    actor_kind: 'operator',
+    actor_id: null,
+    actor_label: 'operator',
+    action,
+    target_kind,
+    target_id,
+    address: '127.0.0.1',
+    details,
   });
 
   let keyAId: string;
   const pub = (method: InjectOptions['method'], url: string, body?: unknown, headers: Record<string, string> = {}, key = KEY_A) =>
     t.app.inject({
-      method, url, remoteAddress: '203.0.113.7', headers: { authorization: `Bearer ${key}`, ...headers }, ...(body === undefined ? {} : { payload: body as object }),
+      method,
+      url,
+      remoteAddress: '203.0.113.7',
+      headers: { authorization: `Bearer ${key}`, ...headers },
+      ...(body === undefined ? {} : { payload: body as object }),
     } as InjectOptions);
   const byKey = (action: string, target_kind: string, target_id: string | null, details: Record<string, unknown> = {}) => ({
-    actor_kind: 'key', actor_id: keyAId, actor_label: PREFIX_A, action, target_kind, target_id, address: '203.0.113.7', details,
+    actor_kind: 'key',
+    actor_id: keyAId,
+    actor_label: PREFIX_A,
+    action,
+    target_kind,
+    target_id,
+    address: '203.0.113.7',
+    details,
   });
 
   beforeAll(async () => {
@@ -86,15 +110,28 @@ describe('the audit log', () => {
       dataset: {
         organizations: [
           {
-            id: 'org_a', name: 'A', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z',
-            apiKeys: [{ key: KEY_A, name: 'integration' }, { key: KEY_B, name: 'second' }],
+            id: 'org_a',
+            name: 'A',
+            plan: 'business',
+            createdAt: '2026-01-01T00:00:00.000Z',
+            apiKeys: [
+              { key: KEY_A, name: 'integration' },
+              { key: KEY_B, name: 'second' },
+            ],
             teams: [{ id: 'team_x', name: 'X', createdAt: '2026-01-01T00:00:00.000Z' }],
             pulses: [pulse(MODERATED)],
-            alerts: [{ id: 'al_1', type: 'LOW_MOOD', message: 'Low', weekISO: '2026-W44', subteamId: 'team_x', readAt: null, createdAt: '2026-11-03T06:00:00.000Z' }],
+            alerts: [
+              { id: 'al_1', type: 'LOW_MOOD', message: 'Low', weekISO: '2026-W44', subteamId: 'team_x', readAt: null, createdAt: '2026-11-03T06:00:00.000Z' },
+            ],
           },
           {
-            id: 'org_p', name: 'P', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z',
-            alerts: [{ id: 'al_p', type: 'LOW_MOOD', message: 'Low', weekISO: '2026-W44', subteamId: null, readAt: null, createdAt: '2026-11-03T06:00:00.000Z' }],
+            id: 'org_p',
+            name: 'P',
+            plan: 'business',
+            createdAt: '2026-01-01T00:00:00.000Z',
+            alerts: [
+              { id: 'al_p', type: 'LOW_MOOD', message: 'Low', weekISO: '2026-W44', subteamId: null, readAt: null, createdAt: '2026-11-03T06:00:00.000Z' },
+            ],
           },
         ],
       },
@@ -142,16 +179,25 @@ describe('the audit log', () => {
     });
     expect(row).toMatchObject(operator('pulses.ingested', 'pulses', null, { inserted: 2, unchanged: 1, inFrozenWeeks: 0 }));
     row = await oneNew('org_a', async () => {
-      const body = [pulse('file_1'), pulse('file_2', { level: 4 })].map((p) => JSON.stringify(p)).join('\n') + '\n';
-      const res = await t.admin.inject({ method: 'POST', url: `${ORG}/org_a/pulses/import`, payload: body, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson' } });
+      const body = `${[pulse('file_1'), pulse('file_2', { level: 4 })].map((p) => JSON.stringify(p)).join('\n')}\n`;
+      const res = await t.admin.inject({
+        method: 'POST',
+        url: `${ORG}/org_a/pulses/import`,
+        payload: body,
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson' },
+      });
       expect(JSON.parse(res.body.trim().split('\n').at(-1)!).summary).toMatchObject({ imported: 2, skipped: 0 });
     });
     expect(row).toMatchObject(operator('pulses.imported', 'pulses', null, { imported: 2, skipped: 0, rows: 2, format: 'ndjson', onError: 'abort' }));
 
     // Moderation: the row never names the pulse (docs/privacy.md); it says the status it set.
-    row = await oneNew('org_a', async () => expect((await t.call('PATCH', `${ORG}/org_a/pulses/${MODERATED}`, { moderationStatus: 'FLAGGED' })).json()).toMatchObject({ changed: true }));
+    row = await oneNew('org_a', async () =>
+      expect((await t.call('PATCH', `${ORG}/org_a/pulses/${MODERATED}`, { moderationStatus: 'FLAGGED' })).json()).toMatchObject({ changed: true }),
+    );
     expect(row).toMatchObject(operator('pulse.moderated', 'pulse', null, { status: 'FLAGGED', statusChanged: true }));
-    row = await oneNew('org_a', async () => expect((await t.call('PATCH', `${ORG}/org_a/pulses/${MODERATED}`, { moderationStatus: 'FLAGGED' })).json()).toMatchObject({ changed: false }));
+    row = await oneNew('org_a', async () =>
+      expect((await t.call('PATCH', `${ORG}/org_a/pulses/${MODERATED}`, { moderationStatus: 'FLAGGED' })).json()).toMatchObject({ changed: false }),
+    );
     expect(row).toMatchObject(operator('pulse.moderated', 'pulse', null, { status: 'FLAGGED', statusChanged: false }));
     secrets.push(MODERATED);
 
@@ -176,9 +222,13 @@ describe('the audit log', () => {
     expect(row).toMatchObject(operator('webhook_endpoint.created', 'webhook_endpoint', endpoint.id, { host, eventTypes: null }));
 
     // The first ping is answered 410: the endpoint is disabled; enabling it is a change.
-    row = await oneNew('org_a', async () => expect((await t.call('POST', `/admin/v1/webhook-endpoints/${endpoint.id}/test`)).json()).toMatchObject({ outcome: 'endpoint_disabled' }));
+    row = await oneNew('org_a', async () =>
+      expect((await t.call('POST', `/admin/v1/webhook-endpoints/${endpoint.id}/test`)).json()).toMatchObject({ outcome: 'endpoint_disabled' }),
+    );
     expect(row).toMatchObject(operator('webhook_endpoint.tested', 'webhook_endpoint', endpoint.id));
-    row = await oneNew('org_a', async () => expect((await t.call('POST', `/admin/v1/webhook-endpoints/${endpoint.id}/enable`)).json()).toMatchObject({ enabled: true }));
+    row = await oneNew('org_a', async () =>
+      expect((await t.call('POST', `/admin/v1/webhook-endpoints/${endpoint.id}/enable`)).json()).toMatchObject({ enabled: true }),
+    );
     expect(row).toMatchObject(operator('webhook_endpoint.enabled', 'webhook_endpoint', endpoint.id, { host, wasEnabled: false }));
 
     // The second is answered 500: a failed delivery, replayed.
@@ -243,7 +293,11 @@ describe('the audit log', () => {
       ['an unknown delivery', () => t.call('POST', '/admin/v1/webhook-deliveries/whd_nope/replay'), 404],
       ['a team name taken', () => pub('POST', '/v1/teams', { name: 'web' }, { 'idempotency-key': 'audit-team-2' }), 409],
       ['an Idempotency-Key reused for another body', () => pub('POST', '/v1/teams', { name: 'Other' }, { 'idempotency-key': 'audit-team-1' }), 409],
-      ['an action of an unknown team', () => pub('POST', '/v1/actions', { title: 'Nope', subteamId: 'team_nope' }, { 'idempotency-key': 'audit-action-2' }), 400],
+      [
+        'an action of an unknown team',
+        () => pub('POST', '/v1/actions', { title: 'Nope', subteamId: 'team_nope' }, { 'idempotency-key': 'audit-action-2' }),
+        400,
+      ],
       ['a write with a read-only key', () => pub('POST', '/v1/teams', { name: 'Reader' }, { 'idempotency-key': 'audit-team-3' }, reader), 403],
     ];
     for (const [what, run, status] of refused) {
@@ -259,8 +313,13 @@ describe('the audit log', () => {
       expect(bad.json().error.message).toMatch(/'pulses\[1\]\.level'/);
       const conflict = await t.call('POST', `${ORG}/org_a/pulses`, { pulses: [pulse('roll_3'), pulse('live_1', { level: 1 })] });
       expect(conflict.statusCode).toBe(409);
-      const body = JSON.stringify(pulse('roll_4')) + '\n' + JSON.stringify(pulse('roll_5', { level: 0 })) + '\n';
-      const aborted = await t.admin.inject({ method: 'POST', url: `${ORG}/org_a/pulses/import`, payload: body, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson' } });
+      const body = `${JSON.stringify(pulse('roll_4'))}\n${JSON.stringify(pulse('roll_5', { level: 0 }))}\n`;
+      const aborted = await t.admin.inject({
+        method: 'POST',
+        url: `${ORG}/org_a/pulses/import`,
+        payload: body,
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson' },
+      });
       expect(JSON.parse(aborted.body.trim().split('\n').at(-1)!).error.message).toMatch(/^import aborted/);
     });
     expect(await count()).toBe(pulses);
@@ -282,7 +341,9 @@ describe('the audit log', () => {
       await t.db.exec(`DROP FUNCTION test_refuse_audit()`);
     }
     // The key was not stored as used either: the same Idempotency-Key now creates the team.
-    await oneNew('org_a', async () => expect((await pub('POST', '/v1/teams', { name: 'Doomed' }, { 'idempotency-key': 'audit-doomed-1' })).statusCode).toBe(200));
+    await oneNew('org_a', async () =>
+      expect((await pub('POST', '/v1/teams', { name: 'Doomed' }, { 'idempotency-key': 'audit-doomed-1' })).statusCode).toBe(200),
+    );
   });
 
   it('no column of any row holds a secret, a key, a hash, a URL credential, a pulse id of a moderation or a comment', async () => {
@@ -312,10 +373,17 @@ describe('the audit log', () => {
     const first = (await t.call('GET', `${ORG}/org_p/audit-events?limit=1`)).json();
     const r = rows[0];
     expect(first).toEqual({
-      items: [{
-        id: r.id, createdAt: r.created_at.toISOString(), actor: { kind: 'operator', id: null, label: 'operator' }, action: 'alert.read',
-        target: { kind: 'alert', id: 'al_p' }, address: '127.0.0.1', details: {},
-      }],
+      items: [
+        {
+          id: r.id,
+          createdAt: r.created_at.toISOString(),
+          actor: { kind: 'operator', id: null, label: 'operator' },
+          action: 'alert.read',
+          target: { kind: 'alert', id: 'al_p' },
+          address: '127.0.0.1',
+          details: {},
+        },
+      ],
       nextCursor: `${r.created_at.toISOString()}|${r.id}`,
     });
     expect((await t.call('GET', `${ORG}/org_p/audit-events`)).json().items).toHaveLength(7); // default 50
@@ -326,7 +394,13 @@ describe('the audit log', () => {
     const reads = (await t.call('GET', `${ORG}/org_a/audit-events?action=alert.read`)).json();
     expect(reads.items.map((e: { action: string }) => e.action)).toEqual(['alert.read']);
 
-    for (const [query, code] of [['limit=0', 'invalid_request'], ['limit=101', 'invalid_request'], ['cursor=nope', 'invalid_cursor'], ['actorKind=robot', 'invalid_request'], ['extra=1', 'invalid_request']]) {
+    for (const [query, code] of [
+      ['limit=0', 'invalid_request'],
+      ['limit=101', 'invalid_request'],
+      ['cursor=nope', 'invalid_cursor'],
+      ['actorKind=robot', 'invalid_request'],
+      ['extra=1', 'invalid_request'],
+    ]) {
       const res = await t.call('GET', `${ORG}/org_p/audit-events?${query}`);
       expect([res.statusCode, res.json().error.code], query).toEqual([400, code]);
     }
@@ -339,7 +413,9 @@ describe('the audit log', () => {
     expect(row).toMatchObject(operator('organization.deleted', 'organization', 'org_new'));
     expect(await rowsOf('org_new')).toHaveLength(before + 1);
     expect((await t.call('GET', `${ORG}/org_new/audit-events`)).json().items.map((e: { action: string }) => e.action)).toEqual([
-      'organization.deleted', 'organization.updated', 'organization.created',
+      'organization.deleted',
+      'organization.updated',
+      'organization.created',
     ]);
 
     const others = (await rowsOf('org_p')).length;
@@ -372,12 +448,23 @@ describe('climate-pulse audit', { timeout: 300_000 }, () => {
     const lines = out.stdout.trimEnd().split('\n');
     const time = '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z';
     expect(lines).toHaveLength(2);
-    expect(lines[0]).toMatch(new RegExp(`^${time}  operator  key\\.created  key:key_[0-9A-Za-z]{16}  127\\.0\\.0\\.1  \\{"name":"ci","scope":"read_write","prefix":"${secret.slice(0, 14)}","expiresAt":null\\}$`));
-    expect(lines[1]).toMatch(new RegExp(`^${time}  operator  organization\\.updated  organization:org_c  127\\.0\\.0\\.1  \\{"name":"Renamed","changed":\\["name"\\]\\}$`));
+    expect(lines[0]).toMatch(
+      new RegExp(
+        `^${time}  operator  key\\.created  key:key_[0-9A-Za-z]{16}  127\\.0\\.0\\.1  \\{"name":"ci","scope":"read_write","prefix":"${secret.slice(0, 14)}","expiresAt":null\\}$`,
+      ),
+    );
+    expect(lines[1]).toMatch(
+      new RegExp(`^${time}  operator  organization\\.updated  organization:org_c  127\\.0\\.0\\.1  \\{"name":"Renamed","changed":\\["name"\\]\\}$`),
+    );
     expect(out.stdout).not.toContain(secret);
 
     const one = await runCli(['audit', '--org', 'org_c', '--limit', '1', '--json'], cdb.env);
-    expect(one.stdout.trimEnd().split('\n').map((l) => JSON.parse(l).action)).toEqual(['key.created']);
+    expect(
+      one.stdout
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l).action),
+    ).toEqual(['key.created']);
     const filtered = await runCli(['audit', '--org', 'org_c', '--action', 'organization.updated'], cdb.env);
     expect(filtered.stdout.trimEnd().split('\n')).toEqual([lines[1]]);
     const unknown = await runCli(['audit', '--org', 'org_nope'], cdb.env);

@@ -36,7 +36,9 @@ describe('the operator app compiled on first use', () => {
   beforeAll(async () => {
     tdb = await createTestDatabase();
     await loadDataset(tdb.db, {
-      organizations: [{ id: 'org_a', name: 'A', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z', apiKeys: [{ key: 'cp_test_a_0123456789abcdef', name: 'ci' }] }],
+      organizations: [
+        { id: 'org_a', name: 'A', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z', apiKeys: [{ key: 'cp_test_a_0123456789abcdef', name: 'ci' }] },
+      ],
     });
     const config = loadConfig({ LOG_LEVEL: 'silent' });
     const now = () => new Date('2026-11-25T12:00:00.000Z');
@@ -54,9 +56,16 @@ describe('the operator app compiled on first use', () => {
     for (const req of REQUESTS) {
       const a = await eager.inject(req);
       // A create succeeds once per id: the lazy app creates its own organization, named alike.
-      const b = await lazy.inject(req.url === ORG && req.method === 'POST' && (req.payload as { id?: string }).id ? { ...req, payload: { ...(req.payload as object), id: 'org_c' } } : req);
+      const b = await lazy.inject(
+        req.url === ORG && req.method === 'POST' && (req.payload as { id?: string }).id
+          ? { ...req, payload: { ...(req.payload as object), id: 'org_c' } }
+          : req,
+      );
       statuses.push(b.statusCode);
-      expect({ status: b.statusCode, type: b.headers['content-type'], body: b.body.replace(/"(createdAt|id)":"org_[^"]*"|"createdAt":"[^"]*"/g, '') }, `${req.method} ${req.url}`).toEqual({
+      expect(
+        { status: b.statusCode, type: b.headers['content-type'], body: b.body.replace(/"(createdAt|id)":"org_[^"]*"|"createdAt":"[^"]*"/g, '') },
+        `${req.method} ${req.url}`,
+      ).toEqual({
         status: a.statusCode,
         type: a.headers['content-type'],
         body: a.body.replace(/"(createdAt|id)":"org_[^"]*"|"createdAt":"[^"]*"/g, ''),

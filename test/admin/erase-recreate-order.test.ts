@@ -12,7 +12,12 @@ import { createAdminTest, type AdminTest } from './helpers.js';
 const ORG = 'org_mirrored';
 const pulses = (text: (i: number) => string) =>
   Array.from({ length: 8 }, (_, i) => ({
-    id: `m_${i}`, level: 3, reason: null, comment: text(i), moderationStatus: 'CLEAN', subteamId: null,
+    id: `m_${i}`,
+    level: 3,
+    reason: null,
+    comment: text(i),
+    moderationStatus: 'CLEAN',
+    subteamId: null,
     createdAt: new Date(Date.parse('2026-10-05T08:00:00.000Z') + i * 3_600_000).toISOString(),
   }));
 const saltOf = sql('test.order_salt', `SELECT order_salt FROM organizations WHERE id = $1`);
@@ -31,7 +36,10 @@ describe('an organization erased and created again does not mirror the old order
     const res = await t.app.inject({ method: 'GET', url: '/v1/comments?from=2026-10-05&to=2026-10-11', headers: { authorization: `Bearer ${key}` } });
     expect(res.statusCode).toBe(200);
     // Read last, so that a build without salts fails on the order first.
-    const salt = await t.db.query<{ order_salt: Uint8Array }>(saltOf, [ORG]).then(([row]) => Buffer.from(row.order_salt), () => Buffer.alloc(0));
+    const salt = await t.db.query<{ order_salt: Uint8Array }>(saltOf, [ORG]).then(
+      ([row]) => Buffer.from(row.order_salt),
+      () => Buffer.alloc(0),
+    );
     return { order: res.json().items.map((c: { comment: string }) => c.comment.split(' ').pop()), salt };
   }
 

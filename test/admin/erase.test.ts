@@ -17,15 +17,31 @@ const listTables = sql(
 );
 
 const org = (id: string, key: string) => ({
-  id, name: id, plan: 'business', createdAt: '2026-01-01T00:00:00.000Z',
+  id,
+  name: id,
+  plan: 'business',
+  createdAt: '2026-01-01T00:00:00.000Z',
   apiKeys: [{ key }],
   teams: [{ id: 'team_1', name: 'One', createdAt: '2026-01-01T00:00:00.000Z' }],
   pulses: Array.from({ length: 12 }, (_, i) => ({
-    id: `p_${i}`, level: 1 + (i % 5), comment: `c ${i}`, moderationStatus: 'CLEAN' as const, subteamId: i % 2 ? 'team_1' : null,
+    id: `p_${i}`,
+    level: 1 + (i % 5),
+    comment: `c ${i}`,
+    moderationStatus: 'CLEAN' as const,
+    subteamId: i % 2 ? 'team_1' : null,
     createdAt: new Date(Date.parse('2026-10-05T08:00:00.000Z') + i * 3_600_000).toISOString(),
   })),
   alerts: [{ id: 'al_1', type: 'LOW_MOOD', message: 'Low', weekISO: '2026-W41', subteamId: 'team_1', readAt: null, createdAt: '2026-10-12T06:00:00.000Z' }],
-  actions: [{ id: 'ac_1', title: 'Retro', startDate: '2026-10-12T09:00:00.000Z', status: 'active' as const, subteamId: 'team_1', createdAt: '2026-10-12T09:00:00.000Z' }],
+  actions: [
+    {
+      id: 'ac_1',
+      title: 'Retro',
+      startDate: '2026-10-12T09:00:00.000Z',
+      status: 'active' as const,
+      subteamId: 'team_1',
+      createdAt: '2026-10-12T09:00:00.000Z',
+    },
+  ],
 });
 
 describe('erasing an organization', () => {
@@ -45,20 +61,50 @@ describe('erasing an organization', () => {
   };
 
   it('removes every row of the organization in every table, and nothing of another', async () => {
-    for (const [orgId, key] of [['org_e', 'cp_test_erase_0123456789ab'], ['org_keep', 'cp_test_keep_0123456789ab']]) {
+    for (const [orgId, key] of [
+      ['org_e', 'cp_test_erase_0123456789ab'],
+      ['org_keep', 'cp_test_keep_0123456789ab'],
+    ]) {
       const auth = { authorization: `Bearer ${key}` };
       // Fill what requests write: a released comment week, an idempotency record, a webhook event and delivery.
       expect((await t.app.inject({ url: '/v1/comments?from=2026-10-01&to=2026-10-20', headers: auth })).statusCode).toBe(200);
       expect((await t.call('POST', `/admin/v1/organizations/${orgId}/webhook-endpoints`, { url: 'https://example.com/h' })).statusCode).toBe(201);
-      const created = await t.app.inject({ method: 'POST', url: '/v1/actions', headers: { ...auth, 'idempotency-key': 'erase-test-1' }, payload: { title: 'Act' } });
+      const created = await t.app.inject({
+        method: 'POST',
+        url: '/v1/actions',
+        headers: { ...auth, 'idempotency-key': 'erase-test-1' },
+        payload: { title: 'Act' },
+      });
       expect(created.statusCode).toBe(200);
       expect((await t.call('POST', `/admin/v1/organizations/${orgId}/keys`, { scope: 'read' })).statusCode).toBe(201);
-      expect((await t.call('POST', `/admin/v1/organizations/${orgId}/pulses`, { pulses: [{ id: 'live', level: 3, moderationStatus: 'CLEAN', createdAt: '2026-10-06T10:00:00.000Z' }] })).statusCode).toBe(200);
+      expect(
+        (
+          await t.call('POST', `/admin/v1/organizations/${orgId}/pulses`, {
+            pulses: [{ id: 'live', level: 3, moderationStatus: 'CLEAN', createdAt: '2026-10-06T10:00:00.000Z' }],
+          })
+        ).statusCode,
+      ).toBe(200);
     }
     const before = await counts('org_e');
     const keepBefore = await counts('org_keep');
     // Every kind of organization data is there before the erasure (the test would prove nothing otherwise).
-    for (const table of ['api_keys', 'teams', 'pulses', 'pulse_totals', 'pulse_day_stats', 'alerts', 'actions', 'idempotency_records', 'comment_release_members', 'comment_cells', 'comment_frozen_groups', 'webhook_endpoints', 'webhook_events', 'webhook_deliveries', 'audit_events']) {
+    for (const table of [
+      'api_keys',
+      'teams',
+      'pulses',
+      'pulse_totals',
+      'pulse_day_stats',
+      'alerts',
+      'actions',
+      'idempotency_records',
+      'comment_release_members',
+      'comment_cells',
+      'comment_frozen_groups',
+      'webhook_endpoints',
+      'webhook_events',
+      'webhook_deliveries',
+      'audit_events',
+    ]) {
       expect(before[table], table).toBeGreaterThan(0);
     }
 
@@ -78,7 +124,9 @@ describe('erasing an organization', () => {
   });
 
   it('a refused erasure writes nothing: an unknown organization is 404', async () => {
-    expect((await t.call('DELETE', '/admin/v1/organizations/org_nope?erase=true')).json()).toEqual({ error: { code: 'not_found', message: 'no organization "org_nope"' } });
+    expect((await t.call('DELETE', '/admin/v1/organizations/org_nope?erase=true')).json()).toEqual({
+      error: { code: 'not_found', message: 'no organization "org_nope"' },
+    });
     expect((await t.call('DELETE', '/admin/v1/organizations/org_keep?erase=yes')).statusCode).toBe(400);
   });
 });

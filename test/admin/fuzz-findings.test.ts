@@ -34,7 +34,10 @@ describe('operator API: fuzzing findings', () => {
     }
     const pulse = { id: 'imp_1', level: 3, moderationStatus: 'CLEAN', createdAt: '2026-11-02T09:00:00.000Z' };
     const res = await t.admin.inject({
-      method: 'POST', url: `${ORG}/org_a/pulses/import`, payload: JSON.stringify(pulse) + '\n', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson' },
+      method: 'POST',
+      url: `${ORG}/org_a/pulses/import`,
+      payload: `${JSON.stringify(pulse)}\n`,
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson' },
     });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe('application/x-ndjson');
@@ -42,7 +45,9 @@ describe('operator API: fuzzing findings', () => {
 
   it('POST /admin/v1/alerts/run for the first and the last ISO weeks there are (0001-W01, 9999-W52) answers 200 and reads their pulses (was a 500: their days went to the database as year 0000 and +010000)', async () => {
     const pulse = (id: string, createdAt: string) => ({ id, level: 2, moderationStatus: 'CLEAN', createdAt });
-    const ingested = await t.call('POST', `${ORG}/org_a/pulses`, { pulses: [pulse('first', '0001-01-01T00:00:00.000Z'), pulse('last', '9999-12-31T23:59:59.999Z')] });
+    const ingested = await t.call('POST', `${ORG}/org_a/pulses`, {
+      pulses: [pulse('first', '0001-01-01T00:00:00.000Z'), pulse('last', '9999-12-31T23:59:59.999Z')],
+    });
     expect(ingested.statusCode, ingested.body).toBe(200);
     for (const weeks of [['0001-W01'], ['0001-W04'], ['9999-W52'], ['9999-W52', '0001-W01', '2026-W47']]) {
       const res = await t.call('POST', '/admin/v1/alerts/run', { weeks });
@@ -64,20 +69,28 @@ describe('operator API: fuzzing findings', () => {
     for (const value of ['5', '+5', '005', '1000']) expect((await t.call('GET', url(`limit=${value}`))).statusCode, value).toBe(200);
     // A parameter given twice is refused by name, as on the public API.
     for (const q of ['limit=5&limit=5', 'failed=true&failed=false']) {
-      expect((await t.call('GET', url(q))).json()).toEqual({ error: { code: 'invalid_request', message: `Query parameter '${q.split('=')[0]}' is given more than once.` } });
+      expect((await t.call('GET', url(q))).json()).toEqual({
+        error: { code: 'invalid_request', message: `Query parameter '${q.split('=')[0]}' is given more than once.` },
+      });
     }
     expect((await t.call('DELETE', `${ORG}/org_a?erase=false&erase=false`)).json().error.message).toBe("Query parameter 'erase' is given more than once.");
   });
 
   it('a pulse of the years 1 to 99 sent again is unchanged, not 409 pulse_conflict, and reads back as sent (the embedded database read 0001-03-01 as 2001-01-03)', async () => {
     const pulses = ['0001-01-01T00:00:00.000Z', '0001-03-01T10:00:00.123Z', '0050-06-01T00:00:00.000Z', '0099-12-31T23:59:59.999Z'].map((createdAt, i) => ({
-      id: `early_${i}`, level: 3, moderationStatus: 'CLEAN', createdAt,
+      id: `early_${i}`,
+      level: 3,
+      moderationStatus: 'CLEAN',
+      createdAt,
     }));
     expect((await t.call('POST', `${ORG}/org_a/pulses`, { pulses })).json()).toEqual({ inserted: 4, unchanged: 0, inFrozenWeeks: 0 });
     const again = await t.call('POST', `${ORG}/org_a/pulses`, { pulses });
     expect(again.statusCode, again.body).toBe(200);
     expect(again.json()).toEqual({ inserted: 0, unchanged: 4, inFrozenWeeks: 0 });
-    const rows = await t.db.query<{ id: string; created_at: Date }>({ name: 'test.early', text: "SELECT id, created_at FROM pulses WHERE org_id = 'org_a' AND id LIKE 'early_%' ORDER BY id" });
+    const rows = await t.db.query<{ id: string; created_at: Date }>({
+      name: 'test.early',
+      text: "SELECT id, created_at FROM pulses WHERE org_id = 'org_a' AND id LIKE 'early_%' ORDER BY id",
+    });
     expect(rows.map((r) => new Date(r.created_at).toISOString())).toEqual(pulses.map((p) => p.createdAt));
   });
 });

@@ -29,7 +29,12 @@ export async function createAdminTest(opts: { dataset?: Dataset; env?: Record<st
     config,
     // Every JSON answer is checked against the operator API's own document, as /v1 answers are.
     call: async (method, url, body, headers = {}) => {
-      const res = await admin.inject({ method, url, headers: { authorization: `Bearer ${TOKEN}`, ...headers }, ...(body === undefined ? {} : { payload: body as object }) } as InjectOptions);
+      const res = await admin.inject({
+        method,
+        url,
+        headers: { authorization: `Bearer ${TOKEN}`, ...headers },
+        ...(body === undefined ? {} : { payload: body as object }),
+      } as InjectOptions);
       const json = String(res.headers['content-type'] ?? '').startsWith('application/json');
       const unrouted = res.statusCode === 404 && /No such endpoint/.test(res.body);
       if (json && !unrouted && headers.authorization === undefined && !url.endsWith('/openapi.json')) await expectDocumented(admin, String(method), url, res);

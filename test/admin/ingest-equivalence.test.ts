@@ -16,7 +16,11 @@ import { operatorActor } from '../../src/domain/audit.js';
  */
 const TEAMS = ['t_a', 't_b', 't_c'];
 const org = (id: string, key: string) => ({
-  id, name: id, plan: 'business', createdAt: '2026-01-01T00:00:00.000Z', apiKeys: [{ key }],
+  id,
+  name: id,
+  plan: 'business',
+  createdAt: '2026-01-01T00:00:00.000Z',
+  apiKeys: [{ key }],
   teams: TEAMS.map((t) => ({ id: t, name: t.toUpperCase(), createdAt: '2026-01-01T00:00:00.000Z' })),
 });
 const KEY_LIVE = 'cp_test_live_0123456789abcdef';
@@ -24,7 +28,7 @@ const KEY_FILE = 'cp_test_file_0123456789abcdef';
 
 function rows(n: number, seed: number) {
   let s = seed;
-  const rnd = () => ((s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const rnd = () => (s = (s * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   const start = Date.parse('2026-08-03T00:00:00.000Z'); // 12 weeks of history
   return Array.from({ length: n }, (_, i) => {
     const week = Math.floor(i / (n / 12));
@@ -58,11 +62,13 @@ describe('live ingestion equals import by file', () => {
       inserted += res.json().inserted;
     }
     expect((await t.call('POST', '/admin/v1/organizations/org_live/pulses', { pulses: data.slice(2000, 3000) })).json()).toEqual({
-      inserted: 0, unchanged: 1000, inFrozenWeeks: 0,
+      inserted: 0,
+      unchanged: 1000,
+      inFrozenWeeks: 0,
     });
     expect(inserted).toBe(6000);
     const file = join(tmpdir(), `cp-equiv-${process.pid}.ndjson`);
-    writeFileSync(file, data.map((r) => JSON.stringify(r)).join('\n') + '\n');
+    writeFileSync(file, `${data.map((r) => JSON.stringify(r)).join('\n')}\n`);
     const summary = await importPulses(t.db, { orgId: 'org_file', file, onError: 'abort' }, operatorActor(), new Date());
     expect(summary.imported).toBe(6000);
 

@@ -34,7 +34,15 @@ const previousTmpdir = process.env.TMPDIR;
 process.env.TMPDIR = TMP;
 
 const pulse = (i: number) =>
-  JSON.stringify({ id: `lim_${i}`, level: 1 + (i % 5), reason: null, comment: null, moderationStatus: 'CLEAN', subteamId: null, createdAt: new Date(Date.UTC(2026, 9, 5, 8, 0, i)).toISOString() });
+  JSON.stringify({
+    id: `lim_${i}`,
+    level: 1 + (i % 5),
+    reason: null,
+    comment: null,
+    moderationStatus: 'CLEAN',
+    subteamId: null,
+    createdAt: new Date(Date.UTC(2026, 9, 5, 8, 0, i)).toISOString(),
+  });
 
 type Target = { port: number } | { socketPath: string };
 
@@ -147,11 +155,20 @@ describe('issue 26: the operator listener is bounded', () => {
     await loadDataset(tdb.db, { organizations: [{ id: ORG, name: 'L', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z' }] });
     dataDir = mkdtempSync(join(TMP, 'data-'));
     const config = loadConfig({
-      PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', MAX_EVENT_LOOP_DELAY_MS: '0', ALERTS_INTERVAL_MINUTES: '0', WEBHOOK_POLL_MS: '60000',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'silent',
+      MAX_EVENT_LOOP_DELAY_MS: '0',
+      ALERTS_INTERVAL_MINUTES: '0',
+      WEBHOOK_POLL_MS: '60000',
       ...(TEST_REDIS_URL ? { REDIS_URL: TEST_REDIS_URL } : {}),
-      DATA_DIR: dataDir, ADMIN_PORT: '0', ADMIN_TOKEN: TOKEN,
-      ADMIN_HEADERS_TIMEOUT_MS: '1000', ADMIN_BODY_IDLE_TIMEOUT_MS: '1500',
-      IMPORT_MAX_BYTES: String(FILE_CAP), IMPORT_MAX_LINE_BYTES: String(LINE_CAP),
+      DATA_DIR: dataDir,
+      ADMIN_PORT: '0',
+      ADMIN_TOKEN: TOKEN,
+      ADMIN_HEADERS_TIMEOUT_MS: '1000',
+      ADMIN_BODY_IDLE_TIMEOUT_MS: '1500',
+      IMPORT_MAX_BYTES: String(FILE_CAP),
+      IMPORT_MAX_LINE_BYTES: String(LINE_CAP),
     });
     server = await startServer(config, { db: tdb.db });
     admin = { port: Number(new URL(server.adminAddress!).port) };
@@ -167,7 +184,7 @@ describe('issue 26: the operator listener is bounded', () => {
     rmSync(TMP, { recursive: true, force: true });
   });
 
-  it('removes at start the cp-import-* and climate-pulse-backup-* directories a killed process left (one of 1 GiB stayed in /tmp), and keeps a live process\'s', () => {
+  it("removes at start the cp-import-* and climate-pulse-backup-* directories a killed process left (one of 1 GiB stayed in /tmp), and keeps a live process's", () => {
     expect(leftovers().sort()).toEqual([livePid, recentUnnamed].sort());
     for (const name of stale) expect(readdirSync(TMP)).not.toContain(name);
     rmSync(join(TMP, recentUnnamed), { recursive: true });
@@ -196,7 +213,10 @@ describe('issue 26: the operator listener is bounded', () => {
     const res = await send(admin, { path: IMPORT, headers: { ...auth, 'content-type': 'text/csv' }, chunks: [head, ...filler(3 * 1024 * 1024)] });
     expect(res.status).toBe(400);
     expect(JSON.parse(res.body)).toEqual({
-      error: { code: 'invalid_request', message: `the CSV record that starts on line 3 is longer than ${LINE_CAP} bytes (IMPORT_MAX_LINE_BYTES); nothing was written` },
+      error: {
+        code: 'invalid_request',
+        message: `the CSV record that starts on line 3 is longer than ${LINE_CAP} bytes (IMPORT_MAX_LINE_BYTES); nothing was written`,
+      },
     });
     expect(await pulseCount()).toBe(0);
     await until(() => leftovers([livePid]).length === 0);
@@ -205,7 +225,10 @@ describe('issue 26: the operator listener is bounded', () => {
 
   it('a file over IMPORT_MAX_BYTES: 400 payload_too_large, at once when Content-Length says so, as it arrives when chunked; nothing written, no temporary file left', async () => {
     const message = `The file is larger than ${FILE_CAP} bytes (IMPORT_MAX_BYTES); nothing was written.`;
-    const declared = await raw(admin, `POST ${IMPORT} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/x-ndjson\r\nContent-Length: ${FILE_CAP + 1}\r\n\r\n${pulse(1)}\n`);
+    const declared = await raw(
+      admin,
+      `POST ${IMPORT} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/x-ndjson\r\nContent-Length: ${FILE_CAP + 1}\r\n\r\n${pulse(1)}\n`,
+    );
     expect(statusOf(declared.text)).toBe(400); // and the connection is closed (raw() waits for that), its body never read
     expect(JSON.parse(bodyOf(declared.text))).toEqual({ error: { code: 'payload_too_large', message } });
 
@@ -225,11 +248,17 @@ describe('issue 26: the operator listener is bounded', () => {
     const expected = { error: { code: 'payload_too_large', message: 'The request body is larger than the limit.' } };
     // 64 KiB (BODY_LIMIT_BYTES) for most operations, counted as the chunks arrive.
     const body = `{"name":"${'n'.repeat(128 * 1024)}"}`;
-    const chunked = await raw(admin, `POST /admin/v1/organizations HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n`);
+    const chunked = await raw(
+      admin,
+      `POST /admin/v1/organizations HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n`,
+    );
     expect(statusOf(chunked.text)).toBe(400);
     expect(JSON.parse(bodyOf(chunked.text))).toEqual(expected);
     // 16 MiB for a batch of pulses, refused before a byte of it is read when its length says so.
-    const declared = await raw(admin, `POST /admin/v1/organizations/${ORG}/pulses HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${17 * 1024 * 1024}\r\n\r\n{"pulses":[`);
+    const declared = await raw(
+      admin,
+      `POST /admin/v1/organizations/${ORG}/pulses HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${17 * 1024 * 1024}\r\n\r\n{"pulses":[`,
+    );
     expect(statusOf(declared.text)).toBe(400);
     expect(JSON.parse(bodyOf(declared.text))).toEqual(expected);
     expect(await pulseCount()).toBe(0);
@@ -246,7 +275,9 @@ describe('issue 26: the operator listener is bounded', () => {
 
     const s = connect(admin.port, '127.0.0.1');
     s.on('error', () => {});
-    s.write(`POST ${IMPORT} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/x-ndjson\r\nContent-Length: 100000\r\n\r\n${pulse(13)}\n`);
+    s.write(
+      `POST ${IMPORT} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/x-ndjson\r\nContent-Length: 100000\r\n\r\n${pulse(13)}\n`,
+    );
     await until(() => leftovers([livePid]).length === 1); // the upload has begun
     expect(leftovers([livePid])).toHaveLength(1);
     s.destroy();
@@ -259,12 +290,15 @@ describe('issue 26: the operator listener is bounded', () => {
     const before = await pulseCount();
     const rows = Array.from({ length: 30_000 }, (_, i) => `${pulse(100_000 + i)}\n`).join('');
     await new Promise<void>((resolve, reject) => {
-      const req = httpRequest({ port: admin.port, host: '127.0.0.1', method: 'POST', path: IMPORT, headers: { ...auth, 'content-type': 'application/x-ndjson' } }, (res) => {
-        res.once('data', () => {
-          req.destroy(); // the first progress line: the import is running
-          resolve();
-        });
-      });
+      const req = httpRequest(
+        { port: admin.port, host: '127.0.0.1', method: 'POST', path: IMPORT, headers: { ...auth, 'content-type': 'application/x-ndjson' } },
+        (res) => {
+          res.once('data', () => {
+            req.destroy(); // the first progress line: the import is running
+            resolve();
+          });
+        },
+      );
       req.on('error', () => {});
       req.end(rows);
       setTimeout(() => reject(new Error('no progress line')), 60_000).unref();
@@ -293,14 +327,20 @@ describe('issue 26: the operator listener is bounded', () => {
   });
 
   it('a request without the token is answered 401 at once and its connection closed, its body unread', async () => {
-    const { text, ms } = await raw(admin, `POST ${IMPORT} HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\nContent-Length: 1000000\r\n\r\n${pulse(1)}\n`);
+    const { text, ms } = await raw(
+      admin,
+      `POST ${IMPORT} HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-ndjson\r\nContent-Length: 1000000\r\n\r\n${pulse(1)}\n`,
+    );
     expect(statusOf(text)).toBe(401);
     expect(headerOf(text, 'Connection')).toBe('close');
     expect(ms).toBeLessThan(1000);
   });
 
   it('an authenticated body that stops arriving gets 408 after ADMIN_BODY_IDLE_TIMEOUT_MS; a slow import that keeps sending is not cut, however long it takes', async () => {
-    const { text, ms } = await raw(admin, `POST ${IMPORT} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/x-ndjson\r\nContent-Length: 100000\r\n\r\n${pulse(20)}\n`);
+    const { text, ms } = await raw(
+      admin,
+      `POST ${IMPORT} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/x-ndjson\r\nContent-Length: 100000\r\n\r\n${pulse(20)}\n`,
+    );
     expect(statusOf(text), text).toBe(408);
     expect(JSON.parse(bodyOf(text))).toEqual({ error: { code: 'invalid_request', message: 'The request body stopped arriving: nothing came for 1500 ms.' } });
     expect(ms).toBeGreaterThanOrEqual(1400);
@@ -311,7 +351,9 @@ describe('issue 26: the operator listener is bounded', () => {
     // 12 lines, one every 400 ms: about 5 s in all, longer than both timeouts together.
     const started = Date.now();
     const slow = await send(admin, {
-      path: IMPORT, headers: { ...auth, 'content-type': 'application/x-ndjson' }, pauseMs: 400,
+      path: IMPORT,
+      headers: { ...auth, 'content-type': 'application/x-ndjson' },
+      pauseMs: 400,
       chunks: Array.from({ length: 12 }, (_, i) => `${pulse(30 + i)}\n`),
     });
     expect(Date.now() - started).toBeGreaterThan(2500);
@@ -320,8 +362,15 @@ describe('issue 26: the operator listener is bounded', () => {
   });
 
   it('two Authorization headers on the operator API are 401 unauthorized in both orders, even when one is the token (the first one was taken)', async () => {
-    for (const [first, second] of [[TOKEN, 'wrong-token-wrong-token-wrong-token-x'], ['wrong-token-wrong-token-wrong-token-x', TOKEN], [TOKEN, TOKEN]]) {
-      const { text } = await raw(admin, `GET /admin/v1/organizations/${ORG} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${first}\r\nAuthorization: Bearer ${second}\r\nConnection: close\r\n\r\n`);
+    for (const [first, second] of [
+      [TOKEN, 'wrong-token-wrong-token-wrong-token-x'],
+      ['wrong-token-wrong-token-wrong-token-x', TOKEN],
+      [TOKEN, TOKEN],
+    ]) {
+      const { text } = await raw(
+        admin,
+        `GET /admin/v1/organizations/${ORG} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${first}\r\nAuthorization: Bearer ${second}\r\nConnection: close\r\n\r\n`,
+      );
       expect(statusOf(text), text).toBe(401);
       expect(headerOf(text, 'WWW-Authenticate')).toBe('Bearer realm="climate-pulse-admin", error="invalid_token"');
       expect(bodyOf(text)).toMatch(CONTRACT_ERROR);
@@ -331,10 +380,12 @@ describe('issue 26: the operator listener is bounded', () => {
     expect(statusOf(one.text)).toBe(200);
   });
 
-  it('import-pulses through the socket: a line over the cap is the server\'s 400 naming the line, not a broken pipe', async () => {
+  it("import-pulses through the socket: a line over the cap is the server's 400 naming the line, not a broken pipe", async () => {
     const file = join(TMP, 'long-line.ndjson');
     writeFileSync(file, `${pulse(50)}\n${'y'.repeat(3 * 1024 * 1024)}\n`);
-    const err = await importThroughSocket(sock.socketPath, { orgId: ORG, file, format: 'ndjson', onError: 'abort', progress: () => {} }).catch((e: unknown) => e);
+    const err = await importThroughSocket(sock.socketPath, { orgId: ORG, file, format: 'ndjson', onError: 'abort', progress: () => {} }).catch(
+      (e: unknown) => e,
+    );
     expect((err as Error).message).toBe(`line 2 is longer than ${LINE_CAP} bytes (IMPORT_MAX_LINE_BYTES); nothing was written`);
     await until(() => leftovers([livePid]).length === 0);
     expect(leftovers([livePid])).toEqual([]);
@@ -343,13 +394,20 @@ describe('issue 26: the operator listener is bounded', () => {
   it('the importer itself (import-pulses without a server) refuses a line or CSV record over the cap, naming it, and writes nothing', async () => {
     const before = await pulseCount();
     const ndjson = join(TMP, 'direct.ndjson');
-    writeFileSync(ndjson, `${pulse(60)}\r\n${pulse(61)}\n\n${'{"id":"' + 'z'.repeat(2 * 1024 * 1024)}\n`);
-    const e1 = await importPulses(tdb.db, { orgId: ORG, file: ndjson, onError: 'skip', maxLineBytes: LINE_CAP }, operatorActor(), new Date()).catch((e: unknown) => e);
+    writeFileSync(ndjson, `${pulse(60)}\r\n${pulse(61)}\n\n${`{"id":"${'z'.repeat(2 * 1024 * 1024)}`}\n`);
+    const e1 = await importPulses(tdb.db, { orgId: ORG, file: ndjson, onError: 'skip', maxLineBytes: LINE_CAP }, operatorActor(), new Date()).catch(
+      (e: unknown) => e,
+    );
     expect(e1).toBeInstanceOf(ImportLineTooLong);
     expect((e1 as Error).message).toBe(`line 4 is longer than ${LINE_CAP} bytes (IMPORT_MAX_LINE_BYTES); nothing was written`);
     const csv = join(TMP, 'direct.csv');
-    writeFileSync(csv, `id,level,reason,comment,moderationStatus,subteamId,createdAt\r\ncsv_9,3,,,CLEAN,,2026-10-05T08:00:00Z\r\ncsv_10,3,"a ""quoted"" reason",,CLEAN,,2026-10-05T08:00:00Z\r\ncsv_11,3,,"${'w'.repeat(LINE_CAP)}",CLEAN,,2026-10-05T08:00:00Z\r\n`);
-    const e2 = await importPulses(tdb.db, { orgId: ORG, file: csv, format: 'csv', onError: 'skip', maxLineBytes: LINE_CAP }, operatorActor(), new Date()).catch((e: unknown) => e);
+    writeFileSync(
+      csv,
+      `id,level,reason,comment,moderationStatus,subteamId,createdAt\r\ncsv_9,3,,,CLEAN,,2026-10-05T08:00:00Z\r\ncsv_10,3,"a ""quoted"" reason",,CLEAN,,2026-10-05T08:00:00Z\r\ncsv_11,3,,"${'w'.repeat(LINE_CAP)}",CLEAN,,2026-10-05T08:00:00Z\r\n`,
+    );
+    const e2 = await importPulses(tdb.db, { orgId: ORG, file: csv, format: 'csv', onError: 'skip', maxLineBytes: LINE_CAP }, operatorActor(), new Date()).catch(
+      (e: unknown) => e,
+    );
     expect((e2 as Error).message).toBe(`the CSV record that starts on line 4 is longer than ${LINE_CAP} bytes (IMPORT_MAX_LINE_BYTES); nothing was written`);
     expect(await pulseCount()).toBe(before);
   });
@@ -365,9 +423,18 @@ describe('issue 26: the operator listener caps its connections', () => {
     tdb = await createTestDatabase();
     // Timeouts long enough that the held connections stay while the test looks.
     const config = loadConfig({
-      PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', MAX_EVENT_LOOP_DELAY_MS: '0', ALERTS_INTERVAL_MINUTES: '0', WEBHOOK_POLL_MS: '60000',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'silent',
+      MAX_EVENT_LOOP_DELAY_MS: '0',
+      ALERTS_INTERVAL_MINUTES: '0',
+      WEBHOOK_POLL_MS: '60000',
       ...(TEST_REDIS_URL ? { REDIS_URL: TEST_REDIS_URL } : {}),
-      DATA_DIR: dataDir, ADMIN_PORT: '0', ADMIN_TOKEN: TOKEN, ADMIN_MAX_CONNECTIONS: '3', ADMIN_HEADERS_TIMEOUT_MS: '60000',
+      DATA_DIR: dataDir,
+      ADMIN_PORT: '0',
+      ADMIN_TOKEN: TOKEN,
+      ADMIN_MAX_CONNECTIONS: '3',
+      ADMIN_HEADERS_TIMEOUT_MS: '60000',
     });
     server = await startServer(config, { db: tdb.db });
   }, 180_000);
@@ -381,11 +448,15 @@ describe('issue 26: the operator listener caps its connections', () => {
   /** `count` connections to `target`, each having written `head`, resolved once connected. */
   const hold = (target: Target, count: number, head: string) =>
     Promise.all(
-      Array.from({ length: count }, () => new Promise<Socket>((resolve) => {
-        const s: Socket = 'port' in target ? connect(target.port, '127.0.0.1', () => resolve(s)) : connect(target.socketPath, () => resolve(s));
-        s.on('error', () => {});
-        s.write(head);
-      })),
+      Array.from(
+        { length: count },
+        () =>
+          new Promise<Socket>((resolve) => {
+            const s: Socket = 'port' in target ? connect(target.port, '127.0.0.1', () => resolve(s)) : connect(target.socketPath, () => resolve(s));
+            s.on('error', () => {});
+            s.write(head);
+          }),
+      ),
     );
   const closed = (s: Socket) => s.destroyed || s.readyState === 'closed';
   const authorized = `GET /admin/v1/openapi.json HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nConnection: close\r\n\r\n`;
@@ -405,7 +476,11 @@ describe('issue 26: the operator listener caps its connections', () => {
       await new Promise((r) => setTimeout(r, 200));
 
       // Connections whose request head arrived whole (an authenticated request in flight) are never displaced.
-      const busy = await hold(target, 3, `POST /admin/v1/organizations HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`);
+      const busy = await hold(
+        target,
+        3,
+        `POST /admin/v1/organizations HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`,
+      );
       await new Promise((r) => setTimeout(r, 200));
       const refused = await raw(target, authorized);
       expect(refused.text).toBe(''); // closed without an answer
@@ -428,9 +503,16 @@ describe('issue 43: half-sent connections without the token do not lock the toke
     tdb = await createTestDatabase();
     // The defaults: ADMIN_MAX_CONNECTIONS 64, ADMIN_HEADERS_TIMEOUT_MS 10 s.
     const config = loadConfig({
-      PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', MAX_EVENT_LOOP_DELAY_MS: '0', ALERTS_INTERVAL_MINUTES: '0', WEBHOOK_POLL_MS: '60000',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'silent',
+      MAX_EVENT_LOOP_DELAY_MS: '0',
+      ALERTS_INTERVAL_MINUTES: '0',
+      WEBHOOK_POLL_MS: '60000',
       ...(TEST_REDIS_URL ? { REDIS_URL: TEST_REDIS_URL } : {}),
-      DATA_DIR: dataDir, ADMIN_PORT: '0', ADMIN_TOKEN: TOKEN,
+      DATA_DIR: dataDir,
+      ADMIN_PORT: '0',
+      ADMIN_TOKEN: TOKEN,
     });
     server = await startServer(config, { db: tdb.db });
   }, 180_000);

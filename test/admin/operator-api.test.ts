@@ -4,8 +4,14 @@ import { createAdminTest, TOKEN, type AdminTest } from './helpers.js';
 
 const ORG = '/admin/v1/organizations';
 const pulse = (i: number, extra: Record<string, unknown> = {}) => ({
-  id: `live_${i}`, level: 1 + (i % 5), reason: 'workload', comment: `c${i}`, moderationStatus: 'CLEAN', subteamId: null,
-  createdAt: new Date(Date.UTC(2026, 10, 2, 9, 0, i)).toISOString(), ...extra,
+  id: `live_${i}`,
+  level: 1 + (i % 5),
+  reason: 'workload',
+  comment: `c${i}`,
+  moderationStatus: 'CLEAN',
+  subteamId: null,
+  createdAt: new Date(Date.UTC(2026, 10, 2, 9, 0, i)).toISOString(),
+  ...extra,
 });
 
 describe('operator API', () => {
@@ -15,10 +21,15 @@ describe('operator API', () => {
       dataset: {
         organizations: [
           {
-            id: 'org_a', name: 'A', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z',
+            id: 'org_a',
+            name: 'A',
+            plan: 'business',
+            createdAt: '2026-01-01T00:00:00.000Z',
             apiKeys: [{ key: 'cp_test_a_0123456789abcdef', name: 'ci' }],
             teams: [{ id: 'team_x', name: 'X', createdAt: '2026-01-01T00:00:00.000Z' }],
-            alerts: [{ id: 'al_1', type: 'LOW_MOOD', message: 'Low', weekISO: '2026-W44', subteamId: 'team_x', readAt: null, createdAt: '2026-11-03T06:00:00.000Z' }],
+            alerts: [
+              { id: 'al_1', type: 'LOW_MOOD', message: 'Low', weekISO: '2026-W44', subteamId: 'team_x', readAt: null, createdAt: '2026-11-03T06:00:00.000Z' },
+            ],
           },
         ],
       },
@@ -28,7 +39,12 @@ describe('operator API', () => {
 
   it('refuses a request without the token or with a wrong one: 401 in the error shape, with X-Request-Id and WWW-Authenticate', async () => {
     for (const headers of [{}, { authorization: 'Bearer wrong-token-wrong-token-wrong-token' }, { authorization: `Basic ${TOKEN}` }]) {
-      for (const [method, url] of [['GET', `${ORG}/org_a`], ['POST', `${ORG}/org_a/pulses`], ['GET', '/admin/v1/nope'], ['GET', '/admin/v1/openapi.json']] as const) {
+      for (const [method, url] of [
+        ['GET', `${ORG}/org_a`],
+        ['POST', `${ORG}/org_a/pulses`],
+        ['GET', '/admin/v1/nope'],
+        ['GET', '/admin/v1/openapi.json'],
+      ] as const) {
         const res = await t.admin.inject({ method, url, headers });
         expect(res.statusCode).toBe(401);
         expect(res.json()).toEqual({ error: { code: 'unauthorized', message: expect.any(String) } });
@@ -40,8 +56,14 @@ describe('operator API', () => {
 
   it('is never served on the public port: every /admin path is 404 not_found there', async () => {
     for (const [method, url] of [
-      ['GET', `${ORG}/org_a`], ['POST', ORG], ['DELETE', `${ORG}/org_a`], ['PUT', '/admin/v1/plans/x'], ['GET', '/admin/v1/openapi.json'],
-      ['POST', `${ORG}/org_a/pulses`], ['PATCH', `${ORG}/org_a/alerts/al_1`], ['GET', '/admin'],
+      ['GET', `${ORG}/org_a`],
+      ['POST', ORG],
+      ['DELETE', `${ORG}/org_a`],
+      ['PUT', '/admin/v1/plans/x'],
+      ['GET', '/admin/v1/openapi.json'],
+      ['POST', `${ORG}/org_a/pulses`],
+      ['PATCH', `${ORG}/org_a/alerts/al_1`],
+      ['GET', '/admin'],
     ] as const) {
       const res = await t.app.inject({ method, url, headers: { authorization: `Bearer ${TOKEN}` } });
       expect(res.statusCode).toBe(404);
@@ -106,7 +128,12 @@ describe('operator API', () => {
       expect(res.statusCode, `${method} ${url}`).toBe(400);
       expect(res.json()).toEqual({ error: { code: 'invalid_request', message } });
     }
-    const notJson = await t.admin.inject({ method: 'POST', url: ORG, payload: 'name=x', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'text/plain' } });
+    const notJson = await t.admin.inject({
+      method: 'POST',
+      url: ORG,
+      payload: 'name=x',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'text/plain' },
+    });
     expect(notJson.json().error.code).toBe('invalid_json');
     const tooMany = await t.call('POST', `${ORG}/org_a/pulses`, { pulses: Array.from({ length: 1001 }, (_, i) => pulse(i)) });
     expect(tooMany.json()).toEqual({ error: { code: 'invalid_request', message: "Body field 'pulses' must NOT have more than 1000 items." } });
@@ -142,7 +169,10 @@ describe('operator API', () => {
 
   it('plans: PUT creates, then changes; the public API applies the new limit', async () => {
     expect((await t.call('PUT', '/admin/v1/plans/tiny', { restApi: true, rateLimitPerMinute: 2 })).json()).toEqual({
-      name: 'tiny', restApi: true, rateLimitPerMinute: 2, created: true,
+      name: 'tiny',
+      restApi: true,
+      rateLimitPerMinute: 2,
+      created: true,
     });
     expect((await t.call('PUT', '/admin/v1/plans/tiny', { restApi: true, rateLimitPerMinute: 3 })).json().created).toBe(false);
     await t.call('POST', ORG, { id: 'org_tiny', name: 'Tiny', plan: 'tiny' });
@@ -156,10 +186,26 @@ describe('operator API', () => {
     const created = await t.call('POST', `${ORG}/org_a/keys`, { name: 'dash', scope: 'read', expiresAt });
     expect(created.statusCode).toBe(201);
     const k = created.json();
-    expect(k).toEqual({ id: expect.stringMatching(/^key_/), key: expect.stringMatching(/^cp_live_[0-9A-Za-z]{40}$/), prefix: k.key.slice(0, 14), name: 'dash', scope: 'read', createdAt: expect.stringMatching(/Z$/), expiresAt });
+    expect(k).toEqual({
+      id: expect.stringMatching(/^key_/),
+      key: expect.stringMatching(/^cp_live_[0-9A-Za-z]{40}$/),
+      prefix: k.key.slice(0, 14),
+      name: 'dash',
+      scope: 'read',
+      createdAt: expect.stringMatching(/Z$/),
+      expiresAt,
+    });
     const list = (await t.call('GET', `${ORG}/org_a/keys`)).json();
     expect(list.items.find((x: { id: string }) => x.id === k.id)).toEqual({
-      id: k.id, prefix: k.prefix, name: 'dash', scope: 'read', createdAt: k.createdAt, expiresAt, lastUsedAt: null, revokedAt: null, createdBy: 'operator',
+      id: k.id,
+      prefix: k.prefix,
+      name: 'dash',
+      scope: 'read',
+      createdAt: k.createdAt,
+      expiresAt,
+      lastUsedAt: null,
+      revokedAt: null,
+      createdBy: 'operator',
     });
     expect(JSON.stringify(list)).not.toContain(k.key);
 
@@ -168,7 +214,12 @@ describe('operator API', () => {
       expect((await t.app.inject({ url, headers: auth })).statusCode, url).toBe(200);
     }
     // Refused before validation: an invalid body and a missing Idempotency-Key are not looked at.
-    for (const [method, url, payload] of [['POST', '/v1/teams', { name: 'T' }], ['POST', '/v1/actions', { bad: 1 }], ['PATCH', '/v1/actions/x', { title: 'x' }], ['POST', '/api/v1/teams', 'not json']] as const) {
+    for (const [method, url, payload] of [
+      ['POST', '/v1/teams', { name: 'T' }],
+      ['POST', '/v1/actions', { bad: 1 }],
+      ['PATCH', '/v1/actions/x', { title: 'x' }],
+      ['POST', '/api/v1/teams', 'not json'],
+    ] as const) {
       const res = await t.app.inject({ method, url, payload, headers: { ...auth, 'idempotency-key': 'key-12345678' } });
       expect(res.statusCode).toBe(403);
       expect(res.json()).toEqual({ error: { code: 'insufficient_scope', message: 'This API key has scope read: it may only send GET requests.' } });
@@ -180,7 +231,9 @@ describe('operator API', () => {
     const revoked = await t.call('DELETE', `${ORG}/org_a/keys/${k.id}`);
     expect(revoked.json()).toMatchObject({ id: k.id, revokedAt: expect.stringMatching(/Z$/) });
     expect((await t.app.inject({ url: '/v1/org', headers: auth })).statusCode).toBe(401);
-    expect((await t.call('DELETE', `${ORG}/org_a/keys/key_nope`)).json()).toEqual({ error: { code: 'not_found', message: 'no key with id or prefix "key_nope" in org_a' } });
+    expect((await t.call('DELETE', `${ORG}/org_a/keys/key_nope`)).json()).toEqual({
+      error: { code: 'not_found', message: 'no key with id or prefix "key_nope" in org_a' },
+    });
   });
 
   it('an expired key gets 401 like a revoked one', async () => {
@@ -225,7 +278,10 @@ describe('operator API', () => {
 
     // A pulse moderated since is still "unchanged" when re-sent: moderation is not the sender's field.
     expect((await t.call('PATCH', `${ORG}/org_a/pulses/live_0`, { moderationStatus: 'FLAGGED' })).json()).toEqual({
-      pulseId: 'live_0', previous: 'CLEAN', current: 'FLAGGED', changed: true,
+      pulseId: 'live_0',
+      previous: 'CLEAN',
+      current: 'FLAGGED',
+      changed: true,
     });
     expect((await t.call('POST', `${ORG}/org_a/pulses`, { pulses: [batch[0]] })).json()).toEqual({ inserted: 0, unchanged: 1, inFrozenWeeks: 0 });
     expect((await t.call('PATCH', `${ORG}/org_a/pulses/live_0`, { moderationStatus: 'FLAGGED' })).json().changed).toBe(false);
@@ -235,23 +291,43 @@ describe('operator API', () => {
     });
   });
 
-  it('the read marker: read sets readAt once, again keeps it, unread clears it; another organization\'s alert is 404', async () => {
+  it("the read marker: read sets readAt once, again keeps it, unread clears it; another organization's alert is 404", async () => {
     const read = await t.call('PATCH', `${ORG}/org_a/alerts/al_1`, { read: true });
-    expect(read.json()).toEqual({ id: 'al_1', type: 'LOW_MOOD', message: 'Low', weekISO: '2026-W44', subteamName: 'X', readAt: expect.stringMatching(/Z$/), createdAt: '2026-11-03T06:00:00.000Z' });
+    expect(read.json()).toEqual({
+      id: 'al_1',
+      type: 'LOW_MOOD',
+      message: 'Low',
+      weekISO: '2026-W44',
+      subteamName: 'X',
+      readAt: expect.stringMatching(/Z$/),
+      createdAt: '2026-11-03T06:00:00.000Z',
+    });
     await new Promise((r) => setTimeout(r, 5));
     expect((await t.call('PATCH', `${ORG}/org_a/alerts/al_1`, { read: true })).json().readAt).toBe(read.json().readAt);
     const pub = await t.app.inject({ url: '/v1/alerts', headers: { authorization: 'Bearer cp_test_a_0123456789abcdef' } });
     expect(pub.json().items[0].readAt).toBe(read.json().readAt);
     expect((await t.call('PATCH', `${ORG}/org_a/alerts/al_1`, { read: false })).json().readAt).toBeNull();
     await t.call('POST', ORG, { id: 'org_b', name: 'B', plan: 'business' });
-    expect((await t.call('PATCH', `${ORG}/org_b/alerts/al_1`, { read: true })).json()).toEqual({ error: { code: 'not_found', message: 'no alert "al_1" in org_b' } });
+    expect((await t.call('PATCH', `${ORG}/org_b/alerts/al_1`, { read: true })).json()).toEqual({
+      error: { code: 'not_found', message: 'no alert "al_1" in org_b' },
+    });
   });
 
   it('webhook endpoints: add (secret once), list without secrets, refuse bad URLs, delete', async () => {
     const added = await t.call('POST', `${ORG}/org_a/webhook-endpoints`, { url: 'https://example.com/hook', eventTypes: ['alert.created'] });
     expect(added.statusCode).toBe(201);
     const e = added.json();
-    expect(e).toEqual({ id: expect.stringMatching(/^whe_/), orgId: 'org_a', url: 'https://example.com/hook', eventTypes: ['alert.created'], enabled: true, disabledReason: null, createdAt: expect.stringMatching(/Z$/), previousSecretExpiresAt: null, secret: expect.stringMatching(/^whsec_/) });
+    expect(e).toEqual({
+      id: expect.stringMatching(/^whe_/),
+      orgId: 'org_a',
+      url: 'https://example.com/hook',
+      eventTypes: ['alert.created'],
+      enabled: true,
+      disabledReason: null,
+      createdAt: expect.stringMatching(/Z$/),
+      previousSecretExpiresAt: null,
+      secret: expect.stringMatching(/^whsec_/),
+    });
     const list = (await t.call('GET', `${ORG}/org_a/webhook-endpoints`)).json();
     expect(list).toEqual({ items: [{ ...e, secret: undefined }].map(({ secret: _s, ...rest }) => rest) });
     expect(JSON.stringify(list)).not.toContain(e.secret);
@@ -264,9 +340,18 @@ describe('operator API', () => {
 
   it('the file import streams progress, then the summary; a bad row writes nothing and the last line says so', async () => {
     const url = `${ORG}/org_a/pulses/import`;
-    const lines = (body: string) => body.trim().split('\n').map((l) => JSON.parse(l));
-    const good = Array.from({ length: 3 }, (_, i) => JSON.stringify(pulse(100 + i))).join('\n') + '\n';
-    const ok = await t.admin.inject({ method: 'POST', url, payload: good, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson' } });
+    const lines = (body: string) =>
+      body
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+    const good = `${Array.from({ length: 3 }, (_, i) => JSON.stringify(pulse(100 + i))).join('\n')}\n`;
+    const ok = await t.admin.inject({
+      method: 'POST',
+      url,
+      payload: good,
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson' },
+    });
     expect(ok.statusCode).toBe(200);
     expect(ok.headers['content-type']).toBe('application/x-ndjson');
     const okLines = lines(ok.body);
@@ -275,14 +360,24 @@ describe('operator API', () => {
 
     // Rows out of time order are staged and moved in last (skip mode, on every engine; abort mode
     // on a server sorts each batch instead): the progress says so, to the end.
-    const reversed = [302, 301, 300].map((i) => JSON.stringify(pulse(i))).join('\n') + '\n';
-    const rev = await t.admin.inject({ method: 'POST', url: `${url}?onError=skip`, payload: reversed, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson' } });
+    const reversed = `${[302, 301, 300].map((i) => JSON.stringify(pulse(i))).join('\n')}\n`;
+    const rev = await t.admin.inject({
+      method: 'POST',
+      url: `${url}?onError=skip`,
+      payload: reversed,
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson' },
+    });
     const revLines = lines(rev.body);
     expect(revLines.at(-2)).toEqual({ progress: { bytes: reversed.length, total: reversed.length, rows: 3, moved: 2, staged: 2 } });
     expect(revLines.at(-1).summary).toMatchObject({ imported: 3, skipped: 0, rows: 3, aborted: false });
 
-    const bad = JSON.stringify(pulse(200)) + '\n' + JSON.stringify(pulse(201, { level: 0 })) + '\n';
-    const refused = await t.admin.inject({ method: 'POST', url, payload: bad, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson' } });
+    const bad = `${JSON.stringify(pulse(200))}\n${JSON.stringify(pulse(201, { level: 0 }))}\n`;
+    const refused = await t.admin.inject({
+      method: 'POST',
+      url,
+      payload: bad,
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson' },
+    });
     expect(lines(refused.body).at(-1)).toEqual({
       error: { code: 'invalid_request', message: 'import aborted: 1 bad row(s); nothing was written' },
       summary: expect.objectContaining({ imported: 0, aborted: true, problems: [{ line: 2, message: 'level: must be >= 1' }] }),
@@ -293,7 +388,12 @@ describe('operator API', () => {
 
     const json = await t.admin.inject({ method: 'POST', url, payload: { pulses: [] }, headers: { authorization: `Bearer ${TOKEN}` } });
     expect(json.json()).toEqual({ error: { code: 'invalid_json', message: "Content-Type must be 'application/x-ndjson' or 'text/csv'." } });
-    const noOrg = await t.admin.inject({ method: 'POST', url: `${ORG}/org_nope/pulses/import`, payload: good, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson' } });
+    const noOrg = await t.admin.inject({
+      method: 'POST',
+      url: `${ORG}/org_nope/pulses/import`,
+      payload: good,
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/x-ndjson' },
+    });
     expect(noOrg.statusCode).toBe(404);
     const noToken = await t.admin.inject({ method: 'POST', url, payload: good, headers: { 'content-type': 'application/x-ndjson' } });
     expect(noToken.statusCode).toBe(401);

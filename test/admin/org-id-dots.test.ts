@@ -36,7 +36,9 @@ describe('organization ids . and .. are refused wherever an organization is crea
 
   it('the dataset file: an organization with id . or .. refuses the whole file, naming the value', async () => {
     for (const id of ['.', '..']) {
-      await expect(loadDataset(t.db, { organizations: [org('org_fine'), org(id)] })).rejects.toThrow(new ApiError('invalid_request', `organizations[1].id: ${RULE}`));
+      await expect(loadDataset(t.db, { organizations: [org('org_fine'), org(id)] })).rejects.toThrow(
+        new ApiError('invalid_request', `organizations[1].id: ${RULE}`),
+      );
     }
     const rows = await t.db.query<{ id: string }>({ name: 'test.file_orgs', text: "SELECT id FROM organizations WHERE id IN ('.', '..', 'org_fine')" });
     expect(rows).toEqual([]);

@@ -26,7 +26,17 @@ function inverse(a: bigint, m: bigint): bigint {
 /** The vector's key as Node key objects (from p, q, d, e: JWK wants the CRT values too). */
 function vectorKeys() {
   const [p, q, d, n, e] = [big(V.p), big(V.q), big(V.d), big(V.n), big(V.e)];
-  const jwk = { kty: 'RSA', n: b64u(n), e: b64u(e), d: b64u(d), p: b64u(p), q: b64u(q), dp: b64u(d % (p - 1n)), dq: b64u(d % (q - 1n)), qi: b64u(inverse(q, p)) };
+  const jwk = {
+    kty: 'RSA',
+    n: b64u(n),
+    e: b64u(e),
+    d: b64u(d),
+    p: b64u(p),
+    q: b64u(q),
+    dp: b64u(d % (p - 1n)),
+    dq: b64u(d % (q - 1n)),
+    qi: b64u(inverse(q, p)),
+  };
   return { privateKey: createPrivateKey({ key: jwk, format: 'jwk' }), publicKey: createPublicKey({ key: { kty: 'RSA', n: jwk.n, e: jwk.e }, format: 'jwk' }) };
 }
 

@@ -63,7 +63,12 @@ describe.skipIf(BROWSER_MISSING)(`check-ins from the mail, in Chromium (${DB_KIN
     t = await createTestApp({
       dataset: readDataset(),
       clock: () => now,
-      env: { SMTP_URL: `smtp://127.0.0.1:${smtpPort}`, MAIL_FROM: 'Climate Pulse <checkin@acme.test>', PUBLIC_BASE_URL: base, COMMENTS_RELEASE_DELAY_HOURS: '24' },
+      env: {
+        SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
+        MAIL_FROM: 'Climate Pulse <checkin@acme.test>',
+        PUBLIC_BASE_URL: base,
+        COMMENTS_RELEASE_DELAY_HOURS: '24',
+      },
     });
     for (let i = 1; i <= 6; i++) await addRespondent(t.db, ORG, { email: `web${i}@acme.test`, team: 'Web' }, operatorActor(), now);
     await t.app.listen({ host: '127.0.0.1', port });
@@ -181,7 +186,11 @@ describe.skipIf(BROWSER_MISSING)(`check-ins from the mail, in Chromium (${DB_KIN
     await expect.poll(() => page.getByRole('alert').textContent()).toContain('already used to prepare an answer');
     await fresh.close();
     const token = new URL(links.get('web3@acme.test')!).hash.slice(1);
-    const reissue = await fetch(`${base}/checkin/o/${ORG}/issue`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token, blindedMessage: 'AAAA' }) });
+    const reissue = await fetch(`${base}/checkin/o/${ORG}/issue`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token, blindedMessage: 'AAAA' }),
+    });
     expect(reissue.status).toBe(409);
 
     const pulses = await get(t.app, '/v1/pulses?from=2026-11-23T00:00:00.000Z&to=2026-11-30T00:00:00.000Z&limit=100', KEYS.acme);
@@ -196,8 +205,13 @@ describe.skipIf(BROWSER_MISSING)(`check-ins from the mail, in Chromium (${DB_KIN
     now = new Date('2026-12-01T01:00:00.000Z');
     const comments = await get(t.app, '/v1/comments?from=2026-11-23&to=2026-11-29&subteamId=team_web&limit=100', KEYS.acme);
     expect(comments.statusCode).toBe(200);
-    expect((comments.json() as { items: { comment: string }[] }).items.map((c) => c.comment).sort()).toEqual(
-      ['Comment 1', 'Comment 2', 'Comment 3', 'Comment 4', 'Comment 5', 'Keyboard only, all good.'],
-    );
+    expect((comments.json() as { items: { comment: string }[] }).items.map((c) => c.comment).sort()).toEqual([
+      'Comment 1',
+      'Comment 2',
+      'Comment 3',
+      'Comment 4',
+      'Comment 5',
+      'Keyboard only, all good.',
+    ]);
   });
 });

@@ -29,7 +29,12 @@ describe('check-ins over HTTP', () => {
     await addRespondent(t.db, ORG, { email: 'small2@acme.test', team: 'Small' }, op, now);
     await updateCheckinSettings(t.db, ORG, { reasons: ['workload', 'team'], flagWords: ['idiot'] }, op, now);
     const keys = new CheckinKeys(await serviceSecret(t.db, 'checkin_key_seal'));
-    const report = await runRounds(t.db, keys, { linkFor: (o, tok) => `http://127.0.0.1:3000/checkin/o/${o}#${tok}`, send: async (m) => void mails.push(m) }, now);
+    const report = await runRounds(
+      t.db,
+      keys,
+      { linkFor: (o, tok) => `http://127.0.0.1:3000/checkin/o/${o}#${tok}`, send: async (m) => void mails.push(m) },
+      now,
+    );
     expect(report).toEqual({ mailed: 8, reminded: 0, failed: 0 });
   });
   afterAll(async () => t?.close());
@@ -47,7 +52,15 @@ describe('check-ins over HTTP', () => {
   it('answers: team of 6 under its team key, team of 2 without a team; pulses at the hour; second answer 409, second issuance 409', async () => {
     const byMail = new Map(mails.map((m) => [m.to, linkToken(m.text)!]));
     const web1 = await openAndIssue(t.app, ORG, byMail.get('web1@acme.test')!);
-    expect(web1.opened).toMatchObject({ orgName: 'Acme', week: '2026-11-23', teamId: 'team_web', teamName: 'Web', suite: 'RSABSSA-SHA384-PSS-Randomized', reasons: ['workload', 'team'], issued: false });
+    expect(web1.opened).toMatchObject({
+      orgName: 'Acme',
+      week: '2026-11-23',
+      teamId: 'team_web',
+      teamName: 'Web',
+      suite: 'RSABSSA-SHA384-PSS-Randomized',
+      reasons: ['workload', 'team'],
+      issued: false,
+    });
     const small1 = await openAndIssue(t.app, ORG, byMail.get('small1@acme.test')!);
     expect(small1.opened).toMatchObject({ teamId: null, teamName: null });
 
@@ -60,7 +73,11 @@ describe('check-ins over HTTP', () => {
     expect(again.json()).toEqual({ error: { code: 'invalid_transition', message: 'This check-in token was already used: one answer per token.' } });
     expect((await answer(t.app, ORG, small1, { level: 2, comment: 'What an IDIOT plan.' })).statusCode).toBe(200);
 
-    const reissue = await t.app.inject({ method: 'POST', url: `/checkin/o/${ORG}/issue`, payload: { token: byMail.get('web1@acme.test'), blindedMessage: web1.message } });
+    const reissue = await t.app.inject({
+      method: 'POST',
+      url: `/checkin/o/${ORG}/issue`,
+      payload: { token: byMail.get('web1@acme.test'), blindedMessage: web1.message },
+    });
     expect(reissue.statusCode).toBe(409);
     expect(reissue.json().error.code).toBe('invalid_transition');
     // Opened again: the page learns it was issued already.
@@ -69,8 +86,23 @@ describe('check-ins over HTTP', () => {
 
     const pulses = await get(t.app, '/v1/pulses?from=2026-11-23T00:00:00.000Z&to=2026-11-24T00:00:00.000Z', KEYS.acme);
     expect(pulses.statusCode).toBe(200);
-    const items = (pulses.json() as { items: { level: number; reason: string | null; subteamId: string | null; subteamName: string | null; moderationStatus: string; createdAt: string }[] }).items;
-    expect(items.map(({ level, reason, subteamId, subteamName, moderationStatus, createdAt }) => ({ level, reason, subteamId, subteamName, moderationStatus, createdAt })).sort((a, b) => a.level - b.level)).toEqual([
+    const items = (
+      pulses.json() as {
+        items: { level: number; reason: string | null; subteamId: string | null; subteamName: string | null; moderationStatus: string; createdAt: string }[];
+      }
+    ).items;
+    expect(
+      items
+        .map(({ level, reason, subteamId, subteamName, moderationStatus, createdAt }) => ({
+          level,
+          reason,
+          subteamId,
+          subteamName,
+          moderationStatus,
+          createdAt,
+        }))
+        .sort((a, b) => a.level - b.level),
+    ).toEqual([
       { level: 2, reason: null, subteamId: null, subteamName: null, moderationStatus: 'FLAGGED', createdAt: '2026-11-23T10:00:00.000Z' },
       { level: 4, reason: 'workload', subteamId: 'team_web', subteamName: 'Web', moderationStatus: 'CLEAN', createdAt: '2026-11-23T10:00:00.000Z' },
     ]);
@@ -82,12 +114,19 @@ describe('check-ins over HTTP', () => {
     const byMail = new Map(mails.map((m) => [m.to, linkToken(m.text)!]));
     const web2 = await openAndIssue(t.app, ORG, byMail.get('web2@acme.test')!);
     const forged = { ...web2, signature: Buffer.alloc(256, 7).toString('base64url') };
-    expect((await answer(t.app, ORG, forged, { level: 3 })).json().error).toEqual({ code: 'invalid_request', message: 'The check-in token does not verify under a published key of this organization.' });
+    expect((await answer(t.app, ORG, forged, { level: 3 })).json().error).toEqual({
+      code: 'invalid_request',
+      message: 'The check-in token does not verify under a published key of this organization.',
+    });
     expect((await answer(t.app, 'org_beta', web2, { level: 3 })).statusCode).toBe(400);
     expect((await answer(t.app, ORG, web2, { level: 6 })).json().error.message).toBe("'level' must be an integer from 1 to 5.");
     expect((await answer(t.app, ORG, web2, { level: 3, reason: 'salary' })).statusCode).toBe(400);
     expect((await answer(t.app, ORG, web2, { level: 3, comment: 'x'.repeat(2001) })).json().error.message).toBe("'comment' must be at most 2000 characters.");
-    const extra = await t.app.inject({ method: 'POST', url: '/checkin/answer', payload: { orgId: ORG, keyId: web2.keyId, message: web2.message, signature: web2.signature, level: 3, email: 'web2@acme.test' } });
+    const extra = await t.app.inject({
+      method: 'POST',
+      url: '/checkin/answer',
+      payload: { orgId: ORG, keyId: web2.keyId, message: web2.message, signature: web2.signature, level: 3, email: 'web2@acme.test' },
+    });
     expect(extra.json().error).toEqual({ code: 'invalid_request', message: "Unknown body field 'email'." });
     // None of those spent the token: the real answer still goes in.
     expect((await answer(t.app, ORG, web2, { level: 3, comment: 'x'.repeat(2000) })).statusCode).toBe(200);
@@ -106,7 +145,9 @@ describe('check-ins over HTTP', () => {
     expect((a.json().keys as { teamId: string | null }[]).map((k) => k.teamId).sort()).toEqual([null, 'team_web'].sort());
     const page = await t.app.inject({ method: 'GET', url: `/checkin/o/${ORG}` });
     expect(page.statusCode).toBe(200);
-    expect(page.headers['content-security-policy']).toBe("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'");
+    expect(page.headers['content-security-policy']).toBe(
+      "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+    );
     expect(page.headers['referrer-policy']).toBe('no-referrer');
     expect(page.body).toContain('<script src="/checkin/assets/checkin.js" defer></script>');
     expect(page.body).toContain('<p id="nojs" class="notice error">This page needs JavaScript');
@@ -126,7 +167,14 @@ describe('check-ins over HTTP', () => {
       { week: '2026-11-23', teamId: 'team_web', teamName: 'Web', invited: 6, opened: null, answered: null },
       { week: '2026-11-23', teamId: null, teamName: null, invited: null, opened: null, answered: null },
     ]);
-    await moveRespondent(t.db, ORG, (await t.db.query<{ id: string }>(sql('t', `SELECT id FROM respondents WHERE org_id = 'org_acme' AND email = 'web6@acme.test'`)))[0].id, 'Data', op, now);
+    await moveRespondent(
+      t.db,
+      ORG,
+      (await t.db.query<{ id: string }>(sql('t', `SELECT id FROM respondents WHERE org_id = 'org_acme' AND email = 'web6@acme.test'`)))[0].id,
+      'Data',
+      op,
+      now,
+    );
     const r = await replaceRoster(t.db, ORG, 'email,team\nweb1@acme.test,Web\nweb2@acme.test,Web\n', op, now);
     expect(r).toEqual({ added: 0, removed: 6, moved: 0, unchanged: 2 });
   });
@@ -134,7 +182,12 @@ describe('check-ins over HTTP', () => {
   it('limits issuance and answers per address in memory: 429 with Retry-After, another address unaffected', async () => {
     const statuses: number[] = [];
     for (let i = 0; i < 610; i++) {
-      const r = await t.app.inject({ method: 'POST', url: '/checkin/answer', remoteAddress: '192.0.2.77', payload: { orgId: ORG, keyId: 'ck_x', message: 'AA', signature: 'AA', level: 3 } });
+      const r = await t.app.inject({
+        method: 'POST',
+        url: '/checkin/answer',
+        remoteAddress: '192.0.2.77',
+        payload: { orgId: ORG, keyId: 'ck_x', message: 'AA', signature: 'AA', level: 3 },
+      });
       statuses.push(r.statusCode);
       if (r.statusCode === 429) {
         expect(r.headers['retry-after']).toBe('60');
@@ -143,6 +196,15 @@ describe('check-ins over HTTP', () => {
     }
     expect(statuses.filter((s) => s === 400)).toHaveLength(600);
     expect(statuses.slice(600)).toEqual(Array(10).fill(429));
-    expect((await t.app.inject({ method: 'POST', url: '/checkin/answer', remoteAddress: '192.0.2.78', payload: { orgId: ORG, keyId: 'ck_x', message: 'AA', signature: 'AA', level: 3 } })).statusCode).toBe(400);
+    expect(
+      (
+        await t.app.inject({
+          method: 'POST',
+          url: '/checkin/answer',
+          remoteAddress: '192.0.2.78',
+          payload: { orgId: ORG, keyId: 'ck_x', message: 'AA', signature: 'AA', level: 3 },
+        })
+      ).statusCode,
+    ).toBe(400);
   });
 });

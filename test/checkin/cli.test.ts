@@ -32,7 +32,7 @@ describe('climate-pulse respondents and checkins', () => {
     expect(replaced.stdout).toBe('roster replaced: 5 added, 0 removed, 0 moved, 0 unchanged\n');
   }, 240_000);
 
-  it('adds one, lists the roster with the under-5 rule, prints the week\'s links and the counts', async () => {
+  it("adds one, lists the roster with the under-5 rule, prints the week's links and the counts", async () => {
     const added = await runCli(['respondents', 'add', '--org', 'org_cli_r', '--email', 'solo@cli.test'], cdb.env);
     expect(added.stdout).toMatch(/^added solo@cli\.test \(rsp_[0-9A-Za-z]{16}\) to the roster of org_cli_r\n$/);
     const list = await runCli(['respondents', 'list', '--org', 'org_cli_r'], cdb.env);
@@ -45,7 +45,9 @@ describe('climate-pulse respondents and checkins', () => {
     expect(rows[0]).toBe('email,team,link');
     expect(rows).toHaveLength(7);
     expect(rows[1]).toMatch(/^p1@cli\.test,Ops,http:\/\/127\.0\.0\.1:3000\/checkin\/o\/org_cli_r#[A-Za-z0-9_-]{32}$/);
-    expect(links.stderr).toMatch(/^6 links of the week of \d{4}-\d\d-\d\d\. Whoever holds them can answer in someone's place, though still learn no answer\.\n$/);
+    expect(links.stderr).toMatch(
+      /^6 links of the week of \d{4}-\d\d-\d\d\. Whoever holds them can answer in someone's place, though still learn no answer\.\n$/,
+    );
     const counts = await runCli(['checkins', 'participation', '--org', 'org_cli_r'], cdb.env);
     expect(counts.stdout).toMatch(/ +Ops +5 +<5 +<5\n/);
   }, 240_000);

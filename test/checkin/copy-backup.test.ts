@@ -51,7 +51,12 @@ describe('check-ins move with db copy and backup', () => {
     await loadDataset(source, readDataset());
     for (let i = 1; i <= 6; i++) await addRespondent(source, ORG, { email: `web${i}@acme.test`, team: 'Web' }, operatorActor(), now);
     const mails: string[] = [];
-    await runRounds(source, new CheckinKeys(await serviceSecret(source, 'checkin_key_seal')), { linkFor: (o, t) => `http://x/checkin/o/${o}#${t}`, send: async (m) => void mails.push(m.text) }, now);
+    await runRounds(
+      source,
+      new CheckinKeys(await serviceSecret(source, 'checkin_key_seal')),
+      { linkFor: (o, t) => `http://x/checkin/o/${o}#${t}`, send: async (m) => void mails.push(m.text) },
+      now,
+    );
     links.push(...mails.map((m) => linkToken(m)!));
     app = await served(source);
     early = await openAndIssue(app, ORG, links[0]); // issued before the move, answered after it
@@ -78,7 +83,10 @@ describe('check-ins move with db copy and backup', () => {
       const later = await openAndIssue(other, ORG, links[1]);
       expect(later.keyId).toBe(early.keyId);
       expect((await answer(other, ORG, later, { level: 2 })).statusCode).toBe(200);
-      const [{ n }] = await restored.query<{ n: number }>(sql('t.pulses', `SELECT count(*)::int AS n FROM pulses WHERE org_id = $1 AND created_at = $2`), [ORG, '2026-11-23T09:00:00.000Z']);
+      const [{ n }] = await restored.query<{ n: number }>(sql('t.pulses', `SELECT count(*)::int AS n FROM pulses WHERE org_id = $1 AND created_at = $2`), [
+        ORG,
+        '2026-11-23T09:00:00.000Z',
+      ]);
       expect(n).toBe(2);
     } finally {
       await other.close();

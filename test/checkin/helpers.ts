@@ -16,14 +16,22 @@ export async function openAndIssue(app: FastifyInstance, orgId: string, link: st
   const opened = await app.inject({ method: 'POST', url: `/checkin/o/${orgId}/open`, payload: { token: link } });
   expect(opened.statusCode, opened.body).toBe(200);
   const o = opened.json() as { keyId: string; publicKey: string; week: string; teamId: string | null };
-  const published = (await app.inject({ method: 'GET', url: `/checkin/keys/${orgId}` })).json() as { keys: { id: string; week: string; teamId: string | null; publicKey: string }[] };
+  const published = (await app.inject({ method: 'GET', url: `/checkin/keys/${orgId}` })).json() as {
+    keys: { id: string; week: string; teamId: string | null; publicKey: string }[];
+  };
   const mine = published.keys.filter((k) => k.week === o.week && k.teamId === o.teamId);
   expect(mine.map((k) => [k.id, k.publicKey])).toEqual([[o.keyId, o.publicKey]]);
   const suite = RSABSSA.SHA384.PSS.Randomized();
-  const pk = await crypto.subtle.importKey('spki', new Uint8Array(Buffer.from(o.publicKey, 'base64url')), { name: 'RSA-PSS', hash: 'SHA-384' }, true, ['verify']);
+  const pk = await crypto.subtle.importKey('spki', new Uint8Array(Buffer.from(o.publicKey, 'base64url')), { name: 'RSA-PSS', hash: 'SHA-384' }, true, [
+    'verify',
+  ]);
   const prepared = suite.prepare(crypto.getRandomValues(new Uint8Array(32)));
   const { blindedMsg, inv } = await suite.blind(pk, prepared);
-  const issued = await app.inject({ method: 'POST', url: `/checkin/o/${orgId}/issue`, payload: { token: link, blindedMessage: Buffer.from(blindedMsg).toString('base64url') } });
+  const issued = await app.inject({
+    method: 'POST',
+    url: `/checkin/o/${orgId}/issue`,
+    payload: { token: link, blindedMessage: Buffer.from(blindedMsg).toString('base64url') },
+  });
   expect(issued.statusCode, issued.body).toBe(200);
   const sig = await suite.finalize(pk, prepared, Buffer.from(issued.json().blindSignature, 'base64url'), inv);
   return { keyId: o.keyId, message: Buffer.from(prepared).toString('base64url'), signature: Buffer.from(sig).toString('base64url'), opened: opened.json() };

@@ -23,7 +23,10 @@ describe('check-ins in the operator API', () => {
     expect(dup.json().error).toEqual({ code: 'invalid_request', message: "'email' is already on the roster." });
     expect((await t.call('POST', `${ORG}/respondents`, { email: 'not an email' })).json().error.message).toBe("'email' must be an email address.");
     const roster = await t.call('GET', `${ORG}/respondents`);
-    expect(roster.json()).toMatchObject({ items: [{ email: 'ana@acme.test', teamId: 'team_web', teamName: 'Web', answersWithTeam: false }], teams: [{ id: 'team_web', name: 'Web', respondents: 1, answersAsTeam: false }] });
+    expect(roster.json()).toMatchObject({
+      items: [{ email: 'ana@acme.test', teamId: 'team_web', teamName: 'Web', answersWithTeam: false }],
+      teams: [{ id: 'team_web', name: 'Web', respondents: 1, answersAsTeam: false }],
+    });
     const moved = await t.call('PATCH', `${ORG}/respondents/${a.json().id}`, { team: 'New team' });
     expect(moved.statusCode).toBe(200);
     const after = (await t.call('GET', `${ORG}/respondents`)).json();
@@ -48,28 +51,52 @@ describe('check-ins in the operator API', () => {
     const ok = await t.call('POST', `${ORG}/roster`, { csv });
     expect(ok.json()).toEqual({ added: 7, removed: 0, moved: 0, unchanged: 0 });
     const roster = (await t.call('GET', `${ORG}/respondents`)).json();
-    expect(roster.teams.map((x: { name: string; respondents: number; answersAsTeam: boolean }) => [x.name, x.respondents, x.answersAsTeam])).toEqual([['Small', 1, false], ['Web', 5, true]]);
+    expect(roster.teams.map((x: { name: string; respondents: number; answersAsTeam: boolean }) => [x.name, x.respondents, x.answersAsTeam])).toEqual([
+      ['Small', 1, false],
+      ['Web', 5, true],
+    ]);
   });
 
   it('settings: defaults, a change, refusals', async () => {
-    expect((await t.call('GET', `${ORG}/checkin-settings`)).json()).toEqual({ weekday: 1, hour: 9, timeZone: 'UTC', reminderWeekday: 4, reasons: [], flagWords: [] });
+    expect((await t.call('GET', `${ORG}/checkin-settings`)).json()).toEqual({
+      weekday: 1,
+      hour: 9,
+      timeZone: 'UTC',
+      reminderWeekday: 4,
+      reasons: [],
+      flagWords: [],
+    });
     const changed = await t.call('PATCH', `${ORG}/checkin-settings`, { weekday: 2, hour: 10, timeZone: 'Europe/Paris', reasons: ['workload'] });
     expect(changed.json()).toEqual({ weekday: 2, hour: 10, timeZone: 'Europe/Paris', reminderWeekday: 4, reasons: ['workload'], flagWords: [] });
-    expect((await t.call('PATCH', `${ORG}/checkin-settings`, { timeZone: 'Mars/Olympus' })).json().error.message).toBe("'timeZone' must be an IANA time zone such as Europe/Paris.");
-    expect((await t.call('PATCH', `${ORG}/checkin-settings`, { reminderWeekday: 1 })).json().error.message).toBe("'reminderWeekday' must come after 'weekday' in the week, or be null.");
+    expect((await t.call('PATCH', `${ORG}/checkin-settings`, { timeZone: 'Mars/Olympus' })).json().error.message).toBe(
+      "'timeZone' must be an IANA time zone such as Europe/Paris.",
+    );
+    expect((await t.call('PATCH', `${ORG}/checkin-settings`, { reminderWeekday: 1 })).json().error.message).toBe(
+      "'reminderWeekday' must come after 'weekday' in the week, or be null.",
+    );
   });
 
   it("exports the week's links without SMTP: one per unopened respondent, new each time; participation from 5", async () => {
     const first = await t.call('POST', `${ORG}/checkin-links`);
     expect(first.statusCode, first.body).toBe(200);
     const body = first.json() as { week: string; links: { email: string; team: string | null; link: string }[] };
-    expect(body.links.map((l) => l.email)).toEqual(['none@acme.test', 'solo@acme.test', 'w1@acme.test', 'w2@acme.test', 'w3@acme.test', 'w4@acme.test', 'w5@acme.test']);
+    expect(body.links.map((l) => l.email)).toEqual([
+      'none@acme.test',
+      'solo@acme.test',
+      'w1@acme.test',
+      'w2@acme.test',
+      'w3@acme.test',
+      'w4@acme.test',
+      'w5@acme.test',
+    ]);
     expect(body.links.every((l) => /^https:\/\/pulse\.example\.test\/checkin\/o\/org_acme#[A-Za-z0-9_-]{32}$/.test(l.link))).toBe(true);
     const token = body.links[2].link.split('#')[1];
     expect((await t.app.inject({ method: 'POST', url: '/checkin/o/org_acme/open', payload: { token } })).statusCode).toBe(200);
     const second = (await t.call('POST', `${ORG}/checkin-links`)).json() as typeof body;
     expect(second.links).toHaveLength(6); // w1 opened theirs
-    expect((await t.app.inject({ method: 'POST', url: '/checkin/o/org_acme/open', payload: { token: body.links[3].link.split('#')[1] } })).statusCode).toBe(404);
+    expect((await t.app.inject({ method: 'POST', url: '/checkin/o/org_acme/open', payload: { token: body.links[3].link.split('#')[1] } })).statusCode).toBe(
+      404,
+    );
     const p = (await t.call('GET', `${ORG}/checkin-participation`)).json();
     expect(p.items).toEqual([
       { week: body.week, teamId: 'team_web', teamName: 'Web', invited: 5, opened: null, answered: null },

@@ -49,8 +49,15 @@ describe('the People page', () => {
     expect(ok.body).toContain('<td><bdi>Web</bdi></td><td>5</td><td>as the team</td>');
   });
 
-  it('saves settings and words; the week\'s links download as CSV and open the check-in page; participation from 5', async () => {
-    const saved = await admin.submit('/console/people', '/console/people/settings', { weekday: '2', hour: '10', timeZone: 'Europe/Paris', reminderWeekday: '5', reasons: 'workload\nteam', flagWords: 'idiot\n' });
+  it("saves settings and words; the week's links download as CSV and open the check-in page; participation from 5", async () => {
+    const saved = await admin.submit('/console/people', '/console/people/settings', {
+      weekday: '2',
+      hour: '10',
+      timeZone: 'Europe/Paris',
+      reminderWeekday: '5',
+      reasons: 'workload\nteam',
+      flagWords: 'idiot\n',
+    });
     expect(saved.body).toContain('Check-in settings saved.');
     expect(saved.body).toContain('<option value="2" selected>Tuesday</option>');
     const page = await admin.get('/console/people');

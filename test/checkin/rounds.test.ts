@@ -24,7 +24,13 @@ describe('rounds and reminders', () => {
     keys = new CheckinKeys(await serviceSecret(t.db, 'checkin_key_seal'));
     for (let i = 1; i <= 6; i++) await addRespondent(t.db, ORG, { email: `r${i}@acme.test`, team: 'Web' }, operatorActor(), new Date('2026-11-20T00:00:00Z'));
     // Tuesday 10:00 in Paris (UTC+1 in November) is 09:00 UTC; the reminder on Thursday, same hour.
-    await updateCheckinSettings(t.db, ORG, { weekday: 2, hour: 10, timeZone: 'Europe/Paris', reminderWeekday: 4 }, operatorActor(), new Date('2026-11-20T00:00:00Z'));
+    await updateCheckinSettings(
+      t.db,
+      ORG,
+      { weekday: 2, hour: 10, timeZone: 'Europe/Paris', reminderWeekday: 4 },
+      operatorActor(),
+      new Date('2026-11-20T00:00:00Z'),
+    );
   });
   afterAll(async () => t?.close());
 
@@ -62,7 +68,11 @@ describe('rounds and reminders', () => {
     const failing: SendMail = async () => {
       throw new Error('relay down');
     };
-    expect(await runRounds(t.db, keys, { linkFor: () => 'x', send: failing }, new Date('2026-11-26T11:00:00.000Z'))).toEqual({ mailed: 0, reminded: 0, failed: 1 });
+    expect(await runRounds(t.db, keys, { linkFor: () => 'x', send: failing }, new Date('2026-11-26T11:00:00.000Z'))).toEqual({
+      mailed: 0,
+      reminded: 0,
+      failed: 1,
+    });
     expect(await run('2026-11-26T11:01:00.000Z')).toEqual({ mailed: 1, reminded: 0, failed: 0 });
     expect(mails.at(-1)!.to).toBe('late@acme.test');
   });

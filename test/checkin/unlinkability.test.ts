@@ -47,35 +47,86 @@ describe('unlinkability of check-in answers', () => {
     await migrate(db);
     await loadDataset(db, readDataset());
     const config = loadConfig({ LOG_LEVEL: 'debug', MAX_EVENT_LOOP_DELAY_MS: '0', TRUST_PROXY: '127.0.0.1' });
-    const stream = new Writable({ write(chunk, _enc, done) { logs.push(String(chunk)); done(); } });
+    const stream = new Writable({
+      write(chunk, _enc, done) {
+        logs.push(String(chunk));
+        done();
+      },
+    });
     app = await buildApp(config, { db, now: () => now, logger: { level: 'debug', stream } });
     for (let i = 1; i <= 6; i++) await addRespondent(db, ORG, { email: `web${i}@acme.test`, team: 'Web' }, operatorActor(), now);
     const mails: { to: string; text: string }[] = [];
-    await runRounds(db, new CheckinKeys(await serviceSecret(db, 'checkin_key_seal')), { linkFor: (o, t) => `http://127.0.0.1/checkin/o/${o}#${t}`, send: async (m) => void mails.push(m) }, now);
+    await runRounds(
+      db,
+      new CheckinKeys(await serviceSecret(db, 'checkin_key_seal')),
+      { linkFor: (o, t) => `http://127.0.0.1/checkin/o/${o}#${t}`, send: async (m) => void mails.push(m) },
+      now,
+    );
     const suite = RSABSSA.SHA384.PSS.Randomized();
     for (const [i, m] of mails.entries()) {
       const who = m.to;
       const headers = { 'user-agent': `agent-of-${who}`, 'x-forwarded-for': `10.9.8.${i + 1}` };
       const link = linkToken(m.text)!;
       const o = (await app.inject({ method: 'POST', url: `/checkin/o/${ORG}/open`, headers, payload: { token: link } })).json();
-      const pk = await crypto.subtle.importKey('spki', new Uint8Array(Buffer.from(o.publicKey, 'base64url')), { name: 'RSA-PSS', hash: 'SHA-384' }, true, ['verify']);
+      const pk = await crypto.subtle.importKey('spki', new Uint8Array(Buffer.from(o.publicKey, 'base64url')), { name: 'RSA-PSS', hash: 'SHA-384' }, true, [
+        'verify',
+      ]);
       const prepared = suite.prepare(crypto.getRandomValues(new Uint8Array(32)));
       const { blindedMsg, inv } = await suite.blind(pk, prepared);
-      const issued = await app.inject({ method: 'POST', url: `/checkin/o/${ORG}/issue`, headers, payload: { token: link, blindedMessage: Buffer.from(blindedMsg).toString('base64url') } });
+      const issued = await app.inject({
+        method: 'POST',
+        url: `/checkin/o/${ORG}/issue`,
+        headers,
+        payload: { token: link, blindedMessage: Buffer.from(blindedMsg).toString('base64url') },
+      });
       const blindSig = Buffer.from(issued.json().blindSignature, 'base64url');
       const sig = await suite.finalize(pk, prepared, blindSig, inv);
       const answered = await app.inject({
-        method: 'POST', url: '/checkin/answer', headers,
-        payload: { orgId: ORG, keyId: o.keyId, message: Buffer.from(prepared).toString('base64url'), signature: Buffer.from(sig).toString('base64url'), level: (i % 5) + 1, comment: `comment number ${i}` },
+        method: 'POST',
+        url: '/checkin/answer',
+        headers,
+        payload: {
+          orgId: ORG,
+          keyId: o.keyId,
+          message: Buffer.from(prepared).toString('base64url'),
+          signature: Buffer.from(sig).toString('base64url'),
+          level: (i % 5) + 1,
+          comment: `comment number ${i}`,
+        },
       });
       expect(answered.statusCode).toBe(200);
-      secrets.push({ who, values: [link, ...forms(blindedMsg), ...forms(blindSig), ...forms(prepared), ...forms(sig), ...forms(inv), headers['user-agent'], headers['x-forwarded-for']], raw: [blindedMsg, blindSig, prepared, sig, inv] });
+      secrets.push({
+        who,
+        values: [
+          link,
+          ...forms(blindedMsg),
+          ...forms(blindSig),
+          ...forms(prepared),
+          ...forms(sig),
+          ...forms(inv),
+          headers['user-agent'],
+          headers['x-forwarded-for'],
+        ],
+        raw: [blindedMsg, blindSig, prepared, sig, inv],
+      });
     }
-    const names = await db.query<{ relname: string }>(sql('t.tables', `SELECT relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND relkind = 'r' ORDER BY 1`));
+    const names = await db.query<{ relname: string }>(
+      sql(
+        't.tables',
+        `SELECT relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema() AND relkind = 'r' ORDER BY 1`,
+      ),
+    );
     tables = {};
     for (const { relname } of names) tables[relname] = await db.query(sql(`t.dump.${relname}`, `SELECT * FROM "${relname}"`));
     const chunks: Buffer[] = [];
-    await db.backup!(new Writable({ write(c, _e, done) { chunks.push(Buffer.from(c)); done(); } }));
+    await db.backup!(
+      new Writable({
+        write(c, _e, done) {
+          chunks.push(Buffer.from(c));
+          done();
+        },
+      }),
+    );
     backup = gunzipSync(Buffer.concat(chunks));
     await app.close();
   }, 120_000);
@@ -110,7 +161,8 @@ describe('unlinkability of check-in answers', () => {
       }
     }
     // And as raw bytes (a bytea column would hold them so).
-    for (const { who, raw } of secrets) for (const [i, b] of raw.entries()) if (backup.includes(Buffer.from(b))) found.push(`${who}: backup holds raw value ${i}`);
+    for (const { who, raw } of secrets)
+      for (const [i, b] of raw.entries()) if (backup.includes(Buffer.from(b))) found.push(`${who}: backup holds raw value ${i}`);
     expect(found).toEqual([]);
     // The searches can find what is there: the roster, the comments, and a link's digest (bytea).
     expect(latin).toContain('web1@acme.test');
@@ -126,7 +178,8 @@ describe('unlinkability of check-in answers', () => {
     for (const [name, rows] of Object.entries(tables)) {
       for (const row of rows) {
         const t = text(row);
-        if (pulseIds.some((p) => t.includes(p)) && respondents.some(([id, email]) => t.includes(id) || t.includes(email))) tying.push(`${name}: ${t.slice(0, 80)}`);
+        if (pulseIds.some((p) => t.includes(p)) && respondents.some(([id, email]) => t.includes(id) || t.includes(email)))
+          tying.push(`${name}: ${t.slice(0, 80)}`);
       }
     }
     expect(tying).toEqual([]);

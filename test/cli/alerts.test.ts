@@ -16,7 +16,10 @@ type P = NonNullable<NonNullable<Dataset['organizations']>[number]['pulses']>[nu
 function week(prefix: string, label: string, team: string | null, levels: number[]): P[] {
   const monday = parseIsoWeek(label)!.getTime();
   return levels.map((level, i) => ({
-    id: `${prefix}_${label}_${i}`, level, moderationStatus: 'CLEAN' as const, subteamId: team,
+    id: `${prefix}_${label}_${i}`,
+    level,
+    moderationStatus: 'CLEAN' as const,
+    subteamId: team,
     createdAt: new Date(monday + 2 * DAY + i * 60_000).toISOString(),
   }));
 }
@@ -26,7 +29,10 @@ function dataset(): Dataset {
   return {
     organizations: [
       {
-        id: 'org_e', name: 'E', plan: 'business', createdAt: T0,
+        id: 'org_e',
+        name: 'E',
+        plan: 'business',
+        createdAt: T0,
         teams: [{ id: 'team_sup', name: 'Support', createdAt: T0 }],
         pulses: [
           ...['2026-W30', '2026-W31', '2026-W32', '2026-W33'].flatMap((l) => week('e', l, 'team_sup', [...times(5, 3), ...times(5, 4)])),
@@ -34,7 +40,10 @@ function dataset(): Dataset {
         ],
       },
       {
-        id: 'org_f', name: 'F', plan: 'business', createdAt: T0,
+        id: 'org_f',
+        name: 'F',
+        plan: 'business',
+        createdAt: T0,
         pulses: [...week('f', '2026-W30', null, times(5, 2)), ...week('f', '2026-W32', null, times(5, 2))],
       },
     ],
@@ -68,49 +77,57 @@ describe('climate-pulse alerts run', () => {
   const MOOD_E = 'averaged 3.00 in 2026-W34, 0.50 below its 4-week average of 3.50 (10 pulses).';
   const low = (w: string, who: string) => `Mood ${who} averaged 2.00 in ${w} (5 pulses), at or below the low-mood level of 2.50.`;
 
-  it('--week raises that closed week once and prints each alert; a repeated run raises nothing', async () => {
-    const r = await runCli(['alerts', 'run', '--week', '2026-W34'], cdb.env);
-    expect(r.code, r.stderr).toBe(0);
-    expect(parse(r.stdout)).toEqual({
-      alerts: [
-        ['2026-W34', 'org_e', 'MOOD_DROP', `Mood across the organization ${MOOD_E}`],
-        ['2026-W34', 'org_e', 'MOOD_DROP', `Mood in Support ${MOOD_E}`],
-      ],
-      summary: 'raised 2 alerts for 2026-W34 in 2 organizations',
-    });
-    const again = await runCli(['alerts', 'run', '--week', '2026-W34'], cdb.env);
-    expect(again.stdout).toBe('raised 0 alerts for 2026-W34 in 2 organizations\n');
-  }, CLI_TIMEOUT);
+  it(
+    '--week raises that closed week once and prints each alert; a repeated run raises nothing',
+    async () => {
+      const r = await runCli(['alerts', 'run', '--week', '2026-W34'], cdb.env);
+      expect(r.code, r.stderr).toBe(0);
+      expect(parse(r.stdout)).toEqual({
+        alerts: [
+          ['2026-W34', 'org_e', 'MOOD_DROP', `Mood across the organization ${MOOD_E}`],
+          ['2026-W34', 'org_e', 'MOOD_DROP', `Mood in Support ${MOOD_E}`],
+        ],
+        summary: 'raised 2 alerts for 2026-W34 in 2 organizations',
+      });
+      const again = await runCli(['alerts', 'run', '--week', '2026-W34'], cdb.env);
+      expect(again.stdout).toBe('raised 0 alerts for 2026-W34 in 2 organizations\n');
+    },
+    CLI_TIMEOUT,
+  );
 
-  it('--since backfills every closed week from that one on, and only those; --org keeps to one organization', async () => {
-    const last = isoWeekLabel(lastClosedWeek(new Date(), 60));
-    const r = await runCli(['alerts', 'run', '--since', '2026-W31', '--org', 'org_f'], cdb.env);
-    expect(r.code, r.stderr).toBe(0);
-    const out = parse(r.stdout);
-    expect(out.alerts).toEqual([
-      ['2026-W32', 'org_f', 'LOW_MOOD', low('2026-W32', 'among pulses without a team')],
-      ['2026-W32', 'org_f', 'LOW_MOOD', low('2026-W32', 'across the organization')],
-    ]);
-    expect(out.summary).toBe(`raised 2 alerts for 2026-W31..${last} in 1 organization`);
-    const all = parse((await runCli(['alerts', 'run', '--since', '2026-W01'], cdb.env)).stdout);
-    expect(all.alerts).toEqual([
-      ['2026-W30', 'org_f', 'LOW_MOOD', low('2026-W30', 'among pulses without a team')],
-      ['2026-W30', 'org_f', 'LOW_MOOD', low('2026-W30', 'across the organization')],
-    ]);
-    expect(all.summary).toMatch(/^raised 2 alerts for 2026-W01\.\.2026-W\d\d in 2 organizations$/);
-    expect(parse((await runCli(['alerts', 'run'], cdb.env)).stdout).summary).toMatch(/^raised 0 alerts for 2026-W\d\d in 0 organizations$/);
+  it(
+    '--since backfills every closed week from that one on, and only those; --org keeps to one organization',
+    async () => {
+      const last = isoWeekLabel(lastClosedWeek(new Date(), 60));
+      const r = await runCli(['alerts', 'run', '--since', '2026-W31', '--org', 'org_f'], cdb.env);
+      expect(r.code, r.stderr).toBe(0);
+      const out = parse(r.stdout);
+      expect(out.alerts).toEqual([
+        ['2026-W32', 'org_f', 'LOW_MOOD', low('2026-W32', 'among pulses without a team')],
+        ['2026-W32', 'org_f', 'LOW_MOOD', low('2026-W32', 'across the organization')],
+      ]);
+      expect(out.summary).toBe(`raised 2 alerts for 2026-W31..${last} in 1 organization`);
+      const all = parse((await runCli(['alerts', 'run', '--since', '2026-W01'], cdb.env)).stdout);
+      expect(all.alerts).toEqual([
+        ['2026-W30', 'org_f', 'LOW_MOOD', low('2026-W30', 'among pulses without a team')],
+        ['2026-W30', 'org_f', 'LOW_MOOD', low('2026-W30', 'across the organization')],
+      ]);
+      expect(all.summary).toMatch(/^raised 2 alerts for 2026-W01\.\.2026-W\d\d in 2 organizations$/);
+      expect(parse((await runCli(['alerts', 'run'], cdb.env)).stdout).summary).toMatch(/^raised 0 alerts for 2026-W\d\d in 0 organizations$/);
 
-    const s = await openApp(cdb.env);
-    const rows = await s.db.query<{ org_id: string; week_iso: string; n: number }>(
-      sql('t.alerts', `SELECT org_id, week_iso, count(*)::int AS n FROM alerts GROUP BY 1, 2 ORDER BY 1, 2`),
-    );
-    await s.close();
-    expect(rows).toEqual([
-      { org_id: 'org_e', week_iso: '2026-W34', n: 2 },
-      { org_id: 'org_f', week_iso: '2026-W30', n: 2 },
-      { org_id: 'org_f', week_iso: '2026-W32', n: 2 },
-    ]);
-  }, CLI_TIMEOUT);
+      const s = await openApp(cdb.env);
+      const rows = await s.db.query<{ org_id: string; week_iso: string; n: number }>(
+        sql('t.alerts', `SELECT org_id, week_iso, count(*)::int AS n FROM alerts GROUP BY 1, 2 ORDER BY 1, 2`),
+      );
+      await s.close();
+      expect(rows).toEqual([
+        { org_id: 'org_e', week_iso: '2026-W34', n: 2 },
+        { org_id: 'org_f', week_iso: '2026-W30', n: 2 },
+        { org_id: 'org_f', week_iso: '2026-W32', n: 2 },
+      ]);
+    },
+    CLI_TIMEOUT,
+  );
 
   it.each([
     [['--week', '2026-W99'], 'climate-pulse: --week "2026-W99" is not an ISO week like 2026-W47'],
@@ -129,7 +146,9 @@ describe('climate-pulse alerts run', () => {
     const r = await runCli(['alerts', 'run', '--week', current], cdb.env);
     expect(r.code).toBe(1);
     expect(r.stderr.trim()).toMatch(
-      new RegExp(`^climate-pulse: --week ${current} is not closed yet: the latest closed week is \\d{4}-W\\d\\d \\(weeks close at Monday 00:00 UTC plus ALERTS_CLOSE_DELAY_MINUTES=60\\)$`),
+      new RegExp(
+        `^climate-pulse: --week ${current} is not closed yet: the latest closed week is \\d{4}-W\\d\\d \\(weeks close at Monday 00:00 UTC plus ALERTS_CLOSE_DELAY_MINUTES=60\\)$`,
+      ),
     );
   });
 });
@@ -152,7 +171,12 @@ describe.skipIf(!TEST_DATABASE_URL)('two engine runs at once on PostgreSQL', () 
         [...teams.map((t) => t.id), null].flatMap((team) => {
           const n = rnd() < 0.15 ? Math.floor(rnd() * 6) : 6 + Math.floor(rnd() * 10);
           const dip = rnd() < 0.2 ? 1.5 : 0;
-          return week(`o${o}_${team ?? 'none'}`, l, team, Array.from({ length: n }, () => Math.max(1, Math.min(5, Math.round(3.8 - dip + (rnd() - 0.5) * 2)))));
+          return week(
+            `o${o}_${team ?? 'none'}`,
+            l,
+            team,
+            Array.from({ length: n }, () => Math.max(1, Math.min(5, Math.round(3.8 - dip + (rnd() - 0.5) * 2)))),
+          );
         }),
       );
       return { id: `org_c${o}`, name: `C${o}`, plan: 'business', createdAt: T0, teams, pulses };
@@ -163,29 +187,30 @@ describe.skipIf(!TEST_DATABASE_URL)('two engine runs at once on PostgreSQL', () 
   });
   afterAll(() => cdb.close());
 
-  it('raise each alert once between them, and a third run raises nothing', async () => {
-    const [a, b] = await Promise.all([
-      runCli(['alerts', 'run', '--since', '2026-W01'], cdb.env),
-      runCli(['alerts', 'run', '--since', '2026-W01'], cdb.env),
-    ]);
-    expect(a.code, a.stderr).toBe(0);
-    expect(b.code, b.stderr).toBe(0);
-    const printed = [...parse(a.stdout).alerts, ...parse(b.stdout).alerts];
-    const s = await openApp(cdb.env);
-    const rows = await s.db.query<{ week_iso: string; org_id: string; type: string; message: string; group_key: string }>(
-      sql('t.all', `SELECT week_iso, org_id, type, message, group_key FROM alerts ORDER BY 1, 2, 3, 4`),
-    );
-    const [dups] = await s.db.query<{ n: number }>(
-      sql('t.dups', `SELECT count(*)::int AS n FROM (SELECT 1 FROM alerts GROUP BY org_id, week_iso, group_key, type HAVING count(*) > 1) d`),
-    );
-    await s.close();
-    expect(rows.length).toBeGreaterThan(30);
-    expect(new Set(rows.map((r) => r.type))).toEqual(new Set(['MOOD_DROP', 'LOW_MOOD', 'PARTICIPATION_DROP']));
-    expect(dups.n).toBe(0);
-    // Every row was printed by exactly one of the two processes.
-    const key = (x: string[]) => x.join('\t');
-    expect(printed.map(key).sort()).toEqual(rows.map((r) => key([r.week_iso, r.org_id, r.type, r.message])).sort());
-    const third = await runCli(['alerts', 'run', '--since', '2026-W01'], cdb.env);
-    expect(third.stdout).toMatch(/^raised 0 alerts for 2026-W01\.\.2026-W\d\d in 12 organizations\n$/);
-  }, CLI_TIMEOUT);
+  it(
+    'raise each alert once between them, and a third run raises nothing',
+    async () => {
+      const [a, b] = await Promise.all([runCli(['alerts', 'run', '--since', '2026-W01'], cdb.env), runCli(['alerts', 'run', '--since', '2026-W01'], cdb.env)]);
+      expect(a.code, a.stderr).toBe(0);
+      expect(b.code, b.stderr).toBe(0);
+      const printed = [...parse(a.stdout).alerts, ...parse(b.stdout).alerts];
+      const s = await openApp(cdb.env);
+      const rows = await s.db.query<{ week_iso: string; org_id: string; type: string; message: string; group_key: string }>(
+        sql('t.all', `SELECT week_iso, org_id, type, message, group_key FROM alerts ORDER BY 1, 2, 3, 4`),
+      );
+      const [dups] = await s.db.query<{ n: number }>(
+        sql('t.dups', `SELECT count(*)::int AS n FROM (SELECT 1 FROM alerts GROUP BY org_id, week_iso, group_key, type HAVING count(*) > 1) d`),
+      );
+      await s.close();
+      expect(rows.length).toBeGreaterThan(30);
+      expect(new Set(rows.map((r) => r.type))).toEqual(new Set(['MOOD_DROP', 'LOW_MOOD', 'PARTICIPATION_DROP']));
+      expect(dups.n).toBe(0);
+      // Every row was printed by exactly one of the two processes.
+      const key = (x: string[]) => x.join('\t');
+      expect(printed.map(key).sort()).toEqual(rows.map((r) => key([r.week_iso, r.org_id, r.type, r.message])).sort());
+      const third = await runCli(['alerts', 'run', '--since', '2026-W01'], cdb.env);
+      expect(third.stdout).toMatch(/^raised 0 alerts for 2026-W01\.\.2026-W\d\d in 12 organizations\n$/);
+    },
+    CLI_TIMEOUT,
+  );
 });

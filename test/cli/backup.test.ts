@@ -62,7 +62,11 @@ describe('backup of the embedded database while it serves, restored into a new D
     return out;
   };
   const post = (url: string, title: string, idem: string) =>
-    fetch(`${url}/v1/actions`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': idem }, body: JSON.stringify({ title }) });
+    fetch(`${url}/v1/actions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': idem },
+      body: JSON.stringify({ title }),
+    });
 
   beforeAll(async () => {
     const db = await openDatabase(loadConfig({ ...ENV, DATA_DIR: dataDir }));
@@ -118,7 +122,8 @@ describe('backup of the embedded database while it serves, restored into a new D
       const replay = await post(server.url, a.title, `race-key-${a.title.slice(7)}`);
       expect(replay.headers.get('idempotent-replayed'), a.title).toBe('true');
     }
-    const without = (a: string[]) => a.map((line, i) => (i === 4 ? JSON.stringify({ items: actions(a).items.filter((x) => !x.title.startsWith('racing ')) }) : line));
+    const without = (a: string[]) =>
+      a.map((line, i) => (i === 4 ? JSON.stringify({ items: actions(a).items.filter((x) => !x.title.startsWith('racing ')) }) : line));
     expect(without(after)).toEqual(without(before));
     await server.stop();
     server = undefined;
@@ -145,7 +150,11 @@ describe('backup of the embedded database while it serves, restored into a new D
       const dir = join(root, `from-${bad === cut ? 'cut' : 'garbage'}`);
       const r = await runCli(['restore', bad], { ...ENV, DATA_DIR: dir });
       expect(r.code, r.stderr).toBe(1);
-      expect(r.stderr).toMatch(new RegExp(`^climate-pulse: ${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is not a backup made by climate-pulse backup \\(.*\\); nothing was restored\n$`));
+      expect(r.stderr).toMatch(
+        new RegExp(
+          `^climate-pulse: ${bad.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is not a backup made by climate-pulse backup \\(.*\\); nothing was restored\n$`,
+        ),
+      );
       expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([]);
     }
     const pg = await runCli(['restore', second], { ...ENV, DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', DATA_DIR: join(root, 'never') });

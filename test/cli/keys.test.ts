@@ -12,8 +12,14 @@ const dataset = {
     // Keys of two organizations with the same display prefix (cp_test_shar), and two of one organization.
     { id: 'org_s1', name: 'S1', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z', apiKeys: [{ key: 'cp_test_shared_1111111111', name: 's1' }] },
     {
-      id: 'org_s2', name: 'S2', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z',
-      apiKeys: [{ key: 'cp_test_shared_2222222222', name: 's2a' }, { key: 'cp_test_shared_3333333333', name: 's2b' }],
+      id: 'org_s2',
+      name: 'S2',
+      plan: 'business',
+      createdAt: '2026-01-01T00:00:00.000Z',
+      apiKeys: [
+        { key: 'cp_test_shared_2222222222', name: 's2a' },
+        { key: 'cp_test_shared_3333333333', name: 's2b' },
+      ],
     },
   ],
 };
@@ -25,7 +31,9 @@ describe('climate-pulse keys', { timeout: 300_000 }, () => {
     const file = join(tmpdir(), `keys-ds-${process.pid}.json`);
     writeFileSync(file, JSON.stringify(dataset));
     const load = await runCli(['load', file], cdb.env);
-    expect(load.stdout.trim()).toBe(JSON.stringify({ loaded: { plans: 0, organizations: 4, apiKeys: 3, teams: 0, pulses: 0, pulsesInFrozenWeeks: 0, alerts: 0, actions: 0 } }));
+    expect(load.stdout.trim()).toBe(
+      JSON.stringify({ loaded: { plans: 0, organizations: 4, apiKeys: 3, teams: 0, pulses: 0, pulsesInFrozenWeeks: 0, alerts: 0, actions: 0 } }),
+    );
   });
   afterAll(() => cdb.close());
 
@@ -40,7 +48,16 @@ describe('climate-pulse keys', { timeout: 300_000 }, () => {
     const listed = await runCli(['keys', 'list', '--org', 'org_k', '--json'], cdb.env);
     const rows = JSON.parse(listed.stdout);
     expect(rows).toEqual([
-      { id: expect.stringMatching(/^key_/), prefix, name: 'ci', scope: 'read_write', createdAt: expect.stringMatching(/Z$/), expiresAt: null, lastUsedAt: null, revoked: false },
+      {
+        id: expect.stringMatching(/^key_/),
+        prefix,
+        name: 'ci',
+        scope: 'read_write',
+        createdAt: expect.stringMatching(/Z$/),
+        expiresAt: null,
+        lastUsedAt: null,
+        revoked: false,
+      },
     ]);
     expect(listed.stdout).not.toContain(secret);
 
@@ -94,8 +111,14 @@ describe('climate-pulse keys', { timeout: 300_000 }, () => {
     }
   });
 
-  it('revokes within one organization: a display prefix shared with another organization\'s key touches only this one (issue 20, finding 4)', async () => {
-    const list = async (orgId: string) => JSON.parse((await runCli(['keys', 'list', '--org', orgId, '--json'], cdb.env)).stdout) as { id: string; name: string; prefix: string; revoked: boolean }[];
+  it("revokes within one organization: a display prefix shared with another organization's key touches only this one (issue 20, finding 4)", async () => {
+    const list = async (orgId: string) =>
+      JSON.parse((await runCli(['keys', 'list', '--org', orgId, '--json'], cdb.env)).stdout) as {
+        id: string;
+        name: string;
+        prefix: string;
+        revoked: boolean;
+      }[];
     const [s1] = await list('org_s1');
     expect(s1.prefix).toBe('cp_test_shar');
     expect((await list('org_s2')).map((k) => k.prefix)).toEqual(['cp_test_shar', 'cp_test_shar']);
@@ -115,7 +138,9 @@ describe('climate-pulse keys', { timeout: 300_000 }, () => {
     expect((await list('org_s1'))[0].revoked).toBe(true);
     expect((await list('org_s2')).map((k) => k.revoked)).toEqual([false, false]);
     // Another organization's key id is unknown here.
-    expect((await runCli(['keys', 'revoke', '--org', 'org_s1', a.id], cdb.env)).stderr.trim()).toBe(`climate-pulse: no key with id or prefix "${a.id}" in org_s1`);
+    expect((await runCli(['keys', 'revoke', '--org', 'org_s1', a.id], cdb.env)).stderr.trim()).toBe(
+      `climate-pulse: no key with id or prefix "${a.id}" in org_s1`,
+    );
     expect((await runCli(['keys', 'revoke', '--org', 'org_s2', b.id], cdb.env)).stdout).toBe(`revoked cp_test_shar (${b.id}) of org_s2\n`);
     expect((await list('org_s2')).map((k) => k.revoked)).toEqual([false, true]);
   });

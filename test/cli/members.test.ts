@@ -18,7 +18,9 @@ describe('climate-pulse members and orgs list', () => {
     const inv = await runCli(['members', 'invite', '--org', 'org_cli_m', '--email', 'lead@cli.example.com', '--role', 'owner'], cdb.env);
     expect(inv.code, inv.stderr).toBe(0);
     expect(inv.stdout).toMatch(/^http:\/\/127\.0\.0\.1:3000\/console\/invitations\/[A-Za-z0-9_-]{32}\n$/);
-    expect(inv.stderr).toMatch(/^invited lead@cli\.example\.com as owner of org_cli_m; the link works once, until \d{4}-\d\d-\d\dT[\d:.]+Z, and is shown only now\.\n$/);
+    expect(inv.stderr).toMatch(
+      /^invited lead@cli\.example\.com as owner of org_cli_m; the link works once, until \d{4}-\d\d-\d\dT[\d:.]+Z, and is shown only now\.\n$/,
+    );
     const bad = await runCli(['members', 'invite', '--org', 'org_cli_m', '--email', 'x@cli.example.com', '--role', 'root'], cdb.env);
     expect(bad.code).toBe(1);
     expect(bad.stderr).toContain("argument 'root' is invalid");
@@ -34,7 +36,12 @@ describe('climate-pulse members and orgs list', () => {
     expect(gone.stderr).toBe('climate-pulse: No member "mem_nobody" in this organization.\n');
     const audit = await runCli(['audit', '--org', 'org_cli_m', '--json'], cdb.env);
     expect(audit.code, audit.stderr).toBe(0);
-    expect(audit.stdout.trim().split('\n').map((l) => JSON.parse(l).action)).toEqual(['member.invited', 'organization.created']);
+    expect(
+      audit.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).action),
+    ).toEqual(['member.invited', 'organization.created']);
   }, 120_000);
 
   it('lists pending invitations (never a link) and revokes one: its link then opens nothing (issue 41)', async () => {

@@ -19,7 +19,10 @@ const dataset = {
   organizations: [
     {
       // enterprise: the request loop stays under the per-key limit.
-      id: 'org_o', name: 'O', plan: 'enterprise', createdAt: '2026-01-01T00:00:00.000Z',
+      id: 'org_o',
+      name: 'O',
+      plan: 'enterprise',
+      createdAt: '2026-01-01T00:00:00.000Z',
       apiKeys: [{ key: LOOP_KEY }],
       teams: [{ id: 't1', name: 'One', createdAt: '2026-01-01T00:00:00.000Z' }],
       pulses: [{ id: 'p_1', level: 4, reason: null, comment: 'fine', moderationStatus: 'CLEAN', subteamId: 't1', createdAt: '2026-10-05T08:00:00.000Z' }],
@@ -37,7 +40,10 @@ describe('operator commands while the server runs', { timeout: 600_000 }, () => 
     writeFileSync(tmp('ds.json'), JSON.stringify(dataset));
     expect((await runCli(['load', tmp('ds.json')], cdb.env)).code).toBe(0);
     adminPort = await freePort();
-    server = await startServerProcess({ ...cdb.env, LOG_LEVEL: 'info', KEY_CACHE_TTL_MS: '2000', ADMIN_PORT: String(adminPort), ADMIN_TOKEN: TOKEN }, { startTimeoutMs: 150_000 });
+    server = await startServerProcess(
+      { ...cdb.env, LOG_LEVEL: 'info', KEY_CACHE_TTL_MS: '2000', ADMIN_PORT: String(adminPort), ADMIN_TOKEN: TOKEN },
+      { startTimeoutMs: 150_000 },
+    );
   }, 240_000);
   afterAll(async () => {
     await server?.stop();
@@ -82,39 +88,68 @@ describe('operator commands while the server runs', { timeout: 600_000 }, () => 
       expect(Date.now() - revokedAt).toBeLessThan(5_000);
 
       const added = await cli(['webhooks', 'add', '--org', 'org_o', '--url', 'https://example.com/hook', '--json']);
-      expect(JSON.parse(added.stdout)).toMatchObject({ id: expect.stringMatching(/^whe_/), url: 'https://example.com/hook', secret: expect.stringMatching(/^whsec_/) });
+      expect(JSON.parse(added.stdout)).toMatchObject({
+        id: expect.stringMatching(/^whe_/),
+        url: 'https://example.com/hook',
+        secret: expect.stringMatching(/^whsec_/),
+      });
       expect(JSON.parse((await cli(['webhooks', 'list', '--org', 'org_o', '--json'])).stdout)).toHaveLength(1);
 
       expect((await cli(['pulses', 'moderate', '--org', 'org_o', 'p_1', 'FLAGGED'])).stdout).toBe('pulse p_1 of org_o: CLEAN -> FLAGGED\n');
       expect((await cli(['pulses', 'moderate', '--org', 'org_o', 'p_1', 'FLAGGED'])).stdout).toBe('pulse p_1 of org_o is already FLAGGED; nothing changed\n');
-      expect((await cli(['alerts', 'mark-read', '--org', 'org_o', 'al_1'])).stdout).toMatch(/^alert al_1 of org_o read at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\n$/);
+      expect((await cli(['alerts', 'mark-read', '--org', 'org_o', 'al_1'])).stdout).toMatch(
+        /^alert al_1 of org_o read at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\n$/,
+      );
       const alerts = await (await pub(LOOP_KEY, '/v1/alerts')).json();
       expect(alerts.items[0].readAt).toMatch(/Z$/);
 
       const rows = Array.from({ length: 2000 }, (_, i) => ({
-        id: `imp_${i}`, level: 1 + (i % 5), reason: null, comment: null, moderationStatus: 'CLEAN', subteamId: i % 2 ? 't1' : null,
+        id: `imp_${i}`,
+        level: 1 + (i % 5),
+        reason: null,
+        comment: null,
+        moderationStatus: 'CLEAN',
+        subteamId: i % 2 ? 't1' : null,
         createdAt: new Date(Date.parse('2026-10-01T00:00:00.000Z') + i * 60_000).toISOString(),
       }));
-      writeFileSync(tmp('rows.ndjson'), rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+      writeFileSync(tmp('rows.ndjson'), `${rows.map((r) => JSON.stringify(r)).join('\n')}\n`);
       importing = true;
       const imported = await cli(['import-pulses', '--org', 'org_o', tmp('rows.ndjson')]);
       expect(JSON.parse(imported.stdout)).toMatchObject({ imported: 2000, skipped: 0, rows: 2000, aborted: false });
       const again = await runCli(['import-pulses', '--org', 'org_o', tmp('rows.ndjson')], cdb.env);
       importing = false;
       expect(again.code).toBe(1);
-      expect(again.stderr.trim().split('\n').pop()).toMatch(/^climate-pulse: import aborted, nothing was written: a pulse with id "imp_\d+" already exists in organization "org_o"$/);
+      expect(again.stderr.trim().split('\n').pop()).toMatch(
+        /^climate-pulse: import aborted, nothing was written: a pulse with id "imp_\d+" already exists in organization "org_o"$/,
+      );
       expect((await (await pub(LOOP_KEY, '/v1/stats')).json()).pulseCount).toBe(2001);
 
       expect(JSON.parse((await cli(['orgs', 'show', '--org', 'org_o'])).stdout)).toMatchObject({ id: 'org_o', plan: 'enterprise', deletedAt: null });
       expect(JSON.parse((await cli(['plans', 'set', 'gold', '--rest-api', 'yes', '--rate-limit', '1000'])).stdout)).toEqual({
-        name: 'gold', restApi: true, rateLimitPerMinute: 1000, created: true,
+        name: 'gold',
+        restApi: true,
+        rateLimitPerMinute: 1000,
+        created: true,
       });
 
       // Every change above is in the organization's audit log, by the operator (over the socket: no address); the refused import is not.
-      const audit = (await cli(['audit', '--org', 'org_o', '--json'])).stdout.trimEnd().split('\n').map((l) => JSON.parse(l) as { action: string; actor: { kind: string; label: string }; address: string | null });
-      expect(audit.map((e) => e.action)).toEqual(['pulses.imported', 'alert.read', 'pulse.moderated', 'pulse.moderated', 'webhook_endpoint.created', 'key.revoked', 'key.created']);
+      const audit = (await cli(['audit', '--org', 'org_o', '--json'])).stdout
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { action: string; actor: { kind: string; label: string }; address: string | null });
+      expect(audit.map((e) => e.action)).toEqual([
+        'pulses.imported',
+        'alert.read',
+        'pulse.moderated',
+        'pulse.moderated',
+        'webhook_endpoint.created',
+        'key.revoked',
+        'key.created',
+      ]);
       const address = TEST_DATABASE_URL ? '127.0.0.1' : null; // on PostgreSQL the CLI answers the request in-process
-      expect(new Set(audit.map((e) => JSON.stringify([e.actor.kind, e.actor.label, e.address])))).toEqual(new Set([JSON.stringify(['operator', 'operator', address])]));
+      expect(new Set(audit.map((e) => JSON.stringify([e.actor.kind, e.actor.label, e.address])))).toEqual(
+        new Set([JSON.stringify(['operator', 'operator', address])]),
+      );
     } finally {
       looping = false;
       await loop;
@@ -141,7 +176,15 @@ describe('operator commands while the server runs', { timeout: 600_000 }, () => 
     expect(ok.headers.get('x-request-id')).toBe('admin-req-1');
     // The token sent where it does not belong (the public port, a body) is not logged either.
     expect((await fetch(`${server.url}/v1/org`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(401);
-    expect((await fetch(`${admin}/organizations`, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: TOKEN.slice(0, 200), plan: 'nope' }) })).status).toBe(400);
+    expect(
+      (
+        await fetch(`${admin}/organizations`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ name: TOKEN.slice(0, 200), plan: 'nope' }),
+        })
+      ).status,
+    ).toBe(400);
     await new Promise((r) => setTimeout(r, 300));
     const log = server.output();
     expect(log).toContain('admin-req-1'); // the request was logged, with its id

@@ -15,8 +15,7 @@ const TSC = join(ROOT, 'node_modules/typescript/bin/tsc');
 const KEY = 'cp_test_client_pack_0123456789';
 
 /** The code blocks of a Markdown file in a given language, in order. */
-export const codeBlocks = (markdown: string, lang: string) =>
-  [...markdown.matchAll(new RegExp('```' + lang + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1]);
+export const codeBlocks = (markdown: string, lang: string) => [...markdown.matchAll(new RegExp(`\`\`\`${lang}\\n([\\s\\S]*?)\`\`\``, 'g'))].map((m) => m[1]);
 
 const CONSUMER = `import {
   ClimatePulseClient, ClimatePulseError, EtagCache, PULSES_PAGE_SIZE,
@@ -104,20 +103,24 @@ describe('@climate-pulse/client from a packed tarball', () => {
     expect(lines[4]).toMatch(/^400 invalid_request: .*limit/);
   }, 60_000);
 
-  it.each(RESOLUTIONS)('type-checks a consumer with module $module, moduleResolution $moduleResolution', async (r) => {
-    const name = `tsconfig.${r.moduleResolution}.json`;
-    writeFileSync(join(project, 'consumer.ts'), CONSUMER);
-    writeFileSync(
-      join(project, name),
-      JSON.stringify({
-        compilerOptions: { target: 'ES2022', ...r, strict: true, noEmit: true, lib: ['ES2022', 'DOM'], types: [] },
-        files: ['consumer.ts'],
-      }),
-    );
-    const result = await run(process.execPath, [TSC, '-p', name], { cwd: project }).then(
-      () => '',
-      (err: { stdout: string }) => err.stdout,
-    );
-    expect(result).toBe('');
-  }, 60_000);
+  it.each(RESOLUTIONS)(
+    'type-checks a consumer with module $module, moduleResolution $moduleResolution',
+    async (r) => {
+      const name = `tsconfig.${r.moduleResolution}.json`;
+      writeFileSync(join(project, 'consumer.ts'), CONSUMER);
+      writeFileSync(
+        join(project, name),
+        JSON.stringify({
+          compilerOptions: { target: 'ES2022', ...r, strict: true, noEmit: true, lib: ['ES2022', 'DOM'], types: [] },
+          files: ['consumer.ts'],
+        }),
+      );
+      const result = await run(process.execPath, [TSC, '-p', name], { cwd: project }).then(
+        () => '',
+        (err: { stdout: string }) => err.stdout,
+      );
+      expect(result).toBe('');
+    },
+    60_000,
+  );
 });

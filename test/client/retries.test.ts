@@ -25,7 +25,11 @@ describe('client: retries, idempotency and errors, against a listening server', 
   beforeAll(async () => {
     const dataset = readDataset();
     dataset.organizations!.push({
-      id: 'org_tiny', name: 'Tiny', plan: 'tiny', createdAt: '2026-01-01T00:00:00.000Z', apiKeys: [{ key: TINY_KEY }],
+      id: 'org_tiny',
+      name: 'Tiny',
+      plan: 'tiny',
+      createdAt: '2026-01-01T00:00:00.000Z',
+      apiKeys: [{ key: TINY_KEY }],
     });
     t = await createTestApp({ dataset, now: NOW });
     base = await listen(t.app);
@@ -77,7 +81,10 @@ describe('client: retries, idempotency and errors, against a listening server', 
     ]);
     const delays: number[] = [];
     const client = new ClimatePulseClient({
-      baseUrl: proxy.url, apiKey: KEYS.acme, retry: { maxRetryAfterMs: 50, baseDelayMs: 100 }, onRetry: (r) => delays.push(r.delayMs),
+      baseUrl: proxy.url,
+      apiKey: KEYS.acme,
+      retry: { maxRetryAfterMs: 50, baseDelayMs: 100 },
+      onRetry: (r) => delays.push(r.delayMs),
     });
     expect((await client.org.get()).id).toBe('org_acme');
     await proxy.close();
@@ -172,7 +179,10 @@ describe('client: retries, idempotency and errors, against a listening server', 
     await proxy.close();
     const retries: string[] = [];
     const client = new ClimatePulseClient({
-      baseUrl: proxy.url, apiKey: KEYS.acme, retry: { maxRetries: 2, baseDelayMs: 10 }, onRetry: (r) => retries.push(r.reason),
+      baseUrl: proxy.url,
+      apiKey: KEYS.acme,
+      retry: { maxRetries: 2, baseDelayMs: 10 },
+      onRetry: (r) => retries.push(r.reason),
     });
     const e = await caught(client.org.get());
     expect([e.status, e.code, e.attempts]).toEqual([0, 'network_error', 3]);

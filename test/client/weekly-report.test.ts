@@ -30,11 +30,10 @@ describe('examples/weekly-report.ts against the demo organization', () => {
 
   it('prints a line per team with the last four closed weeks, as the pulses say', async () => {
     // Run as an integrator would: a separate process, the client package resolved by name (its sources).
-    const { stdout, stderr } = await promisify(execFile)(
-      process.execPath,
-      ['--conditions=source', '--import', 'tsx', 'examples/weekly-report.ts'],
-      { cwd: ROOT, env: { ...process.env, CP_BASE_URL: base, CP_API_KEY: KEY } },
-    );
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, ['--conditions=source', '--import', 'tsx', 'examples/weekly-report.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, CP_BASE_URL: base, CP_API_KEY: KEY },
+    });
     expect(stderr).toBe('');
     const lines = stdout.trimEnd().split('\n');
     const weeks = closedWeeks(now);

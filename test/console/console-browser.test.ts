@@ -42,8 +42,10 @@ describe.skipIf(BROWSER_MISSING)('the console in a browser', () => {
   const context = () => cb.context();
   const audit = (page: Page, what: string) => cb.audit(page, what);
 
-  const api = (key: string, path: string, init: RequestInit = {}) => fetch(`${base}${path}`, { ...init, headers: { authorization: `Bearer ${key}`, ...(init.headers ?? {}) } });
-  const codeAt = (secret: string, ms: number) => new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30, algorithm: 'SHA1' }).generate({ timestamp: ms });
+  const api = (key: string, path: string, init: RequestInit = {}) =>
+    fetch(`${base}${path}`, { ...init, headers: { authorization: `Bearer ${key}`, ...(init.headers ?? {}) } });
+  const codeAt = (secret: string, ms: number) =>
+    new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30, algorithm: 'SHA1' }).generate({ timestamp: ms });
 
   it('an owner accepts the invitation, makes a read key, rolls and revokes keys, turns on two-factor, invites a viewer who can change nothing, and signs out', async () => {
     const inv = await inviteMember(t.db, 'org_browser', { email: 'owner@browser.example.com', role: 'owner' }, OP, new Date());
@@ -60,7 +62,10 @@ describe.skipIf(BROWSER_MISSING)('the console in a browser', () => {
     expect(await page.locator('.org').textContent()).toBe(HOSTILE);
     expect(cb.dialogs).toEqual([]);
 
-    await page.getByRole('navigation').getByRole('link', { name: /^api keys$/i }).click();
+    await page
+      .getByRole('navigation')
+      .getByRole('link', { name: /^api keys$/i })
+      .click();
     await page.getByRole('heading', { name: /^api keys$/i }).waitFor();
     await audit(page, 'keys (empty)');
     if (process.env.DBG) console.log(await page.content());
@@ -74,7 +79,11 @@ describe.skipIf(BROWSER_MISSING)('the console in a browser', () => {
     // Built from PUBLIC_BASE_URL, else the listener's configured HOST and PORT, never from the Host header (issue 41).
     expect(await page.locator('#curl-line').textContent()).toBe(`curl -s -H "Authorization: Bearer ${readKey}" ${consoleBaseUrl(t.config)}/v1/stats`);
     expect((await api(readKey, '/v1/stats')).status).toBe(200);
-    const post = await api(readKey, '/v1/teams', { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': 'browser-test-1' }, body: JSON.stringify({ name: 'X' }) });
+    const post = await api(readKey, '/v1/teams', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'idempotency-key': 'browser-test-1' },
+      body: JSON.stringify({ name: 'X' }),
+    });
     expect(post.status).toBe(403);
     expect((await post.json()).error.code).toBe('insufficient_scope');
     // The secret is shown once: the page reloaded shows its prefix only.
@@ -82,20 +91,32 @@ describe.skipIf(BROWSER_MISSING)('the console in a browser', () => {
     expect(await page.content()).not.toContain(readKey);
 
     // Roll "in 1 hour": both keys work until then.
-    await page.getByLabel(/expires$/i).first().selectOption('1h');
-    await page.getByRole('button', { name: /^roll$/i }).first().click();
+    await page
+      .getByLabel(/expires$/i)
+      .first()
+      .selectOption('1h');
+    await page
+      .getByRole('button', { name: /^roll$/i })
+      .first()
+      .click();
     const rolled = (await page.getByLabel('New API key').textContent())!.trim();
     expect(rolled).not.toBe(readKey);
     expect((await api(readKey, '/v1/stats')).status).toBe(200);
     expect((await api(rolled, '/v1/stats')).status).toBe(200);
     const [old] = await t.db.query<{ expires_at: Date; created_at: Date }>(
-      { name: 't.rolled', text: `SELECT k.expires_at, n.created_at FROM api_keys k, api_keys n WHERE k.org_id = 'org_browser' AND k.expires_at IS NOT NULL AND n.org_id = k.org_id AND n.expires_at IS NULL AND n.revoked_at IS NULL` } as never,
+      {
+        name: 't.rolled',
+        text: `SELECT k.expires_at, n.created_at FROM api_keys k, api_keys n WHERE k.org_id = 'org_browser' AND k.expires_at IS NOT NULL AND n.org_id = k.org_id AND n.expires_at IS NULL AND n.revoked_at IS NULL`,
+      } as never,
       [],
     );
     expect(old.expires_at.getTime() - old.created_at.getTime()).toBe(3_600_000);
 
     // Revoke the new one: refused within 5 seconds.
-    await page.getByRole('button', { name: /^revoke/i }).first().click(); // the newest row: the rolled key
+    await page
+      .getByRole('button', { name: /^revoke/i })
+      .first()
+      .click(); // the newest row: the rolled key
     await page.getByText(/revoked: clients using it get 401/i).waitFor();
     const started = Date.now();
     while ((await api(rolled, '/v1/stats')).status !== 401) {
@@ -104,7 +125,10 @@ describe.skipIf(BROWSER_MISSING)('the console in a browser', () => {
     }
 
     // Two-factor: enroll from the account page.
-    await page.getByRole('navigation').getByRole('link', { name: /^account$/i }).click();
+    await page
+      .getByRole('navigation')
+      .getByRole('link', { name: /^account$/i })
+      .click();
     await audit(page, 'account');
     await page.getByRole('link', { name: /turn on two-factor/i }).click();
     await audit(page, 'enroll');
@@ -115,10 +139,16 @@ describe.skipIf(BROWSER_MISSING)('the console in a browser', () => {
     await audit(page, 'recovery codes');
 
     // Invite a viewer.
-    await page.getByRole('navigation').getByRole('link', { name: /^members$/i }).click();
+    await page
+      .getByRole('navigation')
+      .getByRole('link', { name: /^members$/i })
+      .click();
     await audit(page, 'members');
     await page.getByLabel(/^email$/i).fill('viewer@browser.example.com');
-    await page.getByLabel(/^role$/i).last().selectOption('viewer');
+    await page
+      .getByLabel(/^role$/i)
+      .last()
+      .selectOption('viewer');
     await page.getByRole('button', { name: /^invite$/i }).click();
     const shownLink = (await page.locator('#invitation-link').textContent())!.trim();
     // From the listener's configured address (this test listens on another port), never the Host header.
@@ -138,17 +168,28 @@ describe.skipIf(BROWSER_MISSING)('the console in a browser', () => {
     await page.getByRole('button', { name: /^verify$/i }).click();
     await page.waitForURL(`${base}/console/overview`);
 
-    await page.getByRole('navigation').getByRole('link', { name: /^api keys$/i }).click();
+    await page
+      .getByRole('navigation')
+      .getByRole('link', { name: /^api keys$/i })
+      .click();
     await page.screenshot({ path: SCREENSHOT, fullPage: true });
 
     // The viewer: reads every page, changes nothing (refused by the server, not only hidden).
     const vctx = await context();
     const viewer = await vctx.newPage();
     await acceptInvitation(viewer, link);
-    await viewer.getByRole('navigation').getByRole('link', { name: /^api keys$/i }).click();
+    await viewer
+      .getByRole('navigation')
+      .getByRole('link', { name: /^api keys$/i })
+      .click();
     await audit(viewer, 'keys (viewer)');
     expect(await viewer.getByRole('button', { name: /^create key$/i }).count()).toBe(0);
-    expect(await viewer.getByRole('navigation').getByRole('link', { name: /^members$/i }).count()).toBe(0);
+    expect(
+      await viewer
+        .getByRole('navigation')
+        .getByRole('link', { name: /^members$/i })
+        .count(),
+    ).toBe(0);
     const token = await viewer.locator('input[name="_csrf"]').first().inputValue();
     const statuses = await viewer.evaluate(async (csrf) => {
       const form = (o: Record<string, string>) => ({ method: 'POST', body: new URLSearchParams({ _csrf: csrf, ...o }) });
@@ -181,10 +222,16 @@ describe.skipIf(BROWSER_MISSING)('the console in a browser', () => {
     ]);
     expect(JSON.stringify(items)).not.toContain(readKey);
     expect(JSON.stringify(items)).not.toContain(rolled);
-    await page.getByRole('navigation').getByRole('link', { name: /^audit log$/i }).click();
+    await page
+      .getByRole('navigation')
+      .getByRole('link', { name: /^audit log$/i })
+      .click();
     await audit(page, 'audit log');
     expect(await page.locator('tbody tr').count()).toBe(9);
-    await page.getByRole('navigation').getByRole('link', { name: /^api keys$/i }).click();
+    await page
+      .getByRole('navigation')
+      .getByRole('link', { name: /^api keys$/i })
+      .click();
     expect(await page.locator('tbody tr td:nth-child(4)').allTextContents()).toEqual(['owner@browser.example.com', 'owner@browser.example.com']);
 
     expect(cb.violations).toEqual([]);

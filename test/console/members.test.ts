@@ -3,7 +3,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/contract/errors.js';
 import { loadDataset } from '../../src/domain/dataset.js';
 import { acceptInvitation, resolveSession, SIGN_IN_REFUSED, signIn } from '../../src/domain/sessions.js';
-import { changeMemberRole, INVITATION_UNUSABLE, inviteMember, listMembers, listInvitations, memberActor, removeMember, revokeInvitation, setRequireTwoFactor } from '../../src/domain/members.js';
+import {
+  changeMemberRole,
+  INVITATION_UNUSABLE,
+  inviteMember,
+  listMembers,
+  listInvitations,
+  memberActor,
+  removeMember,
+  revokeInvitation,
+  setRequireTwoFactor,
+} from '../../src/domain/members.js';
 import { changePassword } from '../../src/domain/passwords.js';
 import { completeTwoFactor, enrollTotp, REPLACE_FACTOR_REFUSED, startTotpEnrollment, TWO_FACTOR_REFUSED } from '../../src/domain/totp.js';
 import { operatorActor } from '../../src/domain/audit.js';
@@ -34,7 +44,10 @@ async function member(orgId: string, email: string, role: 'owner' | 'admin' | 'v
 }
 
 const refused = async (p: Promise<unknown>) => {
-  const err = await p.then(() => null, (e: unknown) => e);
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(ApiError);
   return err as ApiError;
 };
@@ -44,7 +57,9 @@ describe('invitations', () => {
     const inv = await inviteMember(t.db, 'org_a', { email: 'Owner@Example.com', role: 'owner' }, OP, T0);
     expect(inv.token.length).toBeGreaterThanOrEqual(22); // 128 bits or more, base64url
     expect(inv.expiresAt).toBe(at(72 * HOUR).toISOString());
-    const rows = await t.db.query<{ token_hash: Buffer }>({ name: 't.inv', text: `SELECT token_hash FROM member_invitations WHERE id = $1` } as never, [inv.id]);
+    const rows = await t.db.query<{ token_hash: Buffer }>({ name: 't.inv', text: `SELECT token_hash FROM member_invitations WHERE id = $1` } as never, [
+      inv.id,
+    ]);
     expect(rows[0].token_hash.toString('hex')).not.toContain(Buffer.from(inv.token).toString('hex'));
     const s = await acceptInvitation(t.db, { token: inv.token, password: PASSWORD }, '192.0.2.1', at(HOUR));
     expect(s.member).toMatchObject({ email: 'Owner@Example.com', role: 'owner', twoFactor: false });
@@ -56,7 +71,9 @@ describe('invitations', () => {
 
   it('a password of fewer than 12 characters is refused and the link stays usable', async () => {
     const inv = await inviteMember(t.db, 'org_a', { email: 'short@example.com', role: 'viewer' }, OP, T0);
-    expect((await refused(acceptInvitation(t.db, { token: inv.token, password: 'elevenchars' }, null, T0))).message).toBe('The password must be at least 12 characters long.');
+    expect((await refused(acceptInvitation(t.db, { token: inv.token, password: 'elevenchars' }, null, T0))).message).toBe(
+      'The password must be at least 12 characters long.',
+    );
     await acceptInvitation(t.db, { token: inv.token, password: 'twelve chars' }, null, T0);
   });
 
@@ -64,8 +81,12 @@ describe('invitations', () => {
     for (const email of ['', 'no-at-sign', '<script>@x.io', 'a@b']) {
       expect((await refused(inviteMember(t.db, 'org_a', { email, role: 'admin' }, OP, T0))).code).toBe('invalid_request');
     }
-    expect((await refused(inviteMember(t.db, 'org_a', { email: 'owner@example.COM', role: 'admin' }, OP, T0))).message).toBe('owner@example.COM is already a member of this organization.');
-    expect((await refused(inviteMember(t.db, 'org_a', { email: 'x@example.com', role: 'root' }, OP, T0))).message).toBe("The role must be 'owner', 'admin' or 'viewer'.");
+    expect((await refused(inviteMember(t.db, 'org_a', { email: 'owner@example.COM', role: 'admin' }, OP, T0))).message).toBe(
+      'owner@example.COM is already a member of this organization.',
+    );
+    expect((await refused(inviteMember(t.db, 'org_a', { email: 'x@example.com', role: 'root' }, OP, T0))).message).toBe(
+      "The role must be 'owner', 'admin' or 'viewer'.",
+    );
   });
 });
 
@@ -117,7 +138,10 @@ describe('an address in two organizations (issue 41, finding 5)', () => {
     // Each password signs in to its own membership, with one check.
     expect((await signIn(t.db, { email: 'hr.lead@shared.example', password: 'the hr leads own one' }, '198.51.100.60', T0)).orgId).toBe('org_c');
     expect((await signIn(t.db, { email: 'hr.lead@shared.example', password: 'the squatters password' }, '198.51.100.60', T0)).orgId).toBe('org_d');
-    const hashes = await t.db.query<{ password_hash: string }>({ name: 't.h', text: `SELECT password_hash FROM members WHERE lower(email) = 'hr.lead@shared.example'` } as never, []);
+    const hashes = await t.db.query<{ password_hash: string }>(
+      { name: 't.h', text: `SELECT password_hash FROM members WHERE lower(email) = 'hr.lead@shared.example'` } as never,
+      [],
+    );
     expect(new Set(hashes.map((h) => h.password_hash.split('$')[4])).size).toBe(1); // one salt: one scrypt signs in either
     // Only someone who knows the other membership's password hears of it.
     const third = await inviteMember(t.db, 'org_a', { email: 'hr.lead@shared.example', role: 'viewer' }, OP, T0);
@@ -135,7 +159,10 @@ describe('signing in', () => {
     expect(ok.cookie).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect((await refused(signIn(t.db, { email: 'nobody@example.com', password: PASSWORD }, '198.51.100.1', T0))).message).toBe(SIGN_IN_REFUSED);
     expect((await refused(signIn(t.db, { email: 'b-owner@example.com', password: 'wrong password!' }, '198.51.100.1', T0))).message).toBe(SIGN_IN_REFUSED);
-    const [row] = await t.db.query<{ password_hash: string }>({ name: 't.pw', text: `SELECT password_hash FROM members WHERE lower(email) = 'b-owner@example.com'` } as never, []);
+    const [row] = await t.db.query<{ password_hash: string }>(
+      { name: 't.pw', text: `SELECT password_hash FROM members WHERE lower(email) = 'b-owner@example.com'` } as never,
+      [],
+    );
     expect(row.password_hash).toMatch(/^scrypt\$32768\$8\$1\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);
     expect(row.password_hash).not.toContain(PASSWORD);
   });
@@ -143,21 +170,36 @@ describe('signing in', () => {
   it('50 concurrent wrong passwords for one account: at most 10 are checked, every answer is the same, and the right password waits for the window', async () => {
     await member('org_c', 'target@example.com', 'owner');
     const attempts = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => signIn(t.db, { email: 'target@example.com', password: `guess number ${i}` }, `203.0.113.${i}`, T0).then(() => 'ok', (e: ApiError) => e.message)),
+      Array.from({ length: 50 }, (_, i) =>
+        signIn(t.db, { email: 'target@example.com', password: `guess number ${i}` }, `203.0.113.${i}`, T0).then(
+          () => 'ok',
+          (e: ApiError) => e.message,
+        ),
+      ),
     );
     expect(new Set(attempts)).toEqual(new Set([SIGN_IN_REFUSED]));
-    const [{ count }] = await t.db.query<{ count: number }>({ name: 't.cnt', text: `SELECT sum(count)::int AS count FROM console_sign_in_attempts WHERE scope = 'account' AND key = 'target@example.com'` } as never, []);
+    const [{ count }] = await t.db.query<{ count: number }>(
+      { name: 't.cnt', text: `SELECT sum(count)::int AS count FROM console_sign_in_attempts WHERE scope = 'account' AND key = 'target@example.com'` } as never,
+      [],
+    );
     // Attempts over the limit are refused without a check and not counted; when a burst overshoots
     // the limit at once, every attempt of it may be refused so (issue 41: the window slides from each failure).
     expect(count ?? 0).toBeLessThanOrEqual(10);
-    for (let i = count ?? 0; i < 10; i++) await refused(signIn(t.db, { email: 'target@example.com', password: `later guess ${i}` }, `203.0.113.${100 + i}`, T0));
+    for (let i = count ?? 0; i < 10; i++)
+      await refused(signIn(t.db, { email: 'target@example.com', password: `later guess ${i}` }, `203.0.113.${100 + i}`, T0));
     expect((await refused(signIn(t.db, { email: 'target@example.com', password: PASSWORD }, '203.0.113.200', at(60_000)))).message).toBe(SIGN_IN_REFUSED);
     expect((await signIn(t.db, { email: 'target@example.com', password: PASSWORD }, '203.0.113.200', at(15 * 60_000))).stage).toBe('active');
   });
 
   it('one address trying many accounts is limited too', async () => {
     const answers = [];
-    for (let i = 0; i < 11; i++) answers.push(await signIn(t.db, { email: `x${i}@example.com`, password: 'whatever whatever' }, '203.0.113.250', T0).then(() => 'ok', (e: ApiError) => e.message));
+    for (let i = 0; i < 11; i++)
+      answers.push(
+        await signIn(t.db, { email: `x${i}@example.com`, password: 'whatever whatever' }, '203.0.113.250', T0).then(
+          () => 'ok',
+          (e: ApiError) => e.message,
+        ),
+      );
     expect(new Set(answers)).toEqual(new Set([SIGN_IN_REFUSED]));
     // The 11th was refused before any check: the right password of a real member from that address is refused too.
     expect((await refused(signIn(t.db, { email: 'b-owner@example.com', password: PASSWORD }, '203.0.113.250', T0))).message).toBe(SIGN_IN_REFUSED);
@@ -184,8 +226,12 @@ describe('sessions', () => {
     expect(await resolveSession(t.db, admin.cookie, T0)).toBeNull();
     await removeMember(t.db, 'org_b', owner.memberId, OP, T0);
     const [last] = (await listMembers(t.db, 'org_b')).filter((m) => m.role === 'owner');
-    expect((await refused(removeMember(t.db, 'org_b', last.id, OP, T0))).message).toBe('The last owner of an organization cannot be removed; make another member owner first.');
-    expect((await refused(changeMemberRole(t.db, 'org_b', last.id, 'admin', OP, T0))).message).toBe('The last owner of an organization cannot be demoted; make another member owner first.');
+    expect((await refused(removeMember(t.db, 'org_b', last.id, OP, T0))).message).toBe(
+      'The last owner of an organization cannot be removed; make another member owner first.',
+    );
+    expect((await refused(changeMemberRole(t.db, 'org_b', last.id, 'admin', OP, T0))).message).toBe(
+      'The last owner of an organization cannot be demoted; make another member owner first.',
+    );
   });
 
   it('a password change ends every session of the member', async () => {
@@ -200,15 +246,20 @@ describe('sessions', () => {
 });
 
 describe('two-factor', () => {
-  const code = (secret: string, now: Date) => new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30, algorithm: 'SHA1' }).generate({ timestamp: now.getTime() });
+  const code = (secret: string, now: Date) =>
+    new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30, algorithm: 'SHA1' }).generate({ timestamp: now.getTime() });
 
   it('enrolling, then signing in with a code (each once) or a recovery code (each once)', async () => {
     const m = await member('org_c', 'totp@example.com', 'admin');
     const session = (await resolveSession(t.db, m.cookie, T0))!;
     const { secret, uri } = await startTotpEnrollment(t.db, session);
-    expect(uri).toMatch(/^otpauth:\/\/totp\/Climate%20Pulse:totp%40example\.com\?issuer=Climate%20Pulse&secret=[A-Z2-7]{32}&algorithm=SHA1&digits=6&period=30$/);
+    expect(uri).toMatch(
+      /^otpauth:\/\/totp\/Climate%20Pulse:totp%40example\.com\?issuer=Climate%20Pulse&secret=[A-Z2-7]{32}&algorithm=SHA1&digits=6&period=30$/,
+    );
     // The client cannot choose the secret: a code of an all-zero secret it sends is a wrong code.
-    expect((await refused(enrollTotp(t.db, session, { secret: 'A'.repeat(32), code: code('A'.repeat(32), T0) } as never, OP, T0))).code).toBe('invalid_request');
+    expect((await refused(enrollTotp(t.db, session, { secret: 'A'.repeat(32), code: code('A'.repeat(32), T0) } as never, OP, T0))).code).toBe(
+      'invalid_request',
+    );
     expect((await refused(enrollTotp(t.db, session, { code: '000000' === code(secret, T0) ? '111111' : '000000' }, OP, T0))).code).toBe('invalid_request');
     // Typed as the apps show it, with a space (issue 41).
     const typed = code(secret, T0);
@@ -233,7 +284,9 @@ describe('two-factor', () => {
     await startTotpEnrollment(t.db, active);
     const actor = memberActor(active.member, '198.51.100.9');
     expect((await refused(enrollTotp(t.db, active, { code: code(secret, later) }, actor, later))).message).toBe(REPLACE_FACTOR_REFUSED);
-    expect((await refused(enrollTotp(t.db, active, { code: code(secret, later), password: 'not my password' }, actor, later))).message).toBe(REPLACE_FACTOR_REFUSED);
+    expect((await refused(enrollTotp(t.db, active, { code: code(secret, later), password: 'not my password' }, actor, later))).message).toBe(
+      REPLACE_FACTOR_REFUSED,
+    );
 
     // The same code again (another sign-in within its 30 s) is refused: each code works once.
     const again = await signIn(t.db, { email: 'totp@example.com', password: PASSWORD }, '198.51.100.9', later);
@@ -241,7 +294,9 @@ describe('two-factor', () => {
     expect((await refused(completeTwoFactor(t.db, pending2, code(secret, later), '198.51.100.9', later))).message).toBe(TWO_FACTOR_REFUSED);
     expect((await completeTwoFactor(t.db, pending2, ` ${recoveryCodes[0].toUpperCase()} `, '198.51.100.9', later)).stage).toBe('active');
     const third = await signIn(t.db, { email: 'totp@example.com', password: PASSWORD }, '198.51.100.9', later);
-    expect((await refused(completeTwoFactor(t.db, (await resolveSession(t.db, third.cookie, later))!, recoveryCodes[0], '198.51.100.9', later))).message).toBe(TWO_FACTOR_REFUSED);
+    expect((await refused(completeTwoFactor(t.db, (await resolveSession(t.db, third.cookie, later))!, recoveryCodes[0], '198.51.100.9', later))).message).toBe(
+      TWO_FACTOR_REFUSED,
+    );
     expect((await listMembers(t.db, 'org_c')).find((x) => x.email === 'totp@example.com')?.twoFactor).toBe(true);
   });
 

@@ -37,7 +37,11 @@ async function twoOwners(orgId: string) {
 }
 
 const owners = async (orgId: string) => (await listMembers(t.db, orgId)).filter((m) => m.role === 'owner').length;
-const settle = (p: Promise<unknown>) => p.then(() => 'done', (e: Error) => e.message);
+const settle = (p: Promise<unknown>) =>
+  p.then(
+    () => 'done',
+    (e: Error) => e.message,
+  );
 
 describe(`at least one owner remains under concurrent changes (${DB_KIND})`, () => {
   it(`two owners demoting each other at the same instant, ${TRIALS} trials`, async () => {

@@ -32,23 +32,56 @@ function dataset(now: number): Dataset {
     for (let i = 0; i < 1 + (d % 4); i++) {
       const at = now - d * DAY + i * 3_600_000;
       if (at >= monday && at < monday + 7 * DAY) continue;
-      pulses.push({ id: `pb_${d}_${i}`, level: 1 + ((d + i) % 5), reason: null, comment: null, moderationStatus: 'CLEAN', subteamId: i % 2 === 0 ? 'team_a' : 'team_b', createdAt: new Date(at).toISOString() });
+      pulses.push({
+        id: `pb_${d}_${i}`,
+        level: 1 + ((d + i) % 5),
+        reason: null,
+        comment: null,
+        moderationStatus: 'CLEAN',
+        subteamId: i % 2 === 0 ? 'team_a' : 'team_b',
+        createdAt: new Date(at).toISOString(),
+      });
     }
   }
   for (let i = 0; i < 8; i++) {
-    pulses.push({ id: `pb_w_${i}`, level: 2 + (i % 3), reason: null, comment: COMMENTS[i] ?? `plain words ${i}`, moderationStatus: 'CLEAN', subteamId: 'team_a', createdAt: new Date(monday + DAY + i * 3_600_000).toISOString() });
+    pulses.push({
+      id: `pb_w_${i}`,
+      level: 2 + (i % 3),
+      reason: null,
+      comment: COMMENTS[i] ?? `plain words ${i}`,
+      moderationStatus: 'CLEAN',
+      subteamId: 'team_a',
+      createdAt: new Date(monday + DAY + i * 3_600_000).toISOString(),
+    });
   }
   return {
-    organizations: [{
-      id: 'org_pb', name: HOSTILE, plan: 'business', memberCount: 30, createdAt: '2026-01-01T00:00:00.000Z', deletedAt: null,
-      apiKeys: [{ key: KEY, name: 'bi', revoked: false }],
-      teams: [
-        { id: 'team_a', name: `Team ${HOSTILE}`, createdAt: '2026-01-01T00:00:00.000Z' },
-        { id: 'team_b', name: 'Team B', createdAt: '2026-01-01T00:00:00.000Z' },
-      ],
-      pulses,
-      alerts: [{ id: 'al_pb', type: 'MOOD_DROP', message: `Mood fell in ${HOSTILE}`, weekISO: null, subteamId: 'team_a', readAt: null, createdAt: new Date(now - 2 * DAY).toISOString() }],
-    }],
+    organizations: [
+      {
+        id: 'org_pb',
+        name: HOSTILE,
+        plan: 'business',
+        memberCount: 30,
+        createdAt: '2026-01-01T00:00:00.000Z',
+        deletedAt: null,
+        apiKeys: [{ key: KEY, name: 'bi', revoked: false }],
+        teams: [
+          { id: 'team_a', name: `Team ${HOSTILE}`, createdAt: '2026-01-01T00:00:00.000Z' },
+          { id: 'team_b', name: 'Team B', createdAt: '2026-01-01T00:00:00.000Z' },
+        ],
+        pulses,
+        alerts: [
+          {
+            id: 'al_pb',
+            type: 'MOOD_DROP',
+            message: `Mood fell in ${HOSTILE}`,
+            weekISO: null,
+            subteamId: 'team_a',
+            readAt: null,
+            createdAt: new Date(now - 2 * DAY).toISOString(),
+          },
+        ],
+      },
+    ],
   };
 }
 
@@ -71,7 +104,13 @@ describe.skipIf(BROWSER_MISSING)("the organization's pages in a browser", () => 
 
   /** The rows of a chart's table, as the page shows them. */
   const tableRows = (page: Page, id: string) =>
-    page.$$eval(`#${id} tbody tr`, (rows) => (rows as HTMLTableRowElement[]).map((r) => ({ date: r.cells[0].textContent, count: Number(r.cells[1].textContent), avg: Number(r.cells[2].textContent) })));
+    page.$$eval(`#${id} tbody tr`, (rows) =>
+      (rows as HTMLTableRowElement[]).map((r) => ({
+        date: r.cells[0].textContent,
+        count: Number(r.cells[1].textContent),
+        avg: Number(r.cells[2].textContent),
+      })),
+    );
 
   it('an admin reads the overview, marks an alert read, moves an action to done, hides a comment and shows it again', async () => {
     const { page } = await joinConsole(cb, base, t.db, 'org_pb', { email: 'admin@pb.example.com', role: 'admin' });

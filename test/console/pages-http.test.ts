@@ -24,17 +24,40 @@ const HOSTILE = ['<script>alert(1)</script>', '<img src=x onerror=alert(2)>', 'x
 function org(id: string, key: string): NonNullable<Dataset['organizations']>[number] {
   const pulses = [
     ...Array.from({ length: 7 }, (_, i) => ({
-      id: `pg_a${i}`, level: 1 + (i % 5), reason: null, comment: i < HOSTILE.length ? HOSTILE[i] : `team a says ${i}`,
-      moderationStatus: 'CLEAN' as const, subteamId: 'team_a', createdAt: new Date(W45 + 24 * HOUR + i * HOUR).toISOString(),
+      id: `pg_a${i}`,
+      level: 1 + (i % 5),
+      reason: null,
+      comment: i < HOSTILE.length ? HOSTILE[i] : `team a says ${i}`,
+      moderationStatus: 'CLEAN' as const,
+      subteamId: 'team_a',
+      createdAt: new Date(W45 + 24 * HOUR + i * HOUR).toISOString(),
     })),
     ...Array.from({ length: 6 }, (_, i) => ({
-      id: `pg_n${i}`, level: 2 + (i % 3), reason: null, comment: i % 2 === 0 ? `no team says ${i}` : null,
-      moderationStatus: 'CLEAN' as const, subteamId: null, createdAt: new Date(W45 + 2 * 24 * HOUR + i * HOUR).toISOString(),
+      id: `pg_n${i}`,
+      level: 2 + (i % 3),
+      reason: null,
+      comment: i % 2 === 0 ? `no team says ${i}` : null,
+      moderationStatus: 'CLEAN' as const,
+      subteamId: null,
+      createdAt: new Date(W45 + 2 * 24 * HOUR + i * HOUR).toISOString(),
     })),
-    { id: 'pg_late', level: 4, reason: null, comment: 'this week', moderationStatus: 'CLEAN' as const, subteamId: 'team_b', createdAt: new Date(T0.getTime() - 30 * HOUR).toISOString() },
+    {
+      id: 'pg_late',
+      level: 4,
+      reason: null,
+      comment: 'this week',
+      moderationStatus: 'CLEAN' as const,
+      subteamId: 'team_b',
+      createdAt: new Date(T0.getTime() - 30 * HOUR).toISOString(),
+    },
   ];
   return {
-    id, name: `Org ${id}`, plan: 'business', memberCount: 20, createdAt: '2026-01-01T00:00:00.000Z', deletedAt: null,
+    id,
+    name: `Org ${id}`,
+    plan: 'business',
+    memberCount: 20,
+    createdAt: '2026-01-01T00:00:00.000Z',
+    deletedAt: null,
     apiKeys: [{ key, name: 'bi', revoked: false }],
     teams: [
       { id: 'team_a', name: '<b>Team A</b>', createdAt: '2026-01-01T00:00:00.000Z' },
@@ -42,7 +65,15 @@ function org(id: string, key: string): NonNullable<Dataset['organizations']>[num
     ],
     pulses,
     alerts: [
-      { id: 'al_1', type: 'MOOD_DROP', message: 'Mood fell <script>alert(3)</script>', weekISO: '2026-W45', subteamId: 'team_a', readAt: null, createdAt: '2026-11-10T06:00:00.000Z' },
+      {
+        id: 'al_1',
+        type: 'MOOD_DROP',
+        message: 'Mood fell <script>alert(3)</script>',
+        weekISO: '2026-W45',
+        subteamId: 'team_a',
+        readAt: null,
+        createdAt: '2026-11-10T06:00:00.000Z',
+      },
     ],
     actions: [],
   };
@@ -60,7 +91,11 @@ afterAll(() => t?.close());
 
 const cells = (body: string, tableId: string) => {
   const table = new RegExp(`<table id="${tableId}"[\\s\\S]*?</table>`).exec(body)?.[0] ?? '';
-  return [...table.matchAll(/<tr><td>([^<]*)(?:<\/td>)?<td>([^<]*)(?:<\/td>)?<td>([^<]*)(?:<\/td>)?(?:<\/tr>)?/g)].map((m) => ({ date: m[1], count: Number(m[2]), avg: Number(m[3]) }));
+  return [...table.matchAll(/<tr><td>([^<]*)(?:<\/td>)?<td>([^<]*)(?:<\/td>)?<td>([^<]*)(?:<\/td>)?(?:<\/tr>)?/g)].map((m) => ({
+    date: m[1],
+    count: Number(m[2]),
+    avg: Number(m[3]),
+  }));
 };
 const handles = (body: string, what: 'hide' | 'show') =>
   [...body.matchAll(new RegExp(`action="/console/comments/${what}">[\\s\\S]*?name="handle" value="([^"]+)"`, 'g'))].map((m) => m[1]);
@@ -108,7 +143,13 @@ describe('the organization pages of the console', () => {
     const made = await admin.submit('/console/actions', '/console/actions', { title: 'Retro <on> workload', subteamId: 'team_a', endDate: '2026-12-01' });
     expect(made.statusCode).toBe(200);
     const [action] = (await get(t.app, '/v1/actions', KEY)).json().items;
-    expect(action).toMatchObject({ title: 'Retro <on> workload', status: 'active', subteamId: 'team_a', endDate: '2026-12-01T23:59:59.999Z', startDate: T0.toISOString() });
+    expect(action).toMatchObject({
+      title: 'Retro <on> workload',
+      status: 'active',
+      subteamId: 'team_a',
+      endDate: '2026-12-01T23:59:59.999Z',
+      startDate: T0.toISOString(),
+    });
     expect(made.body).toContain('Retro &lt;on&gt; workload');
 
     const done = await admin.submit('/console/actions', `/console/actions/${action.$id}`, { status: 'done' });
@@ -121,7 +162,12 @@ describe('the organization pages of the console', () => {
     expect(jump.body).toContain(apiJump.json().error.message);
     const cleared = await admin.submit('/console/actions', `/console/actions/${action.$id}`, { status: 'active', subteamId: '', endDate: '' });
     expect(cleared.statusCode).toBe(200);
-    expect((await get(t.app, '/v1/actions', KEY)).json().items[0]).toMatchObject({ status: 'active', subteamId: null, endDate: null, title: 'Retro <on> workload' });
+    expect((await get(t.app, '/v1/actions', KEY)).json().items[0]).toMatchObject({
+      status: 'active',
+      subteamId: null,
+      endDate: null,
+      title: 'Retro <on> workload',
+    });
     const events = await listAuditEvents(t.db, 'org_pages', { limit: 10, action: 'action.updated' });
     // Both at the pinned clock's instant: compared as a set.
     expect(events.items.map((e) => JSON.stringify([e.actor.label, e.details.changed])).sort()).toEqual([
@@ -171,7 +217,11 @@ describe('the organization pages of the console', () => {
 
     // The audit log names the handle and the member, never a pulse.
     const [event] = (await listAuditEvents(t.db, 'org_pages', { limit: 1, action: 'comment.hidden' })).items;
-    expect(event).toMatchObject({ actor: { kind: 'member', label: 'admin@pages.example.com' }, target: { kind: 'comment', id: handle }, address: '192.0.2.10' });
+    expect(event).toMatchObject({
+      actor: { kind: 'member', label: 'admin@pages.example.com' },
+      target: { kind: 'comment', id: handle },
+      address: '192.0.2.10',
+    });
     expect(JSON.stringify(event)).not.toMatch(/pg_[an]\d|team a says/);
 
     const again = await admin.submit(`/console/comments?${range}`, '/console/comments/show', { handle, from: '2026-11-02', to: '2026-11-08' });
@@ -196,7 +246,10 @@ describe('the organization pages of the console', () => {
     // The operator API moderates by pulse id only: a handle there is an unknown pulse.
     const operator = await buildAdminApp(t.config, { db: t.db, token: TOKEN });
     const op = await operator.inject({
-      method: 'PATCH', url: `/admin/v1/organizations/org_pages/pulses/${mine[0]}`, payload: { moderationStatus: 'FLAGGED' }, headers: { authorization: `Bearer ${TOKEN}` },
+      method: 'PATCH',
+      url: `/admin/v1/organizations/org_pages/pulses/${mine[0]}`,
+      payload: { moderationStatus: 'FLAGGED' },
+      headers: { authorization: `Bearer ${TOKEN}` },
     });
     await operator.close();
     expect(op.statusCode).toBe(404);
@@ -237,12 +290,19 @@ describe('the organization pages of the console', () => {
   it('beyond 2,000 days of team figures the overview lists the teams with their range figures, and draws the chosen one', async () => {
     for (let i = 1; i <= 4; i++) await createTeam(t.db, 'org_pages', `Zeta ${i}`, operatorActor(), T0);
     const summary = (body: string) =>
-      [...(/<table id="teams-summary">[\s\S]*?<\/table>/.exec(body)?.[0] ?? '').matchAll(/<tr><td><bdi>([^<]*)<\/bdi><\/td><td>(\d+)<\/td><td>([^<]*)<\/td>/g)].map((m) => [m[1], Number(m[2]), m[3]]);
+      [
+        ...(/<table id="teams-summary">[\s\S]*?<\/table>/.exec(body)?.[0] ?? '').matchAll(/<tr><td><bdi>([^<]*)<\/bdi><\/td><td>(\d+)<\/td><td>([^<]*)<\/td>/g),
+      ].map((m) => [m[1], Number(m[2]), m[3]]);
     // Six teams over 365 days: 2,190 days of figures.
     const year = await viewer.get('/console/overview?from=2025-11-21&to=2026-11-20');
     expect(year.statusCode).toBe(200);
     expect(summary(year.body)).toEqual([
-      ['&lt;b&gt;Team A&lt;/b&gt;', 7, '2.57'], ['Team B', 1, '4.00'], ['Zeta 1', 0, '–'], ['Zeta 2', 0, '–'], ['Zeta 3', 0, '–'], ['Zeta 4', 0, '–'],
+      ['&lt;b&gt;Team A&lt;/b&gt;', 7, '2.57'],
+      ['Team B', 1, '4.00'],
+      ['Zeta 1', 0, '–'],
+      ['Zeta 2', 0, '–'],
+      ['Zeta 3', 0, '–'],
+      ['Zeta 4', 0, '–'],
     ]);
     expect(year.body).not.toContain('<table id="days-team-');
     expect(year.body).toContain('href="/console/overview?from=2025-11-21&amp;to=2026-11-20&amp;team=team_a#days-team-0-figure"');

@@ -32,10 +32,19 @@ beforeAll(async () => {
 });
 afterAll(() => t?.close());
 
-const answer = (p: Promise<unknown>) => p.then(() => 'ok', (e: ApiError) => e.message);
-const rows = async (table: string) => (await t.db.query<{ n: number }>({ name: `t.n.${table}`, text: `SELECT count(*)::int AS n FROM ${table}` } as never, []))[0].n;
+const answer = (p: Promise<unknown>) =>
+  p.then(
+    () => 'ok',
+    (e: ApiError) => e.message,
+  );
+const rows = async (table: string) =>
+  (await t.db.query<{ n: number }>({ name: `t.n.${table}`, text: `SELECT count(*)::int AS n FROM ${table}` } as never, []))[0].n;
 const attemptsOf = async (key: string) =>
-  (await t.db.query<{ n: number }>({ name: 't.a', text: `SELECT COALESCE(sum(count), 0)::int AS n FROM console_sign_in_attempts WHERE key = $1` } as never, [key]))[0].n;
+  (
+    await t.db.query<{ n: number }>({ name: 't.a', text: `SELECT COALESCE(sum(count), 0)::int AS n FROM console_sign_in_attempts WHERE key = $1` } as never, [
+      key,
+    ])
+  )[0].n;
 
 describe(`password checks limited and uniform (${DB_KIND})`, () => {
   it('a refused sign-in writes nothing more for a member than for an unknown email, limited or not', async () => {

@@ -31,7 +31,8 @@ describe.skipIf(BROWSER_MISSING)('the console on a phone', () => {
   }, 120_000);
 
   const fitsWidth = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
-  const codeAt = (secret: string, ms: number) => new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30, algorithm: 'SHA1' }).generate({ timestamp: ms });
+  const codeAt = (secret: string, ms: number) =>
+    new TOTP({ secret: Secret.fromBase32(secret), digits: 6, period: 30, algorithm: 'SHA1' }).generate({ timestamp: ms });
 
   it("the HR lead's list at 360 px", async () => {
     const { page } = await joinConsole(cb, base, t.db, 'org_phone', { email: 'hr.lead@phone.example.com', role: 'owner' });

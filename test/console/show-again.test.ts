@@ -25,9 +25,19 @@ describe('show again on a comment whose pulse is flagged (issue 40, item 3)', ()
       dataset: {
         organizations: [
           {
-            id: ORG, name: 'Show', plan: 'business', memberCount: 6, createdAt: '2026-01-01T00:00:00.000Z', deletedAt: null,
+            id: ORG,
+            name: 'Show',
+            plan: 'business',
+            memberCount: 6,
+            createdAt: '2026-01-01T00:00:00.000Z',
+            deletedAt: null,
             pulses: Array.from({ length: 6 }, (_, i) => ({
-              id: `s_${i}`, level: 3, reason: null, comment: `words of s_${i}`, moderationStatus: 'CLEAN' as const, subteamId: null,
+              id: `s_${i}`,
+              level: 3,
+              reason: null,
+              comment: `words of s_${i}`,
+              moderationStatus: 'CLEAN' as const,
+              subteamId: null,
               createdAt: new Date(W + (i + 1) * 3_600_000).toISOString(),
             })),
           },

@@ -42,7 +42,14 @@ describe('finding 1: a removed owner comes back', () => {
     expect(page.statusCode).toBe(404);
     const back = await new ConsoleClient(t.app, '192.0.2.99').post(`/console/invitations/${kept}`, { _csrf: 'x'.repeat(32), password: CONSOLE_PASSWORD });
     expect([403, 404, 400]).toContain(back.statusCode);
-    expect((await t.db.query<{ n: number }>({ name: 't.m', text: `SELECT count(*)::int AS n FROM members WHERE lower(email) = 'private@elsewhere.example'` } as never, []))[0].n).toBe(0);
+    expect(
+      (
+        await t.db.query<{ n: number }>(
+          { name: 't.m', text: `SELECT count(*)::int AS n FROM members WHERE lower(email) = 'private@elsewhere.example'` } as never,
+          [],
+        )
+      )[0].n,
+    ).toBe(0);
 
     // The button: a pending invitation, revoked; its link then opens nothing.
     const inv = await inviteMember(t.db, 'org_one', { email: 'typo@one.example.con', role: 'owner' }, OP, T0);
@@ -69,7 +76,9 @@ describe('finding 3: requiring two-factor reaches open sessions', () => {
     const create = await admin.post('/console/keys', { _csrf: token, name: 'sneaky', scope: 'read_write' });
     expect(create.statusCode).toBe(303);
     expect(create.headers.location).toBe('/console/two-factor/enroll');
-    expect((await t.db.query<{ n: number }>({ name: 't.k', text: `SELECT count(*)::int AS n FROM api_keys WHERE org_id = 'org_two'` } as never, []))[0].n).toBe(0);
+    expect((await t.db.query<{ n: number }>({ name: 't.k', text: `SELECT count(*)::int AS n FROM api_keys WHERE org_id = 'org_two'` } as never, []))[0].n).toBe(
+      0,
+    );
     const ownerPage = await owner.get('/console/members');
     expect(ownerPage.statusCode).toBe(303);
     expect(ownerPage.headers.location).toBe('/console/two-factor/enroll');
@@ -116,12 +125,18 @@ describe('finding 7: ids in form actions, two-factor made by the server', () => 
   it("an alert id that climbs out of its path is URL-encoded in its form's action: Mark read marks that alert, nothing else", async () => {
     const owner = await join('org_four', 'owner@four.example.com', 'owner');
     const id = 'x/../../account/password';
-    await t.db.query({ name: 't.alert', text: `INSERT INTO alerts (org_id, id, type, message, created_at) VALUES ('org_four', $1, 'low_score', 'Hostile id', $2)` } as never, [id, T0.toISOString()]);
+    await t.db.query(
+      { name: 't.alert', text: `INSERT INTO alerts (org_id, id, type, message, created_at) VALUES ('org_four', $1, 'low_score', 'Hostile id', $2)` } as never,
+      [id, T0.toISOString()],
+    );
     const page = (await owner.get('/console/alerts')).body;
     expect(page).toContain(`action="/console/alerts/${encodeURIComponent(id)}/read"`);
     const res = await owner.submit('/console/alerts', `/console/alerts/${encodeURIComponent(id)}/read`, {});
     expect([200, 303]).toContain(res.statusCode);
-    const [row] = await t.db.query<{ read_at: Date | null }>({ name: 't.read', text: `SELECT read_at FROM alerts WHERE org_id = 'org_four' AND id = $1` } as never, [id]);
+    const [row] = await t.db.query<{ read_at: Date | null }>(
+      { name: 't.read', text: `SELECT read_at FROM alerts WHERE org_id = 'org_four' AND id = $1` } as never,
+      [id],
+    );
     expect(row.read_at).not.toBeNull();
   });
 
@@ -152,12 +167,18 @@ describe('finding 7: post, redirect, get', () => {
     const reload = await admin.get('/console/keys');
     expect(reload.body).not.toContain(key!);
     expect(reload.body).not.toContain('New API key');
-    const [{ n }] = await t.db.query<{ n: number }>({ name: 't.keys4', text: `SELECT count(*)::int AS n FROM api_keys WHERE org_id = 'org_four' AND name = 'once'` } as never, []);
+    const [{ n }] = await t.db.query<{ n: number }>(
+      { name: 't.keys4', text: `SELECT count(*)::int AS n FROM api_keys WHERE org_id = 'org_four' AND name = 'once'` } as never,
+      [],
+    );
     expect(n).toBe(1);
     // The sealed message is not readable from the database: it holds the cookie's hash, not the key.
     const made2 = await admin.post('/console/keys', { _csrf: token, name: 'twice', scope: 'read' });
     expect(made2.statusCode).toBe(303);
-    const [{ flash }] = await t.db.query<{ flash: Buffer }>({ name: 't.flash', text: `SELECT flash FROM console_sessions WHERE org_id = 'org_four' AND flash IS NOT NULL` } as never, []);
+    const [{ flash }] = await t.db.query<{ flash: Buffer }>(
+      { name: 't.flash', text: `SELECT flash FROM console_sessions WHERE org_id = 'org_four' AND flash IS NOT NULL` } as never,
+      [],
+    );
     expect(flash.toString('latin1')).not.toContain('cp_');
     // A refused change is not redirected: its page again, with the refusal and its status.
     const refused = await admin.post('/console/keys', { _csrf: token, name: '', scope: 'read' });

@@ -69,9 +69,16 @@ describe.skipIf(BROWSER_MISSING)('the webhooks page in a browser', () => {
     }
   };
   const statusOf = async (title: string, url: string) => {
-    const endpoints = new Map((await t.db.query<{ id: string; url: string }>({ name: 't.eps', text: `SELECT id, url FROM webhook_endpoints WHERE org_id = '${ORG}'` } as never, [])).map((e) => [e.url, e.id]));
+    const endpoints = new Map(
+      (
+        await t.db.query<{ id: string; url: string }>({ name: 't.eps', text: `SELECT id, url FROM webhook_endpoints WHERE org_id = '${ORG}'` } as never, [])
+      ).map((e) => [e.url, e.id]),
+    );
     const all = await listOrgDeliveries(t.db, ORG, { limit: 100 });
-    const events = await t.db.query<{ id: string; payload: string }>({ name: 't.events', text: `SELECT id, payload FROM webhook_events WHERE org_id = '${ORG}'` } as never, []);
+    const events = await t.db.query<{ id: string; payload: string }>(
+      { name: 't.events', text: `SELECT id, payload FROM webhook_events WHERE org_id = '${ORG}'` } as never,
+      [],
+    );
     const eventId = events.find((e) => JSON.parse(e.payload).data.title === title)?.id;
     return all.find((d) => d.eventId === eventId && d.endpointId === endpoints.get(url))?.status;
   };
@@ -84,7 +91,10 @@ describe.skipIf(BROWSER_MISSING)('the webhooks page in a browser', () => {
     expect(await page.locator('.org').textContent()).toBe(HOSTILE);
 
     // Add an endpoint on the local receiver, with the hostile text in its path.
-    await page.getByRole('navigation').getByRole('link', { name: /^webhooks$/i }).click();
+    await page
+      .getByRole('navigation')
+      .getByRole('link', { name: /^webhooks$/i })
+      .click();
     await page.getByRole('heading', { name: /^webhooks$/i, level: 1 }).waitFor();
     await cb.audit(page, 'webhooks (empty)');
     await page.getByLabel(/^url$/i).fill(`${rx.url}/hook/${HOSTILE}`);
@@ -101,7 +111,10 @@ describe.skipIf(BROWSER_MISSING)('the webhooks page in a browser', () => {
     expect(await page.content()).not.toContain(oldSecret);
 
     // Rotate: a new secret, once; the old one still valid for 24 hours.
-    await page.getByRole('button', { name: /^rotate secret/i }).first().click();
+    await page
+      .getByRole('button', { name: /^rotate secret/i })
+      .first()
+      .click();
     const newSecret = await secretShown(page);
     expect(newSecret).not.toBe(oldSecret);
     await page.getByText(/the old secret stays valid until/i).waitFor();
@@ -110,14 +123,20 @@ describe.skipIf(BROWSER_MISSING)('the webhooks page in a browser', () => {
     // A delivery of the outbox and the test event: each verifies with the old secret and with the new.
     await createAction('Rotate with care');
     expect(await waitFor(() => rx.on(hookPath).length === 1)).toBe(true);
-    await page.getByRole('button', { name: /^send test event/i }).first().click();
+    await page
+      .getByRole('button', { name: /^send test event/i })
+      .first()
+      .click();
     await page.getByText(/^test event msg_\w+ delivered to .*: HTTP 204\.$/i).waitFor();
     const [action, ping] = rx.on(hookPath);
     for (const r of [action, ping]) {
       expect(verifies(oldSecret, r), 'the old secret').toBe(true);
       expect(verifies(newSecret, r), 'the new secret').toBe(true);
     }
-    expect(new Webhook(oldSecret).verify(action.body, action.headers as Record<string, string>)).toMatchObject({ type: 'action.created', data: { title: 'Rotate with care' } });
+    expect(new Webhook(oldSecret).verify(action.body, action.headers as Record<string, string>)).toMatchObject({
+      type: 'action.created',
+      data: { title: 'Rotate with care' },
+    });
 
     // A second endpoint whose receiver answers 500: the delivery fails after its retry.
     await page.getByLabel(/^url$/i).fill(`${rx.url}/fail`);
@@ -134,7 +153,10 @@ describe.skipIf(BROWSER_MISSING)('the webhooks page in a browser', () => {
     // Replay it from the page once the receiver is back.
     failing = false;
     await failedRow.getByRole('button', { name: /^replay/i }).click();
-    await page.getByRole('status').getByText(/is sent again \(same webhook-id/i).waitFor();
+    await page
+      .getByRole('status')
+      .getByText(/is sent again \(same webhook-id/i)
+      .waitFor();
     expect(await waitFor(async () => (await statusOf('First failure', `${rx.url}/fail`)) === 'succeeded')).toBe(true);
     const replayed = rx.on('/fail').filter((r) => titleOf(r) === 'First failure');
     expect(replayed.map((r) => r.status)).toEqual([500, 500, 204]);
@@ -148,7 +170,8 @@ describe.skipIf(BROWSER_MISSING)('the webhooks page in a browser', () => {
     await new Promise((r) => setTimeout(r, since - Date.now() + 50));
     await createAction('Later failure 1');
     await createAction('Later failure 2');
-    for (const title of ['Later failure 1', 'Later failure 2']) expect(await waitFor(async () => (await statusOf(title, `${rx.url}/fail`)) === 'failed')).toBe(true);
+    for (const title of ['Later failure 1', 'Later failure 2'])
+      expect(await waitFor(async () => (await statusOf(title, `${rx.url}/fail`)) === 'failed')).toBe(true);
     failing = false;
     await page.goto(`${base}/console/webhooks?failed=1`);
     await cb.audit(page, 'webhooks (failed only)');
@@ -156,7 +179,8 @@ describe.skipIf(BROWSER_MISSING)('the webhooks page in a browser', () => {
     await page.getByLabel(/^since/i).fill(new Date(since).toISOString().slice(0, 19));
     await page.getByRole('button', { name: /^resend failed$/i }).click();
     await page.getByText(`2 failed deliveries since ${new Date(since).toISOString().slice(0, 19).replace('T', ' ')} UTC sent again.`).waitFor();
-    for (const title of ['Later failure 1', 'Later failure 2']) expect(await waitFor(async () => (await statusOf(title, `${rx.url}/fail`)) === 'succeeded')).toBe(true);
+    for (const title of ['Later failure 1', 'Later failure 2'])
+      expect(await waitFor(async () => (await statusOf(title, `${rx.url}/fail`)) === 'succeeded')).toBe(true);
     expect(await statusOf('Older failure', `${rx.url}/fail`)).toBe('failed');
     await cb.audit(page, 'webhooks (resent)');
     await page.goto(`${base}/console/webhooks`);
@@ -164,7 +188,10 @@ describe.skipIf(BROWSER_MISSING)('the webhooks page in a browser', () => {
 
     // A viewer reads the page; the server refuses every change (403), not only the hidden controls.
     const viewer = await joinConsole(cb, base, t.db, ORG, { email: 'viewer@hooks.example.com', role: 'viewer' });
-    await viewer.page.getByRole('navigation').getByRole('link', { name: /^webhooks$/i }).click();
+    await viewer.page
+      .getByRole('navigation')
+      .getByRole('link', { name: /^webhooks$/i })
+      .click();
     await viewer.page.getByRole('heading', { name: /^webhooks$/i, level: 1 }).waitFor();
     await cb.audit(viewer.page, 'webhooks (viewer)');
     expect(await viewer.page.getByRole('button', { name: /^(add endpoint|rotate secret|replay|resend failed)/i }).count()).toBe(0);
@@ -173,7 +200,8 @@ describe.skipIf(BROWSER_MISSING)('the webhooks page in a browser', () => {
     const token = await viewer.page.locator('input[name="_csrf"]').first().inputValue();
     const statuses = await viewer.page.evaluate(
       async ({ csrf, endpointId, deliveryId }) => {
-        const post = (url: string, o: Record<string, string> = {}) => fetch(url, { method: 'POST', body: new URLSearchParams({ _csrf: csrf, ...o }) }).then((r) => r.status);
+        const post = (url: string, o: Record<string, string> = {}) =>
+          fetch(url, { method: 'POST', body: new URLSearchParams({ _csrf: csrf, ...o }) }).then((r) => r.status);
         return Promise.all([
           post('/console/webhooks', { url: 'http://127.0.0.1:9/sneaky' }),
           post(`/console/webhooks/${endpointId}/rotate`),
@@ -190,7 +218,12 @@ describe.skipIf(BROWSER_MISSING)('the webhooks page in a browser', () => {
     // The audit log: every change, by the admin, from 127.0.0.1.
     const { items } = await listAuditEvents(t.db, ORG, { limit: 100 });
     const by = 'admin@hooks.example.com from 127.0.0.1';
-    expect(items.filter((e) => e.action.startsWith('webhook')).map((e) => `${e.action} by ${e.actor.label} from ${e.address}`).reverse()).toEqual([
+    expect(
+      items
+        .filter((e) => e.action.startsWith('webhook'))
+        .map((e) => `${e.action} by ${e.actor.label} from ${e.address}`)
+        .reverse(),
+    ).toEqual([
       `webhook_endpoint.created by ${by}`,
       `webhook_endpoint.secret_rotated by ${by}`,
       `webhook_endpoint.tested by ${by}`,

@@ -109,7 +109,13 @@ describe('the webhooks page over HTTP', () => {
 
   it("another organization's admin cannot name this organization's endpoint or delivery: not found, nothing changes", async () => {
     const [d] = await listOrgDeliveries(t.db, 'org_wh', {});
-    for (const url of [`${PAGE}/${endpointId}/rotate`, `${PAGE}/${endpointId}/disable`, `${PAGE}/${endpointId}/remove`, `${PAGE}/${endpointId}/test`, `${PAGE}/deliveries/${d.id}/replay`]) {
+    for (const url of [
+      `${PAGE}/${endpointId}/rotate`,
+      `${PAGE}/${endpointId}/disable`,
+      `${PAGE}/${endpointId}/remove`,
+      `${PAGE}/${endpointId}/test`,
+      `${PAGE}/deliveries/${d.id}/replay`,
+    ]) {
       const res = await stranger.submit(PAGE, url, {});
       expect(res.statusCode, url).toBe(404);
       expect(res.body, url).toMatch(/no webhook (endpoint|delivery) &quot;wh[ed]_/);

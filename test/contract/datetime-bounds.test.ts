@@ -104,14 +104,22 @@ describe('date-time bounds (docs/api.md, time and numbers): one rule, every door
     it('the import stream (NDJSON and CSV) with createdAt in year 0000: the bad row is reported by line, nothing is written', async () => {
       const url = `${ORG}/org_a/pulses/import`;
       const last = (body: string) => JSON.parse(body.trim().split('\n').at(-1)!);
-      const ndjson = [pulse('nd_1', '2026-11-02T09:00:00.000Z'), pulse('nd_2', '0000-06-01T00:00:00.000Z')].map((p) => JSON.stringify(p)).join('\n') + '\n';
-      const csv = 'id,level,reason,comment,moderationStatus,subteamId,createdAt\ncsv_1,3,,,CLEAN,,2026-11-02T10:00:00Z\ncsv_2,3,,,CLEAN,,2030-06-30T23:59:60Z\n';
-      for (const [payload, type] of [[ndjson, 'application/x-ndjson'], [csv, 'text/csv']]) {
+      const ndjson = `${[pulse('nd_1', '2026-11-02T09:00:00.000Z'), pulse('nd_2', '0000-06-01T00:00:00.000Z')].map((p) => JSON.stringify(p)).join('\n')}\n`;
+      const csv =
+        'id,level,reason,comment,moderationStatus,subteamId,createdAt\ncsv_1,3,,,CLEAN,,2026-11-02T10:00:00Z\ncsv_2,3,,,CLEAN,,2030-06-30T23:59:60Z\n';
+      for (const [payload, type] of [
+        [ndjson, 'application/x-ndjson'],
+        [csv, 'text/csv'],
+      ]) {
         const res = await t.admin.inject({ method: 'POST', url, payload, headers: { authorization: `Bearer ${TOKEN}`, 'content-type': type } });
         expect(res.statusCode).toBe(200);
         expect(last(res.body), type).toEqual({
           error: { code: 'invalid_request', message: 'import aborted: 1 bad row(s); nothing was written' },
-          summary: expect.objectContaining({ imported: 0, aborted: true, problems: [{ line: type === 'text/csv' ? 3 : 2, message: 'createdAt: must match format "date-time"' }] }),
+          summary: expect.objectContaining({
+            imported: 0,
+            aborted: true,
+            problems: [{ line: type === 'text/csv' ? 3 : 2, message: 'createdAt: must match format "date-time"' }],
+          }),
         });
       }
     });
@@ -123,7 +131,21 @@ describe('date-time bounds (docs/api.md, time and numbers): one rule, every door
         [{ deletedAt: '2026-11-20T23:59:60Z' }, 'organizations[0].deletedAt'],
         [{ pulses: [pulse('p_1', '2026-11-02T09:00:00.000Z'), pulse('p_2', '0000-01-01T00:00:00.000Z')] }, 'organizations[0].pulses[1].createdAt'],
         [{ teams: [{ id: 'team_1', name: 'T', createdAt: '9999-12-31T23:00:00-01:00' }] }, 'organizations[0].teams[0].createdAt'],
-        [{ actions: [{ id: 'ac_1', title: 'T', startDate: '2026-11-02T09:00:00Z', endDate: '2026-02-30T00:00:00Z', status: 'active', createdAt: '2026-11-02T09:00:00Z' }] }, 'organizations[0].actions[0].endDate'],
+        [
+          {
+            actions: [
+              {
+                id: 'ac_1',
+                title: 'T',
+                startDate: '2026-11-02T09:00:00Z',
+                endDate: '2026-02-30T00:00:00Z',
+                status: 'active',
+                createdAt: '2026-11-02T09:00:00Z',
+              },
+            ],
+          },
+          'organizations[0].actions[0].endDate',
+        ],
       ];
       for (const [extra, path] of cases) {
         const file = { organizations: [org(extra)] } as Dataset;

@@ -138,8 +138,21 @@ function initialState(dataset: Dataset): AdminState {
   const orgs = new Map<string, OrgModel>();
   for (const o of dataset.organizations ?? []) {
     const pulses = new Map<string, PulseModel>();
-    for (const p of (o.pulses ?? []) as { id: string; level: number; reason?: string | null; subteamId?: string | null; createdAt: string; moderationStatus: ModerationStatus }[]) {
-      pulses.set(p.id, { level: p.level, reason: p.reason ?? null, subteamId: p.subteamId ?? null, createdAt: new Date(p.createdAt).toISOString(), status: p.moderationStatus });
+    for (const p of (o.pulses ?? []) as {
+      id: string;
+      level: number;
+      reason?: string | null;
+      subteamId?: string | null;
+      createdAt: string;
+      moderationStatus: ModerationStatus;
+    }[]) {
+      pulses.set(p.id, {
+        level: p.level,
+        reason: p.reason ?? null,
+        subteamId: p.subteamId ?? null,
+        createdAt: new Date(p.createdAt).toISOString(),
+        status: p.moderationStatus,
+      });
     }
     orgs.set(o.id, {
       id: o.id,
@@ -301,7 +314,7 @@ function dateTimeText(ms: number, rng: Rng): string {
   const iso = new Date(ms).toISOString();
   const year = Number(iso.slice(0, 4));
   if (r < 0.7 || year < 2 || year > 9998) return iso;
-  if (r < 0.85) return iso.slice(0, 19) + 'Z';
+  if (r < 0.85) return `${iso.slice(0, 19)}Z`;
   const off = rng.pick([-600, -330, -60, 60, 330, 840]);
   const local = new Date(ms + off * 60_000).toISOString().slice(0, 23);
   const a = Math.abs(off);
@@ -465,7 +478,8 @@ function importOutcome(text: string): { lines: Obj[]; last: Obj } | string {
   if (!last) return 'the answer is empty';
   for (const l of lines.slice(0, -1)) {
     const p = l.progress as Obj | undefined;
-    if (Object.keys(l).join() !== 'progress' || !p || !['bytes', 'total', 'rows'].every((k) => Number.isInteger(p[k]))) return `not a progress line: ${JSON.stringify(l)}`;
+    if (Object.keys(l).join() !== 'progress' || !p || !['bytes', 'total', 'rows'].every((k) => Number.isInteger(p[k])))
+      return `not a progress line: ${JSON.stringify(l)}`;
   }
   return { lines, last };
 }
@@ -491,8 +505,20 @@ const ARRANGE: Record<string, Arrange> = {
     c.expect(
       [{ status: 201 }],
       (o) =>
-        (id === undefined ? (/^org_[0-9A-Za-z]{16}$/.test(o.id) ? undefined : mismatch('generated id', o.id, 'org_ + 16')) : o.id !== id ? mismatch('id', o.id, id) : undefined) ??
-        (o.plan !== b.plan ? mismatch('plan', o.plan, b.plan) : o.memberCount !== (b.memberCount ?? 0) ? mismatch('memberCount', o.memberCount, b.memberCount ?? 0) : o.deletedAt !== null ? 'deletedAt is set' : undefined),
+        (id === undefined
+          ? /^org_[0-9A-Za-z]{16}$/.test(o.id)
+            ? undefined
+            : mismatch('generated id', o.id, 'org_ + 16')
+          : o.id !== id
+            ? mismatch('id', o.id, id)
+            : undefined) ??
+        (o.plan !== b.plan
+          ? mismatch('plan', o.plan, b.plan)
+          : o.memberCount !== (b.memberCount ?? 0)
+            ? mismatch('memberCount', o.memberCount, b.memberCount ?? 0)
+            : o.deletedAt !== null
+              ? 'deletedAt is set'
+              : undefined),
       (o) => {
         c.s.orgs.set(o.id, { id: o.id, deleted: false, fixture: false, teams: [], pulses: new Map(), alerts: [], keys: new Map() });
         c.s.erased = c.s.erased.filter((e) => e !== o.id);
@@ -504,7 +530,9 @@ const ARRANGE: Record<string, Arrange> = {
     const o = c.org();
     const id = c.setOrg(o);
     if (typeof o === 'string') return c.expect(NOT_FOUND);
-    c.expect([{ status: 200 }], (r) => (r.id !== id ? mismatch('id', r.id, id) : (r.deletedAt === null) === o.deleted ? mismatch('deletedAt', r.deletedAt, o.deleted ? 'set' : null) : undefined));
+    c.expect([{ status: 200 }], (r) =>
+      r.id !== id ? mismatch('id', r.id, id) : (r.deletedAt === null) === o.deleted ? mismatch('deletedAt', r.deletedAt, o.deleted ? 'set' : null) : undefined,
+    );
   },
 
   updateOrganization(c) {
@@ -515,7 +543,9 @@ const ARRANGE: Record<string, Arrange> = {
     // The plan is checked first; a deleted organization is not changed (issue 43: PATCH renamed one).
     if (b.plan !== undefined && !c.s.plans.has(b.plan as string)) return c.expect(INVALID);
     if (typeof o === 'string' || o.deleted) return c.expect(NOT_FOUND);
-    c.expect([{ status: 200 }], (r) => (r.id !== id ? mismatch('id', r.id, id) : b.plan !== undefined && r.plan !== b.plan ? mismatch('plan', r.plan, b.plan) : undefined));
+    c.expect([{ status: 200 }], (r) =>
+      r.id !== id ? mismatch('id', r.id, id) : b.plan !== undefined && r.plan !== b.plan ? mismatch('plan', r.plan, b.plan) : undefined,
+    );
   },
 
   deleteOrganization(c) {
@@ -527,7 +557,14 @@ const ARRANGE: Record<string, Arrange> = {
     const erase = c.d.queryValues.erase === true;
     c.expect(
       [{ status: 200 }],
-      (r) => (r.erased !== erase ? mismatch('erased', r.erased, erase) : r.organization.id !== id ? mismatch('id', r.organization.id, id) : r.organization.deletedAt === null ? 'deletedAt is null' : undefined),
+      (r) =>
+        r.erased !== erase
+          ? mismatch('erased', r.erased, erase)
+          : r.organization.id !== id
+            ? mismatch('id', r.organization.id, id)
+            : r.organization.deletedAt === null
+              ? 'deletedAt is null'
+              : undefined,
       () => (erase ? eraseFromModel(c.s, id) : void (o.deleted = true)),
     );
   },
@@ -541,7 +578,14 @@ const ARRANGE: Record<string, Arrange> = {
     const created = !c.s.plans.has(name);
     c.expect(
       [{ status: 200 }],
-      (r) => (r.name !== name ? mismatch('name', r.name, name) : r.created !== created ? mismatch('created', r.created, created) : r.rateLimitPerMinute !== b.rateLimitPerMinute || r.restApi !== b.restApi ? 'the plan is not as sent' : undefined),
+      (r) =>
+        r.name !== name
+          ? mismatch('name', r.name, name)
+          : r.created !== created
+            ? mismatch('created', r.created, created)
+            : r.rateLimitPerMinute !== b.rateLimitPerMinute || r.restApi !== b.restApi
+              ? 'the plan is not as sent'
+              : undefined,
       () => void c.s.plans.add(name),
     );
   },
@@ -559,7 +603,13 @@ const ARRANGE: Record<string, Arrange> = {
     c.expect(
       [{ status: 201 }],
       (r) =>
-        r.scope !== (b.scope ?? 'read_write') ? mismatch('scope', r.scope, b.scope ?? 'read_write') : r.expiresAt !== expiresAt ? mismatch('expiresAt', r.expiresAt, expiresAt) : !String(r.key).startsWith(r.prefix) ? 'the key does not start with its prefix' : undefined,
+        r.scope !== (b.scope ?? 'read_write')
+          ? mismatch('scope', r.scope, b.scope ?? 'read_write')
+          : r.expiresAt !== expiresAt
+            ? mismatch('expiresAt', r.expiresAt, expiresAt)
+            : !String(r.key).startsWith(r.prefix)
+              ? 'the key does not start with its prefix'
+              : undefined,
       (r) => void o.keys.set(r.id, r.prefix),
     );
   },
@@ -606,13 +656,18 @@ const ARRANGE: Record<string, Arrange> = {
     // with another level is the documented 409 pulse_conflict.
     const resent: string[] = [];
     let conflict = false;
-    if (org && org.pulses.size && c.rng.chance(0.3)) {
+    if (org?.pulses.size && c.rng.chance(0.3)) {
       const ids = [...org.pulses.keys()];
       for (let i = c.rng.int(1, 2); i > 0; i--) {
         const id = c.rng.pick(ids);
         if (seen.has(id)) continue;
         const m = org.pulses.get(id)!;
-        const again: Obj = { id, level: m.level, moderationStatus: c.rng.pick(['CLEAN', 'FLAGGED']), createdAt: c.rng.chance(0.5) ? m.createdAt : dateTimeText(Date.parse(m.createdAt), c.rng) };
+        const again: Obj = {
+          id,
+          level: m.level,
+          moderationStatus: c.rng.pick(['CLEAN', 'FLAGGED']),
+          createdAt: c.rng.chance(0.5) ? m.createdAt : dateTimeText(Date.parse(m.createdAt), c.rng),
+        };
         if (m.reason !== null || c.rng.chance(0.5)) again.reason = m.reason;
         if (m.subteamId !== null || c.rng.chance(0.5)) again.subteamId = m.subteamId;
         if (c.rng.chance(0.5)) again.comment = c.rng.pick<Json>([null, 'sent again', '']);
@@ -631,7 +686,10 @@ const ARRANGE: Record<string, Arrange> = {
     const fresh = pulses.filter((p) => !resent.includes(p.id as string));
     c.expect(
       [{ status: 200 }],
-      (r) => (r.inserted !== fresh.length || r.unchanged !== resent.length ? mismatch('inserted, unchanged', [r.inserted, r.unchanged], [fresh.length, resent.length]) : undefined),
+      (r) =>
+        r.inserted !== fresh.length || r.unchanged !== resent.length
+          ? mismatch('inserted, unchanged', [r.inserted, r.unchanged], [fresh.length, resent.length])
+          : undefined,
       () => {
         for (const p of fresh) org.pulses.set(p.id as string, pulseModel(p));
       },
@@ -652,7 +710,10 @@ const ARRANGE: Record<string, Arrange> = {
     const previous = m.status;
     c.expect(
       [{ status: 200 }],
-      (r) => (r.pulseId !== id || r.previous !== previous || r.current !== status || r.changed !== (previous !== status) ? mismatch('moderation', r, { pulseId: id, previous, current: status, changed: previous !== status }) : undefined),
+      (r) =>
+        r.pulseId !== id || r.previous !== previous || r.current !== status || r.changed !== (previous !== status)
+          ? mismatch('moderation', r, { pulseId: id, previous, current: status, changed: previous !== status })
+          : undefined,
       () => void (m.status = status),
     );
   },
@@ -700,7 +761,9 @@ const ARRANGE: Record<string, Arrange> = {
       return c.expect(NOT_FOUND);
     }
     const id = (c.d.path.alertId = c.rng.pick(o.alerts));
-    c.expect([{ status: 200 }], (r) => (r.id !== id ? mismatch('id', r.id, id) : (r.readAt === null) === read ? mismatch('readAt', r.readAt, read ? 'set' : null) : undefined));
+    c.expect([{ status: 200 }], (r) =>
+      r.id !== id ? mismatch('id', r.id, id) : (r.readAt === null) === read ? mismatch('readAt', r.readAt, read ? 'set' : null) : undefined,
+    );
   },
 
   listWebhookEndpoints(c) {
@@ -724,7 +787,14 @@ const ARRANGE: Record<string, Arrange> = {
     const types = (b.eventTypes ?? ['alert.created', 'action.created', 'action.updated']) as string[];
     c.expect(
       [{ status: 201 }],
-      (r) => (r.orgId !== id ? mismatch('orgId', r.orgId, id) : !sameSet(r.eventTypes, types) ? mismatch('eventTypes', r.eventTypes, types) : !r.enabled || !String(r.secret).startsWith('whsec_') ? 'not enabled, or no whsec_ secret' : undefined),
+      (r) =>
+        r.orgId !== id
+          ? mismatch('orgId', r.orgId, id)
+          : !sameSet(r.eventTypes, types)
+            ? mismatch('eventTypes', r.eventTypes, types)
+            : !r.enabled || !String(r.secret).startsWith('whsec_')
+              ? 'not enabled, or no whsec_ secret'
+              : undefined,
       (r) => void c.s.endpoints.set(r.id, id),
     );
   },
@@ -792,7 +862,11 @@ const ARRANGE: Record<string, Arrange> = {
     if (!live(o)) return c.expect(NOT_FOUND);
     c.expect([{ status: 201 }], (r) => {
       pendingInvitations.set(orgId, [...(pendingInvitations.get(orgId) ?? []), String(r.id)]);
-      return r.email !== b.email || r.role !== b.role ? mismatch('invitation', [r.email, r.role], [b.email, b.role]) : /\/console\/invitations\/[A-Za-z0-9_-]{32}$/.test(String(r.url)) ? undefined : mismatch('url', r.url, '.../console/invitations/TOKEN');
+      return r.email !== b.email || r.role !== b.role
+        ? mismatch('invitation', [r.email, r.role], [b.email, b.role])
+        : /\/console\/invitations\/[A-Za-z0-9_-]{32}$/.test(String(r.url))
+          ? undefined
+          : mismatch('url', r.url, '.../console/invitations/TOKEN');
     });
   },
 
@@ -802,7 +876,11 @@ const ARRANGE: Record<string, Arrange> = {
     if (!live(o)) return c.expect(NOT_FOUND);
     // The run's own createInvitation calls leave some pending: a list, never a link.
     c.expect([{ status: 200 }], (r) =>
-      !Array.isArray(r.items) ? mismatch('items', r.items, 'a list') : (r.items as Record<string, unknown>[]).some((i) => 'url' in i || 'token' in i) ? 'an invitation listed with its link' : undefined,
+      !Array.isArray(r.items)
+        ? mismatch('items', r.items, 'a list')
+        : (r.items as Record<string, unknown>[]).some((i) => 'url' in i || 'token' in i)
+          ? 'an invitation listed with its link'
+          : undefined,
     );
   },
 
@@ -863,7 +941,11 @@ const ARRANGE: Record<string, Arrange> = {
     const o = c.org();
     const orgId = c.setOrg(o);
     if (!live(o)) return c.expect(NOT_FOUND);
-    c.expect([{ status: 200 }], (r) => (r.added === emails.length ? undefined : mismatch('added', r.added, emails.length)), () => respondents.delete(orgId));
+    c.expect(
+      [{ status: 200 }],
+      (r) => (r.added === emails.length ? undefined : mismatch('added', r.added, emails.length)),
+      () => respondents.delete(orgId),
+    );
   },
 
   getCheckinSettings(c) {
@@ -928,13 +1010,19 @@ const ARRANGE: Record<string, Arrange> = {
       // Learned: deliveries of events (alert.created) the fuzzer did not send itself.
       (r) => {
         for (const d of r.items as { id: string; endpointId: string; status: string }[]) {
-          if (c.s.endpoints.get(d.endpointId) === id) c.s.deliveries.set(d.id, { orgId: id, endpointId: d.endpointId, status: d.status === 'failed' ? 'failed' : d.status === 'pending' ? 'pending' : 'other' });
+          if (c.s.endpoints.get(d.endpointId) === id)
+            c.s.deliveries.set(d.id, {
+              orgId: id,
+              endpointId: d.endpointId,
+              status: d.status === 'failed' ? 'failed' : d.status === 'pending' ? 'pending' : 'other',
+            });
         }
       },
     );
   },
 
-  getWebhookEndpoint: (c) => endpointById(c, (r, e, orgId) => (r.id !== e || r.orgId !== orgId ? mismatch('endpoint', [r.id, r.orgId], [e, orgId]) : undefined)),
+  getWebhookEndpoint: (c) =>
+    endpointById(c, (r, e, orgId) => (r.id !== e || r.orgId !== orgId ? mismatch('endpoint', [r.id, r.orgId], [e, orgId]) : undefined)),
   enableWebhookEndpoint: (c) =>
     endpointById(
       c,
@@ -945,7 +1033,10 @@ const ARRANGE: Record<string, Arrange> = {
   disableWebhookEndpoint: (c) =>
     endpointById(
       c,
-      (r, e) => (r.id !== e || r.enabled !== false || typeof r.disabledReason !== 'string' ? mismatch('endpoint', [r.id, r.enabled, r.disabledReason], [e, false, 'a reason']) : undefined),
+      (r, e) =>
+        r.id !== e || r.enabled !== false || typeof r.disabledReason !== 'string'
+          ? mismatch('endpoint', [r.id, r.enabled, r.disabledReason], [e, false, 'a reason'])
+          : undefined,
       (_r, e) => {
         c.s.disabled.add(e);
         for (const d of c.s.deliveries.values()) if (d.endpointId === e && d.status === 'pending') d.status = 'failed';
@@ -961,7 +1052,10 @@ const ARRANGE: Record<string, Arrange> = {
   testWebhookEndpoint: (c) =>
     endpointById(
       c,
-      (r) => (typeof r.deliveryId !== 'string' || !['succeeded', 'failed', 'endpoint_disabled'].includes(r.outcome) ? mismatch('outcome', r.outcome, 'succeeded, failed or endpoint_disabled') : undefined),
+      (r) =>
+        typeof r.deliveryId !== 'string' || !['succeeded', 'failed', 'endpoint_disabled'].includes(r.outcome)
+          ? mismatch('outcome', r.outcome, 'succeeded, failed or endpoint_disabled')
+          : undefined,
       (r, e, orgId) => void c.s.deliveries.set(r.deliveryId, { orgId, endpointId: e, status: r.outcome === 'failed' ? 'failed' : 'other' }),
     ),
 
@@ -1016,7 +1110,9 @@ const ARRANGE: Record<string, Arrange> = {
       (r) => {
         if (r.since !== new Date(ms).toISOString()) return mismatch('since', r.since, new Date(ms).toISOString());
         if (!past) return r.resent !== 0 || r.skipped !== 0 ? mismatch('resent, skipped', [r.resent, r.skipped], [0, 0]) : undefined;
-        return r.resent < resend.length || r.skipped < skipped ? mismatch('resent, skipped (at least)', [r.resent, r.skipped], [resend.length, skipped]) : undefined;
+        return r.resent < resend.length || r.skipped < skipped
+          ? mismatch('resent, skipped (at least)', [r.resent, r.skipped], [resend.length, skipped])
+          : undefined;
       },
       () => {
         if (past) for (const d of resend) d.status = 'pending';
@@ -1030,7 +1126,8 @@ const ARRANGE: Record<string, Arrange> = {
     const org = live(o) ? o : undefined;
     const format = (c.d.queryValues.format as 'ndjson' | 'csv' | undefined) ?? c.rng.pick(['ndjson', 'csv'] as const);
     // The query names the format, else the Content-Type does: with `format`, either type is read as it says.
-    const type = c.d.queryValues.format !== undefined ? c.rng.pick(['application/x-ndjson', 'text/csv']) : format === 'csv' ? 'text/csv' : 'application/x-ndjson';
+    const type =
+      c.d.queryValues.format !== undefined ? c.rng.pick(['application/x-ndjson', 'text/csv']) : format === 'csv' ? 'text/csv' : 'application/x-ndjson';
     const rows = newPulses(c, org, c.rng.chance(0.05) ? 0 : 1);
     c.d.file = { text: fileOf(rows, format, c.rng), contentType: c.rng.chance(0.2) ? `${type}; charset=utf-8` : type };
     if (!org) return c.expect(NOT_FOUND);
@@ -1039,7 +1136,9 @@ const ARRANGE: Record<string, Arrange> = {
       (out: { last: Obj }) => {
         const s = out.last.summary as Obj | undefined;
         if (!s || out.last.error !== undefined) return mismatch('outcome', out.last, 'a summary');
-        return s.imported !== rows.length || s.rows !== rows.length || s.aborted !== false ? mismatch('imported, rows', [s.imported, s.rows], rows.length) : undefined;
+        return s.imported !== rows.length || s.rows !== rows.length || s.aborted !== false
+          ? mismatch('imported, rows', [s.imported, s.rows], rows.length)
+          : undefined;
       },
       () => {
         for (const p of rows) org.pulses.set(p.id as string, pulseModel(p, format === 'csv'));
@@ -1081,7 +1180,8 @@ function draftValid(t: AdminTarget, op: Operation, rng: Rng, mode: Mode): Draft 
   arrange(new Ctx(t, d, rng));
   for (const p of op.params) {
     const value = p.in === 'path' ? d.path[p.name] : d.queryValues[p.name];
-    if (value !== undefined && !isValid(p.schema, value)) throw new Error(`arranged ${p.in} ${p.name}=${JSON.stringify(value)} is not valid for ${JSON.stringify(p.schema)}`);
+    if (value !== undefined && !isValid(p.schema, value))
+      throw new Error(`arranged ${p.in} ${p.name}=${JSON.stringify(value)} is not valid for ${JSON.stringify(p.schema)}`);
   }
   if (op.body && !isValid(op.body, d.body)) throw new Error(`arranged body ${JSON.stringify(d.body)} is not valid for ${op.id}`);
   d.query = Object.entries(d.queryValues).map(([k, v]) => [k, String(v)]);
@@ -1142,13 +1242,32 @@ export function validRequest(t: AdminTarget, op: Operation, rng: Rng): AdminRequ
 // Broken requests: one valid request (about things that exist), broken once.
 
 export const ADMIN_MUTATIONS = [
-  'body-wrong-type', 'body-missing-required', 'body-extra-property', 'body-out-of-bounds', 'body-out-of-range',
-  'body-bad-date-time', 'body-bad-format', 'body-nul', 'body-not-object', 'body-bad-json', 'body-too-large',
-  'content-type-wrong', 'content-type-missing', 'body-rule-violation',
-  'query-wrong-value', 'query-extra-parameter', 'query-duplicate-parameter',
-  'path-too-long', 'path-unknown-id', 'path-dot-segment',
-  'authorization-missing', 'authorization-duplicate', 'authorization-garbage',
-  'import-bad-row', 'import-line-too-long', 'import-too-large',
+  'body-wrong-type',
+  'body-missing-required',
+  'body-extra-property',
+  'body-out-of-bounds',
+  'body-out-of-range',
+  'body-bad-date-time',
+  'body-bad-format',
+  'body-nul',
+  'body-not-object',
+  'body-bad-json',
+  'body-too-large',
+  'content-type-wrong',
+  'content-type-missing',
+  'body-rule-violation',
+  'query-wrong-value',
+  'query-extra-parameter',
+  'query-duplicate-parameter',
+  'path-too-long',
+  'path-unknown-id',
+  'path-dot-segment',
+  'authorization-missing',
+  'authorization-duplicate',
+  'authorization-garbage',
+  'import-bad-row',
+  'import-line-too-long',
+  'import-too-large',
 ] as const;
 export type AdminMutation = (typeof ADMIN_MUTATIONS)[number];
 
@@ -1214,17 +1333,60 @@ const storedText = (slot: Slot) => {
 };
 
 const BAD_DATE_TIMES = [
-  '0000-01-01T00:00:00Z', '0000-12-31T23:59:59.999Z', '0001-01-01T00:30:00+01:00', '10000-01-01T00:00:00Z', '+010000-01-01T00:00:00.000Z',
-  '9999-12-31T23:30:00-01:00', '2026-02-30T00:00:00Z', '2025-02-29T12:00:00Z', '2030-06-30T23:59:60Z', '2026-11-20T24:00:00Z',
-  '2026-11-20T10:60:00Z', '2026-13-01T00:00:00Z', '2026-11-20T10:00:00+24:00', '2026-11-20T10:00:00+01', '2026-11-20T10:00:00', '2026-11-20',
-  'yesterday', '', '20261120T100000Z',
+  '0000-01-01T00:00:00Z',
+  '0000-12-31T23:59:59.999Z',
+  '0001-01-01T00:30:00+01:00',
+  '10000-01-01T00:00:00Z',
+  '+010000-01-01T00:00:00.000Z',
+  '9999-12-31T23:30:00-01:00',
+  '2026-02-30T00:00:00Z',
+  '2025-02-29T12:00:00Z',
+  '2030-06-30T23:59:60Z',
+  '2026-11-20T24:00:00Z',
+  '2026-11-20T10:60:00Z',
+  '2026-13-01T00:00:00Z',
+  '2026-11-20T10:00:00+24:00',
+  '2026-11-20T10:00:00+01',
+  '2026-11-20T10:00:00',
+  '2026-11-20',
+  'yesterday',
+  '',
+  '20261120T100000Z',
 ];
-const PATTERN_BREAKERS = ['.', '..', 'has space', 'slash/in/it', 'ümlaut', 'semi;colon', '2026-47', 'W47', '2026-W4', '2026-w47', ' 2026-W47', '2026-W47 ', 'x\ny'];
+const PATTERN_BREAKERS = [
+  '.',
+  '..',
+  'has space',
+  'slash/in/it',
+  'ümlaut',
+  'semi;colon',
+  '2026-47',
+  'W47',
+  '2026-W4',
+  '2026-w47',
+  ' 2026-W47',
+  '2026-W47 ',
+  'x\ny',
+];
 const NOT_WEEKS = ['2026-W00', '2026-W54', '2025-W53', '0000-W10', '2026-W99', '2021-W53'];
 const REFUSED_URLS = [
-  'http://hooks.example.com/x', 'https://127.0.0.1/x', 'https://10.0.0.5/hook', 'https://192.168.1.10/', 'https://localhost/x', 'https://a.localhost/x',
-  'https://[::1]/x', 'https://2130706433/x', 'https://169.254.169.254/latest', 'https://0.0.0.0/', 'https://user:pw@hooks.example.com/x',
-  'ftp://hooks.example.com/x', 'not a url', 'hooks.example.com/x', 'https://', 'javascript:alert(1)', 'https://[fd00::1]/x',
+  'http://hooks.example.com/x',
+  'https://127.0.0.1/x',
+  'https://10.0.0.5/hook',
+  'https://192.168.1.10/',
+  'https://localhost/x',
+  'https://a.localhost/x',
+  'https://[::1]/x',
+  'https://2130706433/x',
+  'https://169.254.169.254/latest',
+  'https://0.0.0.0/',
+  'https://user:pw@hooks.example.com/x',
+  'ftp://hooks.example.com/x',
+  'not a url',
+  'hooks.example.com/x',
+  'https://',
+  'javascript:alert(1)',
+  'https://[fd00::1]/x',
 ];
 
 /** A query value the parameter's schema refuses. */
@@ -1282,7 +1444,16 @@ export function applies(op: Operation, m: AdminMutation): boolean {
     case 'content-type-missing':
       return Boolean(body) || isImport;
     case 'body-rule-violation':
-      return ['createOrganization', 'updateOrganization', 'createKey', 'ingestPulses', 'runAlerts', 'createWebhookEndpoint', 'revokeKey', 'replayWebhookDelivery'].includes(op.id);
+      return [
+        'createOrganization',
+        'updateOrganization',
+        'createKey',
+        'ingestPulses',
+        'runAlerts',
+        'createWebhookEndpoint',
+        'revokeKey',
+        'replayWebhookDelivery',
+      ].includes(op.id);
     case 'query-wrong-value':
       return query.some((p) => breakableQuery(p.schema));
     case 'query-extra-parameter':
@@ -1342,7 +1513,9 @@ export function invalidRequest(t: AdminTarget, op: Operation, rng: Rng, m: Admin
     case 'body-extra-property': {
       const o = rng.pick(objects(op.body!, body!));
       const props = Object.keys((o.schema.properties ?? {}) as object);
-      const name = rng.pick(['extra', 'orgId', 'createdAt', 'deletedAt', '__proto__x', 'status', 'secret', 'id', 'Name', 'plan ', 'enabled'].filter((k) => !props.includes(k)));
+      const name = rng.pick(
+        ['extra', 'orgId', 'createdAt', 'deletedAt', '__proto__x', 'status', 'secret', 'id', 'Name', 'plan ', 'enabled'].filter((k) => !props.includes(k)),
+      );
       o.value[name] = rng.pick<Json>(['x', 1, true, null, {}, []]);
       return send(INVALID);
     }
@@ -1355,7 +1528,8 @@ export function invalidRequest(t: AdminTarget, op: Operation, rng: Rng, m: Admin
         const s = arrayBranch(slot.schema)!;
         const options: Json[] = [];
         if (typeof s.minItems === 'number' && s.minItems > 0) options.push([]);
-        if (typeof s.maxItems === 'number' && value.length) options.push(Array.from({ length: (s.maxItems as number) + rng.int(1, 3) }, (_, i) => value[i % value.length]));
+        if (typeof s.maxItems === 'number' && value.length)
+          options.push(Array.from({ length: (s.maxItems as number) + rng.int(1, 3) }, (_, i) => value[i % value.length]));
         if (s.uniqueItems && value.length) options.push([value[0], value[0]]);
         if (!options.length) return undefined;
         set(slot, rng.pick(options));
@@ -1405,7 +1579,9 @@ export function invalidRequest(t: AdminTarget, op: Operation, rng: Rng, m: Admin
     case 'body-not-object':
       return send(INVALID_JSON, { payload: rng.pick(['[]', JSON.stringify([body]), '"text"', '42', 'null', 'true']) });
     case 'body-bad-json':
-      return send(INVALID_JSON, { payload: rng.pick(['{', '{"name":', "{'name':'x'}", '{"a":1,}', 'undefined', '', JSON.stringify(body).slice(0, -1), `${JSON.stringify(body)}x`]) });
+      return send(INVALID_JSON, {
+        payload: rng.pick(['{', '{"name":', "{'name':'x'}", '{"a":1,}', 'undefined', '', JSON.stringify(body).slice(0, -1), `${JSON.stringify(body)}x`]),
+      });
     case 'body-too-large':
       return send(TOO_LARGE, { payload: JSON.stringify(body) + ' '.repeat(t.config.bodyLimitBytes + rng.int(1, 1000)) });
     case 'content-type-wrong': {
@@ -1444,7 +1620,15 @@ export function invalidRequest(t: AdminTarget, op: Operation, rng: Rng, m: Admin
       const p = rng.pick(op.params.filter((x) => x.in === 'path'));
       const n = rng.int(1, 1e9);
       const absent: Record<string, string> = {
-        orgId: unknownOrgId(c), keyId: `key_absent_${n}`, pulseId: `p_absent_${n}`, alertId: `al_absent_${n}`, endpointId: `whe_absent_${n}`, deliveryId: `whd_absent_${n}`, memberId: `mem_absent_${n}`, invitationId: `inv_absent_${n}`, respondentId: `rsp_absent_${n}`,
+        orgId: unknownOrgId(c),
+        keyId: `key_absent_${n}`,
+        pulseId: `p_absent_${n}`,
+        alertId: `al_absent_${n}`,
+        endpointId: `whe_absent_${n}`,
+        deliveryId: `whd_absent_${n}`,
+        memberId: `mem_absent_${n}`,
+        invitationId: `inv_absent_${n}`,
+        respondentId: `rsp_absent_${n}`,
       };
       if (absent[p.name] === undefined) throw new Error(`no unknown id for path parameter ${p.name}`);
       d.path[p.name] = absent[p.name];
@@ -1460,13 +1644,32 @@ export function invalidRequest(t: AdminTarget, op: Operation, rng: Rng, m: Admin
     case 'authorization-missing':
       return send(UNAUTHORIZED, { auth: null });
     case 'authorization-duplicate':
-      return send(UNAUTHORIZED, { auth: rng.pick([[BEARER, BEARER], [BEARER, 'Bearer wrong-token-wrong-token-wrong-token'], ['Basic eA==', BEARER]]) });
+      return send(UNAUTHORIZED, {
+        auth: rng.pick([
+          [BEARER, BEARER],
+          [BEARER, 'Bearer wrong-token-wrong-token-wrong-token'],
+          ['Basic eA==', BEARER],
+        ]),
+      });
     case 'authorization-garbage':
       return send(UNAUTHORIZED, {
         auth: rng.pick([
-          '', 'Bearer', 'Bearer ', `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}`, `Token ${ADMIN_TOKEN}`, `Bearer ${ADMIN_TOKEN}x`,
-          `Bearer ${ADMIN_TOKEN.slice(0, -1)}`, `Bearer ${ADMIN_TOKEN} extra`, ADMIN_TOKEN, `Bearer ${ADMIN_TOKEN.toUpperCase()}`, `Bearer ${KEYS.acme}`,
-          `Bearer\t${ADMIN_TOKEN}`, `Bearer ${'x'.repeat(600)}`, `Bearer ${ADMIN_TOKEN},Bearer ${ADMIN_TOKEN}`, 'Bearer null', 'undefined',
+          '',
+          'Bearer',
+          'Bearer ',
+          `Basic ${Buffer.from(`admin:${ADMIN_TOKEN}`).toString('base64')}`,
+          `Token ${ADMIN_TOKEN}`,
+          `Bearer ${ADMIN_TOKEN}x`,
+          `Bearer ${ADMIN_TOKEN.slice(0, -1)}`,
+          `Bearer ${ADMIN_TOKEN} extra`,
+          ADMIN_TOKEN,
+          `Bearer ${ADMIN_TOKEN.toUpperCase()}`,
+          `Bearer ${KEYS.acme}`,
+          `Bearer\t${ADMIN_TOKEN}`,
+          `Bearer ${'x'.repeat(600)}`,
+          `Bearer ${ADMIN_TOKEN},Bearer ${ADMIN_TOKEN}`,
+          'Bearer null',
+          'undefined',
         ]),
       });
     case 'import-bad-row':
@@ -1492,14 +1695,20 @@ function ruleViolation(c: Ctx, m: AdminMutation): AdminRequest | undefined {
       return send();
     case 'createKey':
       if (!live(org ?? '')) return undefined;
-      b.expiresAt = rng.pick([NOW.toISOString(), new Date(NOW.getTime() - rng.int(1, 1e6) * 1000).toISOString(), '0001-01-01T00:00:00.000Z', '2026-11-20T13:00:00+02:00']);
+      b.expiresAt = rng.pick([
+        NOW.toISOString(),
+        new Date(NOW.getTime() - rng.int(1, 1e6) * 1000).toISOString(),
+        '0001-01-01T00:00:00.000Z',
+        '2026-11-20T13:00:00+02:00',
+      ]);
       return send();
     case 'ingestPulses': {
       if (!live(org ?? '')) return undefined;
       const pulses = b.pulses as Obj[];
       const r = rng.next();
       if (r < 0.4) rng.pick(pulses).subteamId = `team_absent_${rng.int(1, 1e9)}`;
-      else if (r < 0.7 || org!.pulses.size <= pulses.length) pulses.push({ ...rng.pick(pulses), level: rng.int(1, 5) }); // an id twice in the batch
+      else if (r < 0.7 || org!.pulses.size <= pulses.length)
+        pulses.push({ ...rng.pick(pulses), level: rng.int(1, 5) }); // an id twice in the batch
       else {
         const inBatch = new Set(pulses.map((p) => p.id));
         const id = rng.pick([...org!.pulses.keys()].filter((x) => !inBatch.has(x)));
@@ -1552,7 +1761,11 @@ function brokenImport(c: Ctx, m: AdminMutation): AdminRequest | undefined {
   if (m === 'import-too-large') {
     const row = newPulses(c, org, 1)[0];
     const line = format === 'csv' ? csvLine(row) : JSON.stringify(row);
-    const text = fileOf(Array.from({ length: Math.ceil((IMPORT_MAX_BYTES + rng.int(1, 4096)) / line.length) + 1 }, () => row), format, rng);
+    const text = fileOf(
+      Array.from({ length: Math.ceil((IMPORT_MAX_BYTES + rng.int(1, 4096)) / line.length) + 1 }, () => row),
+      format,
+      rng,
+    );
     d.query = Object.entries(d.queryValues).map(([k, v]) => [k, String(v)]);
     return toRequest(d, m, TOO_LARGE, { payload: text, raw: true });
   }
@@ -1591,7 +1804,8 @@ function brokenImport(c: Ctx, m: AdminMutation): AdminRequest | undefined {
     const summary = out.last.summary as Obj | undefined;
     if (!skip) {
       const error = out.last.error as Obj | undefined;
-      if (error?.code !== 'invalid_request' || !summary || summary.aborted !== true || summary.imported !== 0) return mismatch('outcome', out.last, 'an invalid_request error with an aborted summary');
+      if (error?.code !== 'invalid_request' || !summary || summary.aborted !== true || summary.imported !== 0)
+        return mismatch('outcome', out.last, 'an invalid_request error with an aborted summary');
       return undefined;
     }
     if (!summary || out.last.error !== undefined) return mismatch('outcome', out.last, 'a summary');
@@ -1612,7 +1826,14 @@ async function sendRaw(t: AdminTarget, req: AdminRequest): Promise<Answer> {
   return new Promise((resolve, reject) => {
     let answered = false;
     const r = httpRequest(
-      { host: '127.0.0.1', port: t.port, method: req.method, path: req.url, headers: { ...req.headers, ...(req.payload !== undefined ? { 'content-length': String(Buffer.byteLength(req.payload)) } : {}) }, agent: false },
+      {
+        host: '127.0.0.1',
+        port: t.port,
+        method: req.method,
+        path: req.url,
+        headers: { ...req.headers, ...(req.payload !== undefined ? { 'content-length': String(Buffer.byteLength(req.payload)) } : {}) },
+        agent: false,
+      },
       (res) => {
         answered = true;
         const chunks: Buffer[] = [];
@@ -1658,7 +1879,10 @@ export async function send(t: AdminTarget, req: AdminRequest): Promise<AdminOutc
 
 function judge(t: AdminTarget, op: Operation, req: AdminRequest, a: Answer): string | undefined {
   if (a.status >= 500) return `server error ${a.status}`;
-  const media = String(a.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  const media = String(a.headers['content-type'] ?? '')
+    .split(';')[0]
+    .trim()
+    .toLowerCase();
   // biome-ignore lint/suspicious/noExplicitAny: answers are checked field by field against the model
   let json: any;
   if (media === 'application/json') {
@@ -1674,14 +1898,16 @@ function judge(t: AdminTarget, op: Operation, req: AdminRequest, a: Answer): str
   }
   if (!op.statuses.includes(String(a.status))) return `status ${a.status} is not documented for ${op.id}`;
   const documented = mediaTypes(t.doc, op, a.status);
-  if (!documented.includes(media)) return `the answer is ${media || 'without a Content-Type'}; the document says ${documented.join(' or ') || 'nothing'} for ${a.status} of ${op.id}`;
+  if (!documented.includes(media))
+    return `the answer is ${media || 'without a Content-Type'}; the document says ${documented.join(' or ') || 'nothing'} for ${a.status} of ${op.id}`;
   if (media === 'application/json') {
     const res = { statusCode: a.status, body: a.body, headers: a.headers, json: () => JSON.parse(a.body) } as unknown as LightMyRequestResponse;
     const problem = documentedProblem(t.doc, op, res);
     if (problem) return problem;
   } else if (!a.headers['x-request-id']) return 'no X-Request-Id header';
   if (req.requestId && a.headers['x-request-id'] !== req.requestId) return mismatch('X-Request-Id', a.headers['x-request-id'], req.requestId);
-  if (a.status === 401 && !String(a.headers['www-authenticate'] ?? '').startsWith('Bearer realm="climate-pulse-admin"')) return '401 without its WWW-Authenticate challenge';
+  if (a.status === 401 && !String(a.headers['www-authenticate'] ?? '').startsWith('Bearer realm="climate-pulse-admin"'))
+    return '401 without its WWW-Authenticate challenge';
   if (media === 'application/x-ndjson') {
     const outcome = importOutcome(a.body);
     if (typeof outcome === 'string') return outcome;

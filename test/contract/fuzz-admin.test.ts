@@ -28,7 +28,11 @@ describe('operator API contract fuzzing', () => {
       // Valid requests did succeed, not only meet the documented 404 of a deleted or unknown thing.
       // (Removing a member needs one, and only a person accepting an invitation makes one: tested in test/console/.
       // A backup needs a DATA_DIR on disk, and the fuzzer's database is in memory or PostgreSQL: tested in test/cli/backup.test.ts.)
-      if (op !== 'removeMember' && op !== 'backupDatabase') expect(Object.keys(result.stats.validAnswers[op]).some((s) => s.startsWith('2')), `${op} answered a valid request with 2xx`).toBe(true);
+      if (op !== 'removeMember' && op !== 'backupDatabase')
+        expect(
+          Object.keys(result.stats.validAnswers[op]).some((s) => s.startsWith('2')),
+          `${op} answered a valid request with 2xx`,
+        ).toBe(true);
     }
     for (const m of ADMIN_MUTATIONS) expect(result.stats.byKind[m] ?? 0, m).toBeGreaterThan(3);
     expect((result.stats.statuses['200'] ?? 0) + (result.stats.statuses['201'] ?? 0)).toBeGreaterThan(RUNS / 4);

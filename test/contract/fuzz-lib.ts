@@ -51,7 +51,13 @@ export interface Operation {
 export interface Doc {
   servers: { url: string }[];
   components?: { schemas?: Record<string, Schema> };
-  paths: Record<string, Record<string, { operationId: string; parameters?: Parameter[]; requestBody?: { content: Record<string, { schema: Schema }> }; responses: Record<string, unknown> }>>;
+  paths: Record<
+    string,
+    Record<
+      string,
+      { operationId: string; parameters?: Parameter[]; requestBody?: { content: Record<string, { schema: Schema }> }; responses: Record<string, unknown> }
+    >
+  >;
 }
 
 /** The document's named components inlined (the generators below read plain schemas). */
@@ -62,7 +68,12 @@ function inlineRefs<T>(node: T, doc: Doc): T {
   if (typeof ref === 'string' && ref.startsWith('#/components/schemas/')) {
     return inlineRefs(doc.components!.schemas![ref.slice('#/components/schemas/'.length)], doc) as T;
   }
-  return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, k === 'properties' ? Object.fromEntries(Object.entries(v as Schema).map(([p, s]) => [p, inlineRefs(s, doc)])) : inlineRefs(v, doc)])) as T;
+  return Object.fromEntries(
+    Object.entries(node).map(([k, v]) => [
+      k,
+      k === 'properties' ? Object.fromEntries(Object.entries(v as Schema).map(([p, s]) => [p, inlineRefs(s, doc)])) : inlineRefs(v, doc),
+    ]),
+  ) as T;
 }
 
 export function operationsOf(doc: Doc): Operation[] {
@@ -227,7 +238,7 @@ export const DAY = 86_400_000;
 /** Maps any instant into [lo, hi), keeping its place modulo the window. */
 export function into(ms: number, lo: number, hi: number): number {
   const span = hi - lo;
-  return lo + (((ms - lo) % span) + span) % span;
+  return lo + ((((ms - lo) % span) + span) % span);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -318,7 +329,12 @@ export function draftValid(op: Operation, state: FuzzState, rng: Rng): Draft {
   return d;
 }
 
-export function toRequest(d: Draft, kind: string, expect: FuzzRequest['expect'], extra: { payload?: string; contentType?: string | null; auth?: string | null } = {}): FuzzRequest {
+export function toRequest(
+  d: Draft,
+  kind: string,
+  expect: FuzzRequest['expect'],
+  extra: { payload?: string; contentType?: string | null; auth?: string | null } = {},
+): FuzzRequest {
   const qs = d.query.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
   const headers: Record<string, string> = { ...d.headers };
   const auth = extra.auth === undefined ? `Bearer ${KEYS.acme}` : extra.auth;
@@ -360,7 +376,14 @@ export function validRequest(op: Operation, state: FuzzState, rng: Rng): { req: 
 // Invalid requests: one valid request, broken once.
 
 const WRONG_VALUES: [string, Json][] = [
-  ['integer', 42], ['number', 1.5], ['boolean', true], ['boolean', false], ['array', ['x']], ['object', { x: 1 }], ['null', null], ['string', 'text'],
+  ['integer', 42],
+  ['number', 1.5],
+  ['boolean', true],
+  ['boolean', false],
+  ['array', ['x']],
+  ['object', { x: 1 }],
+  ['null', null],
+  ['string', 'text'],
 ];
 
 /** A value of a JSON type the schema does not admit. */
@@ -378,7 +401,8 @@ export function badString(schema: Schema, rng: Rng): string | undefined {
   const options: string[] = [];
   if (typeof s.maxLength === 'number') options.push('x'.repeat(s.maxLength + rng.int(1, 20)));
   if (typeof s.minLength === 'number' && s.minLength > 0 && !s.format) options.push('y'.repeat(s.minLength - 1));
-  if (s.format === 'date-time') options.push(rng.pick(['2026-11-20T10:00:00', '2026-13-01T00:00:00Z', 'yesterday', '2026-11-20', '2026-02-30T00:00:00Z', '20261120T100000Z']));
+  if (s.format === 'date-time')
+    options.push(rng.pick(['2026-11-20T10:00:00', '2026-13-01T00:00:00Z', 'yesterday', '2026-11-20', '2026-02-30T00:00:00Z', '20261120T100000Z']));
   if (s.format === 'date') options.push(rng.pick(['2026-02-30', '2026-11-20T00:00:00Z', '20261120', 'today', '2026-13-01']));
   if (s.pattern === '\\S') options.push(rng.pick([' ', '   ', '\t', ' \n ']));
   if (typeof s.pattern === 'string' && s.pattern.startsWith('^[A-Za-z0-9._:-]')) options.push('bad key with spaces!');
@@ -390,10 +414,24 @@ export function badQueryValue(p: Parameter, rng: Rng): string | undefined {
   if (s.type === 'integer') {
     const digits = (n: number) => Array.from({ length: n }, (_, i) => (i === 0 ? rng.int(1, 9) : rng.int(0, 9))).join('');
     const options = [
-      'abc', '1.5', '1e3', '', 'NaN', '0x10', String((s.maximum as number) + rng.int(1, 1000)), String((s.minimum as number) - rng.int(1, 1000)),
+      'abc',
+      '1.5',
+      '1e3',
+      '',
+      'NaN',
+      '0x10',
+      String((s.maximum as number) + rng.int(1, 1000)),
+      String((s.minimum as number) - rng.int(1, 1000)),
       // Huge (309+ digits become Infinity as a double), negative, exponents, and digits that are not ASCII.
-      digits(rng.int(16, 400)), `-${digits(rng.int(1, 400))}`, `+${digits(rng.int(309, 400))}`, `${'0'.repeat(rng.int(1, 400))}${digits(rng.int(4, 20))}`,
-      `${rng.int(1, 9)}e${rng.int(1, 400)}`, `-${rng.int(1, 9)}e${rng.int(300, 400)}`, 'Infinity', '-Infinity', '9007199254740993',
+      digits(rng.int(16, 400)),
+      `-${digits(rng.int(1, 400))}`,
+      `+${digits(rng.int(309, 400))}`,
+      `${'0'.repeat(rng.int(1, 400))}${digits(rng.int(4, 20))}`,
+      `${rng.int(1, 9)}e${rng.int(1, 400)}`,
+      `-${rng.int(1, 9)}e${rng.int(300, 400)}`,
+      'Infinity',
+      '-Infinity',
+      '9007199254740993',
       encodeURIComponent(rng.pick(['٣', '١٠', '１', '৫', '߃', '𝟓', '³', 'Ⅻ'])),
     ];
     return rng.pick(options);
@@ -402,10 +440,24 @@ export function badQueryValue(p: Parameter, rng: Rng): string | undefined {
 }
 
 export const MUTATIONS = [
-  'body-wrong-type', 'body-missing-required', 'body-out-of-bounds', 'body-bad-format', 'body-extra-property',
-  'body-not-object', 'body-bad-json', 'content-type-wrong', 'content-type-missing',
-  'query-wrong-value', 'query-extra-parameter', 'query-duplicate-parameter', 'query-bad-cursor', 'query-empty-range',
-  'path-too-long', 'authorization-broken', 'idempotency-key-missing', 'idempotency-key-malformed',
+  'body-wrong-type',
+  'body-missing-required',
+  'body-out-of-bounds',
+  'body-bad-format',
+  'body-extra-property',
+  'body-not-object',
+  'body-bad-json',
+  'content-type-wrong',
+  'content-type-missing',
+  'query-wrong-value',
+  'query-extra-parameter',
+  'query-duplicate-parameter',
+  'query-bad-cursor',
+  'query-empty-range',
+  'path-too-long',
+  'authorization-broken',
+  'idempotency-key-missing',
+  'idempotency-key-malformed',
 ] as const;
 export type Mutation = (typeof MUTATIONS)[number];
 
@@ -486,10 +538,14 @@ export function invalidRequest(op: Operation, state: FuzzState, rng: Rng, mutati
       return toRequest(d, mutation, INVALID_JSON, { payload: rng.pick(['[]', JSON.stringify([d.body]), '"text"', '42', 'null', 'true']) });
     case 'body-bad-json':
       if (!d.body) return undefined;
-      return toRequest(d, mutation, INVALID_JSON, { payload: rng.pick(['{', '{"title":', "{'title':'x'}", '{"a":1,}', 'undefined', JSON.stringify(d.body).slice(0, -1)]) });
+      return toRequest(d, mutation, INVALID_JSON, {
+        payload: rng.pick(['{', '{"title":', "{'title':'x'}", '{"a":1,}', 'undefined', JSON.stringify(d.body).slice(0, -1)]),
+      });
     case 'content-type-wrong':
       if (!d.body) return undefined;
-      return toRequest(d, mutation, INVALID_JSON, { contentType: rng.pick(['text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'text/json']) });
+      return toRequest(d, mutation, INVALID_JSON, {
+        contentType: rng.pick(['text/plain', 'application/xml', 'application/x-www-form-urlencoded', 'text/json']),
+      });
     case 'content-type-missing':
       if (!d.body) return undefined;
       return toRequest(d, mutation, INVALID_JSON, { contentType: null });
@@ -522,9 +578,10 @@ export function invalidRequest(op: Operation, state: FuzzState, rng: Rng, mutati
       const from = queryParams.find((p) => p.name === 'from');
       if (!from || !queryParams.some((p) => p.name === 'to')) return undefined;
       const t = NOW.getTime() - rng.int(1, 100) * DAY;
-      const [a, b] = from.schema.format === 'date'
-        ? [new Date(t).toISOString().slice(0, 10), new Date(t - DAY).toISOString().slice(0, 10)] // from after to
-        : [new Date(t).toISOString(), new Date(t - rng.int(0, 1) * DAY).toISOString()]; // from >= to
+      const [a, b] =
+        from.schema.format === 'date'
+          ? [new Date(t).toISOString().slice(0, 10), new Date(t - DAY).toISOString().slice(0, 10)] // from after to
+          : [new Date(t).toISOString(), new Date(t - rng.int(0, 1) * DAY).toISOString()]; // from >= to
       d.query = d.query.filter(([k]) => k !== 'from' && k !== 'to');
       d.query.push(['from', a], ['to', b]);
       return toRequest(d, mutation, INVALID_REQUEST);
@@ -535,8 +592,17 @@ export function invalidRequest(op: Operation, state: FuzzState, rng: Rng, mutati
       return toRequest(d, mutation, INVALID_REQUEST);
     case 'authorization-broken': {
       const auth = rng.pick<string | null>([
-        null, '', 'Bearer', 'Bearer ', `Basic ${Buffer.from('user:pass').toString('base64')}`, `Token ${KEYS.acme}`,
-        `Bearer ${KEYS.acme}x`, `Bearer ${KEYS.acmeRevoked}`, 'Bearer cp_live_unknown_0123456789abcdef', `Bearer  ${KEYS.acme} extra`, KEYS.acme,
+        null,
+        '',
+        'Bearer',
+        'Bearer ',
+        `Basic ${Buffer.from('user:pass').toString('base64')}`,
+        `Token ${KEYS.acme}`,
+        `Bearer ${KEYS.acme}x`,
+        `Bearer ${KEYS.acmeRevoked}`,
+        'Bearer cp_live_unknown_0123456789abcdef',
+        `Bearer  ${KEYS.acme} extra`,
+        KEYS.acme,
       ]);
       return toRequest(d, mutation, [{ status: 401, code: 'unauthorized' }], { auth });
     }
@@ -547,7 +613,15 @@ export function invalidRequest(op: Operation, state: FuzzState, rng: Rng, mutati
       return toRequest(d, mutation, [{ status: 400, code: 'idempotency_key_required' }]);
     case 'idempotency-key-malformed':
       if (op.method !== 'POST') return undefined;
-      d.headers['idempotency-key'] = rng.pick(['short', 'k'.repeat(rng.int(129, 300)), 'has space in it', 'semi;colon;key', 'ümlaut-key-123', 'slash/in/key', '1234567']);
+      d.headers['idempotency-key'] = rng.pick([
+        'short',
+        'k'.repeat(rng.int(129, 300)),
+        'has space in it',
+        'semi;colon;key',
+        'ümlaut-key-123',
+        'slash/in/key',
+        '1234567',
+      ]);
       return toRequest(d, mutation, [{ status: 400, code: 'invalid_idempotency_key' }]);
   }
 }
@@ -603,7 +677,10 @@ export async function send(t: FuzzTarget, req: FuzzRequest): Promise<Outcome> {
   }
   if (res.statusCode === 200 && req.method === 'POST') {
     const key = req.headers['idempotency-key'];
-    const path = req.url.split('?')[0].replace(/^\/api\/v1/, '/v1').replace(/^\/v1/, '');
+    const path = req.url
+      .split('?')[0]
+      .replace(/^\/api\/v1/, '/v1')
+      .replace(/^\/v1/, '');
     t.state.idempotency.set(key, `POST ${path} ${canonicalJson(JSON.parse(req.payload!))}`);
     const created = res.json() as { id: string; name?: string };
     if (op.path === '/teams' && created.name !== undefined) {

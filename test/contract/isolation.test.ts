@@ -34,18 +34,32 @@ function orgB(): NonNullable<Dataset['organizations']>[number] {
     createdAt: at(NOW.getTime() - (i + 1) * 13 * HOUR),
   }));
   return {
-    id: 'org_zqxb', name: 'zqxB Corp', plan: 'isolation', memberCount: B_MEMBERS, createdAt: at(NOW.getTime() - 300 * DAY),
+    id: 'org_zqxb',
+    name: 'zqxB Corp',
+    plan: 'isolation',
+    memberCount: B_MEMBERS,
+    createdAt: at(NOW.getTime() - 300 * DAY),
     apiKeys: [{ key: B_KEY, name: 'zqxB key' }],
     teams,
     pulses,
     alerts: Array.from({ length: 6 }, (_, i) => ({
-      id: `al_zqxB_${i}`, type: `ZQXB_TYPE_${i}`, message: `zqxB alert ${i}`, weekISO: `2026-W4${i}`, subteamId: teams[i % 3].id,
-      readAt: i % 2 ? null : at(NOW.getTime() - i * HOUR), createdAt: at(NOW.getTime() - (i + 1) * DAY),
+      id: `al_zqxB_${i}`,
+      type: `ZQXB_TYPE_${i}`,
+      message: `zqxB alert ${i}`,
+      weekISO: `2026-W4${i}`,
+      subteamId: teams[i % 3].id,
+      readAt: i % 2 ? null : at(NOW.getTime() - i * HOUR),
+      createdAt: at(NOW.getTime() - (i + 1) * DAY),
     })),
     actions: Array.from({ length: 4 }, (_, i) => ({
-      id: `ac_zqxB_${i}`, title: `zqxB action ${i}`, description: i % 2 ? `zqxB description ${i}` : null,
-      startDate: at(NOW.getTime() - (i + 2) * DAY), endDate: i % 2 ? at(NOW.getTime() + 30 * DAY) : null,
-      status: 'active' as const, subteamId: teams[i % 3].id, createdAt: at(NOW.getTime() - (i + 2) * DAY),
+      id: `ac_zqxB_${i}`,
+      title: `zqxB action ${i}`,
+      description: i % 2 ? `zqxB description ${i}` : null,
+      startDate: at(NOW.getTime() - (i + 2) * DAY),
+      endDate: i % 2 ? at(NOW.getTime() + 30 * DAY) : null,
+      status: 'active' as const,
+      subteamId: teams[i % 3].id,
+      createdAt: at(NOW.getTime() - (i + 2) * DAY),
     })),
   };
 }
@@ -75,8 +89,16 @@ describe('tenant isolation', () => {
     const bodies: Record<string, Json> = {};
     const cursors: string[] = [];
     const from = new Date(NOW.getTime() - 364 * DAY).toISOString();
-    const urls = ['/v1/org', '/v1/teams', '/v1/actions', '/v1/alerts?limit=50', '/v1/stats', `/v1/stats/daily?from=${from}`,
-      `/v1/pulses?limit=7&from=${from}`, `/v1/comments?limit=3&from=${from.slice(0, 10)}`];
+    const urls = [
+      '/v1/org',
+      '/v1/teams',
+      '/v1/actions',
+      '/v1/alerts?limit=50',
+      '/v1/stats',
+      `/v1/stats/daily?from=${from}`,
+      `/v1/pulses?limit=7&from=${from}`,
+      `/v1/comments?limit=3&from=${from.slice(0, 10)}`,
+    ];
     for (const url of urls) {
       let next: string | null = null;
       let page = 0;
@@ -110,8 +132,14 @@ describe('tenant isolation', () => {
     ops = operationsOf((await inject({ method: 'GET', url: '/openapi.json' })).json());
 
     // B writes first, with keys and bodies that A will send again.
-    for (const [i, [path, body]] of ([['/v1/teams', { name: 'zqxB created team' }], ['/v1/actions', { title: 'zqxB created action', subteamId: 'team_zqxB_1' }],
-      ['/v1/teams', { name: 'Web' }], ['/v1/actions', { title: 'zqxB second action' }]] as const).entries()) {
+    for (const [i, [path, body]] of (
+      [
+        ['/v1/teams', { name: 'zqxB created team' }],
+        ['/v1/actions', { title: 'zqxB created action', subteamId: 'team_zqxB_1' }],
+        ['/v1/teams', { name: 'Web' }],
+        ['/v1/actions', { title: 'zqxB second action' }],
+      ] as const
+    ).entries()) {
       const key = `zqxB-idem-${i}-key`;
       const res = await inject({ method: 'POST', url: path, payload: body, headers: { authorization: `Bearer ${B_KEY}`, 'idempotency-key': key } });
       expect(res.statusCode, res.body).toBe(200);
@@ -184,7 +212,7 @@ describe('tenant isolation', () => {
         const req = toRequest(d, 'isolation', [], { auth: `Bearer ${key}` });
         const res = await inject({ method: req.method, url: req.url, headers: req.headers, payload: req.payload } as InjectOptions);
         checked++;
-        const sent = decodeURIComponent(req.url) + ' ' + (req.payload ?? '') + ' ' + JSON.stringify(req.headers);
+        const sent = `${decodeURIComponent(req.url)} ${req.payload ?? ''} ${JSON.stringify(req.headers)}`;
         if (sent.includes('zqxB')) salted++;
         const where = `${req.method} ${req.url} ${req.payload ?? ''} -> ${res.statusCode} ${res.body.slice(0, 300)}`;
         expect(res.statusCode, where).toBeLessThan(500);

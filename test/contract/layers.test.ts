@@ -41,7 +41,9 @@ describe('layers', () => {
 
   it('no route file (public, operator, console or check-in) imports anything under src/db/', () => {
     expect(under('public/routes/').length).toBeGreaterThan(5);
-    expect(offenders([...under('public/routes/'), ...under('admin/routes/'), ...under('console/'), ...under('checkin/')], (s) => s.startsWith('db/'))).toEqual([]);
+    expect(offenders([...under('public/routes/'), ...under('admin/routes/'), ...under('console/'), ...under('checkin/')], (s) => s.startsWith('db/'))).toEqual(
+      [],
+    );
   });
 
   it('no domain module imports Fastify, the base or a face (http, public, admin, console, checkin, cli, jobs)', () => {
@@ -81,7 +83,13 @@ describe('one base for every face', () => {
       expect(t, `${app} writes its own request log`).not.toMatch(/addHook\(\s*'onResponse'/);
       expect(t, `${app} sets the common headers itself`).not.toMatch(/x-content-type-options|'x-request-id'/);
       expect(t, `${app} casts a scope`).not.toContain('as never');
-      expect(offenders(all.filter((f) => f.file === app), (s) => s.startsWith('http/plugins/') && s !== 'http/plugins/index.ts'), app).toEqual([]);
+      expect(
+        offenders(
+          all.filter((f) => f.file === app),
+          (s) => s.startsWith('http/plugins/') && s !== 'http/plugins/index.ts',
+        ),
+        app,
+      ).toEqual([]);
     }
   });
 
@@ -125,7 +133,11 @@ describe('one error story', () => {
   const text = (file: string) => readFileSync(join(SRC, file), 'utf8');
 
   it('the domain throws one error type: no error class of its own but ApiError and its subclasses', () => {
-    const own = under('domain/').flatMap(({ file }) => [...text(file).matchAll(/class (\w+) extends (\w+)/g)].filter((m) => /Error$/.test(m[2]) && m[2] !== 'ApiError').map((m) => `${file}: ${m[1]} extends ${m[2]}`));
+    const own = under('domain/').flatMap(({ file }) =>
+      [...text(file).matchAll(/class (\w+) extends (\w+)/g)]
+        .filter((m) => /Error$/.test(m[2]) && m[2] !== 'ApiError')
+        .map((m) => `${file}: ${m[1]} extends ${m[2]}`),
+    );
     expect(own).toEqual([]);
     // And it does throw them (a rule that sees nothing could not fail).
     expect(under('domain/').filter(({ file }) => /new ApiError\(|\binvalid\(|\bnotFound\(/.test(text(file))).length).toBeGreaterThan(5);
@@ -134,7 +146,11 @@ describe('one error story', () => {
   it('nothing outside src/db/ names a SQLSTATE or reads a driver error', () => {
     const named = all
       .filter(({ file }) => !file.startsWith('db/'))
-      .flatMap(({ file }) => [...text(file).matchAll(/['"]((?:0[8A]|2[2-5]|40|42|53|54|55|57|58|XX)[0-9A-Z]{3})['"]|\.(?:sqlState|routine|constraint)\b/g)].map((m) => `${file}: ${m[0]}`));
+      .flatMap(({ file }) =>
+        [...text(file).matchAll(/['"]((?:0[8A]|2[2-5]|40|42|53|54|55|57|58|XX)[0-9A-Z]{3})['"]|\.(?:sqlState|routine|constraint)\b/g)].map(
+          (m) => `${file}: ${m[0]}`,
+        ),
+      );
     expect(named).toEqual([]);
   });
 
@@ -149,7 +165,8 @@ describe('one error story', () => {
 describe('every change is audited (src/domain/audit.ts)', () => {
   const text = (file: string) => readFileSync(join(SRC, file), 'utf8');
   /** A verb of a change, at the start of an exported function's name. */
-  const CHANGE = /^(create|update|change|edit|delete|revoke|moderate|ingest|import|add|remove|mark|set|enable|disable|rotate|resend|replay|ping|invite|accept|roll|enroll|sign)[A-Z]/;
+  const CHANGE =
+    /^(create|update|change|edit|delete|revoke|moderate|ingest|import|add|remove|mark|set|enable|disable|rotate|resend|replay|ping|invite|accept|roll|enroll|sign)[A-Z]/;
   /** Exported domain functions named like a change that are not an operation on an organization's data, and why. */
   const NOT_OPERATIONS: Record<string, string> = {
     'domain/keys.ts createApiKey': 'a building block of createOrgKey (audited) and of the dataset loader (not audited, docs/decisions.md)',
@@ -174,9 +191,15 @@ describe('every change is audited (src/domain/audit.ts)', () => {
   it('every exported domain function that changes something takes a required actor and writes its audit row', () => {
     const changes = functions.filter((f) => CHANGE.test(f.name) && !(f.id in NOT_OPERATIONS));
     expect(changes.length).toBeGreaterThan(15); // a rule that sees no function could not fail
-    expect(changes.filter((f) => !/\bactor: Actor\b/.test(f.params)).map((f) => f.id), 'without a required actor: Actor parameter').toEqual([]);
+    expect(
+      changes.filter((f) => !/\bactor: Actor\b/.test(f.params)).map((f) => f.id),
+      'without a required actor: Actor parameter',
+    ).toEqual([]);
     // auditRow: the row is written by the change's own statement (createAction's insert carries it).
-    expect(changes.filter((f) => !/\b(recordAudit|auditRow)\(/.test(f.body)).map((f) => f.id), 'taking an actor but writing no audit row').toEqual([]);
+    expect(
+      changes.filter((f) => !/\b(recordAudit|auditRow)\(/.test(f.body)).map((f) => f.id),
+      'taking an actor but writing no audit row',
+    ).toEqual([]);
   });
 
   it('the exceptions still exist (a stale exception would hide a new function of that name)', () => {

@@ -56,7 +56,10 @@ describe('OWASP API Security ruleset (Spectral)', () => {
     const doc = JSON.parse((await t.app.inject({ url: '/openapi.json' })).body);
     doc.components.schemas.Organization.properties.name = { type: 'string' };
     await writeFile(file, JSON.stringify(doc));
-    const out = await run(SPECTRAL, ['lint', file, '--ruleset', join(ROOT, '.spectral.yaml'), '--format', 'json', '--quiet'], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 })
+    const out = await run(SPECTRAL, ['lint', file, '--ruleset', join(ROOT, '.spectral.yaml'), '--format', 'json', '--quiet'], {
+      cwd: ROOT,
+      maxBuffer: 64 * 1024 * 1024,
+    })
       .then(() => ({ stdout: '[]' }))
       .catch((err: { stdout: string }) => ({ stdout: err.stdout }));
     const found = (JSON.parse(out.stdout) as Finding[]).filter((f) => f.severity === 0).map(label);

@@ -32,7 +32,13 @@ describe('strict contract', () => {
       ['a number as endDate', 'POST', '/v1/actions', { title: 'Ok', endDate: 1893456000000 }, "Body field 'endDate' must be string."],
       ['a number as title on PATCH', 'PATCH', '/v1/actions/ac_1', { title: 12345 }, "Body field 'title' must be string."],
       ['a boolean as description on PATCH', 'PATCH', '/v1/actions/ac_1', { description: false }, "Body field 'description' must be string."],
-      ['an empty string as null subteamId stays a string', 'PATCH', '/v1/actions/ac_1', { subteamId: '' }, "Body field 'subteamId' must NOT have fewer than 1 characters."],
+      [
+        'an empty string as null subteamId stays a string',
+        'PATCH',
+        '/v1/actions/ac_1',
+        { subteamId: '' },
+        "Body field 'subteamId' must NOT have fewer than 1 characters.",
+      ],
     ];
     it.each(cases)('%s -> 400 invalid_request', async (_name, method, url, body, message) => {
       const teams = await countOf('/v1/teams');
@@ -93,11 +99,24 @@ describe('strict contract', () => {
 
   it("the OpenAPI document lists the seed's statuses on every operation, each with the error schema", async () => {
     const doc = (await t.app.inject({ url: '/openapi.json' })).json() as {
-      paths: Record<string, Record<string, { operationId: string; responses: Record<string, { description: string; content: Record<string, { schema: unknown }> }> }>>;
+      paths: Record<
+        string,
+        Record<string, { operationId: string; responses: Record<string, { description: string; content: Record<string, { schema: unknown }> }> }>
+      >;
     };
     const ops = Object.values(doc.paths).flatMap((p) => Object.values(p));
     expect(ops.map((o) => o.operationId).sort()).toEqual([
-      'createAction', 'createTeam', 'getDailyStats', 'getOrg', 'getStats', 'listActions', 'listAlerts', 'listComments', 'listPulses', 'listTeams', 'updateAction',
+      'createAction',
+      'createTeam',
+      'getDailyStats',
+      'getOrg',
+      'getStats',
+      'listActions',
+      'listAlerts',
+      'listComments',
+      'listPulses',
+      'listTeams',
+      'updateAction',
     ]);
     for (const op of ops) {
       // GETs also document 304, the answer to a matching If-None-Match (issue 21).

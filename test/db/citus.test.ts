@@ -38,7 +38,10 @@ describe.skipIf(!TEST_CITUS_URL)(`the schema distributed on Citus${SKIP_REASON}`
     t = await createTestDatabase(); // migrated and distributed (test/helpers/db.ts)
     await loadDataset(t.db, {
       organizations: ['org_c1', 'org_c2', 'org_c3'].map((id) => ({
-        id, name: id, plan: 'business', createdAt: '2026-01-01T00:00:00.000Z',
+        id,
+        name: id,
+        plan: 'business',
+        createdAt: '2026-01-01T00:00:00.000Z',
         teams: [{ id: 'team_c', name: 'C', createdAt: '2026-01-01T00:00:00.000Z' }],
         pulses: [{ id: `${id}_p`, level: 4, moderationStatus: 'CLEAN' as const, subteamId: 'team_c', createdAt: '2026-11-02T10:00:00.000Z' }],
       })),
@@ -48,12 +51,15 @@ describe.skipIf(!TEST_CITUS_URL)(`the schema distributed on Citus${SKIP_REASON}`
 
   it('has reference tables, every organization table distributed by org_id in one colocation group, and service tables on the coordinator', async () => {
     const rows = await t.db.query<{ table: string; method: string | null; replication: string | null; colocation: number | null }>(tables);
-    const role = (r: (typeof rows)[number]) => (r.method === 'h' ? 'distributed' : r.method === 'n' && r.replication === 't' ? 'reference' : r.method ? 'citus local' : 'coordinator');
+    const role = (r: (typeof rows)[number]) =>
+      r.method === 'h' ? 'distributed' : r.method === 'n' && r.replication === 't' ? 'reference' : r.method ? 'citus local' : 'coordinator';
     const roles = Object.fromEntries(rows.map((r) => [r.table, role(r)]));
     for (const table of REFERENCE_TABLES) expect(roles[table], table).toBe('reference');
     for (const table of COORDINATOR_TABLES) expect(roles[table], table).toBe('coordinator');
     const distributed = rows.filter((r) => role(r) === 'distributed');
-    expect(distributed.map((r) => r.table)).toEqual(expect.arrayContaining(['teams', 'pulses', 'pulse_totals', 'pulse_clean_week_stats', 'webhook_deliveries']));
+    expect(distributed.map((r) => r.table)).toEqual(
+      expect.arrayContaining(['teams', 'pulses', 'pulse_totals', 'pulse_clean_week_stats', 'webhook_deliveries']),
+    );
     expect(distributed.length + REFERENCE_TABLES.length + COORDINATOR_TABLES.length).toBe(rows.length);
     expect(new Set(distributed.map((r) => r.colocation)).size).toBe(1);
   });
@@ -82,7 +88,7 @@ describe.skipIf(!TEST_CITUS_URL)(`the schema distributed on Citus${SKIP_REASON}`
          CREATE INDEX later_pulses_level ON pulses (org_id, level);
          DROP INDEX later_pulses_level;`,
       );
-      expect(await migrate(t.db, dir + '/')).toEqual(['0999_citus_later.sql']);
+      expect(await migrate(t.db, `${dir}/`)).toEqual(['0999_citus_later.sql']);
       const steps = await distributeOnCitus(t.db);
       expect(steps.filter((s) => s.state === 'made')).toEqual([{ table: 'later_notes', role: 'distributed', state: 'made' }]);
     } finally {
@@ -117,10 +123,20 @@ describe.skipIf(!TEST_CITUS_URL)(`the schema distributed on Citus${SKIP_REASON}`
 
   it('moderates a pulse of a week not released yet, both ways (a guarded CTE that folded to false reached a worker unrouted)', async () => {
     const clean = sql('test.citus.clean', `SELECT clean_count FROM pulse_clean_week_stats WHERE org_id = $1 AND week = '2026-11-02' AND grp = 'team:team_c'`);
-    expect(await moderatePulse(t.db, 'org_c2', 'org_c2_p', 'FLAGGED', operatorActor(), new Date())).toEqual({ pulseId: 'org_c2_p', previous: 'CLEAN', current: 'FLAGGED', changed: true });
+    expect(await moderatePulse(t.db, 'org_c2', 'org_c2_p', 'FLAGGED', operatorActor(), new Date())).toEqual({
+      pulseId: 'org_c2_p',
+      previous: 'CLEAN',
+      current: 'FLAGGED',
+      changed: true,
+    });
     // The count is of statuses as shown (migration 0021): a moderation before the release moves none.
     expect(await t.db.query(clean, ['org_c2'])).toEqual([{ clean_count: 1 }]);
-    expect(await moderatePulse(t.db, 'org_c2', 'org_c2_p', 'CLEAN', operatorActor(), new Date())).toEqual({ pulseId: 'org_c2_p', previous: 'FLAGGED', current: 'CLEAN', changed: true });
+    expect(await moderatePulse(t.db, 'org_c2', 'org_c2_p', 'CLEAN', operatorActor(), new Date())).toEqual({
+      pulseId: 'org_c2_p',
+      previous: 'FLAGGED',
+      current: 'CLEAN',
+      changed: true,
+    });
     expect(await t.db.query(clean, ['org_c2'])).toEqual([{ clean_count: 1 }]);
   });
 
@@ -130,19 +146,31 @@ describe.skipIf(!TEST_CITUS_URL)(`the schema distributed on Citus${SKIP_REASON}`
     const alert = { id: 'al_c', type: 'MOOD_DROP', message: 'Mood fell', weekISO: '2026-W45', subteamId: null, readAt: null, createdAt: at };
     const action = { id: 'ac_c', title: 'Retro', description: null, startDate: at, endDate: null, status: 'active' as const, subteamId: null, createdAt: at };
     await loadDataset(t.db, { organizations: [{ ...org, alerts: [alert], actions: [action] }] });
-    await expect(loadDataset(t.db, { organizations: [{ ...org, alerts: [alert] }] })).rejects.toThrow('organizations[0].alerts[0].id: an alert with id "al_c" already exists in organization "org_c1"');
-    await expect(loadDataset(t.db, { organizations: [{ ...org, actions: [action] }] })).rejects.toThrow('organizations[0].actions[0].id: an action with id "ac_c" already exists in organization "org_c1"');
+    await expect(loadDataset(t.db, { organizations: [{ ...org, alerts: [alert] }] })).rejects.toThrow(
+      'organizations[0].alerts[0].id: an alert with id "al_c" already exists in organization "org_c1"',
+    );
+    await expect(loadDataset(t.db, { organizations: [{ ...org, actions: [action] }] })).rejects.toThrow(
+      'organizations[0].actions[0].id: an action with id "ac_c" already exists in organization "org_c1"',
+    );
   });
 
   it('writes pulses through the door on the cluster, the rollups in the same statement', async () => {
     const n = await t.db.transaction((tx) =>
-      writePulses(tx, 'org_c3', [
-        { id: 'org_c3_p', level: 1, reason: null, comment: null, moderationStatus: 'CLEAN', subteamId: null, createdAt: '2026-11-03T10:00:00.000Z' },
-        { id: 'org_c3_q', level: 2, reason: null, comment: null, moderationStatus: 'CLEAN', subteamId: 'team_c', createdAt: '2026-11-03T10:00:00.000Z' },
-      ], { onExisting: 'skip' }),
+      writePulses(
+        tx,
+        'org_c3',
+        [
+          { id: 'org_c3_p', level: 1, reason: null, comment: null, moderationStatus: 'CLEAN', subteamId: null, createdAt: '2026-11-03T10:00:00.000Z' },
+          { id: 'org_c3_q', level: 2, reason: null, comment: null, moderationStatus: 'CLEAN', subteamId: 'team_c', createdAt: '2026-11-03T10:00:00.000Z' },
+        ],
+        { onExisting: 'skip' },
+      ),
     );
     expect(n).toBe(1);
-    const [r] = await t.db.query<{ n: number; s: number }>(sql('test.citus.totals', `SELECT pulse_count::int AS n, level_sum::int AS s FROM pulse_totals WHERE org_id = $1`), ['org_c3']);
+    const [r] = await t.db.query<{ n: number; s: number }>(
+      sql('test.citus.totals', `SELECT pulse_count::int AS n, level_sum::int AS s FROM pulse_totals WHERE org_id = $1`),
+      ['org_c3'],
+    );
     expect(r).toEqual({ n: 2, s: 6 });
   });
 });

@@ -37,7 +37,17 @@ async function impostor(path: string): Promise<{ server: Server; hits: () => num
     hits++;
     req.resume();
     res.writeHead(201, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ id: 'key_evil', key: ATTACKER_KEY, prefix: ATTACKER_KEY.slice(0, 14), name: null, scope: 'write', createdAt: new Date().toISOString(), expiresAt: null }));
+    res.end(
+      JSON.stringify({
+        id: 'key_evil',
+        key: ATTACKER_KEY,
+        prefix: ATTACKER_KEY.slice(0, 14),
+        name: null,
+        scope: 'write',
+        createdAt: new Date().toISOString(),
+        expiresAt: null,
+      }),
+    );
   });
   await new Promise<void>((resolve) => server.listen(path, resolve));
   return { server, hits: () => hits };
@@ -57,7 +67,7 @@ describe.skipIf(ROOT_ONLY)('a data directory or operator socket of another user,
     return dir;
   };
 
-  it("refuses a DATA_DIR of another user in serve and migrate, with one line, writing nothing", async () => {
+  it('refuses a DATA_DIR of another user in serve and migrate, with one line, writing nothing', async () => {
     const dir = copy('nobodys');
     chownTree(dir, NOBODY);
     const before = readdirSync(dir).sort();
@@ -125,11 +135,14 @@ describe.skipIf(ROOT_ONLY)('a data directory or operator socket of another user,
     const link = join(base, 'link');
     symlinkSync(real, link);
     const r = await runCli(['migrate'], env(link));
-    expect([r.code, r.stderr]).toEqual([1, `climate-pulse: DATA_DIR ${link} is a symbolic link to ${real}; the embedded database never follows links: set DATA_DIR=${real}\n`]);
+    expect([r.code, r.stderr]).toEqual([
+      1,
+      `climate-pulse: DATA_DIR ${link} is a symbolic link to ${real}; the embedded database never follows links: set DATA_DIR=${real}\n`,
+    ]);
     expect((await runCli(['migrate'], env(real))).code).toBe(0); // what the line says works
   });
 
-  it('a link or another user\'s file inside the data directory is refused', async () => {
+  it("a link or another user's file inside the data directory is refused", async () => {
     const dir = copy('inside');
     const outside = join(base, 'outside.conf');
     writeFileSync(outside, readFileSync(join(dir, 'postgresql.conf')));

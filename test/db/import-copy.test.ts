@@ -17,19 +17,32 @@ describe('importPulses write path', () => {
   const dir = mkdtempSync(join(tmpdir(), 'cp-import-copy-'));
   const at = (i: number) => new Date(Date.parse('2026-03-01T00:00:00.000Z') + i * 61_000).toISOString();
   const line = (i: number) =>
-    JSON.stringify({ id: `q${i}`, level: 1 + (i % 5), comment: i % 4 === 0 ? `c,"${i}"` : null, moderationStatus: 'CLEAN', subteamId: i % 2 ? 'team_a' : null, createdAt: at(i) });
+    JSON.stringify({
+      id: `q${i}`,
+      level: 1 + (i % 5),
+      comment: i % 4 === 0 ? `c,"${i}"` : null,
+      moderationStatus: 'CLEAN',
+      subteamId: i % 2 ? 'team_a' : null,
+      createdAt: at(i),
+    });
   const file = (name: string, ids: number[]) => {
     const f = join(dir, name);
-    writeFileSync(f, ids.map(line).join('\n') + '\n');
+    writeFileSync(f, `${ids.map(line).join('\n')}\n`);
     return f;
   };
   const range = (a: number, b: number) => Array.from({ length: b - a }, (_, i) => a + i);
   const levelSum = (ids: number[]) => ids.reduce((s, i) => s + 1 + (i % 5), 0);
 
   const counts = async () => {
-    const [p] = await t.db.query<{ n: number; s: number }>(sql('test.count', `SELECT count(*)::int AS n, coalesce(sum(level), 0)::int AS s FROM pulses WHERE org_id = 'org_i'`));
-    const [tot] = await t.db.query<{ n: number; s: number }>(sql('test.totals', `SELECT pulse_count::int AS n, level_sum::int AS s FROM pulse_totals WHERE org_id = 'org_i'`));
-    const [min] = await t.db.query<{ n: number; s: number }>(sql('test.minutes', `SELECT sum(pulse_count)::int AS n, sum(level_sum)::int AS s FROM pulse_minute_stats WHERE org_id = 'org_i'`));
+    const [p] = await t.db.query<{ n: number; s: number }>(
+      sql('test.count', `SELECT count(*)::int AS n, coalesce(sum(level), 0)::int AS s FROM pulses WHERE org_id = 'org_i'`),
+    );
+    const [tot] = await t.db.query<{ n: number; s: number }>(
+      sql('test.totals', `SELECT pulse_count::int AS n, level_sum::int AS s FROM pulse_totals WHERE org_id = 'org_i'`),
+    );
+    const [min] = await t.db.query<{ n: number; s: number }>(
+      sql('test.minutes', `SELECT sum(pulse_count)::int AS n, sum(level_sum)::int AS s FROM pulse_minute_stats WHERE org_id = 'org_i'`),
+    );
     const [team] = await t.db.query<{ n: number }>(sql('test.teamdays', `SELECT sum(pulse_count)::int AS n FROM pulse_team_day_stats WHERE org_id = 'org_i'`));
     return { pulses: p, totals: tot, minutes: min, teamDays: team.n };
   };
@@ -37,7 +50,15 @@ describe('importPulses write path', () => {
   beforeAll(async () => {
     t = await createTestDatabase();
     await loadDataset(t.db, {
-      organizations: [{ id: 'org_i', name: 'I', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z', teams: [{ id: 'team_a', name: 'A', createdAt: '2026-01-01T00:00:00.000Z' }] }],
+      organizations: [
+        {
+          id: 'org_i',
+          name: 'I',
+          plan: 'business',
+          createdAt: '2026-01-01T00:00:00.000Z',
+          teams: [{ id: 'team_a', name: 'A', createdAt: '2026-01-01T00:00:00.000Z' }],
+        },
+      ],
     });
   });
   afterAll(async () => {
@@ -61,9 +82,14 @@ describe('importPulses write path', () => {
 
   it('an id already in the database aborts the whole file in abort mode, writing nothing, without hanging', async () => {
     const ids = [...range(2500, 4000), 10, ...range(4000, 6000)];
-    const err = await importPulses(t.db, { orgId: 'org_i', file: file('b.ndjson', ids), onError: 'abort', batchSize: 500 }, operatorActor(), new Date()).catch((e: unknown) => e);
+    const err = await importPulses(t.db, { orgId: 'org_i', file: file('b.ndjson', ids), onError: 'abort', batchSize: 500 }, operatorActor(), new Date()).catch(
+      (e: unknown) => e,
+    );
     // Said in the contract's words by the domain (issue 26, item 11; issue 31: no SQLSTATE above src/db/).
-    expect(err).toMatchObject({ code: 'invalid_request', message: expect.stringMatching(/^import aborted, nothing was written: a pulse with id "[^"]+" already exists/) });
+    expect(err).toMatchObject({
+      code: 'invalid_request',
+      message: expect.stringMatching(/^import aborted, nothing was written: a pulse with id "[^"]+" already exists/),
+    });
     expect(await counts()).toEqual({
       pulses: { n: 2500, s: levelSum(range(0, 2500)) },
       totals: { n: 2500, s: levelSum(range(0, 2500)) },

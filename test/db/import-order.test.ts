@@ -92,7 +92,12 @@ function fileLines(body: Row[], fixed: Map<number, string>): string[] {
 
 /** Pulses already in every organization: three of them come again in the file (skip mode counts them). */
 const EXISTING: Row[] = [0, 1, 2, 3, 4].map((i) => ({
-  id: `pre_${i}`, level: 3, reason: null, comment: `before ${i}`, moderationStatus: 'CLEAN', subteamId: 'team_a',
+  id: `pre_${i}`,
+  level: 3,
+  reason: null,
+  comment: `before ${i}`,
+  moderationStatus: 'CLEAN',
+  subteamId: 'team_a',
   createdAt: new Date(Date.parse(`${FROZEN_WEEK}T10:00:00.000Z`) + i * 3_600_000).toISOString(),
 }));
 
@@ -112,12 +117,11 @@ describe('an import gives the same outcome whatever the order of its rows (issue
   const withExisting = [...all, ...EXISTING.slice(1, 4)];
   const write = (name: string, lines: string[]) => {
     const f = join(dir, name);
-    writeFileSync(f, lines.join('\n') + '\n');
+    writeFileSync(f, `${lines.join('\n')}\n`);
     return f;
   };
 
-  const pulses = (org: string) =>
-    t.db.query<Record<string, unknown>>(sql('test.order_pulses', `SELECT * FROM pulses WHERE org_id = $1 ORDER BY id`), [org]);
+  const pulses = (org: string) => t.db.query<Record<string, unknown>>(sql('test.order_pulses', `SELECT * FROM pulses WHERE org_id = $1 ORDER BY id`), [org]);
   /** Every rollup's rows of the organization, without its id, in one order. */
   const rollups = async (org: string, db: Queryable = t.db) => {
     const out: Record<string, string[]> = {};
@@ -128,13 +132,23 @@ describe('an import gives the same outcome whatever the order of its rows (issue
     return out;
   };
   const state = async (org: string) => ({ pulses: (await pulses(org)).map(({ org_id: _, ...p }) => p), rollups: await rollups(org) });
-  const stable = (s: ImportSummary) => ({ imported: s.imported, skipped: s.skipped, rows: s.rows, problems: s.problems, aborted: s.aborted, pulsesInFrozenWeeks: s.pulsesInFrozenWeeks });
+  const stable = (s: ImportSummary) => ({
+    imported: s.imported,
+    skipped: s.skipped,
+    rows: s.rows,
+    problems: s.problems,
+    aborted: s.aborted,
+    pulsesInFrozenWeeks: s.pulsesInFrozenWeeks,
+  });
 
   beforeAll(async () => {
     t = await createTestDatabase();
     await loadDataset(t.db, {
       organizations: ORDERS.map((order) => ({
-        id: orgOf(order), name: order, plan: 'business', createdAt: '2026-01-01T00:00:00.000Z',
+        id: orgOf(order),
+        name: order,
+        plan: 'business',
+        createdAt: '2026-01-01T00:00:00.000Z',
         teams: TEAMS.map((id) => ({ id, name: id, createdAt: '2026-01-01T00:00:00.000Z' })),
         pulses: EXISTING,
       })),
@@ -152,12 +166,18 @@ describe('an import gives the same outcome whatever the order of its rows (issue
     const outcomes = [];
     for (const order of ORDERS) {
       const file = write(`abort-bad-${order}.ndjson`, fileLines(ordered(all, order), BAD));
-      const err = (await importPulses(t.db, { orgId: orgOf(order), file, onError: 'abort', batchSize: 100 }, operatorActor(), new Date()).catch((e: unknown) => e)) as { summary: ImportSummary };
+      const err = (await importPulses(t.db, { orgId: orgOf(order), file, onError: 'abort', batchSize: 100 }, operatorActor(), new Date()).catch(
+        (e: unknown) => e,
+      )) as { summary: ImportSummary };
       outcomes.push(stable(err.summary));
       expect(await state(orgOf(order))).toEqual(before);
     }
     expect(outcomes[0]).toEqual({
-      imported: 0, skipped: N + 5, rows: N + 5, aborted: true, pulsesInFrozenWeeks: 0,
+      imported: 0,
+      skipped: N + 5,
+      rows: N + 5,
+      aborted: true,
+      pulsesInFrozenWeeks: 0,
       problems: [
         { line: 7, message: 'level: must be <= 5' },
         { line: 300, message: 'not valid JSON' },
@@ -171,31 +191,52 @@ describe('an import gives the same outcome whatever the order of its rows (issue
   it('abort mode: an id already stored refuses the file with the same message, and nothing written, in every order', async () => {
     const before = await state(orgOf('sorted'));
     for (const order of ORDERS) {
-      const file = write(`abort-existing-${order}.ndjson`, ordered([...all, EXISTING[2]], order).map((r) => JSON.stringify(r)));
-      const err = await importPulses(t.db, { orgId: orgOf(order), file, onError: 'abort', batchSize: 100 }, operatorActor(), new Date()).catch((e: unknown) => e);
-      expect(err).toMatchObject({ code: 'invalid_request', message: `import aborted, nothing was written: a pulse with id "pre_2" already exists in organization "${orgOf(order)}"` });
+      const file = write(
+        `abort-existing-${order}.ndjson`,
+        ordered([...all, EXISTING[2]], order).map((r) => JSON.stringify(r)),
+      );
+      const err = await importPulses(t.db, { orgId: orgOf(order), file, onError: 'abort', batchSize: 100 }, operatorActor(), new Date()).catch(
+        (e: unknown) => e,
+      );
+      expect(err).toMatchObject({
+        code: 'invalid_request',
+        message: `import aborted, nothing was written: a pulse with id "pre_2" already exists in organization "${orgOf(order)}"`,
+      });
       expect(await state(orgOf(order))).toEqual(before);
     }
   });
 
   it('abort mode: the same pulses and rollups in every order, every rollup as rebuilt from the pulses, every text kept as written', async () => {
     // On a server, abort mode writes each batch by COPY and folds sums kept by the importer (src/db/pulse-writes.ts).
-    const hostile: Row[] = ['tab\there', 'line\nbreak', 'carriage\rreturn', 'back\\slash', '\\N', '\\.', '\\', 'ends with \\', 'é ✓ 😀', ' '].map((text, i) => ({
-      id: `text_${i}\t${text}`, level: 1 + (i % 5), reason: text, comment: text, moderationStatus: i % 3 ? 'CLEAN' : 'FLAGGED',
-      subteamId: TEAMS[i % 4] ?? null, createdAt: new Date(BASE + i * 86_400_000 + 59_999).toISOString(),
-    }));
+    const hostile: Row[] = ['tab\there', 'line\nbreak', 'carriage\rreturn', 'back\\slash', '\\N', '\\.', '\\', 'ends with \\', 'é ✓ 😀', ' '].map(
+      (text, i) => ({
+        id: `text_${i}\t${text}`,
+        level: 1 + (i % 5),
+        reason: text,
+        comment: text,
+        moderationStatus: i % 3 ? 'CLEAN' : 'FLAGGED',
+        subteamId: TEAMS[i % 4] ?? null,
+        createdAt: new Date(BASE + i * 86_400_000 + 59_999).toISOString(),
+      }),
+    );
     const body = [...all, ...hostile];
     const abortOrg = (order: Order) => `${orgOf(order)}_abort`;
     await loadDataset(t.db, {
       organizations: ORDERS.map((order) => ({
-        id: abortOrg(order), name: order, plan: 'business', createdAt: '2026-01-01T00:00:00.000Z',
+        id: abortOrg(order),
+        name: order,
+        plan: 'business',
+        createdAt: '2026-01-01T00:00:00.000Z',
         teams: TEAMS.map((id) => ({ id, name: id, createdAt: '2026-01-01T00:00:00.000Z' })),
         pulses: EXISTING,
       })),
     });
     const summaries: ReturnType<typeof stable>[] = [];
     for (const order of ORDERS) {
-      const file = write(`abort-ok-${order}.ndjson`, ordered(body, order).map((r) => JSON.stringify(r)));
+      const file = write(
+        `abort-ok-${order}.ndjson`,
+        ordered(body, order).map((r) => JSON.stringify(r)),
+      );
       summaries.push(stable(await importPulses(t.db, { orgId: abortOrg(order), file, onError: 'abort', batchSize: 100 }, operatorActor(), new Date())));
     }
     expect(summaries[0]).toEqual({ imported: body.length, skipped: 0, rows: body.length, problems: [], aborted: false, pulsesInFrozenWeeks: 0 });
@@ -233,7 +274,11 @@ describe('an import gives the same outcome whatever the order of its rows (issue
     // Every row of the file in the released week, the three already stored included.
     const inFrozenWeek = withExisting.filter((r) => r.createdAt >= FROZEN_WEEK && r.createdAt < '2026-03-16').length;
     expect(summaries[0]).toEqual({
-      imported: N + 1, skipped: 3 + 4, rows: N + 3 + 5, aborted: false, pulsesInFrozenWeeks: inFrozenWeek,
+      imported: N + 1,
+      skipped: 3 + 4,
+      rows: N + 3 + 5,
+      aborted: false,
+      pulsesInFrozenWeeks: inFrozenWeek,
       problems: [
         { line: 7, message: 'level: must be <= 5' },
         { line: 300, message: 'not valid JSON' },
@@ -253,20 +298,30 @@ describe('an import gives the same outcome whatever the order of its rows (issue
     }
     // And the rollups are right, not only equal: the minutes and the totals against the pulses.
     const [scan] = await t.db.query<{ n: number; s: number; minutes: number }>(
-      sql('test.order_scan', `SELECT count(*)::int AS n, sum(level)::int AS s, count(DISTINCT date_trunc('minute', created_at))::int AS minutes FROM pulses WHERE org_id = $1`),
+      sql(
+        'test.order_scan',
+        `SELECT count(*)::int AS n, sum(level)::int AS s, count(DISTINCT date_trunc('minute', created_at))::int AS minutes FROM pulses WHERE org_id = $1`,
+      ),
       [orgOf('shuffled')],
     );
-    const [totals] = await t.db.query<{ n: number; s: number }>(sql('test.order_totals', `SELECT pulse_count::int AS n, level_sum::int AS s FROM pulse_totals WHERE org_id = $1`), [orgOf('shuffled')]);
+    const [totals] = await t.db.query<{ n: number; s: number }>(
+      sql('test.order_totals', `SELECT pulse_count::int AS n, level_sum::int AS s FROM pulse_totals WHERE org_id = $1`),
+      [orgOf('shuffled')],
+    );
     expect(totals).toEqual({ n: scan.n, s: scan.s });
     expect(reference.rollups.pulse_minute_stats).toHaveLength(scan.minutes);
 
     const audits = [];
     for (const order of ORDERS) {
       audits.push(
-        await t.db.query(sql('test.order_audit', `SELECT action, target_kind, details FROM audit_events WHERE org_id = $1 AND action = 'pulses.imported'`), [orgOf(order)]),
+        await t.db.query(sql('test.order_audit', `SELECT action, target_kind, details FROM audit_events WHERE org_id = $1 AND action = 'pulses.imported'`), [
+          orgOf(order),
+        ]),
       );
     }
-    expect(audits[0]).toEqual([{ action: 'pulses.imported', target_kind: 'pulses', details: { imported: N + 1, skipped: 7, rows: N + 8, format: 'ndjson', onError: 'skip' } }]);
+    expect(audits[0]).toEqual([
+      { action: 'pulses.imported', target_kind: 'pulses', details: { imported: N + 1, skipped: 7, rows: N + 8, format: 'ndjson', onError: 'skip' } },
+    ]);
     for (const a of audits) expect(a).toEqual(audits[0]);
   });
 });

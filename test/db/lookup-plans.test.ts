@@ -23,7 +23,9 @@ describe('the lookup of pulses by id (live ingestion)', () => {
   it.runIf(TEST_CITUS_URL)('on Citus, answers through the prepared statement past five executions, by the shard primary key', async () => {
     const plan = await t.db.transaction(async (tx) => {
       for (let i = 0; i < 8; i++) expect(await tx.query(byIdsQuery, ['org_x', ['a', 'b']])).toEqual([]);
-      const rows = await tx.query<{ 'QUERY PLAN': string }>(sql('test.plans.explain_citus', `EXPLAIN ${byIdsQuery.text.replace('$1', "'org_x'").replace('$2', "'{a,b}'")}`));
+      const rows = await tx.query<{ 'QUERY PLAN': string }>(
+        sql('test.plans.explain_citus', `EXPLAIN ${byIdsQuery.text.replace('$1', "'org_x'").replace('$2', "'{a,b}'")}`),
+      );
       return rows.map((r) => r['QUERY PLAN']).join('\n');
     });
     expect(plan).toMatch(/Index (Only )?Scan using pulses_pkey_\d+/);
@@ -62,12 +64,32 @@ describe('the pages of GET /pulses (migration 0012)', () => {
     ['no filter', { from, to, limit: 21 }, [/Index Cond: \(\(org_id = \$1\) AND \(created_at >= \$2\) AND \(created_at < \$3\)\)/]],
     ['a team', { from, to, limit: 21, subteamId: 'team_a' }, [/Index Cond: .*\(subteam_id = \$5\)/]],
     ['a level', { from, to, limit: 21, level: 3 }, [/Index Cond: .*\(level = \$5\)/]],
-    ['a team and a level, after a cursor', { from, to, limit: 21, level: 3, subteamId: 'team_a', after: { createdAt: '2026-10-15T00:00:00.000Z', id: 'p_9' } }, [/Index Cond: .*\(level = \$5\)/, /Index Cond: .*\(subteam_id = \$6\)/, /Index Cond: .*ROW\(created_at, id\) < ROW\(\$7, \$8\)/]],
+    [
+      'a team and a level, after a cursor',
+      { from, to, limit: 21, level: 3, subteamId: 'team_a', after: { createdAt: '2026-10-15T00:00:00.000Z', id: 'p_9' } },
+      [/Index Cond: .*\(level = \$5\)/, /Index Cond: .*\(subteam_id = \$6\)/, /Index Cond: .*ROW\(created_at, id\) < ROW\(\$7, \$8\)/],
+    ],
   ];
   it.skipIf(TEST_CITUS_URL).each(variants)('%s: a generic plan reads pulses_page in order and filters on the index entry', async (name, filter, conds) => {
     const { q } = listQuery(filter);
-    const types = ['text', 'timestamptz', 'timestamptz', 'int', ...(filter.level !== undefined ? ['smallint'] : []), ...(filter.subteamId !== undefined ? ['text'] : []), ...(filter.after ? ['timestamptz', 'text'] : [])];
-    const args = ["'org_x'", "'2026-10-01Z'", "'2026-11-01Z'", '21', ...(filter.level !== undefined ? ['3'] : []), ...(filter.subteamId !== undefined ? ["'team_a'"] : []), ...(filter.after ? ["'2026-10-15Z'", "'p_9'"] : [])];
+    const types = [
+      'text',
+      'timestamptz',
+      'timestamptz',
+      'int',
+      ...(filter.level !== undefined ? ['smallint'] : []),
+      ...(filter.subteamId !== undefined ? ['text'] : []),
+      ...(filter.after ? ['timestamptz', 'text'] : []),
+    ];
+    const args = [
+      "'org_x'",
+      "'2026-10-01Z'",
+      "'2026-11-01Z'",
+      '21',
+      ...(filter.level !== undefined ? ['3'] : []),
+      ...(filter.subteamId !== undefined ? ["'team_a'"] : []),
+      ...(filter.after ? ["'2026-10-15Z'", "'p_9'"] : []),
+    ];
     const plan = await t.db.transaction(async (tx) => {
       await tx.query(sql('test.page_plans.generic', `SET LOCAL plan_cache_mode = force_generic_plan`));
       await tx.query(sql(`test.page_plans.prepare.${types.length}.${name.length}`, `PREPARE page_generic (${types.join(', ')}) AS ${q.text}`));

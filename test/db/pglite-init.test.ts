@@ -47,7 +47,9 @@ describe('initializing an embedded data directory', () => {
     mkdirSync(dir);
     writeFileSync(join(dir, 'notes.txt'), 'mine');
     await expect(initializeDataDir(dir)).rejects.toThrow(DataDirInitError);
-    await expect(initializeDataDir(dir)).rejects.toThrow(`${dir} holds no embedded database but is not empty (notes.txt); set DATA_DIR to an empty or new directory`);
+    await expect(initializeDataDir(dir)).rejects.toThrow(
+      `${dir} holds no embedded database but is not empty (notes.txt); set DATA_DIR to an empty or new directory`,
+    );
     expect(readdirSync(dir)).toEqual(['notes.txt']);
   });
 });

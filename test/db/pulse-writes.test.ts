@@ -11,15 +11,25 @@ import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
  */
 const ORG = 'org_door';
 const pulse = (id: string, over: Partial<NewPulse> = {}): NewPulse => ({
-  id, level: 3, reason: null, comment: null, moderationStatus: 'CLEAN', subteamId: 'team_d', createdAt: '2026-11-02T10:00:00.000Z', ...over,
+  id,
+  level: 3,
+  reason: null,
+  comment: null,
+  moderationStatus: 'CLEAN',
+  subteamId: 'team_d',
+  createdAt: '2026-11-02T10:00:00.000Z',
+  ...over,
 });
 
 describe('the pulse door', () => {
   let t: TestDatabase;
   const count = async (org = ORG) => {
     const [r] = await t.db.query<{ pulses: number; total: number | null }>(
-      sql('test.door.count', `SELECT (SELECT count(*)::int FROM pulses WHERE org_id = $1) AS pulses,
-                                     (SELECT pulse_count::int FROM pulse_totals WHERE org_id = $1) AS total`),
+      sql(
+        'test.door.count',
+        `SELECT (SELECT count(*)::int FROM pulses WHERE org_id = $1) AS pulses,
+                                     (SELECT pulse_count::int FROM pulse_totals WHERE org_id = $1) AS total`,
+      ),
       [org],
     );
     return r;
@@ -29,11 +39,23 @@ describe('the pulse door', () => {
     t = await createTestDatabase();
     await loadDataset(t.db, {
       organizations: [
-        { id: ORG, name: 'Door', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z', teams: [
-          { id: 'team_d', name: 'D', createdAt: '2026-01-01T00:00:00.000Z' },
-          { id: 'team_empty', name: 'Empty', createdAt: '2026-01-01T00:00:00.000Z' },
-        ] },
-        { id: 'org_other', name: 'Other', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z', teams: [{ id: 'team_o', name: 'O', createdAt: '2026-01-01T00:00:00.000Z' }] },
+        {
+          id: ORG,
+          name: 'Door',
+          plan: 'business',
+          createdAt: '2026-01-01T00:00:00.000Z',
+          teams: [
+            { id: 'team_d', name: 'D', createdAt: '2026-01-01T00:00:00.000Z' },
+            { id: 'team_empty', name: 'Empty', createdAt: '2026-01-01T00:00:00.000Z' },
+          ],
+        },
+        {
+          id: 'org_other',
+          name: 'Other',
+          plan: 'business',
+          createdAt: '2026-01-01T00:00:00.000Z',
+          teams: [{ id: 'team_o', name: 'O', createdAt: '2026-01-01T00:00:00.000Z' }],
+        },
       ],
     });
   });
@@ -49,7 +71,16 @@ describe('the pulse door', () => {
   it('writes every text exactly as given, whatever characters it holds (its own array serializer)', async () => {
     const texts = ['"', '\\', '\\"', 'a,b', '{x}', 'NULL', 'null', '', ' ', '  padded  ', 'line\nbreak\ttab', 'é ü 💬', "it's", '\\N', 'a"b\\c"d'];
     const pulses = texts.map((text, i) => pulse(`txt_${i}_${text}`, { reason: text, comment: text }));
-    expect(await t.db.transaction((tx) => writePulses(tx, 'org_other', pulses.map((p) => ({ ...p, subteamId: null })), { onExisting: 'fail' }))).toBe(texts.length);
+    expect(
+      await t.db.transaction((tx) =>
+        writePulses(
+          tx,
+          'org_other',
+          pulses.map((p) => ({ ...p, subteamId: null })),
+          { onExisting: 'fail' },
+        ),
+      ),
+    ).toBe(texts.length);
     const rows = await t.db.query<{ id: string; reason: string | null; comment: string | null }>(
       sql('test.door.texts', `SELECT id, reason, comment FROM pulses WHERE org_id = 'org_other' AND id LIKE 'txt\\_%' ORDER BY id`),
       [],
@@ -65,7 +96,9 @@ describe('the pulse door', () => {
 
   it('refuses a team of another organization or no team at all with 23503, writing nothing', async () => {
     for (const subteamId of ['team_o', 'team_missing']) {
-      const err = await t.db.transaction((tx) => writePulses(tx, ORG, [pulse(`x_${subteamId}`, { subteamId })], { onExisting: 'skip' })).catch((e: unknown) => e);
+      const err = await t.db
+        .transaction((tx) => writePulses(tx, ORG, [pulse(`x_${subteamId}`, { subteamId })], { onExisting: 'skip' }))
+        .catch((e: unknown) => e);
       expect(dbFailure(err), subteamId).toBe('foreign_key_violation');
       expect((err as { detail?: string }).detail ?? (err as Error).message).toMatch(/teams/);
     }
@@ -73,7 +106,9 @@ describe('the pulse door', () => {
   });
 
   it('refuses an organization that does not exist with 23503', async () => {
-    const err = await t.db.transaction((tx) => writePulses(tx, 'org_nobody', [pulse('n', { subteamId: null })], { onExisting: 'skip' })).catch((e: unknown) => e);
+    const err = await t.db
+      .transaction((tx) => writePulses(tx, 'org_nobody', [pulse('n', { subteamId: null })], { onExisting: 'skip' }))
+      .catch((e: unknown) => e);
     expect(dbFailure(err)).toBe('foreign_key_violation');
     expect(await count('org_nobody')).toEqual({ pulses: 0, total: null });
   });
@@ -118,7 +153,15 @@ describe('the pulse door', () => {
     // rollup rows in different hash orders; the door now upserts in key order.
     const org = 'org_concurrent';
     await loadDataset(t.db, {
-      organizations: [{ id: org, name: 'C', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z', teams: Array.from({ length: 20 }, (_, k) => ({ id: `tc_${k}`, name: `C${k}`, createdAt: '2026-01-01T00:00:00.000Z' })) }],
+      organizations: [
+        {
+          id: org,
+          name: 'C',
+          plan: 'business',
+          createdAt: '2026-01-01T00:00:00.000Z',
+          teams: Array.from({ length: 20 }, (_, k) => ({ id: `tc_${k}`, name: `C${k}`, createdAt: '2026-01-01T00:00:00.000Z' })),
+        },
+      ],
     });
     const t0 = Date.parse('2026-10-05T00:00:00.000Z');
     // Batches overlap in days, weeks and teams, each over its own number of them, so their groups
@@ -128,7 +171,11 @@ describe('the pulse door', () => {
         const i = b * 250 + k;
         const teams = 2 + ((b * 5) % 19);
         const days = 1 + ((b * 3) % 21);
-        return pulse(`c_${i}`, { level: 1 + (i % 5), subteamId: `tc_${(k * 7) % teams}`, createdAt: new Date(t0 + ((k * 7919) % (days * 86_400)) * 1000).toISOString() });
+        return pulse(`c_${i}`, {
+          level: 1 + (i % 5),
+          subteamId: `tc_${(k * 7) % teams}`,
+          createdAt: new Date(t0 + ((k * 7919) % (days * 86_400)) * 1000).toISOString(),
+        });
       }),
     );
     let next = 0;
@@ -143,10 +190,9 @@ describe('the pulse door', () => {
     );
     expect(failures).toEqual([]);
     expect(await count(org)).toEqual({ pulses: 48 * 250, total: 48 * 250 });
-    const [weeks] = await t.db.query<{ n: number }>(
-      sql('test.door.weeks', `SELECT sum(clean_count)::int AS n FROM pulse_clean_week_stats WHERE org_id = $1`),
-      [org],
-    );
+    const [weeks] = await t.db.query<{ n: number }>(sql('test.door.weeks', `SELECT sum(clean_count)::int AS n FROM pulse_clean_week_stats WHERE org_id = $1`), [
+      org,
+    ]);
     expect(weeks.n).toBe(48 * 250);
   });
 });

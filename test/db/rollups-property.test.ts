@@ -80,7 +80,7 @@ describe(`every rollup equals a scan of the pulses after every write path (seede
   let t: TestDatabase;
   const dir = mkdtempSync(join(tmpdir(), 'cp-rollups-property-'));
   const rnd = prng(SEED);
-  const pick = <T,>(xs: readonly T[]) => xs[Math.floor(rnd() * xs.length)];
+  const pick = <T>(xs: readonly T[]) => xs[Math.floor(rnd() * xs.length)];
   const written = new Map<string, string[]>(ORGS.map((o) => [o, []]));
   let serial = 0;
 
@@ -117,7 +117,8 @@ describe(`every rollup equals a scan of the pulses after every write path (seede
 
   const expectRollupsExact = async (step: string) => {
     for (const c of COMPARISONS) {
-      const rows = async (text: string) => (await t.db.query<{ r: string }>(sql(`test.prop.${c.name}.${text === c.scan ? 'scan' : 'rollup'}`, text))).map((x) => x.r).sort();
+      const rows = async (text: string) =>
+        (await t.db.query<{ r: string }>(sql(`test.prop.${c.name}.${text === c.scan ? 'scan' : 'rollup'}`, text))).map((x) => x.r).sort();
       expect(await rows(c.rollup), `${c.name} after ${step}`).toEqual(await rows(c.scan));
     }
   };
@@ -126,7 +127,10 @@ describe(`every rollup equals a scan of the pulses after every write path (seede
     t = await createTestDatabase();
     await loadDataset(t.db, {
       organizations: ORGS.map((id) => ({
-        id, name: id, plan: 'business', createdAt: '2026-01-01T00:00:00.000Z',
+        id,
+        name: id,
+        plan: 'business',
+        createdAt: '2026-01-01T00:00:00.000Z',
         teams: TEAMS.map((team) => ({ id: team, name: team, createdAt: '2026-01-01T00:00:00.000Z' })),
       })),
     });
@@ -164,8 +168,13 @@ describe(`every rollup equals a scan of the pulses after every write path (seede
             : [p.id, level, p.reason, p.comment, p.moderationStatus, p.subteamId, p.createdAt].map(csvField).join(',');
         });
         if (format === 'csv') lines.unshift('id,level,reason,comment,moderationStatus,subteamId,createdAt');
-        writeFileSync(file, lines.join('\n') + '\n');
-        const outcome = await importPulses(t.db, { orgId: org, file, format, onError, batchSize: 1 + Math.floor(rnd() * 150) }, operatorActor(), new Date()).then(
+        writeFileSync(file, `${lines.join('\n')}\n`);
+        const outcome = await importPulses(
+          t.db,
+          { orgId: org, file, format, onError, batchSize: 1 + Math.floor(rnd() * 150) },
+          operatorActor(),
+          new Date(),
+        ).then(
           (s) => `imported ${s.imported}, skipped ${s.skipped}`,
           (e: Error) => `failed: ${e.message.slice(0, 60)}`,
         );
@@ -184,7 +193,7 @@ describe(`every rollup equals a scan of the pulses after every write path (seede
       log.push(what);
       await expectRollupsExact(log.join('\n'));
     }
-    if (process.env.PROPERTY_LOG) console.log(log.join("\n"));
+    if (process.env.PROPERTY_LOG) console.log(log.join('\n'));
     // The sequence did write through every path.
     expect(written.get(ORGS[0])!.length + written.get(ORGS[1])!.length).toBeGreaterThan(500);
   });

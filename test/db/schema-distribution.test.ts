@@ -77,7 +77,12 @@ const listForeignKeys = sql(
 
 /** Arrays of names come back as arrays (pg) or as '{a,b}' text on some paths; accept both. */
 const names = (v: unknown): string[] =>
-  Array.isArray(v) ? v.map((x) => (x === null ? '(expression)' : String(x))) : String(v).replace(/^\{|\}$/g, '').split(',').map((x) => (x === 'NULL' ? '(expression)' : x));
+  Array.isArray(v)
+    ? v.map((x) => (x === null ? '(expression)' : String(x)))
+    : String(v)
+        .replace(/^\{|\}$/g, '')
+        .split(',')
+        .map((x) => (x === 'NULL' ? '(expression)' : x));
 
 describe('schema distribution by organization', () => {
   let t: TestDatabase;
@@ -94,7 +99,9 @@ describe('schema distribution by organization', () => {
     const fks = await t.db.query<{ table: string; name: string; ref_table: string; columns: unknown; ref_columns: unknown }>(listForeignKeys);
     keys = [
       ...unique.map((u): Key => ({ table: u.table, name: u.name, kind: u.primary ? 'primary key' : 'unique index', columns: names(u.columns) })),
-      ...fks.map((f): Key => ({ table: f.table, name: f.name, kind: 'foreign key', columns: names(f.columns), refTable: f.ref_table, refColumns: names(f.ref_columns) })),
+      ...fks.map(
+        (f): Key => ({ table: f.table, name: f.name, kind: 'foreign key', columns: names(f.columns), refTable: f.ref_table, refColumns: names(f.ref_columns) }),
+      ),
     ];
   });
   afterAll(() => t.close());
@@ -140,7 +147,10 @@ describe('schema distribution by organization', () => {
   it('every allowed exception still exists (the allow-list does not rot)', () => {
     for (const entry of Object.keys(ALLOWED)) {
       const [table, name] = entry.split('.');
-      expect(keys.some((k) => k.table === table && k.name === name), entry).toBe(true);
+      expect(
+        keys.some((k) => k.table === table && k.name === name),
+        entry,
+      ).toBe(true);
     }
   });
 

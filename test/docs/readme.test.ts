@@ -1,9 +1,7 @@
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
-import {
-  cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync,
-} from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { delimiter, dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -76,12 +74,12 @@ export function readmeCommands(markdown: string): ReadmeCommand[] {
       continue;
     }
     if (line.endsWith('\\')) {
-      pending += line.slice(0, -1).trimEnd() + ' ';
+      pending += `${line.slice(0, -1).trimEnd()} `;
       continue;
     }
     // A single-quoted argument may span lines (a JSON body): join until its quote closes.
     if (((pending + line).match(/'/g) ?? []).length % 2 === 1) {
-      pending += line.trim() + '\n';
+      pending += `${line.trim()}\n`;
       continue;
     }
     const printed = (pending + line.trim()).trim();
@@ -120,7 +118,8 @@ function makeClone(dir: string) {
   }
   cpSync(join(ROOT, 'dist'), join(dir, 'dist'), { recursive: true });
   const workspaces = readdirSync(join(ROOT, 'packages')).filter((d) => existsSync(join(ROOT, 'packages', d, 'package.json')));
-  for (const w of workspaces) if (existsSync(join(ROOT, 'packages', w, 'dist'))) cpSync(join(ROOT, 'packages', w, 'dist'), join(dir, 'packages', w, 'dist'), { recursive: true });
+  for (const w of workspaces)
+    if (existsSync(join(ROOT, 'packages', w, 'dist'))) cpSync(join(ROOT, 'packages', w, 'dist'), join(dir, 'packages', w, 'dist'), { recursive: true });
   symlinkSync(join(ROOT, '.pglite-template'), join(dir, '.pglite-template'));
   const modules = join(dir, 'node_modules');
   mkdirSync(join(modules, '.bin'), { recursive: true });
@@ -134,7 +133,8 @@ function makeClone(dir: string) {
     const name = JSON.parse(readFileSync(join(ROOT, 'packages', w, 'package.json'), 'utf8')).name as string;
     symlinkSync(join('../../packages', w), join(modules, name));
   }
-  const git = (...args: string[]) => execFileSync('git', ['-c', 'user.name=readme', '-c', 'user.email=readme@example.com', ...args], { cwd: dir, stdio: 'pipe' });
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-c', 'user.name=readme', '-c', 'user.email=readme@example.com', ...args], { cwd: dir, stdio: 'pipe' });
   git('init', '-q');
   git('add', '-A');
   git('commit', '-q', '-m', 'the clone');
@@ -256,10 +256,20 @@ describe(`README.md (${DATABASE ? 'PostgreSQL' : 'embedded PGlite'}, Node ${spaw
     }
     // The terminals' environment: no npm variables of the `npm test` that runs this (npx would
     // take this checkout for the project), npm's cache empty (the clone's first npx), the ports of this run.
-    const inherited = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && !/^npm_/i.test(k) && k !== 'INIT_CWD' && k !== 'DATA_DIR')) as Record<string, string>;
+    const inherited = Object.fromEntries(
+      Object.entries(process.env).filter(([k, v]) => v !== undefined && !/^npm_/i.test(k) && k !== 'INIT_CWD' && k !== 'DATA_DIR'),
+    ) as Record<string, string>;
     terminal = {
-      ...inherited, DATABASE_URL: databaseUrl, REDIS_URL: DATABASE && REDIS ? REDIS : '', PORT: String(port), HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn', ALERTS_INTERVAL_MINUTES: '0', PATH, npm_config_cache: npmCache, npm_config_update_notifier: 'false',
+      ...inherited,
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: DATABASE && REDIS ? REDIS : '',
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      ALERTS_INTERVAL_MINUTES: '0',
+      PATH,
+      npm_config_cache: npmCache,
+      npm_config_update_notifier: 'false',
       CP_BASE_URL: `http://127.0.0.1:${port}`,
     };
     // The first terminal: `npm start` in the clone, in its own process group as a terminal's job is.
@@ -294,19 +304,26 @@ describe(`README.md (${DATABASE ? 'PostgreSQL' : 'embedded PGlite'}, Node ${spaw
     expect(run.some((c) => c.expected.includes(304))).toBe(true);
     expect(run.filter((c) => c.section === ADMIN_SECTION && c.text.startsWith('node bin/climate-pulse.js ')).length).toBeGreaterThanOrEqual(10);
     expect(run.filter((c) => c.section === CONSOLE_SECTION).map((c) => c.text.split(' ').slice(0, 3).join(' '))).toEqual([
-      'npx climate-pulse keys', 'npx climate-pulse members',
+      'npx climate-pulse keys',
+      'npx climate-pulse members',
     ]);
     expect(run.some((c) => c.text.includes('npx tsx examples/weekly-report.ts'))).toBe(true);
     // The operator section: stop the first server, make the token, start again in the background, in that order.
     const operator = run.filter((c) => c.section === ADMIN_SECTION).slice(0, 3);
-    expect(operator.map((c) => [c.stop ?? false, c.background ?? false])).toEqual([[true, false], [false, false], [false, true]]);
+    expect(operator.map((c) => [c.stop ?? false, c.background ?? false])).toEqual([
+      [true, false],
+      [false, false],
+      [false, true],
+    ]);
     expect(operator[1].text).toMatch(/^export ADMIN_TOKEN=/);
     expect(operator[2].text).toMatch(/^ADMIN_PORT=3001 npm start > server\.log 2>&1 &/);
     // The first command of the README is the first terminal's server; what else is not run, and why: nothing else.
     expect(commands[0].printed).toMatch(FIRST_START);
     const skipped = commands.filter((c) => c.skip).map((c) => c.printed.replace(/\s+#.*$/, ''));
     expect(skipped).toEqual([
-      'npm install && npm start', 'npm install && npm test', 'TEST_DATABASE_URL=postgres://root@127.0.0.1:5432/test TEST_REDIS_URL=redis://127.0.0.1:6379 npm test',
+      'npm install && npm start',
+      'npm install && npm test',
+      'TEST_DATABASE_URL=postgres://root@127.0.0.1:5432/test TEST_REDIS_URL=redis://127.0.0.1:6379 npm test',
       'export KEY=cp_live_… ORG=org_demo_…',
     ]);
   });
@@ -393,7 +410,9 @@ describe(`README.md (${DATABASE ? 'PostgreSQL' : 'embedded PGlite'}, Node ${spaw
       const exit = Number(/@@EXIT (\d+)/.exec(chunk)?.[1]);
       const bad = statuses.filter((s) => (c.expected.length ? !c.expected.includes(s) : s < 200 || s > 299));
       if (exit !== 0 || bad.length || (c.text.includes('curl') && statuses.length === 0)) {
-        failures.push(`${c.text}\n    -> exit ${exit}, statuses ${statuses.join(',') || 'none'}${c.expected.length ? ` (expected ${c.expected})` : ''}\n    ${chunk.replace(/^\d+\n/, '').slice(0, 400)}`);
+        failures.push(
+          `${c.text}\n    -> exit ${exit}, statuses ${statuses.join(',') || 'none'}${c.expected.length ? ` (expected ${c.expected})` : ''}\n    ${chunk.replace(/^\d+\n/, '').slice(0, 400)}`,
+        );
       }
     });
     const log = existsSync(join(clone, 'server.log')) ? `\nserver.log:\n${readFileSync(join(clone, 'server.log'), 'utf8').slice(-3000)}` : '';
@@ -405,14 +424,16 @@ describe(`README.md (${DATABASE ? 'PostgreSQL' : 'embedded PGlite'}, Node ${spaw
     expect([0, 'SIGINT'], out.slice(-2000)).toContain(first.exitCode ?? first.signalCode);
   }, 300_000);
 
-  it('the first `npx climate-pulse` of the clone starts within 5 s and installs nothing into npm\'s cache', async () => {
+  it("the first `npx climate-pulse` of the clone starts within 5 s and installs nothing into npm's cache", async () => {
     // Its markers: npx called, the command's process started (the hook), npx returned.
     const from = shellErr.search(/@@NPX-BEGIN \d+ climate-pulse\n/);
     expect(from, shellErr.slice(0, 600)).toBeGreaterThanOrEqual(0);
     const m = /^@@NPX-BEGIN (\d+) climate-pulse\n[\s\S]*?^@@STARTED (\d+)\n[\s\S]*?^@@NPX-END (\d+) climate-pulse$/m.exec(shellErr.slice(from));
     expect(m, shellErr.slice(from, from + 600)).not.toBeNull();
     const [begin, started, end] = [m![1], m![2], m![3]].map(Number);
-    console.log(`README: the first npx climate-pulse started its command after ${((started - begin) / 1000).toFixed(2)} s, and was done after ${((end - begin) / 1000).toFixed(2)} s`);
+    console.log(
+      `README: the first npx climate-pulse started its command after ${((started - begin) / 1000).toFixed(2)} s, and was done after ${((end - begin) / 1000).toFixed(2)} s`,
+    );
     // npx ran the command npm install linked; it never installed the clone into its cache (and ran its prepare).
     expect(existsSync(join(npmCache, '_npx'))).toBe(false);
     // On a machine busy with other work one sample can be slow: up to two more first calls, each
@@ -426,9 +447,16 @@ describe(`README.md (${DATABASE ? 'PostgreSQL' : 'embedded PGlite'}, Node ${spaw
   async function firstNpxStart(): Promise<number> {
     const cache = mkdtempSync(join(tmpdir(), 'cp-readme-npm-cache-'));
     try {
-      const ran = spawnSync('bash', ['-c', `date +%s%3N >&2; NODE_OPTIONS="--import=${pathToFileURL(startedHook).href}" npx climate-pulse --help > /dev/null`], {
-        cwd: clone, env: { ...terminal, npm_config_cache: cache }, encoding: 'utf8', timeout: 60_000,
-      });
+      const ran = spawnSync(
+        'bash',
+        ['-c', `date +%s%3N >&2; NODE_OPTIONS="--import=${pathToFileURL(startedHook).href}" npx climate-pulse --help > /dev/null`],
+        {
+          cwd: clone,
+          env: { ...terminal, npm_config_cache: cache },
+          encoding: 'utf8',
+          timeout: 60_000,
+        },
+      );
       const m = /^(\d+)\n@@STARTED (\d+)$/m.exec(ran.stderr);
       expect(m, ran.stderr).not.toBeNull();
       expect(existsSync(join(cache, '_npx'))).toBe(false);
@@ -439,12 +467,15 @@ describe(`README.md (${DATABASE ? 'PostgreSQL' : 'embedded PGlite'}, Node ${spaw
     }
   }
 
-  it('the operator section\'s start printed what the README shows: the operator API, the organizations and the commands naming the demo', () => {
+  it("the operator section's start printed what the README shows: the operator API, the organizations and the commands naming the demo", () => {
     const org = /Demo organization (org_demo_\w+)/.exec(out)![1];
     const printed = readFileSync(join(clone, 'server.log'), 'utf8');
     const block = /until grep -q 'the console:' server\.log[^\n]*\n((?:# [^\n]*\n)+)/.exec(README)?.[1];
     expect(block, 'the operator section shows what the start prints').toBeDefined();
-    const lines = block!.trim().split('\n').map((l) => l.replace(/^# /, ''));
+    const lines = block!
+      .trim()
+      .split('\n')
+      .map((l) => l.replace(/^# /, ''));
     expect(lines).toHaveLength(6);
     for (const line of lines) {
       const expected = line
@@ -477,22 +508,25 @@ describe(`README.md (${DATABASE ? 'PostgreSQL' : 'embedded PGlite'}, Node ${spaw
     }
   }, 300_000);
 
-  it('after the README\'s blocks, POST /teams as /docs fills it in (its example body and Idempotency-Key) creates the team, then replays: never a 409', async () => {
+  it("after the README's blocks, POST /teams as /docs fills it in (its example body and Idempotency-Key) creates the team, then replays: never a 409", async () => {
     const key = /API key \(shown once\): (cp_live_\w+)/.exec(out)![1];
     const origin = `http://127.0.0.1:${port}`;
     const doc = (await (await fetch(`${origin}/openapi.json`)).json()) as {
-      paths: { '/teams': { post: { parameters: { name: string; example: string }[]; requestBody: { content: { 'application/json': { example: unknown } } } } } };
+      paths: {
+        '/teams': { post: { parameters: { name: string; example: string }[]; requestBody: { content: { 'application/json': { example: unknown } } } } };
+      };
     };
     const op = doc.paths['/teams'].post;
     const idempotencyKey = op.parameters.find((p) => p.name.toLowerCase() === 'idempotency-key')!.example;
     const body = op.requestBody.content['application/json'].example;
     // Issue 42: the README's curl made "Platform", the name /docs fills in: Execute answered 409 team_name_taken.
     expect(README).not.toContain(JSON.stringify(body));
-    const press = () => fetch(`${origin}/v1/teams`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
-      body: JSON.stringify(body),
-    });
+    const press = () =>
+      fetch(`${origin}/v1/teams`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
+        body: JSON.stringify(body),
+      });
     const [firstPress, secondPress] = [await press(), await press()];
     expect(firstPress.status, await firstPress.clone().text()).toBeGreaterThanOrEqual(200);
     expect(firstPress.status).toBeLessThan(300);
@@ -540,7 +574,7 @@ describe(`README.md (${DATABASE ? 'PostgreSQL' : 'embedded PGlite'}, Node ${spaw
     expect((await you.request('/console/overview')).status).toBe(200);
   }, 60_000);
 
-  it('leaves the clone as git sees it: every file the README\'s lines write is ignored', () => {
+  it("leaves the clone as git sees it: every file the README's lines write is ignored", () => {
     expect(execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: clone, encoding: 'utf8' })).toBe('');
   });
 });

@@ -25,8 +25,15 @@ describe.skipIf(skip)('/docs in a browser', () => {
     base = `http://127.0.0.1:${(t.app.server.address() as AddressInfo).port}`;
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-background-networking', '--disable-gpu', '--disable-component-update',
-        '--disable-sync', '--no-first-run'],
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-background-networking',
+        '--disable-gpu',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
     });
   });
   // In a loaded .ci/run this hook ran past 60 s after both tests had passed: the browser closed in
@@ -61,7 +68,10 @@ describe.skipIf(skip)('/docs in a browser', () => {
   });
 
   it('lists every operation, authorizes with a key, runs "try it" on GET /stats, and calls nothing but the service', async () => {
-    const doc = (await (await fetch(`${base}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>>; webhooks: Record<string, Record<string, unknown>> };
+    const doc = (await (await fetch(`${base}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, unknown>>;
+      webhooks: Record<string, Record<string, unknown>>;
+    };
     const operations = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${path}`));
     expect(operations).toHaveLength(11);
     // The page lists the webhooks too (the events the service POSTs), each under its name.
@@ -86,7 +96,7 @@ describe.skipIf(skip)('/docs in a browser', () => {
     });
     const statsCalls: { auth?: string }[] = [];
     page.on('request', (r) => {
-      if (new URL(r.url()).pathname === '/v1/stats') statsCalls.push({ auth: r.headers()['authorization'] });
+      if (new URL(r.url()).pathname === '/v1/stats') statsCalls.push({ auth: r.headers().authorization });
     });
 
     await page.goto(`${base}/docs`);
@@ -113,9 +123,7 @@ describe.skipIf(skip)('/docs in a browser', () => {
     await status.first().waitFor();
     expect((await status.first().textContent())?.trim()).toBe('200');
     expect(statsCalls).toEqual([{ auth: `Bearer ${KEYS.acme}` }]);
-    await expect(stats.locator('.live-responses-table .response-col_description pre').first().textContent()).resolves.toContain(
-      '"minimumSample": 5',
-    );
+    await expect(stats.locator('.live-responses-table .response-col_description pre').first().textContent()).resolves.toContain('"minimumSample": 5');
 
     // The top of the page down to the answer of "try it".
     const answer = await stats.locator('.live-responses-table').first().boundingBox();

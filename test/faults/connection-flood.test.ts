@@ -46,7 +46,9 @@ interface FloodStats {
 
 /** The attacker, in its own process (test/faults/fixtures/half-sent-flood.mjs). */
 function attack(port: number, count: number, localAddress: string, renewMs: number, head: string) {
-  const child = spawn(process.execPath, [FLOOD, String(port), String(count), localAddress, String(renewMs), head], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = spawn(process.execPath, [FLOOD, String(port), String(count), localAddress, String(renewMs), head], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   return {
     stats: () =>
       new Promise<FloodStats>((resolve) => {

@@ -54,7 +54,8 @@ const send = (url: string, tag: string) => (client: number, seq: number) =>
  * refused or reset while it was being opened (`connect ECONNREFUSED`, `connect ECONNRESET`) carried
  * no request: the client knows nothing was sent.
  */
-const broken = (log: Sent[]) => log.filter((e) => e.status === undefined && !/connect ECONNREFUSED|connect ECONNRESET|^Error: ECONNREFUSED/.test(e.error ?? ''));
+const broken = (log: Sent[]) =>
+  log.filter((e) => e.status === undefined && !/connect ECONNREFUSED|connect ECONNRESET|^Error: ECONNREFUSED/.test(e.error ?? ''));
 const notOk = (log: Sent[]) => log.filter((e) => e.status !== undefined && e.status !== 200);
 
 describe(`SIGTERM with SHUTDOWN_DELAY_MS under ${CLIENTS} keep-alive clients, ${RUNS} runs (${DB_KIND})`, () => {
@@ -82,7 +83,14 @@ describe(`SIGTERM with SHUTDOWN_DELAY_MS under ${CLIENTS} keep-alive clients, ${
 
   /** One run: a server, the clients on it for a moment, SIGTERM, and what the clients saw until it exited. */
   const run = async (i: number, extra: Record<string, string>) => {
-    const s = await startServerProcess({ ...env, ...extra, PORT: String(await freePort()), LOG_LEVEL: 'info', SHUTDOWN_DELAY_MS: '1000', ALERTS_INTERVAL_MINUTES: '0' });
+    const s = await startServerProcess({
+      ...env,
+      ...extra,
+      PORT: String(await freePort()),
+      LOG_LEVEL: 'info',
+      SHUTDOWN_DELAY_MS: '1000',
+      ALERTS_INTERVAL_MINUTES: '0',
+    });
     if (extra.WORKERS) expect(await waitUntil(() => (s.output().match(/listening on/g) ?? []).length === Number(extra.WORKERS), 30_000)).toBe(true);
     const exited = once(s.child, 'exit');
     let signalAt = 0;
@@ -113,41 +121,68 @@ describe(`SIGTERM with SHUTDOWN_DELAY_MS under ${CLIENTS} keep-alive clients, ${
       const r = await run(i, extra);
       const errorLines = r.output.split('\n').filter((l) => l.startsWith('{') && JSON.parse(l).level >= 50);
       const at = (e: Sent) => ({ ...e, sentAt: Math.round(e.sentAt - r.signalAt), doneAt: Math.round(e.doneAt - r.signalAt) });
-      seen.push({ run: i, broken: broken(r.log).map(at), notOk: notOk(r.log), errorLines, code: r.code, answered: r.log.filter((e) => e.status === 200).length });
+      seen.push({
+        run: i,
+        broken: broken(r.log).map(at),
+        notOk: notOk(r.log),
+        errorLines,
+        code: r.code,
+        answered: r.log.filter((e) => e.status === 200).length,
+      });
       expect(r.readyStatus, r.output.slice(-2000)).toBe(503);
     }
-    const summary = seen.map((s) => `run ${s.run}: exit ${s.code}, ${s.answered} answered, ${s.broken.length} broken ${JSON.stringify(s.broken.slice(0, 2).map((e) => [e.error, e.sentAt, e.doneAt]))}, ${s.notOk.length} not 200, ${s.errorLines.length} error lines`).join('\n');
+    const summary = seen
+      .map(
+        (s) =>
+          `run ${s.run}: exit ${s.code}, ${s.answered} answered, ${s.broken.length} broken ${JSON.stringify(s.broken.slice(0, 2).map((e) => [e.error, e.sentAt, e.doneAt]))}, ${s.notOk.length} not 200, ${s.errorLines.length} error lines`,
+      )
+      .join('\n');
     expect(seen.flatMap((s) => s.broken).length, summary).toBeLessThanOrEqual(MAX_BROKEN);
     expect(seen.flatMap((s) => s.notOk).length, summary).toBe(0);
-    expect(seen.map((s) => s.code), summary).toEqual(Array(RUNS).fill(0));
+    expect(
+      seen.map((s) => s.code),
+      summary,
+    ).toEqual(Array(RUNS).fill(0));
     expect(seen.flatMap((s) => s.errorLines).slice(0, 3), summary).toEqual([]);
   };
 
-  it('one process: no request reset or closed under it, every answer 200, exit 0, no line of level 50 or more', async () => {
-    await runAll({});
-  }, Math.max(600_000, RUNS * 60_000)); // a loaded machine: up to a minute a run
+  it(
+    'one process: no request reset or closed under it, every answer 200, exit 0, no line of level 50 or more',
+    async () => {
+      await runAll({});
+    },
+    Math.max(600_000, RUNS * 60_000),
+  ); // a loaded machine: up to a minute a run
 
-  it.skipIf(!TEST_DATABASE_URL)('WORKERS=2: the same', async () => {
-    await runAll({ WORKERS: '2' });
-  }, Math.max(600_000, RUNS * 60_000)); // a loaded machine: up to a minute a run
+  it.skipIf(!TEST_DATABASE_URL)(
+    'WORKERS=2: the same',
+    async () => {
+      await runAll({ WORKERS: '2' });
+    },
+    Math.max(600_000, RUNS * 60_000),
+  ); // a loaded machine: up to a minute a run
 
-  it.skipIf(!TEST_DATABASE_URL)('a SIGHUP roll of WORKERS=2 under 8 clients with no pause (the cores busy): 0 failed requests', async () => {
-    const s = await startServerProcess({ ...env, PORT: String(await freePort()), WORKERS: '2', ROLL_SETTLE_MS: '2000', ALERTS_INTERVAL_MINUTES: '0' });
-    try {
-      expect(await waitUntil(() => (s.output().match(/listening on/g) ?? []).length === 2, 30_000)).toBe(true);
-      const traffic = runClients(CLIENTS, send(s.url, 'Roll'), { maxMs: 120_000 });
-      expect(await waitUntil(() => traffic.answered() >= 4 * CLIENTS, 20_000)).toBe(true);
-      process.kill(s.child.pid!, 'SIGHUP');
-      const done = await waitUntil(() => /rolling restart (done|stopped)/.test(s.output()), 100_000);
-      const at = traffic.answered();
-      await waitUntil(() => traffic.answered() >= at + 4 * CLIENTS, 10_000);
-      const log = await traffic.stop();
-      expect(done, s.output()).toBe(true);
-      expect(s.output()).toContain('rolling restart done: 2 workers replaced');
-      const failed = log.filter((e) => e.status !== 200);
-      expect(failed.slice(0, 3), `${failed.length} of ${log.length} requests failed`).toEqual([]);
-    } finally {
-      await s.stop('SIGTERM');
-    }
-  }, 200_000);
+  it.skipIf(!TEST_DATABASE_URL)(
+    'a SIGHUP roll of WORKERS=2 under 8 clients with no pause (the cores busy): 0 failed requests',
+    async () => {
+      const s = await startServerProcess({ ...env, PORT: String(await freePort()), WORKERS: '2', ROLL_SETTLE_MS: '2000', ALERTS_INTERVAL_MINUTES: '0' });
+      try {
+        expect(await waitUntil(() => (s.output().match(/listening on/g) ?? []).length === 2, 30_000)).toBe(true);
+        const traffic = runClients(CLIENTS, send(s.url, 'Roll'), { maxMs: 120_000 });
+        expect(await waitUntil(() => traffic.answered() >= 4 * CLIENTS, 20_000)).toBe(true);
+        process.kill(s.child.pid!, 'SIGHUP');
+        const done = await waitUntil(() => /rolling restart (done|stopped)/.test(s.output()), 100_000);
+        const at = traffic.answered();
+        await waitUntil(() => traffic.answered() >= at + 4 * CLIENTS, 10_000);
+        const log = await traffic.stop();
+        expect(done, s.output()).toBe(true);
+        expect(s.output()).toContain('rolling restart done: 2 workers replaced');
+        const failed = log.filter((e) => e.status !== 200);
+        expect(failed.slice(0, 3), `${failed.length} of ${log.length} requests failed`).toEqual([]);
+      } finally {
+        await s.stop('SIGTERM');
+      }
+    },
+    200_000,
+  );
 });

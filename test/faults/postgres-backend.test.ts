@@ -42,7 +42,10 @@ describe.skipIf(!TEST_DATABASE_URL)('PostgreSQL backend terminated mid-write', (
     const node = new URL(TEST_DATABASE_URL!);
     if (TEST_CITUS_URL) {
       const [w] = await t.db.query<{ nodename: string; nodeport: number }>(
-        { name: 'test.shard_node', text: `SELECT nodename, nodeport FROM pg_dist_shard_placement WHERE shardid = get_shard_id_for_distribution_column('actions', $1::text)` },
+        {
+          name: 'test.shard_node',
+          text: `SELECT nodename, nodeport FROM pg_dist_shard_placement WHERE shardid = get_shard_id_for_distribution_column('actions', $1::text)`,
+        },
         ['org_a'],
       );
       node.hostname = w.nodename;
@@ -98,7 +101,8 @@ describe.skipIf(!TEST_DATABASE_URL)('PostgreSQL backend terminated mid-write', (
   }
 
   const recordsFor = async (idem: string) =>
-    (await t.db.query<{ n: number }>({ name: 'test.idem', text: 'SELECT count(*)::int AS n FROM idempotency_records WHERE idempotency_key = $1' }, [idem]))[0].n;
+    (await t.db.query<{ n: number }>({ name: 'test.idem', text: 'SELECT count(*)::int AS n FROM idempotency_records WHERE idempotency_key = $1' }, [idem]))[0]
+      .n;
   const actionsTitled = async (title: string) =>
     (await t.db.query<{ n: number }>({ name: 'test.titled', text: 'SELECT count(*)::int AS n FROM actions WHERE title = $1' }, [title]))[0].n;
 

@@ -54,8 +54,14 @@ describe(`a server shutting down (${DB_KIND}, in this process)`, () => {
   const start = (env: Record<string, string> = {}): Promise<RunningServer> =>
     startServer(
       loadConfig({
-        PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', MAX_EVENT_LOOP_DELAY_MS: '0', ALERTS_INTERVAL_MINUTES: '0',
-        DATA_DIR: dir, DATABASE_URL: t.url ?? '', ...env,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'silent',
+        MAX_EVENT_LOOP_DELAY_MS: '0',
+        ALERTS_INTERVAL_MINUTES: '0',
+        DATA_DIR: dir,
+        DATABASE_URL: t.url ?? '',
+        ...env,
       }),
       { db },
     );

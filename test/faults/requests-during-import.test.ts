@@ -69,7 +69,10 @@ const ROWS = 60_000;
 const dataset = {
   organizations: [
     {
-      id: 'org_i', name: 'I', plan: 'enterprise', createdAt: '2026-01-01T00:00:00.000Z',
+      id: 'org_i',
+      name: 'I',
+      plan: 'enterprise',
+      createdAt: '2026-01-01T00:00:00.000Z',
       apiKeys: [{ key: KEY }],
       teams: [{ id: 't1', name: 'One', createdAt: '2026-01-01T00:00:00.000Z' }],
       pulses: [{ id: 'p_0', level: 4, reason: null, comment: 'fine', moderationStatus: 'CLEAN', subteamId: 't1', createdAt: '2026-10-05T08:00:00.000Z' }],
@@ -95,11 +98,19 @@ describe('public requests while an operator import runs', { timeout: 600_000 }, 
     expect((await runCli(['load', tmp('ds.json')], cdb.env)).code).toBe(0);
     const start = Date.parse('2026-06-01T00:00:00.000Z');
     const row = (i: number, id = `imp_${i}`) =>
-      JSON.stringify({ id, level: 1 + (i % 5), reason: null, comment: i % 7 ? null : 'busy week', moderationStatus: 'CLEAN', subteamId: i % 2 ? 't1' : null, createdAt: new Date(start + i * 60_000).toISOString() });
+      JSON.stringify({
+        id,
+        level: 1 + (i % 5),
+        reason: null,
+        comment: i % 7 ? null : 'busy week',
+        moderationStatus: 'CLEAN',
+        subteamId: i % 2 ? 't1' : null,
+        createdAt: new Date(start + i * 60_000).toISOString(),
+      });
     const lines = Array.from({ length: ROWS }, (_, i) => row(i));
-    writeFileSync(tmp('good.ndjson'), lines.join('\n') + '\n');
+    writeFileSync(tmp('good.ndjson'), `${lines.join('\n')}\n`);
     // Its last row repeats an id already stored: the database refuses it at the last batch.
-    writeFileSync(tmp('bad-last.ndjson'), [...lines.map((_, i) => row(i, `bad_${i}`)), row(ROWS, 'p_0')].join('\n') + '\n');
+    writeFileSync(tmp('bad-last.ndjson'), `${[...lines.map((_, i) => row(i, `bad_${i}`)), row(ROWS, 'p_0')].join('\n')}\n`);
     server = await startServerProcess(cdb.env, { startTimeoutMs: 150_000 });
   }, 240_000);
   afterAll(async () => {
@@ -123,7 +134,8 @@ describe('public requests while an operator import runs', { timeout: 600_000 }, 
     return out;
   }
 
-  const pulseCount = async () => ((await (await fetch(`${server.url}/v1/stats`, { headers: { authorization: `Bearer ${KEY}` } })).json()) as { pulseCount: number }).pulseCount;
+  const pulseCount = async () =>
+    ((await (await fetch(`${server.url}/v1/stats`, { headers: { authorization: `Bearer ${KEY}` } })).json()) as { pulseCount: number }).pulseCount;
 
   /** Runs the import with request loops beside it until the CLI exits. */
   async function importWithProbes(file: string) {

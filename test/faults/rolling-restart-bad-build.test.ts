@@ -29,7 +29,12 @@ async function seed(db: DatabaseExecutor) {
 
 const workerPids = (primary: number) => {
   try {
-    return execFileSync('pgrep', ['-P', String(primary), '-f', ' serve$'], { encoding: 'utf8' }).trim().split('\n').filter(Boolean).map(Number).sort();
+    return execFileSync('pgrep', ['-P', String(primary), '-f', ' serve$'], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .filter(Boolean)
+      .map(Number)
+      .sort();
   } catch {
     return []; // pgrep exits 1 when there is none
   }
@@ -78,7 +83,11 @@ describe.skipIf(!TEST_DATABASE_URL)('rolling restarts and crash loops with WORKE
     expect(await waitUntil(() => (s.output().match(/listening on/g) ?? []).length === 2, 30_000)).toBe(true);
     return s;
   };
-  const lines = (s: ServerProcess, re: RegExp) => s.output().split('\n').filter((l) => re.test(l));
+  const lines = (s: ServerProcess, re: RegExp) =>
+    s
+      .output()
+      .split('\n')
+      .filter((l) => re.test(l));
 
   /** Samples how many workers the primary has, every 100 ms, until stopped: the largest count is what matters. */
   const sampleWorkers = (primary: number) => {

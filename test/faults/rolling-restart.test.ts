@@ -23,7 +23,11 @@ async function seed(db: DatabaseExecutor) {
 
 /** The server processes that are children of the primary. */
 const workerPids = (primary: number) =>
-  execFileSync('pgrep', ['-P', String(primary), '-f', ' serve$'], { encoding: 'utf8' }).trim().split('\n').map(Number).sort();
+  execFileSync('pgrep', ['-P', String(primary), '-f', ' serve$'], { encoding: 'utf8' })
+    .trim()
+    .split('\n')
+    .map(Number)
+    .sort();
 
 /**
  * 20 keep-alive readers and 10 keep-alive writers, each sending its next request 10 ms after its
@@ -44,7 +48,8 @@ const mixedTraffic = (url: string, tag: string) =>
     { maxMs: 150_000, pauseMs: 10 },
   );
 
-const failures = (log: Sent[]) => log.filter((e) => e.status !== 200).map((e) => ({ client: e.client, status: e.status, error: e.error, body: e.body?.slice(0, 200) }));
+const failures = (log: Sent[]) =>
+  log.filter((e) => e.status !== 200).map((e) => ({ client: e.client, status: e.status, error: e.error, body: e.body?.slice(0, 200) }));
 
 describe.skipIf(!TEST_DATABASE_URL)(`SIGHUP to the primary of WORKERS=2 under ${READERS} readers and ${WRITERS} writers`, () => {
   let t: TestDatabase;
@@ -130,7 +135,10 @@ describe.skipIf(!TEST_DATABASE_URL)(`SIGHUP to the primary of WORKERS=2 under ${
     const log = await traffic.stop();
 
     expect(stopped, s.output()).toBe(true);
-    const lines = s.output().split('\n').filter((l) => l.startsWith('rolling restart stopped'));
+    const lines = s
+      .output()
+      .split('\n')
+      .filter((l) => l.startsWith('rolling restart stopped'));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(
       /^rolling restart stopped: new worker \d+ could not start: connect ECONNREFUSED 127\.0\.0\.1:1; 1 old worker keeps serving \(0 replaced\), the failed place stays empty until the next SIGHUP$/,

@@ -49,7 +49,7 @@ describe('a request that arrives while the server closes', () => {
       expect(JSON.parse(second.body)).toEqual({ error: { code: 'service_unavailable', message: 'The service is shutting down; retry shortly.' } });
       expect(second.headers['retry-after']).toBe('1');
       expect(second.headers['x-request-id']).toBe('closing-req-2');
-      expect(second.headers['connection']).toBe('close');
+      expect(second.headers.connection).toBe('close');
       expect(second.headers['content-type']).toBe('application/json; charset=utf-8');
     } finally {
       socket.destroy();

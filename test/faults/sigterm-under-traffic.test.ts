@@ -63,7 +63,10 @@ describe(`SIGTERM under ${CLIENTS} keep-alive writers (${DB_KIND})`, () => {
     const s = await serverRunning();
     process.kill(s.child.pid!, 'SIGHUP');
     expect(await waitUntil(() => s.output().includes('SIGHUP ignored'), 10_000)).toBe(true);
-    const lines = s.output().split('\n').filter((l) => l.includes('SIGHUP'));
+    const lines = s
+      .output()
+      .split('\n')
+      .filter((l) => l.includes('SIGHUP'));
     expect(lines).toEqual(['SIGHUP ignored: rolling restarts need WORKERS of 2 or more with DATABASE_URL; this process keeps serving']);
     expect(s.child.exitCode).toBeNull();
     expect((await fetch(`${s.url}/healthz`)).status).toBe(200);
@@ -100,7 +103,10 @@ describe(`SIGTERM under ${CLIENTS} keep-alive writers (${DB_KIND})`, () => {
     const notOk = before.filter((e) => e.status !== 200);
     expect(notOk.slice(0, 3), `${notOk.length} requests sent before the signal were not answered 200`).toEqual([]);
     const lastInFlightAnswer = Math.max(...before.map((e) => e.doneAt));
-    expect(exit!.at - lastInFlightAnswer, `signal at ${signalAt.toFixed(0)} ms, last in-flight answer at ${lastInFlightAnswer.toFixed(0)}, exit at ${exit!.at.toFixed(0)}`).toBeLessThanOrEqual(IDLE_CLOSE_MS + 2_000);
+    expect(
+      exit!.at - lastInFlightAnswer,
+      `signal at ${signalAt.toFixed(0)} ms, last in-flight answer at ${lastInFlightAnswer.toFixed(0)}, exit at ${exit!.at.toFixed(0)}`,
+    ).toBeLessThanOrEqual(IDLE_CLOSE_MS + 2_000);
 
     // Every acknowledged write is in the database, once.
     const acked = log.filter((e) => e.status === 200).map((e) => JSON.parse(e.body!).name as string);

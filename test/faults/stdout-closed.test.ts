@@ -30,8 +30,15 @@ describe(`a server whose stdout reader has gone (${DB_KIND})`, () => {
     const child = spawn(process.execPath, [CLI, 'serve', '--demo-if-empty'], {
       cwd: ROOT,
       env: {
-        ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', MAX_EVENT_LOOP_DELAY_MS: '0', ALERTS_INTERVAL_MINUTES: '0',
-        SHUTDOWN_GRACE_MS: '3000', DATA_DIR: join(dir, 'data'), DATABASE_URL: t?.url ?? '',
+        ...process.env,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'info',
+        MAX_EVENT_LOOP_DELAY_MS: '0',
+        ALERTS_INTERVAL_MINUTES: '0',
+        SHUTDOWN_GRACE_MS: '3000',
+        DATA_DIR: join(dir, 'data'),
+        DATABASE_URL: t?.url ?? '',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -23,7 +23,11 @@ function mountProblem(): string | null {
     execFileSync('umount', [probe], { stdio: 'pipe' });
     return null;
   } catch (err) {
-    return String((err as { stderr?: Buffer }).stderr ?? err).trim().split('\n')[0] || 'mount failed';
+    return (
+      String((err as { stderr?: Buffer }).stderr ?? err)
+        .trim()
+        .split('\n')[0] || 'mount failed'
+    );
   } finally {
     rmSync(probe, { recursive: true, force: true });
   }
@@ -66,7 +70,10 @@ function fill(file: string) {
 async function actionTitles(dir: string): Promise<Map<string, number>> {
   const db = await PgliteExecutor.open(dir);
   try {
-    const rows = await db.query<{ title: string; n: number }>({ name: 'test.titles', text: "SELECT title, count(*)::int AS n FROM actions WHERE org_id = 'org_a' GROUP BY title" });
+    const rows = await db.query<{ title: string; n: number }>({
+      name: 'test.titles',
+      text: "SELECT title, count(*)::int AS n FROM actions WHERE org_id = 'org_a' GROUP BY title",
+    });
     return new Map(rows.map((r) => [r.title, r.n]));
   } finally {
     await db.close();

@@ -78,7 +78,9 @@ export class CommentModel {
 
   /** Reads the organization's order salt, which the database makes at random with the row. */
   async readSalt(db: { query<T>(q: { name: string; text: string }, params: unknown[]): Promise<T[]> }) {
-    const [r] = await db.query<{ order_salt: Uint8Array | null }>({ name: 'test.order_salt', text: 'SELECT order_salt FROM organizations WHERE id = $1' }, [this.orgId]);
+    const [r] = await db.query<{ order_salt: Uint8Array | null }>({ name: 'test.order_salt', text: 'SELECT order_salt FROM organizations WHERE id = $1' }, [
+      this.orgId,
+    ]);
     this.salt = r.order_salt ? Buffer.from(r.order_salt) : Buffer.from(this.orgId, 'utf8');
     return this;
   }

@@ -28,7 +28,9 @@ export class ConsoleClient {
     return res;
   }
   async get(url: string) {
-    return this.keep(await this.app.inject({ method: 'GET', url, remoteAddress: this.ip, headers: { cookie: this.cookieHeader(), 'sec-fetch-site': 'same-origin' } }));
+    return this.keep(
+      await this.app.inject({ method: 'GET', url, remoteAddress: this.ip, headers: { cookie: this.cookieHeader(), 'sec-fetch-site': 'same-origin' } }),
+    );
   }
   /**
    * Whether `post` follows a change's redirect to its own section's page (post, redirect, get) and
@@ -48,8 +50,18 @@ export class ConsoleClient {
   async postOnly(url: string, form: Record<string, string>, headers: Record<string, string> = {}) {
     return this.keep(
       await this.app.inject({
-        method: 'POST', url, remoteAddress: this.ip, payload: new URLSearchParams(form).toString(),
-        headers: { cookie: this.cookieHeader(), 'content-type': 'application/x-www-form-urlencoded', 'sec-fetch-site': 'same-origin', origin: 'http://localhost:80', host: 'localhost:80', ...headers },
+        method: 'POST',
+        url,
+        remoteAddress: this.ip,
+        payload: new URLSearchParams(form).toString(),
+        headers: {
+          cookie: this.cookieHeader(),
+          'content-type': 'application/x-www-form-urlencoded',
+          'sec-fetch-site': 'same-origin',
+          origin: 'http://localhost:80',
+          host: 'localhost:80',
+          ...headers,
+        },
       }),
     );
   }

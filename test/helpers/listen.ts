@@ -33,13 +33,10 @@ export async function scriptedProxy(
       res.end(canned.body === undefined ? '' : JSON.stringify(canned.body));
       return;
     }
-    const out = httpRequest(
-      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
-      (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      },
-    );
+    const out = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+      res.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(res);
+    });
     req.pipe(out);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

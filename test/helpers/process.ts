@@ -27,7 +27,7 @@ export interface ServerProcess {
  */
 export async function startServerProcess(
   env: Record<string, string>,
-  opts: { startTimeoutMs?: number; /** The script run instead of the CLI (WORKERS re-run it for each worker). */ entry?: string } = {},
+  opts: { startTimeoutMs?: number /** The script run instead of the CLI (WORKERS re-run it for each worker). */; entry?: string } = {},
 ): Promise<ServerProcess> {
   const child = spawn(process.execPath, [opts.entry ?? CLI, 'serve'], {
     cwd: ROOT,

@@ -13,7 +13,10 @@ const TEAMS = ['team_web', 'team_ops', 'team_support', null];
 const dataset = (): Dataset => ({
   organizations: [
     {
-      id: 'org_cache', name: 'Cache', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z',
+      id: 'org_cache',
+      name: 'Cache',
+      plan: 'business',
+      createdAt: '2026-01-01T00:00:00.000Z',
       apiKeys: [{ key: KEY }],
       teams: [
         { id: 'team_web', name: 'Web', createdAt: '2026-01-01T00:00:00.000Z' },
@@ -75,7 +78,13 @@ describe('compression and HTTP validators (issue 21)', () => {
         expect(JSON.parse(plain.body.toString()).items).toHaveLength(200);
         expect(plain.body.length).toBeGreaterThan(30_000);
 
-        for (const [accept, coding] of [['gzip', 'gzip'], ['br', 'br'], ['gzip, deflate, br', 'br'], ['br;q=0.5, gzip', 'gzip'], ['*', 'br']]) {
+        for (const [accept, coding] of [
+          ['gzip', 'gzip'],
+          ['br', 'br'],
+          ['gzip, deflate, br', 'br'],
+          ['br;q=0.5, gzip', 'gzip'],
+          ['*', 'br'],
+        ]) {
           const packed = await raw(base, path, { 'accept-encoding': accept });
           expect(packed.status).toBe(200);
           expect(packed.headers['content-encoding'], accept).toBe(coding);
@@ -145,7 +154,9 @@ describe('compression and HTTP validators (issue 21)', () => {
         }
         const before = await raw(base, `${prefix}/teams`);
         const created = await t.app.inject({
-          method: 'POST', url: `${prefix}/teams`, payload: { name: `Team ${prefix}` },
+          method: 'POST',
+          url: `${prefix}/teams`,
+          payload: { name: `Team ${prefix}` },
           headers: { authorization: `Bearer ${KEY}`, 'idempotency-key': `caching-team-${prefix.length}` },
         });
         expect(created.statusCode).toBe(200);

@@ -63,7 +63,12 @@ function dataset(ps: ModelPulse[], withOrg = true): Dataset {
   return {
     organizations: [
       {
-        id: ORG, name: 'Comments Inc', plan: 'business', memberCount: 40, createdAt: '2026-01-01T00:00:00.000Z', deletedAt: null,
+        id: ORG,
+        name: 'Comments Inc',
+        plan: 'business',
+        memberCount: 40,
+        createdAt: '2026-01-01T00:00:00.000Z',
+        deletedAt: null,
         ...(withOrg
           ? {
               apiKeys: [{ key: KEY, name: 'ci', revoked: false }],
@@ -112,7 +117,13 @@ describe('GET /comments: cells, weeks and the envelope', () => {
     clock = Date.parse('2026-11-16T23:59:59.999Z');
     const before = await c.get('/v1/comments?from=2026-11-09&to=2026-11-15');
     expect(before.json()).toEqual({
-      items: [], minimumSample: 5, from: '2026-11-09', to: '2026-11-15', releasedThrough: null, nextCursor: null, suppressed: false,
+      items: [],
+      minimumSample: 5,
+      from: '2026-11-09',
+      to: '2026-11-15',
+      releasedThrough: null,
+      nextCursor: null,
+      suppressed: false,
     });
     clock = Date.parse('2026-11-17T00:00:00.000Z');
     const after = await c.get('/v1/comments?from=2026-11-09&to=2026-11-15&subteamId=t_five');
@@ -127,7 +138,13 @@ describe('GET /comments: cells, weeks and the envelope', () => {
     for (const team of ['t_four', 't_fourflag']) {
       const res = await c.get(`/v1/comments?from=2026-11-09&to=2026-11-15&subteamId=${team}`);
       expect(res.json()).toEqual({
-        items: [], minimumSample: 5, from: '2026-11-09', to: '2026-11-15', releasedThrough: '2026-11-15', nextCursor: null, suppressed: true,
+        items: [],
+        minimumSample: 5,
+        from: '2026-11-09',
+        to: '2026-11-15',
+        releasedThrough: '2026-11-15',
+        nextCursor: null,
+        suppressed: true,
       });
     }
   });
@@ -186,7 +203,11 @@ describe('GET /comments: cells, weeks and the envelope', () => {
   it('covers whole weeks: every day range inside the same weeks gives the same answer', async () => {
     const whole = await walk('from=2026-11-02&to=2026-11-15');
     expect(whole.first).toMatchObject({ from: '2026-11-02', to: '2026-11-15', releasedThrough: '2026-11-15' });
-    for (const [from, to] of [['2026-11-08', '2026-11-09'], ['2026-11-04', '2026-11-13'], ['2026-11-02', '2026-11-10']]) {
+    for (const [from, to] of [
+      ['2026-11-08', '2026-11-09'],
+      ['2026-11-04', '2026-11-13'],
+      ['2026-11-02', '2026-11-10'],
+    ]) {
       const part = await walk(`from=${from}&to=${to}`);
       expect(part.ids).toEqual(whole.ids);
       expect(part.first).toMatchObject({ from: '2026-11-02', to: '2026-11-15' });
@@ -259,7 +280,12 @@ describe('GET /comments: cells, weeks and the envelope', () => {
     const statsOf = async () => [(await c.get('/v1/stats')).json(), (await c.get('/v1/stats/daily?from=2026-11-01T00:00:00.000Z')).json()];
     const [pulsesBefore, statsBefore] = [await pulsesOf(), await statsOf()];
 
-    expect(await moderatePulse(t.db, ORG, six[0].id, 'FLAGGED', operatorActor(), new Date())).toEqual({ pulseId: six[0].id, previous: 'CLEAN', current: 'FLAGGED', changed: true });
+    expect(await moderatePulse(t.db, ORG, six[0].id, 'FLAGGED', operatorActor(), new Date())).toEqual({
+      pulseId: six[0].id,
+      previous: 'CLEAN',
+      current: 'FLAGGED',
+      changed: true,
+    });
     model.setStatus(six[0].id, 'FLAGGED');
     const flagged = await walk(q);
     expect(flagged.ids).toEqual(before.ids.filter((id) => id !== six[0].id));
@@ -276,7 +302,11 @@ describe('GET /comments: cells, weeks and the envelope', () => {
     expect(await pulsesOf()).toEqual(pulsesBefore);
 
     // Again: unchanged, said so.
-    expect(await moderatePulse(t.db, ORG, six[0].id, 'FLAGGED', operatorActor(), new Date())).toMatchObject({ previous: 'FLAGGED', current: 'FLAGGED', changed: false });
+    expect(await moderatePulse(t.db, ORG, six[0].id, 'FLAGGED', operatorActor(), new Date())).toMatchObject({
+      previous: 'FLAGGED',
+      current: 'FLAGGED',
+      changed: false,
+    });
     await moderatePulse(t.db, ORG, six[0].id, 'CLEAN', operatorActor(), new Date());
     await moderatePulse(t.db, ORG, quiet.id, 'CLEAN', operatorActor(), new Date());
     model.setStatus(six[0].id, 'CLEAN');
@@ -438,10 +468,19 @@ describe('GET /comments: the attacks of a changing world (issue 17)', () => {
   const clock = Date.parse('2026-11-20T12:00:00.000Z');
   const team = (id: string) => ({ id, name: id, createdAt: '2026-01-01T00:00:00.000Z' });
   const org = (id: string, key: string, ps: ModelPulse[], teams = ['team_a']): Dataset => ({
-    organizations: [{
-      id, name: id, plan: 'business', memberCount: 10, createdAt: '2026-01-01T00:00:00.000Z', deletedAt: null,
-      apiKeys: [{ key, name: 'ci', revoked: false }], teams: teams.map(team), pulses: ps.map((p) => ({ ...p, level: 3, reason: null })),
-    }],
+    organizations: [
+      {
+        id,
+        name: id,
+        plan: 'business',
+        memberCount: 10,
+        createdAt: '2026-01-01T00:00:00.000Z',
+        deletedAt: null,
+        apiKeys: [{ key, name: 'ci', revoked: false }],
+        teams: teams.map(team),
+        pulses: ps.map((p) => ({ ...p, level: 3, reason: null })),
+      },
+    ],
   });
   async function everything(t: TestApp, key: string, q: string) {
     const k = api(t.app, key);
@@ -455,8 +494,11 @@ describe('GET /comments: the attacks of a changing world (issue 17)', () => {
   it('attack: moderation shown by GET /pulses ties the only comment of a cell to its pulse', async () => {
     // W46, team_a: 6 CLEAN pulses, one comment (a46_3's).
     const six: ModelPulse[] = Array.from({ length: 6 }, (_, i) => ({
-      id: `a46_${i + 1}`, comment: i === 2 ? 'the only comment of the cell' : null, moderationStatus: 'CLEAN',
-      subteamId: 'team_a', createdAt: new Date(Date.parse(W46) + i * 3_600_000).toISOString(),
+      id: `a46_${i + 1}`,
+      comment: i === 2 ? 'the only comment of the cell' : null,
+      moderationStatus: 'CLEAN',
+      subteamId: 'team_a',
+      createdAt: new Date(Date.parse(W46) + i * 3_600_000).toISOString(),
     }));
     const t = await createTestApp({ dataset: org('org_mod', KEY, six), now: new Date(clock), env: { COMMENT_CURSOR_SECRET: SECRET } });
     try {
@@ -481,10 +523,14 @@ describe('GET /comments: the attacks of a changing world (issue 17)', () => {
   });
 
   it('attack: a second organization with the same pulse ids mirrors the order of the first', async () => {
-    const twelve = (org: string): ModelPulse[] => Array.from({ length: 12 }, (_, i) => ({
-      id: `m_${i}`, comment: org === 'victim' ? `private words ${i}` : `I am m_${i}`, moderationStatus: 'CLEAN',
-      subteamId: 'team_a', createdAt: new Date(Date.parse(W46) + i * 3_600_000).toISOString(),
-    }));
+    const twelve = (org: string): ModelPulse[] =>
+      Array.from({ length: 12 }, (_, i) => ({
+        id: `m_${i}`,
+        comment: org === 'victim' ? `private words ${i}` : `I am m_${i}`,
+        moderationStatus: 'CLEAN',
+        subteamId: 'team_a',
+        createdAt: new Date(Date.parse(W46) + i * 3_600_000).toISOString(),
+      }));
     const ds = org('org_victim', KEY, twelve('victim'));
     ds.organizations!.push(org('org_mirror', 'cp_test_mirror_0123456789abcdef', twelve('mirror')).organizations![0]);
     const t = await createTestApp({ dataset: ds, now: new Date(clock), env: { COMMENT_CURSOR_SECRET: SECRET } });
@@ -496,7 +542,9 @@ describe('GET /comments: the attacks of a changing world (issue 17)', () => {
       await t.db.query(salt, ['org_mirror', 'c83a2f5e0b9d47a1e6c2f8b30d5a9e17']);
       const q = '/v1/comments?from=2026-11-09&to=2026-11-15&limit=100';
       const victim = (await api(t.app, KEY).get(q)).json().items.map((x: { comment: string }) => Number(x.comment.split(' ').pop()));
-      const mirror = (await api(t.app, 'cp_test_mirror_0123456789abcdef').get(q)).json().items.map((x: { comment: string }) => Number(x.comment.split('_').pop()));
+      const mirror = (await api(t.app, 'cp_test_mirror_0123456789abcdef').get(q))
+        .json()
+        .items.map((x: { comment: string }) => Number(x.comment.split('_').pop()));
       expect(victim).toHaveLength(12);
       expect(mirror).toHaveLength(12);
       // Matching the mirror's positions against the victim's answer ties almost nothing.
@@ -518,7 +566,11 @@ describe('GET /comments: the attacks of a changing world (issue 17)', () => {
 
   it('attack: one request back to year 1 froze all history, and history imported later was lost', async () => {
     const now: ModelPulse[] = Array.from({ length: 6 }, (_, i) => ({
-      id: `n_${i}`, comment: `recent ${i}`, moderationStatus: 'CLEAN', subteamId: 'team_a', createdAt: new Date(Date.parse(W46) + i * 3_600_000).toISOString(),
+      id: `n_${i}`,
+      comment: `recent ${i}`,
+      moderationStatus: 'CLEAN',
+      subteamId: 'team_a',
+      createdAt: new Date(Date.parse(W46) + i * 3_600_000).toISOString(),
     }));
     const t = await createTestApp({ dataset: org('org_history', KEY, now), now: new Date(clock), env: { COMMENT_CURSOR_SECRET: SECRET } });
     try {
@@ -526,10 +578,23 @@ describe('GET /comments: the attacks of a changing world (issue 17)', () => {
       expect((await k.get('/v1/comments?from=0001-01-01&limit=100')).json()).toMatchObject({ suppressed: false, releasedThrough: '2026-11-15' });
       // 80 history pulses with comments, 10 a week over 8 weeks of 2024, imported afterwards.
       const history: ModelPulse[] = Array.from({ length: 80 }, (_, i) => ({
-        id: `h_${i}`, comment: `history ${i}`, moderationStatus: 'CLEAN', subteamId: 'team_a',
+        id: `h_${i}`,
+        comment: `history ${i}`,
+        moderationStatus: 'CLEAN',
+        subteamId: 'team_a',
         createdAt: new Date(Date.parse('2024-03-04T09:00:00.000Z') + Math.floor(i / 10) * 7 * 86_400_000 + (i % 10) * 3_600_000).toISOString(),
       }));
-      const summary = await loadDataset(t.db, { organizations: [{ id: 'org_history', name: 'org_history', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z', pulses: history.map((p) => ({ ...p, level: 3, reason: null })) }] });
+      const summary = await loadDataset(t.db, {
+        organizations: [
+          {
+            id: 'org_history',
+            name: 'org_history',
+            plan: 'business',
+            createdAt: '2026-01-01T00:00:00.000Z',
+            pulses: history.map((p) => ({ ...p, level: 3, reason: null })),
+          },
+        ],
+      });
       expect(summary.pulsesInFrozenWeeks).toBe(0);
       const all: string[] = [];
       let cursor: string | null = null;

@@ -38,7 +38,11 @@ describe.skipIf(BROWSER_MISSING)('/docs: Try it out as filled in', () => {
     };
     const gets = Object.entries(doc.paths).flatMap(([path, ops]) => (ops.get ? [{ path, ...ops.get }] : []));
     expect(gets.length).toBe(8);
-    const writes = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).filter(([m]) => m !== 'get').map(([method, op]) => ({ path, method, ...op })));
+    const writes = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.entries(ops)
+        .filter(([m]) => m !== 'get')
+        .map(([method, op]) => ({ path, method, ...op })),
+    );
     expect(writes.map((w) => `${w.method} ${w.path}`).sort()).toEqual(['patch /actions/{id}', 'post /actions', 'post /teams']);
     const context = await cb.context();
     const page = await context.newPage();
@@ -46,7 +50,13 @@ describe.skipIf(BROWSER_MISSING)('/docs: Try it out as filled in', () => {
     page.on('response', async (r) => {
       const url = new URL(r.url());
       if (!url.pathname.startsWith('/v1/')) return;
-      answers.push({ method: r.request().method(), path: url.pathname, status: r.status(), replayed: r.headers()['idempotent-replayed'], ifNoneMatch: (await r.request().allHeaders())['if-none-match'] });
+      answers.push({
+        method: r.request().method(),
+        path: url.pathname,
+        status: r.status(),
+        replayed: r.headers()['idempotent-replayed'],
+        ifNoneMatch: (await r.request().allHeaders())['if-none-match'],
+      });
     });
     await page.goto(`${base}/docs`);
     await page.locator('.opblock').first().waitFor();
@@ -76,8 +86,10 @@ describe.skipIf(BROWSER_MISSING)('/docs: Try it out as filled in', () => {
     expect(got.filter((a) => a.ifNoneMatch !== undefined)).toEqual([]);
     const posts = answers.filter((a) => a.method !== 'GET');
     expect(posts.map((a) => [a.method, a.path, a.status, a.replayed])).toEqual([
-      ['POST', '/v1/actions', 200, undefined], ['POST', '/v1/actions', 200, 'true'],
-      ['POST', '/v1/teams', 200, undefined], ['POST', '/v1/teams', 200, 'true'],
+      ['POST', '/v1/actions', 200, undefined],
+      ['POST', '/v1/actions', 200, 'true'],
+      ['POST', '/v1/teams', 200, undefined],
+      ['POST', '/v1/teams', 200, 'true'],
       ['PATCH', '/v1/actions/act_demo_1', 200, undefined],
     ]);
     // What the presses made: one action and one team (the replays made nothing), and the demo's action is done.

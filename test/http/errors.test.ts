@@ -58,14 +58,19 @@ describe('authentication and the error shape', () => {
     const res = await call('/v1/pulses?limit=999', `Bearer ${KEYS.acme}`);
     expect(res.json()).toEqual({ error: { code: 'invalid_request', message: "Query parameter 'limit' must be <= 200." } });
     expect((await call('/v1/pulses?bogus=1', `Bearer ${KEYS.acme}`)).json().error.message).toBe("Unknown query parameter 'bogus'.");
-    expect((await call('/v1/pulses?level=1&level=2', `Bearer ${KEYS.acme}`)).json().error.message).toBe(
-      "Query parameter 'level' is given more than once.",
-    );
+    expect((await call('/v1/pulses?level=1&level=2', `Bearer ${KEYS.acme}`)).json().error.message).toBe("Query parameter 'level' is given more than once.");
     expect((await call('/v1/pulses?from=2026-11-01T00:00:00', `Bearer ${KEYS.acme}`)).json().error.message).toMatch(/'from'.*RFC 3339/);
   });
 
   it('answers unknown paths and methods with 404 not_found, with or without a key', async () => {
-    for (const [method, url] of [['GET', '/v1/nope'], ['GET', '/v2/pulses'], ['DELETE', '/v1/actions/ac_1'], ['PUT', '/v1/teams'], ['GET', '/pulses'], ['GET', '/v1/pulses/']] as const) {
+    for (const [method, url] of [
+      ['GET', '/v1/nope'],
+      ['GET', '/v2/pulses'],
+      ['DELETE', '/v1/actions/ac_1'],
+      ['PUT', '/v1/teams'],
+      ['GET', '/pulses'],
+      ['GET', '/v1/pulses/'],
+    ] as const) {
       for (const headers of [{}, { authorization: `Bearer ${KEYS.acme}` }]) {
         const res = await t.app.inject({ method, url, headers });
         expect(res.statusCode, `${method} ${url}`).toBe(404);
@@ -88,8 +93,17 @@ describe('authentication and the error shape', () => {
   });
 
   it('answers what the router refuses (over-long path parameter, malformed URL) in the same shape', async () => {
-    for (const [method, url] of [['PATCH', `/v1/actions/${'x'.repeat(200)}`], ['GET', '/v1/%E0%A4%A'], ['PATCH', '/v1/actions/%FF%']] as const) {
-      const res = await t.app.inject({ method, url, headers: { authorization: `Bearer ${KEYS.acme}`, 'x-request-id': 'router-1' }, payload: { title: 'Fine' } });
+    for (const [method, url] of [
+      ['PATCH', `/v1/actions/${'x'.repeat(200)}`],
+      ['GET', '/v1/%E0%A4%A'],
+      ['PATCH', '/v1/actions/%FF%'],
+    ] as const) {
+      const res = await t.app.inject({
+        method,
+        url,
+        headers: { authorization: `Bearer ${KEYS.acme}`, 'x-request-id': 'router-1' },
+        payload: { title: 'Fine' },
+      });
       expect(res.statusCode, url).toBe(400);
       expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
       expect(res.headers['x-request-id']).toBe('router-1');

@@ -31,7 +31,7 @@ const exchange = (port: number, writes: string[], gapMs = 0) =>
 const statuses = (text: string) => [...text.matchAll(/HTTP\/1\.1 (\d{3})/g)].map((m) => Number(m[1]));
 const lastBody = (text: string) => JSON.parse(text.slice(text.lastIndexOf('\r\n\r\n') + 4));
 
-describe('a request head on its way when the connection inactivity timer fires (the operator listener\'s limits)', () => {
+describe("a request head on its way when the connection inactivity timer fires (the operator listener's limits)", () => {
   let server: Server;
   let port: number;
   beforeAll(async () => {

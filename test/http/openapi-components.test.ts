@@ -4,12 +4,20 @@ import { ERROR_STATUS } from '../../src/contract/errors.js';
 import { hoistNamedSchemas } from '../../src/http/openapi.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 
-type Op = { parameters?: { name: string; in: string; required?: boolean }[]; requestBody?: { content: Record<string, { example?: unknown; examples?: unknown }> }; responses: Record<string, { content?: Record<string, { schema: { $ref?: string }; example?: unknown; examples?: unknown }> }> };
+type Op = {
+  parameters?: { name: string; in: string; required?: boolean }[];
+  requestBody?: { content: Record<string, { example?: unknown; examples?: unknown }> };
+  responses: Record<string, { content?: Record<string, { schema: { $ref?: string }; example?: unknown; examples?: unknown }> }>;
+};
 
 /** What generators need from the document (issue 21). */
 describe('OpenAPI document for generators', () => {
   let t: TestApp;
-  let doc: { servers: { url: string }[]; paths: Record<string, Record<string, Op>>; components: { schemas: Record<string, { properties?: Record<string, unknown> }> } };
+  let doc: {
+    servers: { url: string }[];
+    paths: Record<string, Record<string, Op>>;
+    components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
+  };
   beforeAll(async () => {
     t = await createTestApp();
     doc = (await t.app.inject({ url: '/openapi.json' })).json();
@@ -17,7 +25,21 @@ describe('OpenAPI document for generators', () => {
   afterAll(() => t.close());
 
   it('names a component for every resource and envelope, and answers with them', () => {
-    for (const name of ['Pulse', 'PulsePage', 'Stats', 'DailyStats', 'CommentPage', 'Alert', 'AlertList', 'Organization', 'Action', 'ActionList', 'Team', 'TeamList', 'ApiError']) {
+    for (const name of [
+      'Pulse',
+      'PulsePage',
+      'Stats',
+      'DailyStats',
+      'CommentPage',
+      'Alert',
+      'AlertList',
+      'Organization',
+      'Action',
+      'ActionList',
+      'Team',
+      'TeamList',
+      'ApiError',
+    ]) {
       expect(doc.components.schemas[name], name).toBeDefined();
     }
     const ok = (path: string, method = 'get') => doc.paths[path][method].responses['200'].content!['application/json'].schema;
@@ -72,7 +94,10 @@ describe('OpenAPI document for generators', () => {
     const a = { title: 'Thing', type: 'object', properties: { a: { type: 'string' } } };
     const b = { title: 'Thing', type: 'object', properties: { b: { type: 'string' } } };
     expect(() => hoistNamedSchemas({ paths: { '/x': { get: { a, b } } } }, new Set(['Thing']))).toThrow(/two different schemas are titled Thing/);
-    const same = hoistNamedSchemas({ paths: { '/x': { get: { a, again: { ...a } } } } }, new Set(['Thing'])) as unknown as { paths: Record<string, Record<string, Record<string, unknown>>>; components: { schemas: Record<string, unknown> } };
+    const same = hoistNamedSchemas({ paths: { '/x': { get: { a, again: { ...a } } } } }, new Set(['Thing'])) as unknown as {
+      paths: Record<string, Record<string, Record<string, unknown>>>;
+      components: { schemas: Record<string, unknown> };
+    };
     expect(same.paths['/x'].get).toEqual({ a: { $ref: '#/components/schemas/Thing' }, again: { $ref: '#/components/schemas/Thing' } });
     expect(same.components.schemas.Thing).toEqual(a);
   });

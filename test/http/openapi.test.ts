@@ -34,8 +34,15 @@ describe('OpenAPI document', () => {
   it('documents every route the app serves under /v1, with every error status', async () => {
     const doc = (await t.app.inject({ url: '/openapi.json' })).json();
     const expected = {
-      '/pulses': ['get'], '/stats': ['get'], '/stats/daily': ['get'], '/comments': ['get'], '/alerts': ['get'],
-      '/org': ['get'], '/actions': ['get', 'post'], '/actions/{id}': ['patch'], '/teams': ['get', 'post'],
+      '/pulses': ['get'],
+      '/stats': ['get'],
+      '/stats/daily': ['get'],
+      '/comments': ['get'],
+      '/alerts': ['get'],
+      '/org': ['get'],
+      '/actions': ['get', 'post'],
+      '/actions/{id}': ['patch'],
+      '/teams': ['get', 'post'],
     };
     expect(Object.fromEntries(Object.entries(doc.paths).map(([p, ops]) => [p, Object.keys(ops as object).sort()]))).toEqual(expected);
     for (const [path, ops] of Object.entries(expected)) {
@@ -57,10 +64,11 @@ describe('OpenAPI document', () => {
 
   it('documents every route the app registers under /v1 and /api/v1 (derived from the router)', async () => {
     const doc = (await t.app.inject({ url: '/openapi.json' })).json();
-    const documented = new Set(
-      Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops as object).map((m) => `${m.toUpperCase()} ${p}`)),
-    );
-    const registered = new Map<string, Set<string>>([['/v1', new Set()], ['/api/v1', new Set()]]);
+    const documented = new Set(Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops as object).map((m) => `${m.toUpperCase()} ${p}`)));
+    const registered = new Map<string, Set<string>>([
+      ['/v1', new Set()],
+      ['/api/v1', new Set()],
+    ]);
     // printRoutes prints a tree: "├── /v1/stats (GET, HEAD)" then "│   └── /daily (GET, HEAD)" for a child.
     const stack: string[] = [];
     for (const line of t.app.printRoutes({ commonPrefix: false }).split('\n')) {
@@ -105,16 +113,40 @@ describe('OpenAPI document', () => {
     // `data` is the very schema GET /alerts and GET /actions answer with.
     expect(doc.components.schemas.AlertCreatedEvent.properties.data).toEqual({ $ref: '#/components/schemas/Alert' });
     expect(doc.components.schemas.ActionUpdatedEvent.properties.changes).toEqual({ $ref: '#/components/schemas/ActionChanges' });
-    expect(Object.keys(doc.components.schemas.ActionChanges.properties).sort()).toEqual(['description', 'endDate', 'status', 'subteamId', 'subteamName', 'title']);
-    expect(doc.webhooks.ping.post.parameters.map((p: { name: string; required: boolean }) => `${p.name} ${p.required}`)).toEqual([
-      'webhook-id true', 'webhook-timestamp true', 'webhook-signature true', 'user-agent true',
+    expect(Object.keys(doc.components.schemas.ActionChanges.properties).sort()).toEqual([
+      'description',
+      'endDate',
+      'status',
+      'subteamId',
+      'subteamName',
+      'title',
     ]);
-    const event = { type: 'action.updated', timestamp: '2026-11-23T10:12:31.204Z', data: {
-      $id: 'act_7', title: 'Retro', description: null, startDate: '2026-11-21T09:00:00.000Z', endDate: null, status: 'done',
-      subteamId: null, subteamName: null, createdAt: '2026-11-21T09:00:00.000Z',
-    }, changes: { status: { from: 'active', to: 'done' } } };
+    expect(doc.webhooks.ping.post.parameters.map((p: { name: string; required: boolean }) => `${p.name} ${p.required}`)).toEqual([
+      'webhook-id true',
+      'webhook-timestamp true',
+      'webhook-signature true',
+      'user-agent true',
+    ]);
+    const event = {
+      type: 'action.updated',
+      timestamp: '2026-11-23T10:12:31.204Z',
+      data: {
+        $id: 'act_7',
+        title: 'Retro',
+        description: null,
+        startDate: '2026-11-21T09:00:00.000Z',
+        endDate: null,
+        status: 'done',
+        subteamId: null,
+        subteamName: null,
+        createdAt: '2026-11-21T09:00:00.000Z',
+      },
+      changes: { status: { from: 'active', to: 'done' } },
+    };
     await expectDocumentedEvent(t.app, JSON.stringify(event));
-    await expect(expectDocumentedEvent(t.app, JSON.stringify({ ...event, changes: { status: { from: 'active', to: 'archived' } } }))).rejects.toThrow(/does not match its schema/);
+    await expect(expectDocumentedEvent(t.app, JSON.stringify({ ...event, changes: { status: { from: 'active', to: 'archived' } } }))).rejects.toThrow(
+      /does not match its schema/,
+    );
     await expect(expectDocumentedEvent(t.app, JSON.stringify({ ...event, changes: {} }))).rejects.toThrow(/does not match its schema/);
     await expect(expectDocumentedEvent(t.app, JSON.stringify({ ...event, type: 'action.deleted' }))).rejects.toThrow(/not in the OpenAPI document/);
   });

@@ -1,6 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  ACME_ACTIONS, ACME_ALERTS, ACME_PULSES, ACME_TEAMS, KEYS, NOW, asListed, newestFirst, readDataset, teamName,
+  ACME_ACTIONS,
+  ACME_ALERTS,
+  ACME_PULSES,
+  ACME_TEAMS,
+  KEYS,
+  NOW,
+  asListed,
+  newestFirst,
+  readDataset,
+  teamName,
   type FixturePulse,
 } from '../fixtures/dataset.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
@@ -64,8 +73,7 @@ describe('read endpoints', () => {
   });
 
   describe('GET /pulses', () => {
-    const last30 = () =>
-      newestFirst(ACME_PULSES.filter((p) => inRange(p, NOW.getTime() - 30 * DAY, NOW.getTime())));
+    const last30 = () => newestFirst(ACME_PULSES.filter((p) => inRange(p, NOW.getTime() - 30 * DAY, NOW.getTime())));
 
     it('returns the first page of the last 30 days, newest first, with every field', async () => {
       const res = await acme.get('/v1/pulses');
@@ -92,9 +100,9 @@ describe('read endpoints', () => {
     it('walks an explicit range with level and team filters applied on every page', async () => {
       const from = '2026-08-01T00:00:00.000Z';
       const to = '2026-11-01T00:00:00+02:00';
-      const expected = newestFirst(
-        ACME_PULSES.filter((p) => inRange(p, Date.parse(from), Date.parse(to)) && p.level === 3 && p.subteamId === 'team_web'),
-      ).map((p) => p.id);
+      const expected = newestFirst(ACME_PULSES.filter((p) => inRange(p, Date.parse(from), Date.parse(to)) && p.level === 3 && p.subteamId === 'team_web')).map(
+        (p) => p.id,
+      );
       expect(expected.length).toBeGreaterThan(3);
       const { ids } = await walk(`from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}&level=3&subteamId=team_web&limit=2`);
       expect(ids).toEqual(expected);
@@ -110,9 +118,17 @@ describe('read endpoints', () => {
 
     it('filters by level and by team; an unknown team gives an empty page', async () => {
       const lvl = (await acme.get('/v1/pulses?level=5&limit=200')).json();
-      expect(lvl.items).toEqual(last30().filter((p) => p.level === 5).map(asListed));
+      expect(lvl.items).toEqual(
+        last30()
+          .filter((p) => p.level === 5)
+          .map(asListed),
+      );
       const team = (await acme.get('/v1/pulses?subteamId=team_ops&limit=200')).json();
-      expect(team.items).toEqual(last30().filter((p) => p.subteamId === 'team_ops').map(asListed));
+      expect(team.items).toEqual(
+        last30()
+          .filter((p) => p.subteamId === 'team_ops')
+          .map(asListed),
+      );
       expect((await acme.get('/v1/pulses?subteamId=team_nope')).json()).toEqual({ items: [], nextCursor: null });
     });
 
@@ -136,30 +152,55 @@ describe('read endpoints', () => {
     });
 
     it.each([
-      ['limit=0'], ['limit=201'], ['limit=abc'], ['limit=1.5'], ['level=0'], ['level=6'], ['from=2026-11-01'],
-      ['to=2026-11-01T00:00:00'], ['subteamId='], [`subteamId=${'x'.repeat(65)}`], ['cursor='], [`cursor=${'x'.repeat(513)}`],
-      ['from=2026-11-10T00:00:00Z&to=2026-11-10T00:00:00Z'], ['from=2026-11-11T00:00:00Z&to=2026-11-10T00:00:00Z'],
-      ['unknown=1'], ['limit=5&limit=6'], ['to=9999-12-31T23:59:59.999-23:59'], ['to=0001-01-01T00:00:00Z'],
+      ['limit=0'],
+      ['limit=201'],
+      ['limit=abc'],
+      ['limit=1.5'],
+      ['level=0'],
+      ['level=6'],
+      ['from=2026-11-01'],
+      ['to=2026-11-01T00:00:00'],
+      ['subteamId='],
+      [`subteamId=${'x'.repeat(65)}`],
+      ['cursor='],
+      [`cursor=${'x'.repeat(513)}`],
+      ['from=2026-11-10T00:00:00Z&to=2026-11-10T00:00:00Z'],
+      ['from=2026-11-11T00:00:00Z&to=2026-11-10T00:00:00Z'],
+      ['unknown=1'],
+      ['limit=5&limit=6'],
+      ['to=9999-12-31T23:59:59.999-23:59'],
+      ['to=0001-01-01T00:00:00Z'],
     ])('refuses %s with invalid_request', async (q) => {
       const res = await acme.get(`/v1/pulses?${q}`);
       expect(res.statusCode).toBe(400);
       expect(res.json().error.code).toBe('invalid_request');
     });
 
-    it.each([['garbage'], ['2026-11-10T00:00:00.000Z'], ['2026-11-10T00:00:00Z|p_1'], ['2026-13-10T00:00:00.000Z|p_1'], ['|p_1'], ['0000-01-01T00:00:00.000Z|p_1'], ['2026-11-20T23:59:60.000Z|p_1']])(
-      'refuses cursor %s with invalid_cursor',
-      async (cursor) => {
-        const res = await acme.get(`/v1/pulses?cursor=${encodeURIComponent(cursor)}`);
-        expect(res.statusCode).toBe(400);
-        expect(res.json().error.code).toBe('invalid_cursor');
-      },
-    );
+    it.each([
+      ['garbage'],
+      ['2026-11-10T00:00:00.000Z'],
+      ['2026-11-10T00:00:00Z|p_1'],
+      ['2026-13-10T00:00:00.000Z|p_1'],
+      ['|p_1'],
+      ['0000-01-01T00:00:00.000Z|p_1'],
+      ['2026-11-20T23:59:60.000Z|p_1'],
+    ])('refuses cursor %s with invalid_cursor', async (cursor) => {
+      const res = await acme.get(`/v1/pulses?cursor=${encodeURIComponent(cursor)}`);
+      expect(res.statusCode).toBe(400);
+      expect(res.json().error.code).toBe('invalid_cursor');
+    });
   });
 
   describe('GET /alerts', () => {
     const expected = () =>
       newestFirst(ACME_ALERTS).map((a) => ({
-        id: a.id, type: a.type, message: a.message, weekISO: a.weekISO, subteamName: teamName(a.subteamId), readAt: a.readAt, createdAt: a.createdAt,
+        id: a.id,
+        type: a.type,
+        message: a.message,
+        weekISO: a.weekISO,
+        subteamName: teamName(a.subteamId),
+        readAt: a.readAt,
+        createdAt: a.createdAt,
       }));
 
     it('returns the 10 most recent by default, newest first, with every field', async () => {
@@ -195,9 +236,19 @@ describe('read endpoints', () => {
   describe('/api/v1', () => {
     it('gives the same answers as /v1 on every read endpoint', async () => {
       const queries = [
-        '/org', '/teams', '/pulses', '/pulses?limit=3&level=2', `/pulses?${`from=${new Date(NOW.getTime() - 60 * DAY).toISOString()}`}&subteamId=team_ops`,
-        '/stats', '/stats/daily', '/stats/daily?from=2026-10-01T06:30:00Z&to=2026-11-01T18:00:00Z', '/comments?limit=5',
-        '/comments?subteamId=team_small', '/alerts', '/alerts?limit=50', '/actions',
+        '/org',
+        '/teams',
+        '/pulses',
+        '/pulses?limit=3&level=2',
+        `/pulses?${`from=${new Date(NOW.getTime() - 60 * DAY).toISOString()}`}&subteamId=team_ops`,
+        '/stats',
+        '/stats/daily',
+        '/stats/daily?from=2026-10-01T06:30:00Z&to=2026-11-01T18:00:00Z',
+        '/comments?limit=5',
+        '/comments?subteamId=team_small',
+        '/alerts',
+        '/alerts?limit=50',
+        '/actions',
       ];
       for (const q of queries) {
         const [v1, alias] = [await acme.get(`/v1${q}`), await acme.get(`/api/v1${q}`)];

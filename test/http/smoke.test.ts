@@ -10,7 +10,11 @@ describe('smoke', () => {
       dataset: {
         organizations: [
           {
-            id: 'org_smoke', name: 'Smoke', plan: 'business', memberCount: 3, createdAt: '2026-01-05T09:00:00.000Z',
+            id: 'org_smoke',
+            name: 'Smoke',
+            plan: 'business',
+            memberCount: 3,
+            createdAt: '2026-01-05T09:00:00.000Z',
             apiKeys: [{ key: KEY }],
           },
         ],

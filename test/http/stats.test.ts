@@ -48,7 +48,9 @@ describe('statistics', () => {
 
     it('is null-averaged for an organization without pulses', async () => {
       const empty = await createTestApp({
-        dataset: { organizations: [{ id: 'org_e', name: 'E', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z', apiKeys: [{ key: 'cp_test_empty_0123456789' }] }] },
+        dataset: {
+          organizations: [{ id: 'org_e', name: 'E', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z', apiKeys: [{ key: 'cp_test_empty_0123456789' }] }],
+        },
         now: NOW,
       });
       try {

@@ -30,10 +30,10 @@ const dataset = (): Dataset => ({
     },
   ],
 });
-const ndjson = (...ids: string[]) => ids.map((id) => JSON.stringify(pulse(id))).join('\n') + '\n';
+const ndjson = (...ids: string[]) => `${ids.map((id) => JSON.stringify(pulse(id))).join('\n')}\n`;
 const SQL_WORDS = /Key \(|org_id|already in the database|duplicate key|constraint/;
 
-describe('unique violations in the contract\'s words', () => {
+describe("unique violations in the contract's words", () => {
   let t: AdminTest;
   beforeAll(async () => {
     t = await createAdminTest({ dataset: dataset() });
@@ -79,7 +79,9 @@ describe('unique violations in the contract\'s words', () => {
       'organizations[0].actions[0].id: an action with id "ac_1" already exists in organization "org_u"',
     );
     // The key is never repeated, nor its hash.
-    expect(await refused({ apiKeys: [{ key: 'cp_test_unique_other_0123456789' }, { key: KEY }] })).toBe('organizations[0].apiKeys[1].key: this API key already exists');
+    expect(await refused({ apiKeys: [{ key: 'cp_test_unique_other_0123456789' }, { key: KEY }] })).toBe(
+      'organizations[0].apiKeys[1].key: this API key already exists',
+    );
   });
 
   it('the message never carries driver text, and reads the index of a Citus shard (its suffix dropped)', () => {

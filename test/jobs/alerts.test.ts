@@ -2,9 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { sql } from '../../src/db/executor.js';
 import type { AlertRow } from '../../src/db/repositories/alerts.js';
-import {
-  DEFAULT_THRESHOLDS, evaluateGroupWeek, lastClosedWeek, runAlertEngine, type AlertGroup, type WeekAggregate,
-} from '../../src/domain/alert-engine.js';
+import { DEFAULT_THRESHOLDS, evaluateGroupWeek, lastClosedWeek, runAlertEngine, type AlertGroup, type WeekAggregate } from '../../src/domain/alert-engine.js';
 import type { Dataset } from '../../src/domain/dataset.js';
 import { isoWeekLabel, parseIsoWeek } from '../../src/domain/time.js';
 import { runScheduledAlerts, startAlertSchedule } from '../../src/jobs/alerts.js';
@@ -20,8 +18,13 @@ const types = (fs: { type: string }[]) => fs.map((f) => f.type);
 
 describe('ISO weeks', () => {
   it.each([
-    ['2026-W47', '2026-11-16'], ['2026-W01', '2025-12-29'], ['2026-W53', '2026-12-28'], ['2020-W53', '2020-12-28'],
-    ['2021-W01', '2021-01-04'], ['2027-W01', '2027-01-04'], ['0001-W01', '0001-01-01'],
+    ['2026-W47', '2026-11-16'],
+    ['2026-W01', '2025-12-29'],
+    ['2026-W53', '2026-12-28'],
+    ['2020-W53', '2020-12-28'],
+    ['2021-W01', '2021-01-04'],
+    ['2027-W01', '2027-01-04'],
+    ['0001-W01', '0001-01-01'],
   ])('%s starts on Monday %s 00:00 UTC and labels back', (label, monday) => {
     expect(parseIsoWeek(label)!.toISOString()).toBe(`${monday}T00:00:00.000Z`);
     expect(isoWeekLabel(new Date(`${monday}T00:00:00.000Z`))).toBe(label);
@@ -80,7 +83,9 @@ describe('alert rules (exact, at the threshold)', () => {
   it('a group-week of 4 pulses raises nothing, however bad; 5 pulses can', () => {
     expect(evaluateGroupWeek(SUPPORT, '2026-W47', agg(4, 4), [agg(40, 200), agg(40, 200), agg(40, 200), agg(40, 200)])).toEqual([]);
     expect(types(evaluateGroupWeek(SUPPORT, '2026-W47', agg(5, 5), [agg(40, 200), agg(40, 200), agg(40, 200), agg(40, 200)]))).toEqual([
-      'MOOD_DROP', 'LOW_MOOD', 'PARTICIPATION_DROP',
+      'MOOD_DROP',
+      'LOW_MOOD',
+      'PARTICIPATION_DROP',
     ]);
   });
 
@@ -99,8 +104,12 @@ describe('alert rules (exact, at the threshold)', () => {
 
   it('names the group: a team, pulses without a team, the organization', () => {
     const msg = (g: AlertGroup) => evaluateGroupWeek(g, '2026-W47', agg(10, 30), [agg(10, 35), agg(10, 35)])[0].message;
-    expect(msg({ kind: 'no_team' })).toBe('Mood among pulses without a team averaged 3.00 in 2026-W47, 0.50 below its average in 2 of the previous 4 weeks of 3.50 (10 pulses).');
-    expect(msg({ kind: 'org' })).toBe('Mood across the organization averaged 3.00 in 2026-W47, 0.50 below its average in 2 of the previous 4 weeks of 3.50 (10 pulses).');
+    expect(msg({ kind: 'no_team' })).toBe(
+      'Mood among pulses without a team averaged 3.00 in 2026-W47, 0.50 below its average in 2 of the previous 4 weeks of 3.50 (10 pulses).',
+    );
+    expect(msg({ kind: 'org' })).toBe(
+      'Mood across the organization averaged 3.00 in 2026-W47, 0.50 below its average in 2 of the previous 4 weeks of 3.50 (10 pulses).',
+    );
   });
 
   it('takes its thresholds from the configuration, exactly', () => {
@@ -113,7 +122,13 @@ describe('alert rules (exact, at the threshold)', () => {
     expect(types(evaluateGroupWeek(SUPPORT, '2026-W47', agg(20, 65), base, t))).toEqual(['MOOD_DROP']); // 3.25: 0.25 below
     expect(types(evaluateGroupWeek(SUPPORT, '2026-W47', agg(20, 66), base, t))).toEqual([]); // 3.30: 0.20 below
     expect(types(evaluateGroupWeek(SUPPORT, '2026-W47', agg(20, 60), base, t))).toEqual(['MOOD_DROP', 'LOW_MOOD']);
-    for (const [name, value] of [['ALERTS_MOOD_DROP', '0'], ['ALERTS_MOOD_DROP', '0.505'], ['ALERTS_LOW_MOOD', '5.5'], ['ALERTS_PARTICIPATION_DROP', '1.5'], ['ALERTS_INTERVAL_MINUTES', '-1']]) {
+    for (const [name, value] of [
+      ['ALERTS_MOOD_DROP', '0'],
+      ['ALERTS_MOOD_DROP', '0.505'],
+      ['ALERTS_LOW_MOOD', '5.5'],
+      ['ALERTS_PARTICIPATION_DROP', '1.5'],
+      ['ALERTS_INTERVAL_MINUTES', '-1'],
+    ]) {
       expect(() => loadConfig({ [name]: value }), `${name}=${value}`).toThrow(/invalid configuration/);
     }
   });
@@ -161,7 +176,10 @@ function dataset(): Dataset {
       {
         // Three groups of 3 pulses a week: none may be reported on, the organization (9) is.
         ...org('org_b', KEY_B),
-        teams: [{ id: 'team_x', name: 'X', createdAt: T0 }, { id: 'team_y', name: 'Y', createdAt: T0 }],
+        teams: [
+          { id: 'team_x', name: 'X', createdAt: T0 },
+          { id: 'team_y', name: 'Y', createdAt: T0 },
+        ],
         pulses: [
           ...[...BASELINE, '2026-W47'].flatMap((l) => {
             const level = l === '2026-W47' ? 2 : 4;
@@ -218,23 +236,62 @@ describe('the alert engine on the database', () => {
     expect(report.weeks).toEqual(['2026-W47']);
     expect(report.organizations).toBe(3);
     expect(await alertsOf('org_a')).toEqual([
-      { type: 'MOOD_DROP', week_iso: '2026-W47', group_key: 'org', message: 'Mood across the organization averaged 3.00 in 2026-W47, 0.50 below its 4-week average of 3.50 (10 pulses).' },
-      { type: 'MOOD_DROP', week_iso: '2026-W47', group_key: 'team:team_sup', message: 'Mood in Support averaged 3.00 in 2026-W47, 0.50 below its 4-week average of 3.50 (10 pulses).' },
+      {
+        type: 'MOOD_DROP',
+        week_iso: '2026-W47',
+        group_key: 'org',
+        message: 'Mood across the organization averaged 3.00 in 2026-W47, 0.50 below its 4-week average of 3.50 (10 pulses).',
+      },
+      {
+        type: 'MOOD_DROP',
+        week_iso: '2026-W47',
+        group_key: 'team:team_sup',
+        message: 'Mood in Support averaged 3.00 in 2026-W47, 0.50 below its 4-week average of 3.50 (10 pulses).',
+      },
     ]);
     expect(await alertsOf('org_b')).toEqual([
-      { type: 'LOW_MOOD', week_iso: '2026-W47', group_key: 'org', message: 'Mood across the organization averaged 2.00 in 2026-W47 (9 pulses), at or below the low-mood level of 2.50.' },
-      { type: 'MOOD_DROP', week_iso: '2026-W47', group_key: 'org', message: 'Mood across the organization averaged 2.00 in 2026-W47, 2.00 below its 4-week average of 4.00 (9 pulses).' },
+      {
+        type: 'LOW_MOOD',
+        week_iso: '2026-W47',
+        group_key: 'org',
+        message: 'Mood across the organization averaged 2.00 in 2026-W47 (9 pulses), at or below the low-mood level of 2.50.',
+      },
+      {
+        type: 'MOOD_DROP',
+        week_iso: '2026-W47',
+        group_key: 'org',
+        message: 'Mood across the organization averaged 2.00 in 2026-W47, 2.00 below its 4-week average of 4.00 (9 pulses).',
+      },
     ]);
     expect(await alertsOf('org_c')).toEqual([
-      { type: 'LOW_MOOD', week_iso: '2026-W47', group_key: 'no_team', message: 'Mood among pulses without a team averaged 2.00 in 2026-W47 (10 pulses), at or below the low-mood level of 2.50.' },
-      { type: 'MOOD_DROP', week_iso: '2026-W47', group_key: 'no_team', message: 'Mood among pulses without a team averaged 2.00 in 2026-W47, 2.00 below its average in 3 of the previous 4 weeks of 4.00 (10 pulses).' },
+      {
+        type: 'LOW_MOOD',
+        week_iso: '2026-W47',
+        group_key: 'no_team',
+        message: 'Mood among pulses without a team averaged 2.00 in 2026-W47 (10 pulses), at or below the low-mood level of 2.50.',
+      },
+      {
+        type: 'MOOD_DROP',
+        week_iso: '2026-W47',
+        group_key: 'no_team',
+        message: 'Mood among pulses without a team averaged 2.00 in 2026-W47, 2.00 below its average in 3 of the previous 4 weeks of 4.00 (10 pulses).',
+      },
       // The organization counts W44 whole (10 at 4 and 4 at 5): 300 / 74 = 4.05 against 60 / 20.
-      { type: 'MOOD_DROP', week_iso: '2026-W47', group_key: 'org', message: 'Mood across the organization averaged 3.00 in 2026-W47, 1.05 below its 4-week average of 4.05 (20 pulses).' },
+      {
+        type: 'MOOD_DROP',
+        week_iso: '2026-W47',
+        group_key: 'org',
+        message: 'Mood across the organization averaged 3.00 in 2026-W47, 1.05 below its 4-week average of 4.05 (20 pulses).',
+      },
     ]);
     // The callback ran inside each (organization, week) transaction with exactly the rows it inserted.
     // On PostgreSQL organizations run side by side, so the callbacks come in any order.
     const byOrg = [...inserted].sort((x, y) => x.orgId.localeCompare(y.orgId));
-    expect(byOrg.map((i) => [i.orgId, i.alerts.length, i.visible])).toEqual([['org_a', 2, 2], ['org_b', 2, 2], ['org_c', 3, 3]]);
+    expect(byOrg.map((i) => [i.orgId, i.alerts.length, i.visible])).toEqual([
+      ['org_a', 2, 2],
+      ['org_b', 2, 2],
+      ['org_c', 3, 3],
+    ]);
     expect(report.raised.map(({ orgId, ...a }) => ({ orgId, a }))).toEqual(byOrg.flatMap((i) => i.alerts.map((a) => ({ orgId: i.orgId, a }))));
     for (const a of report.raised) {
       expect(a.id).toMatch(/^al_[0-9A-Za-z]{16}$/);
@@ -257,7 +314,10 @@ describe('the alert engine on the database', () => {
     await t.db.query(sql('t.forget', `DELETE FROM alerts WHERE org_id = 'org_b'`));
     await expect(
       runAlertEngine(t.db, {
-        thresholds: DEFAULT_THRESHOLDS, weeks: [w('2026-W47')], orgIds: ['org_b'], clock: () => new Date(),
+        thresholds: DEFAULT_THRESHOLDS,
+        weeks: [w('2026-W47')],
+        orgIds: ['org_b'],
+        clock: () => new Date(),
         onInserted: async () => {
           throw new Error('webhook outbox down');
         },
@@ -275,8 +335,22 @@ describe('the alert engine on the database', () => {
     expect(items.map((a) => Object.keys(a))).toEqual(items.map(() => ['id', 'type', 'message', 'weekISO', 'subteamName', 'readAt', 'createdAt']));
     expect([...items].sort((a, b) => (a.id < b.id ? 1 : -1))).toEqual(items); // same createdAt: id descending
     expect(items.map(({ id, ...a }) => a).sort((a, b) => (a.message < b.message ? -1 : 1))).toEqual([
-      { type: 'MOOD_DROP', message: 'Mood across the organization averaged 3.00 in 2026-W47, 0.50 below its 4-week average of 3.50 (10 pulses).', weekISO: '2026-W47', subteamName: null, readAt: null, createdAt: RUN_AT },
-      { type: 'MOOD_DROP', message: 'Mood in Support averaged 3.00 in 2026-W47, 0.50 below its 4-week average of 3.50 (10 pulses).', weekISO: '2026-W47', subteamName: 'Support', readAt: null, createdAt: RUN_AT },
+      {
+        type: 'MOOD_DROP',
+        message: 'Mood across the organization averaged 3.00 in 2026-W47, 0.50 below its 4-week average of 3.50 (10 pulses).',
+        weekISO: '2026-W47',
+        subteamName: null,
+        readAt: null,
+        createdAt: RUN_AT,
+      },
+      {
+        type: 'MOOD_DROP',
+        message: 'Mood in Support averaged 3.00 in 2026-W47, 0.50 below its 4-week average of 3.50 (10 pulses).',
+        weekISO: '2026-W47',
+        subteamName: 'Support',
+        readAt: null,
+        createdAt: RUN_AT,
+      },
     ]);
     // Another organization's alerts are not there.
     expect((await api(t.app, KEY_C).get('/v1/alerts?limit=50')).json().items.map((a: AlertRow) => a.subteamName)).toEqual([null, null, null]);
@@ -285,14 +359,40 @@ describe('the alert engine on the database', () => {
   it('a backfill evaluates weeks oldest first and stamps newer weeks later, so GET /alerts lists the newest week first', async () => {
     const tick = Date.parse('2026-11-25T11:00:00.000Z');
     const r = await runAlertEngine(t.db, {
-      thresholds: DEFAULT_THRESHOLDS, weeks: ['2026-W42', '2026-W40', '2026-W41'].map(w), clock: () => new Date(tick),
+      thresholds: DEFAULT_THRESHOLDS,
+      weeks: ['2026-W42', '2026-W40', '2026-W41'].map(w),
+      clock: () => new Date(tick),
     });
     expect(r.weeks).toEqual(['2026-W40', '2026-W41', '2026-W42']);
     expect(r.raised.map((a) => [a.orgId, a.weekISO, a.type, a.message, a.createdAt])).toEqual([
-      ['org_d', '2026-W40', 'LOW_MOOD', 'Mood among pulses without a team averaged 2.00 in 2026-W40 (5 pulses), at or below the low-mood level of 2.50.', '2026-11-25T11:00:00.000Z'],
-      ['org_d', '2026-W40', 'LOW_MOOD', 'Mood across the organization averaged 2.00 in 2026-W40 (5 pulses), at or below the low-mood level of 2.50.', '2026-11-25T11:00:00.000Z'],
-      ['org_d', '2026-W42', 'LOW_MOOD', 'Mood among pulses without a team averaged 2.00 in 2026-W42 (5 pulses), at or below the low-mood level of 2.50.', '2026-11-25T11:00:00.002Z'],
-      ['org_d', '2026-W42', 'LOW_MOOD', 'Mood across the organization averaged 2.00 in 2026-W42 (5 pulses), at or below the low-mood level of 2.50.', '2026-11-25T11:00:00.002Z'],
+      [
+        'org_d',
+        '2026-W40',
+        'LOW_MOOD',
+        'Mood among pulses without a team averaged 2.00 in 2026-W40 (5 pulses), at or below the low-mood level of 2.50.',
+        '2026-11-25T11:00:00.000Z',
+      ],
+      [
+        'org_d',
+        '2026-W40',
+        'LOW_MOOD',
+        'Mood across the organization averaged 2.00 in 2026-W40 (5 pulses), at or below the low-mood level of 2.50.',
+        '2026-11-25T11:00:00.000Z',
+      ],
+      [
+        'org_d',
+        '2026-W42',
+        'LOW_MOOD',
+        'Mood among pulses without a team averaged 2.00 in 2026-W42 (5 pulses), at or below the low-mood level of 2.50.',
+        '2026-11-25T11:00:00.002Z',
+      ],
+      [
+        'org_d',
+        '2026-W42',
+        'LOW_MOOD',
+        'Mood across the organization averaged 2.00 in 2026-W42 (5 pulses), at or below the low-mood level of 2.50.',
+        '2026-11-25T11:00:00.002Z',
+      ],
     ]);
     const items = (await api(t.app, KEY_D).get('/v1/alerts')).json().items as AlertRow[];
     expect(items.map((a) => a.weekISO)).toEqual(['2026-W42', '2026-W42', '2026-W40', '2026-W40']);
@@ -334,8 +434,11 @@ describe('the engine against a scan of the pulses (seeded adversary)', () => {
         for (let i = 0; i < n; i++) {
           const at = rnd() < 0.3 ? EDGES[Math.floor(rnd() * EDGES.length)] : Math.floor(rnd() * WEEK);
           pulses.push({
-            id: `r${pulses.length}`, level: Math.max(1, Math.min(5, Math.round(mean + (rnd() - 0.5) * 2))),
-            moderationStatus: 'CLEAN', subteamId: team, createdAt: new Date(monday + at).toISOString(),
+            id: `r${pulses.length}`,
+            level: Math.max(1, Math.min(5, Math.round(mean + (rnd() - 0.5) * 2))),
+            moderationStatus: 'CLEAN',
+            subteamId: team,
+            createdAt: new Date(monday + at).toISOString(),
           });
         }
       }
@@ -361,7 +464,12 @@ describe('the engine against a scan of the pulses (seeded adversary)', () => {
       const keys = ['org', 'no_team', ...org.teams.map((t) => `team:${t.id}`)];
       for (const label of weeks) {
         for (const key of keys) {
-          const group: AlertGroup = key === 'org' ? { kind: 'org' } : key === 'no_team' ? { kind: 'no_team' } : { kind: 'team', subteamId: key.slice(5), name: names.get(key.slice(5))! };
+          const group: AlertGroup =
+            key === 'org'
+              ? { kind: 'org' }
+              : key === 'no_team'
+                ? { kind: 'no_team' }
+                : { kind: 'team', subteamId: key.slice(5), name: names.get(key.slice(5))! };
           const at = (back: number) => agg.get(`${key}|${isoWeekLabel(new Date(w(label).getTime() - back * WEEK))}`) ?? { count: 0, sum: 0 };
           for (const f of evaluateGroupWeek(group, label, at(0), [at(1), at(2), at(3), at(4)])) out.push(`${org.id}|${label}|${key}|${f.type}|${f.message}`);
         }

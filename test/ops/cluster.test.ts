@@ -5,7 +5,6 @@ import { freePort, startServerProcess } from '../helpers/process.js';
 
 const KEY = 'cp_test_cluster_0123456789abcdef';
 
-
 const waitFor = async (check: () => boolean, ms = 15_000) => {
   for (let t = 0; t < ms && !check(); t += 100) await new Promise((r) => setTimeout(r, 100));
   return check();

@@ -38,8 +38,8 @@ function parseUnit(text: string) {
 
 describe('docs/deployment.md and the files it shows', () => {
   it('shows docs/deploy/climate-pulse.service and docs/deploy/kubernetes.yaml exactly as they are', () => {
-    expect(page).toContain('```ini\n' + unitText + '```');
-    expect(page).toContain('```yaml\n' + manifestText + '```');
+    expect(page).toContain(`\`\`\`ini\n${unitText}\`\`\``);
+    expect(page).toContain(`\`\`\`yaml\n${manifestText}\`\`\``);
   });
 
   it('the systemd unit: ExecReload sends SIGHUP to the primary, stop is SIGTERM to it, TimeoutStopSec outlasts the grace, and its environment is valid', () => {
@@ -65,7 +65,9 @@ describe('docs/deployment.md and the files it shows', () => {
     expect(deployment.spec.strategy.rollingUpdate).toEqual({ maxUnavailable: 0, maxSurge: 1 });
     const pod = deployment.spec.template.spec;
     const [container] = pod.containers;
-    const env = Object.fromEntries(container.env.filter((e: { value?: string }) => e.value !== undefined).map((e: { name: string; value: string }) => [e.name, e.value]));
+    const env = Object.fromEntries(
+      container.env.filter((e: { value?: string }) => e.value !== undefined).map((e: { name: string; value: string }) => [e.name, e.value]),
+    );
     for (const e of container.env) expect(Object.keys(EnvSchema.properties)).toContain(e.name);
     const config = loadConfig({ ...env, ...SOME_DATABASE });
     expect(container.ports).toEqual([{ name: 'http', containerPort: config.port }]);
@@ -86,7 +88,13 @@ describe('docs/deployment.md and the files it shows', () => {
     expect(root.code).toBe(0);
     expect(root.stdout).toContain('Signals to `serve`: SIGTERM or SIGINT drain and exit 0; SIGHUP replaces the WORKERS one at a time.');
     expect(serve.code).toBe(0);
-    for (const words of ['SIGTERM, SIGINT  drain and exit 0', 'SIGHUP           with WORKERS of 2 or more', 'SHUTDOWN_DELAY_MS', 'SHUTDOWN_GRACE_MS', 'docs/deployment.md']) {
+    for (const words of [
+      'SIGTERM, SIGINT  drain and exit 0',
+      'SIGHUP           with WORKERS of 2 or more',
+      'SHUTDOWN_DELAY_MS',
+      'SHUTDOWN_GRACE_MS',
+      'docs/deployment.md',
+    ]) {
       expect(serve.stdout).toContain(words);
     }
     for (const words of ['| `SIGTERM`, `SIGINT` |', '| `SIGHUP` | the primary of `WORKERS`', '| `SIGHUP` | a single process']) expect(page).toContain(words);
@@ -120,8 +128,22 @@ describe('hardening an operator would approve (issue 42)', () => {
       expect(service[key], key).toHaveLength(1);
       return service[key][0];
     };
-    for (const key of ['NoNewPrivileges', 'ProtectHome', 'PrivateTmp', 'PrivateDevices', 'ProtectKernelTunables', 'ProtectKernelModules', 'ProtectKernelLogs',
-      'ProtectControlGroups', 'ProtectClock', 'ProtectHostname', 'RestrictNamespaces', 'RestrictRealtime', 'RestrictSUIDSGID', 'LockPersonality']) {
+    for (const key of [
+      'NoNewPrivileges',
+      'ProtectHome',
+      'PrivateTmp',
+      'PrivateDevices',
+      'ProtectKernelTunables',
+      'ProtectKernelModules',
+      'ProtectKernelLogs',
+      'ProtectControlGroups',
+      'ProtectClock',
+      'ProtectHostname',
+      'RestrictNamespaces',
+      'RestrictRealtime',
+      'RestrictSUIDSGID',
+      'LockPersonality',
+    ]) {
       expect(one(key), key).toBe('yes');
     }
     expect(one('ProtectSystem')).toBe('strict');
@@ -141,7 +163,7 @@ describe('hardening an operator would approve (issue 42)', () => {
 
   const ANALYZE = ['/usr/bin/systemd-analyze', '/bin/systemd-analyze'].find((p) => existsSync(p));
   // Off CI a machine without systemd skips this one; on CI (CI set) a missing systemd-analyze fails.
-  it.skipIf(!ANALYZE && !process.env.CI)('`systemd-analyze security` rates the unit\'s exposure below 3 (it was 9.2 UNSAFE)', () => {
+  it.skipIf(!ANALYZE && !process.env.CI)("`systemd-analyze security` rates the unit's exposure below 3 (it was 9.2 UNSAFE)", () => {
     expect(ANALYZE, 'systemd-analyze is missing (apt-get install systemd)').toBeDefined();
     const ran = spawnSync(ANALYZE!, ['security', '--offline=true', join(ROOT, 'docs/deploy/climate-pulse.service')], { encoding: 'utf8', timeout: 60_000 });
     const m = /Overall exposure level for climate-pulse\.service: (\d+(?:\.\d+)?) /.exec(ran.stdout);
@@ -158,7 +180,10 @@ describe('hardening an operator would approve (issue 42)', () => {
     expect(pod.securityContext.runAsUser).toBeGreaterThan(0);
     expect(pod.automountServiceAccountToken).toBe(false);
     expect(container.securityContext).toEqual({
-      allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, runAsNonRoot: true, capabilities: { drop: ['ALL'] },
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      runAsNonRoot: true,
+      capabilities: { drop: ['ALL'] },
     });
     expect(Object.keys(container.resources.requests).sort()).toEqual(['cpu', 'memory']);
     expect(container.resources.limits.memory).toBeDefined();
@@ -171,7 +196,7 @@ describe('hardening an operator would approve (issue 42)', () => {
     expect(budget.spec.maxUnavailable).toBeLessThan(deployment.spec.replicas);
   });
 
-  it('the Containerfile builds the image the manifest names: multi-stage, production dependencies only, non-root, nothing fetched by ADD, the manifest\'s command', () => {
+  it("the Containerfile builds the image the manifest names: multi-stage, production dependencies only, non-root, nothing fetched by ADD, the manifest's command", () => {
     const steps = parseContainerfile(containerfileText);
     const docs = parseAllDocuments(manifestText).map((d) => d.toJS());
     const [container] = docs.find((d) => d.kind === 'Deployment').spec.template.spec.containers;
@@ -207,7 +232,7 @@ describe('hardening an operator would approve (issue 42)', () => {
   });
 
   it('docs/deployment.md shows the Containerfile whole and a PostgreSQL backup with pg_dump and pg_restore', () => {
-    expect(page).toContain('```dockerfile\n' + containerfileText + '```');
+    expect(page).toContain(`\`\`\`dockerfile\n${containerfileText}\`\`\``);
     for (const words of ['pg_dump', 'pg_restore', 'point-in-time']) expect(page).toContain(words);
   });
 });

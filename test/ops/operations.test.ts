@@ -20,7 +20,12 @@ describe('logs', () => {
   beforeAll(async () => {
     t = await createTestDatabase();
     await loadDataset(t.db, dataset());
-    const stream = new Writable({ write(chunk, _enc, cb) { lines.push(...String(chunk).split('\n').filter(Boolean)); cb(); } });
+    const stream = new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(...String(chunk).split('\n').filter(Boolean));
+        cb();
+      },
+    });
     app = await buildApp(loadConfig({ LOG_LEVEL: 'info', MAX_EVENT_LOOP_DELAY_MS: '0' }), {
       db: t.db,
       logger: { level: 'info', stream, redact: { paths: ['req.headers.authorization'], censor: '[redacted]' } },
@@ -100,8 +105,13 @@ describe.skipIf(!TEST_DATABASE_URL)('a server process', () => {
     const url = new URL(`${s.url}/v1/teams`);
     const answer = new Promise<{ status: number; body: string }>((resolve, reject) => {
       const req = httpRequest(
-        { host: url.hostname, port: url.port, path: url.pathname, method: 'POST',
-          headers: { authorization: `Bearer ${KEY}`, 'idempotency-key': 'sigterm-key-1', 'content-type': 'application/json', 'content-length': 20 } },
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          headers: { authorization: `Bearer ${KEY}`, 'idempotency-key': 'sigterm-key-1', 'content-type': 'application/json', 'content-length': 20 },
+        },
         (res) => {
           let body = '';
           res.on('data', (d) => (body += d));
@@ -133,7 +143,10 @@ describe.skipIf(!TEST_DATABASE_URL)('a server process', () => {
       const upstream = net.connect(Number(target.port || 5432), target.hostname);
       sockets.add(client).add(upstream);
       client.pipe(upstream).pipe(client);
-      const drop = () => { client.destroy(); upstream.destroy(); };
+      const drop = () => {
+        client.destroy();
+        upstream.destroy();
+      };
       client.on('error', drop).on('close', drop);
       upstream.on('error', drop).on('close', drop);
     });

@@ -84,7 +84,6 @@ describe('per-key rate limit', () => {
   });
 });
 
-
 describe.skipIf(!TEST_REDIS_URL || !TEST_DATABASE_URL)('one limit across server processes sharing Redis', () => {
   let db: TestDatabase;
   const servers: ServerProcess[] = [];

@@ -19,8 +19,15 @@ describe('the request log line of a request no route matched', () => {
   let app: Awaited<ReturnType<typeof buildApp>>;
   beforeAll(async () => {
     t = await createTestDatabase();
-    await loadDataset(t.db, { organizations: [{ id: 'org_log404', name: 'Log', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z', apiKeys: [{ key: KEY }] }] });
-    const stream = new Writable({ write(chunk, _enc, cb) { lines.push(...String(chunk).split('\n').filter(Boolean)); cb(); } });
+    await loadDataset(t.db, {
+      organizations: [{ id: 'org_log404', name: 'Log', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z', apiKeys: [{ key: KEY }] }],
+    });
+    const stream = new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(...String(chunk).split('\n').filter(Boolean));
+        cb();
+      },
+    });
     app = await buildApp(loadConfig({ LOG_LEVEL: 'info', MAX_EVENT_LOOP_DELAY_MS: '0' }), { db: t.db, logger: { level: 'info', stream } });
   });
   afterAll(async () => {
@@ -31,7 +38,10 @@ describe('the request log line of a request no route matched', () => {
   const entry = (reqId: string) => lines.map((l) => JSON.parse(l)).find((e) => e.reqId === reqId && e.msg === 'request');
 
   it('has the path of a 404, without its query string', async () => {
-    const res = await app.inject({ url: `/v1/teamz?cursor=${KEY}&token=secret-value`, headers: { authorization: `Bearer ${KEY}`, 'x-request-id': 'log404-1' } });
+    const res = await app.inject({
+      url: `/v1/teamz?cursor=${KEY}&token=secret-value`,
+      headers: { authorization: `Bearer ${KEY}`, 'x-request-id': 'log404-1' },
+    });
     expect(res.statusCode).toBe(404);
     expect(entry('log404-1')).toMatchObject({ level: 30, method: 'GET', route: 'unknown', path: '/v1/teamz', status: 404 });
     for (const l of lines) {
@@ -56,6 +66,6 @@ describe('the request log line of a request no route matched', () => {
 
   it('unmatchedPath: no fragment, at most 256 characters', () => {
     expect(unmatchedPath('/a#frag?x=1')).toBe('/a');
-    expect(unmatchedPath('/' + 'ab/'.repeat(200))).toBe(('/' + 'ab/'.repeat(200)).slice(0, 256) + '…');
+    expect(unmatchedPath(`/${'ab/'.repeat(200)}`)).toBe(`${(`/${'ab/'.repeat(200)}`).slice(0, 256)}…`);
   });
 });

@@ -26,7 +26,13 @@ const W = Date.parse('2026-11-02T00:00:00.000Z');
 const NOW = new Date(W + 9 * 86_400_000); // the week ended two days ago: due, not yet asked about
 const RANGE = { from: '2026-11-02', to: '2026-11-08', limit: 100 };
 const pulse = (id: string, hour: number, comment: string | null) => ({
-  id, level: 3, reason: null, comment, moderationStatus: 'CLEAN' as const, subteamId: null, createdAt: new Date(W + hour * 3_600_000).toISOString(),
+  id,
+  level: 3,
+  reason: null,
+  comment,
+  moderationStatus: 'CLEAN' as const,
+  subteamId: null,
+  createdAt: new Date(W + hour * 3_600_000).toISOString(),
 });
 
 describe('a restored backup served beside its original (issue 40, case 4)', () => {
@@ -44,7 +50,12 @@ describe('a restored backup served beside its original (issue 40, case 4)', () =
     await loadDataset(original, {
       organizations: [
         {
-          id: ORG, name: 'Fork', plan: 'business', memberCount: 6, createdAt: '2026-01-01T00:00:00.000Z', deletedAt: null,
+          id: ORG,
+          name: 'Fork',
+          plan: 'business',
+          memberCount: 6,
+          createdAt: '2026-01-01T00:00:00.000Z',
+          deletedAt: null,
           pulses: Array.from({ length: 5 }, (_, i) => pulse(`f_${i}`, 10 + i, i === 0 ? 'on time' : null)),
         },
       ],

@@ -6,7 +6,7 @@ import { ingestPulses } from '../../src/domain/ingest.js';
 import { moderatePulse } from '../../src/domain/moderation.js';
 import { commentHandle, setCommentHidden } from '../../src/domain/comments.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { CommentModel, hasComment, mondayOf, ymd, type ModelCell, type ModelPulse } from '../helpers/comment-model.js';
+import { CommentModel, mondayOf, ymd, type ModelCell, type ModelPulse } from '../helpers/comment-model.js';
 import { api } from '../helpers/openapi.js';
 import { operatorActor } from '../../src/domain/audit.js';
 
@@ -54,7 +54,7 @@ interface Walk {
 describe(`GET /comments under attack, with moderation, late pulses and a twin organization (seed ${SEED})`, () => {
   const rnd = prng(SEED);
   const int = (lo: number, hi: number) => lo + Math.floor(rnd() * (hi - lo + 1));
-  const pick = <T,>(xs: T[]) => xs[Math.floor(rnd() * xs.length)];
+  const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)];
   let clock = START + 8 * WEEK + 3 * DAY + 5 * 3_600_000;
   let t: TestApp;
   const models: Record<string, CommentModel> = { [ORG]: new CommentModel(SECRET, 24 * 3_600_000, ORG), [TWIN]: new CommentModel(SECRET, 24 * 3_600_000, TWIN) };
@@ -85,7 +85,12 @@ describe(`GET /comments under attack, with moderation, late pulses and a twin or
     const levels = ps.map(() => int(1, 5));
     return {
       organizations: [ORG, TWIN].map((id) => ({
-        id, name: id, plan: 'enterprise', memberCount: 40, createdAt: '2026-01-01T00:00:00.000Z', deletedAt: null,
+        id,
+        name: id,
+        plan: 'enterprise',
+        memberCount: 40,
+        createdAt: '2026-01-01T00:00:00.000Z',
+        deletedAt: null,
         ...(first
           ? {
               apiKeys: (id === ORG ? KEYS : [TWIN_KEY]).map((key, i) => ({ key, name: `k${i}`, revoked: false })),
@@ -215,10 +220,11 @@ describe(`GET /comments under attack, with moderation, late pulses and a twin or
         const before = lastGiven.get(k);
         // A week that was not frozen (no CLEAN pulse yet) when last answered may be released whole now.
         if (before?.frozen) {
-          for (const id of before.ids) if (!now.has(id)) {
-            expect(model.showsComment(id), `${label}: ${k} lost ${id}, which is CLEAN and not hidden`).toBe(false);
-            removedSeen++;
-          }
+          for (const id of before.ids)
+            if (!now.has(id)) {
+              expect(model.showsComment(id), `${label}: ${k} lost ${id}, which is CLEAN and not hidden`).toBe(false);
+              removedSeen++;
+            }
           const known = new Set(model.cellsOf(before.ids).keys());
           const added = [...now].filter((id) => !before.ids.has(id));
           for (const [key, { cell, commentIds }] of model.cellsOf(added.filter((id) => !everFlagged.has(id)))) {
@@ -238,9 +244,7 @@ describe(`GET /comments under attack, with moderation, late pulses and a twin or
       // Time passes, and pulses arrive: this week's, late ones into earlier (also released) weeks,
       // and history into weeks that a request back to 2026-01-01 covered while they were empty.
       clock += int(1, 4) * DAY + int(0, 23) * 3_600_000;
-      const late = Array.from({ length: int(3, 9) }, () =>
-        pulse(pick([...Object.keys(TEAMS), null]), mondayOf(clock) - int(1, 6) * WEEK + int(0, WEEK - 1)),
-      );
+      const late = Array.from({ length: int(3, 9) }, () => pulse(pick([...Object.keys(TEAMS), null]), mondayOf(clock) - int(1, 6) * WEEK + int(0, WEEK - 1)));
       const old = round % 2 === 1 ? week(START - int(4, 30) * WEEK, 0.6) : [];
       await importPulses([...week(mondayOf(clock), 0.5), ...late, ...old]);
 
@@ -250,7 +254,8 @@ describe(`GET /comments under attack, with moderation, late pulses and a twin or
       for (let i = 0; i < 3 && uncovered.length > 0; i++) {
         const p = uncovered.splice(int(0, uncovered.length - 1), 1)[0];
         const w = mondayOf(Date.parse(p.createdAt));
-        const watch = async () => (await api(t.app, KEYS[0]).get(`/v1/pulses?from=${new Date(w).toISOString()}&to=${new Date(w + WEEK).toISOString()}&limit=200`)).body;
+        const watch = async () =>
+          (await api(t.app, KEYS[0]).get(`/v1/pulses?from=${new Date(w).toISOString()}&to=${new Date(w + WEEK).toISOString()}&limit=200`)).body;
         const before = await watch();
         const other = status(ORG, p.id) === 'CLEAN' ? 'FLAGGED' : 'CLEAN';
         for (const org of [ORG, TWIN]) await moderate(org, p.id, other);
@@ -264,7 +269,8 @@ describe(`GET /comments under attack, with moderation, late pulses and a twin or
 
       // The attacker with the operator token re-sends pulses with guessed comments (right and wrong):
       // every answer is the same, so no guess is confirmed; stored comments stay.
-      const listed: Record<string, unknown>[] = (await api(t.app, KEYS[0]).get(`/v1/pulses?from=${new Date(clock - 60 * DAY).toISOString()}&limit=200`)).json().items;
+      const listed: Record<string, unknown>[] = (await api(t.app, KEYS[0]).get(`/v1/pulses?from=${new Date(clock - 60 * DAY).toISOString()}&limit=200`)).json()
+        .items;
       for (let i = 0; i < 4 && listed.length > 0; i++) {
         const { subteamName: _, ...stored } = pick(listed) as Record<string, unknown> & { id: string; subteamName: unknown };
         const right = model.pulses.get(stored.id)!.comment;
@@ -288,7 +294,9 @@ describe(`GET /comments under attack, with moderation, late pulses and a twin or
       // Twin moves: one organization flags a comment's pulse, the other a silent pulse of the same released cell.
       for (const cell of new Set(released.map((id) => model.cellOf(id)!))) {
         if (twins.length > 2 * round + 2 || rnd() < 0.7) continue;
-        const members = cell.members.filter((id) => status(ORG, id) === 'CLEAN' && status(TWIN, id) === 'CLEAN' && !twins.some((x) => x.x === id || x.y === id));
+        const members = cell.members.filter(
+          (id) => status(ORG, id) === 'CLEAN' && status(TWIN, id) === 'CLEAN' && !twins.some((x) => x.x === id || x.y === id),
+        );
         const x = members.find((id) => models[ORG].showsComment(id) && models[TWIN].showsComment(id));
         const y = members.find((id) => !model.pulses.get(id)!.comment);
         if (!x || !y) continue;

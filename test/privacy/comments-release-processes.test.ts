@@ -15,16 +15,27 @@ describe.skipIf(!TEST_DATABASE_URL)('the release of a week across server process
     t = await createTestDatabase();
     const teams = ['t_a', 't_b', 't_c', 't_d'];
     await loadDataset(t.db, {
-      organizations: [{
-        id: ORG, name: 'Release', plan: 'business', memberCount: 10, createdAt: '2026-01-01T00:00:00.000Z', deletedAt: null,
-        apiKeys: [{ key: KEY, name: 'ci', revoked: false }],
-        teams: teams.map((id) => ({ id, name: id, createdAt: '2026-01-01T00:00:00.000Z' })),
-        pulses: Array.from({ length: 1000 }, (_, i) => ({
-          id: `rp_${i}`, level: 1 + (i % 5), reason: null, comment: `comment ${i}`,
-          moderationStatus: i % 9 === 0 ? ('FLAGGED' as const) : ('CLEAN' as const),
-          subteamId: i % 50 === 0 ? null : teams[i % 4], createdAt: new Date(MONDAY + i * 600_000).toISOString(),
-        })),
-      }],
+      organizations: [
+        {
+          id: ORG,
+          name: 'Release',
+          plan: 'business',
+          memberCount: 10,
+          createdAt: '2026-01-01T00:00:00.000Z',
+          deletedAt: null,
+          apiKeys: [{ key: KEY, name: 'ci', revoked: false }],
+          teams: teams.map((id) => ({ id, name: id, createdAt: '2026-01-01T00:00:00.000Z' })),
+          pulses: Array.from({ length: 1000 }, (_, i) => ({
+            id: `rp_${i}`,
+            level: 1 + (i % 5),
+            reason: null,
+            comment: `comment ${i}`,
+            moderationStatus: i % 9 === 0 ? ('FLAGGED' as const) : ('CLEAN' as const),
+            subteamId: i % 50 === 0 ? null : teams[i % 4],
+            createdAt: new Date(MONDAY + i * 600_000).toISOString(),
+          })),
+        },
+      ],
     });
   });
   afterAll(async () => {

@@ -22,7 +22,7 @@ describe('migration 0008 on comments released by migration 0003', () => {
     for (const f of readdirSync(MIGRATIONS_DIR).filter((f) => f < '0007')) copyFileSync(join(MIGRATIONS_DIR, f), join(dir, f));
     const db = await PgliteExecutor.open();
     try {
-      await migrate(db, dir + '/');
+      await migrate(db, `${dir}/`);
       const q = (text: string, params: unknown[] = []) => db.query(sql('test.mig', text), params);
       await q(`INSERT INTO organizations (id, name, plan, created_at) VALUES ('org_m', 'M', 'business', '2026-01-01Z')`);
       await q(`INSERT INTO teams (org_id, id, name, created_at) VALUES ('org_m', 'a', 'A', '2026-01-01Z')`);

@@ -19,14 +19,22 @@ describe('migration 0013 on a database of 0012', () => {
     for (const f of readdirSync(MIGRATIONS_DIR).filter((f) => f < '0013')) copyFileSync(join(MIGRATIONS_DIR, f), join(dir, f));
     const db = await PgliteExecutor.open();
     try {
-      await migrate(db, dir + '/');
+      await migrate(db, `${dir}/`);
       const q = (text: string, params: unknown[] = []) => db.query<Record<string, unknown>>(sql('test.mig13', text), params);
       await q(`INSERT INTO organizations (id, name, plan, created_at) VALUES ('org_old', 'Old', 'business', '2026-01-01Z')`);
-      await q(`INSERT INTO pulses (org_id, id, level, moderation_status, status_at_release, created_at) VALUES ('org_old', 'p_1', 3, 'FLAGGED', 'CLEAN', '2026-11-03Z')`);
+      await q(
+        `INSERT INTO pulses (org_id, id, level, moderation_status, status_at_release, created_at) VALUES ('org_old', 'p_1', 3, 'FLAGGED', 'CLEAN', '2026-11-03Z')`,
+      );
       await migrate(db);
-      await q(`INSERT INTO organizations (id, name, plan, created_at) VALUES ('org_new', 'New', 'business', '2026-01-01Z'), ('org_new2', 'New 2', 'business', '2026-01-01Z')`);
+      await q(
+        `INSERT INTO organizations (id, name, plan, created_at) VALUES ('org_new', 'New', 'business', '2026-01-01Z'), ('org_new2', 'New 2', 'business', '2026-01-01Z')`,
+      );
       const rows = await q(`SELECT id, order_salt FROM organizations ORDER BY id`);
-      expect(rows.map((r) => [r.id, r.order_salt === null ? null : (r.order_salt as Uint8Array).length])).toEqual([['org_new', 16], ['org_new2', 16], ['org_old', null]]);
+      expect(rows.map((r) => [r.id, r.order_salt === null ? null : (r.order_salt as Uint8Array).length])).toEqual([
+        ['org_new', 16],
+        ['org_new2', 16],
+        ['org_old', null],
+      ]);
       expect(Buffer.from(rows[0].order_salt as Uint8Array).equals(Buffer.from(rows[1].order_salt as Uint8Array))).toBe(false);
       expect(await q(`SELECT id, moderation_status, shown_status FROM pulses`)).toEqual([{ id: 'p_1', moderation_status: 'FLAGGED', shown_status: 'CLEAN' }]);
     } finally {

@@ -18,7 +18,13 @@ const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
 type P = { id: string; comment: string | null; moderationStatus: 'CLEAN' | 'FLAGGED'; createdAt: string };
-const cell = (prefix: string, monday: number, n: number, withComment: (i: number) => boolean, status: (i: number) => 'CLEAN' | 'FLAGGED' = () => 'CLEAN'): P[] =>
+const cell = (
+  prefix: string,
+  monday: number,
+  n: number,
+  withComment: (i: number) => boolean,
+  status: (i: number) => 'CLEAN' | 'FLAGGED' = () => 'CLEAN',
+): P[] =>
   Array.from({ length: n }, (_, i) => ({
     id: `${prefix}_p${i + 1}`,
     comment: withComment(i + 1) ? `words of ${prefix}_p${i + 1}` : null,
@@ -30,7 +36,12 @@ function dataset(ps: P[], first: boolean): Dataset {
   return {
     organizations: [
       {
-        id: ORG, name: 'Review 4', plan: 'business', memberCount: 10, createdAt: '2026-01-01T00:00:00.000Z', deletedAt: null,
+        id: ORG,
+        name: 'Review 4',
+        plan: 'business',
+        memberCount: 10,
+        createdAt: '2026-01-01T00:00:00.000Z',
+        deletedAt: null,
         ...(first
           ? { apiKeys: [{ key: KEY, name: 'watcher', revoked: false }], teams: [{ id: 'team_r4', name: 'R4', createdAt: '2026-01-01T00:00:00.000Z' }] }
           : {}),
@@ -45,11 +56,21 @@ describe('moderation before release is visible nowhere until the release', () =>
   // Thursday of W48: W47 has ended but is not released yet (24 hours after its end: Tuesday 00:00 + ...).
   let clock = W47 + 7 * DAY + 12 * HOUR;
   // W47, team R4: a cell of 8, where only r4_p5 has a comment; r4_p7 arrived FLAGGED, r4_p8 arrived CLEAN.
-  const week = cell('r4', W47, 8, (i) => i === 5, (i) => (i === 7 ? 'FLAGGED' : 'CLEAN'));
+  const week = cell(
+    'r4',
+    W47,
+    8,
+    (i) => i === 5,
+    (i) => (i === 7 ? 'FLAGGED' : 'CLEAN'),
+  );
   const pulsesPage = async () => {
     const res = await get(t.app, `/v1/pulses?from=2026-11-16T00:00:00.000Z&to=2026-11-23T00:00:00.000Z&limit=200`, KEY);
     expect(res.statusCode).toBe(200);
-    return { body: res.body, etag: res.headers.etag, status: Object.fromEntries(res.json().items.map((p: { id: string; moderationStatus: string }) => [p.id, p.moderationStatus])) };
+    return {
+      body: res.body,
+      etag: res.headers.etag,
+      status: Object.fromEntries(res.json().items.map((p: { id: string; moderationStatus: string }) => [p.id, p.moderationStatus])),
+    };
   };
 
   beforeAll(async () => {
@@ -81,7 +102,16 @@ describe('moderation before release is visible nowhere until the release', () =>
     // FLAGGED (one public life per pulse: shown FLAGGED once, FLAGGED for good). r4_p5's comment is released.
     expect(comments.json()).toMatchObject({ items: [{ comment: 'words of r4_p5' }], suppressed: false, releasedThrough: '2026-11-22' });
     const after = await pulsesPage();
-    expect(after.status).toEqual({ r4_p1: 'CLEAN', r4_p2: 'CLEAN', r4_p3: 'CLEAN', r4_p4: 'CLEAN', r4_p5: 'CLEAN', r4_p6: 'CLEAN', r4_p7: 'FLAGGED', r4_p8: 'FLAGGED' });
+    expect(after.status).toEqual({
+      r4_p1: 'CLEAN',
+      r4_p2: 'CLEAN',
+      r4_p3: 'CLEAN',
+      r4_p4: 'CLEAN',
+      r4_p5: 'CLEAN',
+      r4_p6: 'CLEAN',
+      r4_p7: 'FLAGGED',
+      r4_p8: 'FLAGGED',
+    });
     // After the release, moderation hides the comment and GET /pulses keeps the status at the release.
     await moderatePulse(t.db, ORG, 'r4_p5', 'FLAGGED', operatorActor(), new Date());
     expect(await pulsesPage()).toEqual(after);

@@ -21,15 +21,25 @@ const PULSES = `/v1/pulses?from=2026-11-02T00:00:00.000Z&to=2026-11-09T00:00:00.
 
 type P = { id: string; comment: string | null; moderationStatus: 'CLEAN' | 'FLAGGED'; createdAt: string };
 const pulse = (id: string, hour: number, comment: string | null = null, moderationStatus: 'CLEAN' | 'FLAGGED' = 'CLEAN'): P => ({
-  id, comment, moderationStatus, createdAt: new Date(W + hour * HOUR).toISOString(),
+  id,
+  comment,
+  moderationStatus,
+  createdAt: new Date(W + hour * HOUR).toISOString(),
 });
 
 function dataset(ps: P[], first: boolean): Dataset {
   return {
     organizations: [
       {
-        id: ORG, name: 'Life', plan: 'business', memberCount: 10, createdAt: '2026-01-01T00:00:00.000Z', deletedAt: null,
-        ...(first ? { apiKeys: [{ key: KEY, name: 'watcher', revoked: false }], teams: [{ id: 'team_l', name: 'L', createdAt: '2026-01-01T00:00:00.000Z' }] } : {}),
+        id: ORG,
+        name: 'Life',
+        plan: 'business',
+        memberCount: 10,
+        createdAt: '2026-01-01T00:00:00.000Z',
+        deletedAt: null,
+        ...(first
+          ? { apiKeys: [{ key: KEY, name: 'watcher', revoked: false }], teams: [{ id: 'team_l', name: 'L', createdAt: '2026-01-01T00:00:00.000Z' }] }
+          : {}),
         pulses: ps.map((p) => ({ ...p, level: 3, reason: null, subteamId: 'team_l' })),
       },
     ],
@@ -79,7 +89,13 @@ describe('one public life per pulse, nothing live behind suppressed (issue 40, c
     expect(await comments()).toEqual({ items: [], suppressed: false });
     expect((await status()).x).toBe('FLAGGED'); // frozen as it was at the release: its comment is never released
     await moderate('x', 'CLEAN');
-    await loadDataset(t.db, dataset(Array.from({ length: 4 }, (_, i) => pulse(`late_${i}`, 30 + i, `late words ${i}`)), false));
+    await loadDataset(
+      t.db,
+      dataset(
+        Array.from({ length: 4 }, (_, i) => pulse(`late_${i}`, 30 + i, `late words ${i}`)),
+        false,
+      ),
+    );
     expect(await comments()).toEqual({ items: [], suppressed: true }); // a late pool of 4, withheld
     await loadDataset(t.db, dataset([pulse('late_4', 40, 'late words 4')], false));
     expect(await comments()).toEqual({ items: ['late words 0', 'late words 1', 'late words 2', 'late words 3', 'late words 4'], suppressed: false });
@@ -98,7 +114,13 @@ describe('one public life per pulse, nothing live behind suppressed (issue 40, c
     seen.push(await comments());
     // Before the fix: true, false, true (the late pool counted statuses now), which named x.
     expect(seen).toEqual(Array.from({ length: 3 }, () => ({ items: [], suppressed: true })));
-    await loadDataset(t.db, dataset(Array.from({ length: 4 }, (_, i) => pulse(`late_${i}`, 31 + i)), false));
+    await loadDataset(
+      t.db,
+      dataset(
+        Array.from({ length: 4 }, (_, i) => pulse(`late_${i}`, 31 + i)),
+        false,
+      ),
+    );
     expect(await comments()).toEqual({ items: ['the words of x'], suppressed: false }); // one comment among 5 pulses shown CLEAN
   });
 
@@ -106,7 +128,13 @@ describe('one public life per pulse, nothing live behind suppressed (issue 40, c
     await open(Array.from({ length: 5 }, (_, i) => pulse(`c_${i}`, 10 + i)));
     clock = W + 8 * DAY;
     expect(await comments()).toEqual({ items: [], suppressed: false });
-    await loadDataset(t.db, dataset(Array.from({ length: 5 }, (_, i) => pulse(`late_${i}`, 30 + i, `late words ${i}`)), false));
+    await loadDataset(
+      t.db,
+      dataset(
+        Array.from({ length: 5 }, (_, i) => pulse(`late_${i}`, 30 + i, `late words ${i}`)),
+        false,
+      ),
+    );
     await moderate('late_0', 'FLAGGED');
     expect(await comments()).toEqual({ items: [], suppressed: true });
     expect((await status()).late_0).toBe('FLAGGED');

@@ -32,9 +32,19 @@ describe(`show again and a flag of the same pulse at once (${DB_KIND}, ${TRIALS}
     await loadDataset(t.db, {
       organizations: [
         {
-          id: ORG, name: 'Race', plan: 'business', memberCount: 6, createdAt: '2026-01-01T00:00:00.000Z', deletedAt: null,
+          id: ORG,
+          name: 'Race',
+          plan: 'business',
+          memberCount: 6,
+          createdAt: '2026-01-01T00:00:00.000Z',
+          deletedAt: null,
           pulses: Array.from({ length: 6 }, (_, i) => ({
-            id: `r_${i}`, level: 3, reason: null, comment: `words ${i}`, moderationStatus: 'CLEAN' as const, subteamId: null,
+            id: `r_${i}`,
+            level: 3,
+            reason: null,
+            comment: `words ${i}`,
+            moderationStatus: 'CLEAN' as const,
+            subteamId: null,
             createdAt: new Date(W + (i + 1) * 3_600_000).toISOString(),
           })),
         },
@@ -53,10 +63,7 @@ describe(`show again and a flag of the same pulse at once (${DB_KIND}, ${TRIALS}
     let leaked = 0;
     for (let i = 0; i < TRIALS; i++) {
       await setCommentHidden(t.db, ORG, handle, true, operatorActor(), NOW);
-      await Promise.all([
-        setCommentHidden(t.db, ORG, handle, false, operatorActor(), NOW),
-        moderatePulse(other, ORG, 'r_0', 'FLAGGED', operatorActor(), NOW),
-      ]);
+      await Promise.all([setCommentHidden(t.db, ORG, handle, false, operatorActor(), NOW), moderatePulse(other, ORG, 'r_0', 'FLAGGED', operatorActor(), NOW)]);
       const page = await listCommentPage(t.db, ORG, RANGE, releases, NOW);
       if (page.items.some((c) => c.comment === 'words 0')) leaked++;
       await moderatePulse(t.db, ORG, 'r_0', 'CLEAN', operatorActor(), NOW);

@@ -97,17 +97,46 @@ const rangeArb = fc.record({ from: fc.integer({ min: -3, max: 7 * WEEKS + 2 }), 
 
 const opArb = (nSpecs: number): fc.Arbitrary<Op> =>
   fc.oneof(
-    { weight: 6, arbitrary: fc.record({ k: fc.constant('ingest' as const), n: fc.integer({ min: 1, max: 4 }), via: fc.constantFrom('api' as const, 'api' as const, 'import' as const, 'load' as const) }) },
+    {
+      weight: 6,
+      arbitrary: fc.record({
+        k: fc.constant('ingest' as const),
+        n: fc.integer({ min: 1, max: 4 }),
+        via: fc.constantFrom('api' as const, 'api' as const, 'import' as const, 'load' as const),
+      }),
+    },
     { weight: 5, arbitrary: fc.record({ k: fc.constant('time' as const), hours: fc.constantFrom(1, 6, 24, 48, 24 * 7, 24 * 9) }) },
     { weight: 5, arbitrary: fc.record({ k: fc.constant('modTwin' as const), status: fc.constantFrom<Status>('CLEAN', 'FLAGGED') }) },
     { weight: 3, arbitrary: fc.record({ k: fc.constant('mod' as const), spec: fc.nat({ max: nSpecs - 1 }), status: statusArb }) },
     { weight: 2, arbitrary: fc.record({ k: fc.constant('hide' as const), twin: fc.boolean(), spec: fc.nat({ max: nSpecs - 1 }) }) },
     { weight: 2, arbitrary: fc.record({ k: fc.constant('show' as const), twin: fc.boolean(), spec: fc.nat({ max: nSpecs - 1 }) }) },
-    { weight: 5, arbitrary: fc.record({ k: fc.constant('comments' as const), from: rangeArb.map((r) => r.from), days: rangeArb.map((r) => r.days), team: teamFilterArb, limit: fc.integer({ min: 1, max: 8 }) }) },
-    { weight: 3, arbitrary: fc.record({ k: fc.constant('pulses' as const), from: rangeArb.map((r) => r.from), days: rangeArb.map((r) => r.days), team: teamFilterArb, level: fc.option(fc.integer({ min: 1, max: 5 }), { nil: undefined }), limit: fc.integer({ min: 5, max: 30 }) }) },
+    {
+      weight: 5,
+      arbitrary: fc.record({
+        k: fc.constant('comments' as const),
+        from: rangeArb.map((r) => r.from),
+        days: rangeArb.map((r) => r.days),
+        team: teamFilterArb,
+        limit: fc.integer({ min: 1, max: 8 }),
+      }),
+    },
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        k: fc.constant('pulses' as const),
+        from: rangeArb.map((r) => r.from),
+        days: rangeArb.map((r) => r.days),
+        team: teamFilterArb,
+        level: fc.option(fc.integer({ min: 1, max: 5 }), { nil: undefined }),
+        limit: fc.integer({ min: 5, max: 30 }),
+      }),
+    },
     { weight: 1, arbitrary: fc.constant({ k: 'stats' as const }) },
     { weight: 1, arbitrary: fc.record({ k: fc.constant('daily' as const), from: rangeArb.map((r) => r.from), days: rangeArb.map((r) => r.days) }) },
-    { weight: 2, arbitrary: fc.record({ k: fc.constant('console' as const), from: rangeArb.map((r) => r.from), days: rangeArb.map((r) => r.days), team: teamFilterArb }) },
+    {
+      weight: 2,
+      arbitrary: fc.record({ k: fc.constant('console' as const), from: rangeArb.map((r) => r.from), days: rangeArb.map((r) => r.days), team: teamFilterArb }),
+    },
   );
 
 /**
@@ -220,7 +249,12 @@ export async function openTwinHarness(db: DatabaseExecutor): Promise<TwinHarness
       plans: [{ name: 'twin', restApi: true, rateLimitPerMinute: 1_000_000_000 }],
       organizations: [
         {
-          id: orgId, name: 'Twin', plan: 'twin', memberCount: 5, createdAt: '2026-01-01T00:00:00.000Z', deletedAt: null,
+          id: orgId,
+          name: 'Twin',
+          plan: 'twin',
+          memberCount: 5,
+          createdAt: '2026-01-01T00:00:00.000Z',
+          deletedAt: null,
           apiKeys: [{ key, name: 'reader', revoked: false }],
           teams: TEAMS.map((id) => ({ id, name: id, createdAt: '2026-01-01T00:00:00.000Z' })),
         },
@@ -274,8 +308,13 @@ export async function openTwinHarness(db: DatabaseExecutor): Promise<TwinHarness
       const pulseOf = (w: World, i: number) => {
         const p = s.specs[i];
         return {
-          id: pulseId(i), level: p.level, reason: p.reason, comment: w.comment(i), moderationStatus: p.status,
-          subteamId: p.group, createdAt: new Date(BASE + p.week * 7 * DAY + p.hour * HOUR + i * 1000).toISOString(),
+          id: pulseId(i),
+          level: p.level,
+          reason: p.reason,
+          comment: w.comment(i),
+          moderationStatus: p.status,
+          subteamId: p.group,
+          createdAt: new Date(BASE + p.week * 7 * DAY + p.hour * HOUR + i * 1000).toISOString(),
         };
       };
       const ingested = (i: number) => i < next;
@@ -284,10 +323,12 @@ export async function openTwinHarness(db: DatabaseExecutor): Promise<TwinHarness
         const batch = Array.from({ length: to - from }, (_, k) => pulseOf(w, from + k));
         if (via === 'api') await ingestPulses(db, w.orgId, batch, operatorActor(), now());
         else if (via === 'load') {
-          await loadDataset(db, { organizations: [{ id: w.orgId, name: 'Twin', plan: 'twin', memberCount: 5, createdAt: '2026-01-01T00:00:00.000Z', deletedAt: null, pulses: batch }] });
+          await loadDataset(db, {
+            organizations: [{ id: w.orgId, name: 'Twin', plan: 'twin', memberCount: 5, createdAt: '2026-01-01T00:00:00.000Z', deletedAt: null, pulses: batch }],
+          });
         } else {
           const file = join(dir, `${w.name}.ndjson`);
-          writeFileSync(file, batch.map((p) => JSON.stringify(p)).join('\n') + '\n');
+          writeFileSync(file, `${batch.map((p) => JSON.stringify(p)).join('\n')}\n`);
           await importPulses(db, { orgId: w.orgId, file, onError: 'abort' }, operatorActor(), now());
         }
       };
@@ -344,7 +385,15 @@ export async function openTwinHarness(db: DatabaseExecutor): Promise<TwinHarness
             const { items, nextCursor, ...envelope } = list;
             // The pages an admin of the organization sees: comments (this range and team) and overview.
             const cookie = randomBytes(32).toString('base64url');
-            await insertSessionRow(db, { orgId: w.orgId, idHash: createHash('sha256').update(cookie).digest(), memberId: w.memberId, stage: 'active', csrfToken: 'T'.repeat(32), address: null, at: now() });
+            await insertSessionRow(db, {
+              orgId: w.orgId,
+              idHash: createHash('sha256').update(cookie).digest(),
+              memberId: w.memberId,
+              stage: 'active',
+              csrfToken: 'T'.repeat(32),
+              address: null,
+              at: now(),
+            });
             const pageOf = async (url: string) => {
               const res = await app.inject({ method: 'GET', url, headers: { cookie: `cp_session=${cookie}`, 'sec-fetch-site': 'same-origin' } });
               if (res.statusCode !== 200) throw new Error(`${url} in world ${w.name}: ${res.statusCode} ${res.body.slice(0, 300)}`);
@@ -357,8 +406,14 @@ export async function openTwinHarness(db: DatabaseExecutor): Promise<TwinHarness
               pages,
               ...envelope,
               more: nextCursor !== null,
-              items: canonicalItems(items.map((c) => c.comment), weekOfComment),
-              hidden: canonicalItems(hidden.map((c) => c.comment), weekOfComment),
+              items: canonicalItems(
+                items.map((c) => c.comment),
+                weekOfComment,
+              ),
+              hidden: canonicalItems(
+                hidden.map((c) => c.comment),
+                weekOfComment,
+              ),
             };
           }
           default:
@@ -443,7 +498,10 @@ export async function openTwinHarness(db: DatabaseExecutor): Promise<TwinHarness
       let holderFlagged = false;
       for (const w of worlds) {
         const [r] = await db.query<{ cells: number; n: number; released: boolean; holder_flagged: boolean }>(pair, [
-          w.orgId, [pulseId(s.x), pulseId(s.y)], commentText(s.x), pulseId(w.twinHolder),
+          w.orgId,
+          [pulseId(s.x), pulseId(s.y)],
+          commentText(s.x),
+          pulseId(w.twinHolder),
         ]);
         if (r.n === 2 && r.cells === 1 && r.released) twinReleased = true;
         if (r.holder_flagged) holderFlagged = true;
@@ -486,27 +544,50 @@ export const ISSUE_40_CASES: Scenario[] = [
   // Case 1: the pair arrived FLAGGED; the comment's pulse is cleared before the release.
   {
     specs: [spec({ status: 'FLAGGED', comment: true }), spec({ status: 'FLAGGED', hour: 11 }), ...Array.from({ length: 6 }, (_, i) => spec({ hour: 20 + i }))],
-    x: 0, y: 1,
-    ops: [{ k: 'ingest', n: 8, via: 'api' }, { k: 'modTwin', status: 'CLEAN' }, { k: 'time', hours: 24 * 9 }, { k: 'pulses', ...wholeWeek0, team: undefined, level: undefined, limit: 50 }],
+    x: 0,
+    y: 1,
+    ops: [
+      { k: 'ingest', n: 8, via: 'api' },
+      { k: 'modTwin', status: 'CLEAN' },
+      { k: 'time', hours: 24 * 9 },
+      { k: 'pulses', ...wholeWeek0, team: undefined, level: undefined, limit: 50 },
+    ],
   },
   // Case 2: a week whose only pulse (the comment's) is flagged when an answer first covers it.
   {
     specs: [spec({ comment: true }), spec({ hour: 30 }), ...Array.from({ length: 3 }, (_, i) => spec({ hour: 40 + i }))],
-    x: 0, y: 1,
+    x: 0,
+    y: 1,
     ops: [
-      { k: 'ingest', n: 1, via: 'api' }, { k: 'modTwin', status: 'FLAGGED' }, { k: 'time', hours: 24 * 9 },
-      { k: 'comments', ...wholeWeek0, team: 'team_a', limit: 10 }, { k: 'modTwin', status: 'CLEAN' },
-      { k: 'ingest', n: 4, via: 'api' }, { k: 'comments', ...wholeWeek0, team: 'team_a', limit: 10 },
+      { k: 'ingest', n: 1, via: 'api' },
+      { k: 'modTwin', status: 'FLAGGED' },
+      { k: 'time', hours: 24 * 9 },
+      { k: 'comments', ...wholeWeek0, team: 'team_a', limit: 10 },
+      { k: 'modTwin', status: 'CLEAN' },
+      { k: 'ingest', n: 4, via: 'api' },
+      { k: 'comments', ...wholeWeek0, team: 'team_a', limit: 10 },
     ],
   },
   // Case 3: a lone late pulse (the comment's) flagged and cleared before its pool fills.
   {
-    specs: [...Array.from({ length: 5 }, (_, i) => spec({ hour: 10 + i })), spec({ hour: 50, comment: true }), spec({ hour: 51 }), ...Array.from({ length: 3 }, (_, i) => spec({ hour: 60 + i }))],
-    x: 5, y: 6,
+    specs: [
+      ...Array.from({ length: 5 }, (_, i) => spec({ hour: 10 + i })),
+      spec({ hour: 50, comment: true }),
+      spec({ hour: 51 }),
+      ...Array.from({ length: 3 }, (_, i) => spec({ hour: 60 + i })),
+    ],
+    x: 5,
+    y: 6,
     ops: [
-      { k: 'ingest', n: 5, via: 'api' }, { k: 'time', hours: 24 * 9 }, { k: 'comments', ...wholeWeek0, team: 'team_a', limit: 10 },
-      { k: 'ingest', n: 1, via: 'import' }, { k: 'modTwin', status: 'FLAGGED' }, { k: 'comments', ...wholeWeek0, team: 'team_a', limit: 10 },
-      { k: 'modTwin', status: 'CLEAN' }, { k: 'ingest', n: 4, via: 'load' }, { k: 'comments', ...wholeWeek0, team: 'team_a', limit: 10 },
+      { k: 'ingest', n: 5, via: 'api' },
+      { k: 'time', hours: 24 * 9 },
+      { k: 'comments', ...wholeWeek0, team: 'team_a', limit: 10 },
+      { k: 'ingest', n: 1, via: 'import' },
+      { k: 'modTwin', status: 'FLAGGED' },
+      { k: 'comments', ...wholeWeek0, team: 'team_a', limit: 10 },
+      { k: 'modTwin', status: 'CLEAN' },
+      { k: 'ingest', n: 4, via: 'load' },
+      { k: 'comments', ...wholeWeek0, team: 'team_a', limit: 10 },
     ],
   },
 ];

@@ -24,7 +24,16 @@ describe('docs/security.md', () => {
       const last = title.split(' › ').at(-1)!;
       const patterns = titlePatterns(readFileSync(join(ROOT, file), 'utf8'));
       const matches = last.endsWith('…')
-        ? patterns.some((p) => p.test(last.slice(0, -1).trim()) || p.source.startsWith(`^${last.slice(0, -1).trim().replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`))
+        ? patterns.some(
+            (p) =>
+              p.test(last.slice(0, -1).trim()) ||
+              p.source.startsWith(
+                `^${last
+                  .slice(0, -1)
+                  .trim()
+                  .replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`,
+              ),
+          )
         : patterns.some((p) => p.test(last));
       expect(matches, `${file} › "${last}"`).toBe(true);
     }

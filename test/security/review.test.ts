@@ -52,7 +52,7 @@ function runCliUmask0(args: string[], env: Record<string, string>): Promise<{ co
   });
 }
 
-describe('finding 1: the embedded data directory is the owner\'s only', () => {
+describe("finding 1: the embedded data directory is the owner's only", () => {
   const base = mkdtempSync(join(tmpdir(), 'cp-modes-'));
   afterAll(() => rmSync(base, { recursive: true, force: true }));
 
@@ -152,12 +152,14 @@ describe('finding 2: the failed-authentication limit holds under concurrency', (
     }
   });
 
-  it('one unknown key sent 200 times at once is looked up once; a valid key\'s burst of 100 at once is not limited', async () => {
+  it("one unknown key sent 200 times at once is looked up once; a valid key's burst of 100 at once is not limited", async () => {
     const c = countingLookups(tdb.db);
     const app = await appOn(c.db);
     try {
       const same = await Promise.all(
-        Array.from({ length: 200 }, () => app.inject({ url: '/v1/org', headers: { authorization: 'Bearer cp_guess_same_0123456789' }, remoteAddress: '203.0.113.20' })),
+        Array.from({ length: 200 }, () =>
+          app.inject({ url: '/v1/org', headers: { authorization: 'Bearer cp_guess_same_0123456789' }, remoteAddress: '203.0.113.20' }),
+        ),
       );
       expect(c.lookups()).toBe(1);
       expect(same.filter((a) => a.statusCode === 401).length).toBe(30);
@@ -182,10 +184,30 @@ describe('finding 3: integer query values are bounded as text', () => {
   afterAll(() => t.close());
 
   const HUGE = [
-    '9'.repeat(309), '9'.repeat(400), `-${'9'.repeat(400)}`, `+${'9'.repeat(309)}`, '1e400', '-1e400', '1e3', '9007199254740993',
-    '-9007199254740993', encodeURIComponent('٣'), encodeURIComponent('１０'), encodeURIComponent('৫'), '0x10', '1.0', '-0.5', 'Infinity', '-Infinity',
+    '9'.repeat(309),
+    '9'.repeat(400),
+    `-${'9'.repeat(400)}`,
+    `+${'9'.repeat(309)}`,
+    '1e400',
+    '-1e400',
+    '1e3',
+    '9007199254740993',
+    '-9007199254740993',
+    encodeURIComponent('٣'),
+    encodeURIComponent('１０'),
+    encodeURIComponent('৫'),
+    '0x10',
+    '1.0',
+    '-0.5',
+    'Infinity',
+    '-Infinity',
   ];
-  const PARAMS: [string, string][] = [['/v1/pulses', 'limit'], ['/v1/pulses', 'level'], ['/v1/alerts', 'limit'], ['/v1/comments', 'limit']];
+  const PARAMS: [string, string][] = [
+    ['/v1/pulses', 'limit'],
+    ['/v1/pulses', 'level'],
+    ['/v1/alerts', 'limit'],
+    ['/v1/comments', 'limit'],
+  ];
 
   it.each(PARAMS)('%s?%s= followed by 309+ digits, a sign, an exponent or non-ASCII digits: 400 invalid_request naming the parameter', async (path, param) => {
     for (const value of HUGE) {
@@ -204,17 +226,33 @@ describe('finding 3: integer query values are bounded as text', () => {
 describe('finding 5: configuration errors never print a secret', () => {
   const SECRET = 'hunter2-secret-value';
   it.each([
-    ['DATABASE_URL', `mysql://admin:${SECRET}@db.internal/app`, 'invalid configuration: DATABASE_URL must be a postgres:// URL (its value is secret and not shown)'],
+    [
+      'DATABASE_URL',
+      `mysql://admin:${SECRET}@db.internal/app`,
+      'invalid configuration: DATABASE_URL must be a postgres:// URL (its value is secret and not shown)',
+    ],
     ['DATABASE_URL', `postgres://admin:${SECRET}@[db/app`, 'invalid configuration: DATABASE_URL is not a valid URL (its value is secret and not shown)'],
-    ['REDIS_URL', `http://:${SECRET}@cache.internal:6379`, 'invalid configuration: REDIS_URL must be a redis:// or rediss:// URL (its value is secret and not shown)'],
-    ['COMMENT_CURSOR_SECRET', SECRET, 'invalid configuration: COMMENT_CURSOR_SECRET must not have fewer than 32 characters (its value is secret and not shown)'],
-  ])('a bad %s is named, with what is wrong, and its value is not printed', async (name, value, message) => {
-    expect(() => loadConfig({ [name]: value })).toThrow(new ConfigError(message));
-    const res = await runCli(['migrate'], { [name]: value, DATA_DIR: join(tmpdir(), 'cp-never-opened') });
-    expect(res.code).toBe(1);
-    expect(res.stderr).toBe(`climate-pulse: ${message}\n`);
-    expect(res.stderr + res.stdout).not.toContain(SECRET);
-  }, 60_000);
+    [
+      'REDIS_URL',
+      `http://:${SECRET}@cache.internal:6379`,
+      'invalid configuration: REDIS_URL must be a redis:// or rediss:// URL (its value is secret and not shown)',
+    ],
+    [
+      'COMMENT_CURSOR_SECRET',
+      SECRET,
+      'invalid configuration: COMMENT_CURSOR_SECRET must not have fewer than 32 characters (its value is secret and not shown)',
+    ],
+  ])(
+    'a bad %s is named, with what is wrong, and its value is not printed',
+    async (name, value, message) => {
+      expect(() => loadConfig({ [name]: value })).toThrow(new ConfigError(message));
+      const res = await runCli(['migrate'], { [name]: value, DATA_DIR: join(tmpdir(), 'cp-never-opened') });
+      expect(res.code).toBe(1);
+      expect(res.stderr).toBe(`climate-pulse: ${message}\n`);
+      expect(res.stderr + res.stdout).not.toContain(SECRET);
+    },
+    60_000,
+  );
 
   it('every variable marked secret keeps its value out of the message, and the known secrets are marked', () => {
     const secrets = Object.keys(EnvSchema.properties).filter(isSecretVariable);
@@ -265,8 +303,12 @@ describe('finding 6: webhooks never reach internal addresses', () => {
   });
 
   it('resolves the host at each delivery and refuses it when any of its addresses is internal', async () => {
-    const fake = (addresses: string[]) => ((_h: string, _o: unknown, cb: (e: null, a: { address: string; family: number }[]) => void) =>
-      cb(null, addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })))) as never;
+    const fake = (addresses: string[]) =>
+      ((_h: string, _o: unknown, cb: (e: null, a: { address: string; family: number }[]) => void) =>
+        cb(
+          null,
+          addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })),
+        )) as never;
     const lookupOf = (addresses: string[]) =>
       new Promise<{ err: Error | null; address: string }>((resolve) =>
         safeLookup({}, fake(addresses))('hooks.example.com', { family: 0 } as never, (err, address) => resolve({ err, address: address as string })),
@@ -281,7 +323,14 @@ describe('finding 6: webhooks never reach internal addresses', () => {
     const resolved = await lookup(host).catch(() => null);
     if (resolved) {
       const result = await attemptDelivery(
-        { url: `https://${host}:9/hook`, secret: 'whsec_' + Buffer.alloc(32).toString('base64'), previousSecret: null, previousSecretExpiresAt: null, eventId: 'msg_1', payload: '{}' } as never,
+        {
+          url: `https://${host}:9/hook`,
+          secret: `whsec_${Buffer.alloc(32).toString('base64')}`,
+          previousSecret: null,
+          previousSecretExpiresAt: null,
+          eventId: 'msg_1',
+          payload: '{}',
+        } as never,
         { timeoutMs: 2000 },
       );
       expect(result).toMatchObject({ kind: 'retryable', statusCode: null });
@@ -318,9 +367,17 @@ describe('finding 7: answers before routing are in the contract shape; timeouts 
     tdb = await createTestDatabase();
     await loadDataset(tdb.db, readDataset());
     const config = loadConfig({
-      PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', MAX_EVENT_LOOP_DELAY_MS: '0', REQUEST_TIMEOUT_MS: '1500', MAX_CONNECTIONS: '3',
-      ALERTS_INTERVAL_MINUTES: '0', WEBHOOK_POLL_MS: '60000', ...(TEST_REDIS_URL ? { REDIS_URL: TEST_REDIS_URL } : {}),
-      ADMIN_PORT: '0', ADMIN_TOKEN: 'op_' + 'x'.repeat(40),
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'silent',
+      MAX_EVENT_LOOP_DELAY_MS: '0',
+      REQUEST_TIMEOUT_MS: '1500',
+      MAX_CONNECTIONS: '3',
+      ALERTS_INTERVAL_MINUTES: '0',
+      WEBHOOK_POLL_MS: '60000',
+      ...(TEST_REDIS_URL ? { REDIS_URL: TEST_REDIS_URL } : {}),
+      ADMIN_PORT: '0',
+      ADMIN_TOKEN: `op_${'x'.repeat(40)}`,
     });
     server = await startServer(config, { db: tdb.db });
     port = Number(new URL(server.address).port);
@@ -358,7 +415,11 @@ describe('finding 7: answers before routing are in the contract shape; timeouts 
   it('the operator API answers oversized headers and malformed framing in the contract shape too (CONTRACT.md section 10)', async () => {
     const adminPort = Number(new URL(server.adminAddress!).port);
     expect(adminPort).not.toBe(port);
-    expectContractError((await raw(adminPort, `GET /admin/v1/openapi.json HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)).text, 431, 'invalid_request');
+    expectContractError(
+      (await raw(adminPort, `GET /admin/v1/openapi.json HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`)).text,
+      431,
+      'invalid_request',
+    );
     const { text } = await raw(adminPort, 'GET /admin/v1/openapi.json HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n');
     expectContractError(text, 400, 'invalid_request');
     expect(JSON.parse(bodyOf(text)).error.message).toBe('The request is not valid HTTP (malformed request line, headers or framing).');
@@ -387,10 +448,14 @@ describe('finding 7: answers before routing are in the contract shape; timeouts 
 
   it('MAX_CONNECTIONS caps open connections: one past the cap is closed at once, the others are served', async () => {
     const open = await Promise.all(
-      Array.from({ length: 3 }, () => new Promise<ReturnType<typeof connect>>((resolve) => {
-        const s = connect(port, '127.0.0.1', () => resolve(s));
-        s.on('error', () => {});
-      })),
+      Array.from(
+        { length: 3 },
+        () =>
+          new Promise<ReturnType<typeof connect>>((resolve) => {
+            const s = connect(port, '127.0.0.1', () => resolve(s));
+            s.on('error', () => {});
+          }),
+      ),
     );
     await new Promise((r) => setTimeout(r, 100));
     const { text } = await raw(port, `GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n`);
@@ -406,12 +471,26 @@ describe('finding 8: quieter ones', () => {
   it('two Authorization headers are refused with 401, even when the first one is a valid key', async () => {
     const tdb = await createTestDatabase();
     await loadDataset(tdb.db, readDataset());
-    const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', MAX_EVENT_LOOP_DELAY_MS: '0', ALERTS_INTERVAL_MINUTES: '0', WEBHOOK_POLL_MS: '60000' });
+    const config = loadConfig({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'silent',
+      MAX_EVENT_LOOP_DELAY_MS: '0',
+      ALERTS_INTERVAL_MINUTES: '0',
+      WEBHOOK_POLL_MS: '60000',
+    });
     const server = await startServer(config, { db: tdb.db });
     try {
       const port = Number(new URL(server.address).port);
-      for (const [first, second] of [[KEYS.acme, KEYS.beta], [KEYS.acme, 'cp_wrong_0123456789abcdef'], ['cp_wrong_0123456789abcdef', KEYS.acme]]) {
-        const { text } = await raw(port, `GET /v1/org HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${first}\r\nAuthorization: Bearer ${second}\r\nConnection: close\r\n\r\n`);
+      for (const [first, second] of [
+        [KEYS.acme, KEYS.beta],
+        [KEYS.acme, 'cp_wrong_0123456789abcdef'],
+        ['cp_wrong_0123456789abcdef', KEYS.acme],
+      ]) {
+        const { text } = await raw(
+          port,
+          `GET /v1/org HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${first}\r\nAuthorization: Bearer ${second}\r\nConnection: close\r\n\r\n`,
+        );
         expect(statusOf(text)).toBe(401);
         expect(JSON.parse(bodyOf(text))).toEqual({ error: { code: 'unauthorized', message: 'Send exactly one Authorization header.' } });
         expect(headerOf(text, 'www-authenticate')).toBe('Bearer realm="climate-pulse", error="invalid_token"');
@@ -434,7 +513,11 @@ describe('finding 8: quieter ones', () => {
     });
     const tdb = await createTestDatabase();
     await loadDataset(tdb.db, readDataset());
-    const app = await buildApp(loadConfig({ MAX_EVENT_LOOP_DELAY_MS: '0', REDIS_URL: 'redis://127.0.0.1:1' }), { db: tdb.db, logger: { level: 'warn', stream } as never, now: () => NOW });
+    const app = await buildApp(loadConfig({ MAX_EVENT_LOOP_DELAY_MS: '0', REDIS_URL: 'redis://127.0.0.1:1' }), {
+      db: tdb.db,
+      logger: { level: 'warn', stream } as never,
+      now: () => NOW,
+    });
     try {
       for (let i = 0; i < 5; i++) expect((await app.inject({ url: '/v1/org', headers: { authorization: `Bearer ${KEYS.acme}` } })).statusCode).toBe(200);
       const said = lines.map((l) => JSON.parse(l).msg as string).filter((m) => m.startsWith('rate limits:'));
@@ -445,7 +528,7 @@ describe('finding 8: quieter ones', () => {
     }
   }, 30_000);
 
-  it('Scarf\'s install-time telemetry is switched off for every install', async () => {
+  it("Scarf's install-time telemetry is switched off for every install", async () => {
     const pkg = (await import('../../package.json', { with: { type: 'json' } })).default as { scarfSettings?: { enabled?: boolean } };
     expect(pkg.scarfSettings).toEqual({ enabled: false });
   });
@@ -461,7 +544,7 @@ describe('finding 10: team names are trimmed before their length is checked', ()
     t.app.inject({ method: 'POST', url: '/v1/teams', payload: { name }, headers: { authorization: `Bearer ${KEYS.acme}`, 'idempotency-key': key } });
 
   it('accepts a space + 80 characters + a space as the 80-character name, and refuses 81 after trimming', async () => {
-    const name = 'n'.repeat(79) + 'é';
+    const name = `${'n'.repeat(79)}é`;
     const res = await post(` ${name} `, 'trimmed-team-80-x');
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toEqual({ id: expect.stringMatching(/^team_/), name });

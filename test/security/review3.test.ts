@@ -73,8 +73,14 @@ describe('finding 2: a backup of the embedded database never stalls the server',
     writeFileSync(join(dataDir, 'base', 'ballast'), randomBytes(48 << 20), { mode: 0o600 });
     server = await startServer(
       loadConfig({
-        ...EMBEDDED, PORT: '0', HOST: '127.0.0.1', MAX_EVENT_LOOP_DELAY_MS: '0', ALERTS_INTERVAL_MINUTES: '0', WEBHOOK_POLL_MS: '60000',
-        DATA_DIR: dataDir, ADMIN_TOKEN: TOKEN,
+        ...EMBEDDED,
+        PORT: '0',
+        HOST: '127.0.0.1',
+        MAX_EVENT_LOOP_DELAY_MS: '0',
+        ALERTS_INTERVAL_MINUTES: '0',
+        WEBHOOK_POLL_MS: '60000',
+        DATA_DIR: dataDir,
+        ADMIN_TOKEN: TOKEN,
       }),
     );
   }, 180_000);
@@ -157,18 +163,23 @@ describe('finding 2: a backup whose reader never reads is ended, and keeps no la
   });
 
   it('ends after the stall bound with a BackupError, and a backup after it completes', async () => {
-    const query = async <T,>(text: string) => (await db.db.query<T>(text)).rows;
+    const query = async <T>(text: string) => (await db.db.query<T>(text)).rows;
     const never = new Writable({ highWaterMark: 1024, write: () => {} }); // takes one chunk, never the next
     const err = await streamBackup(join(root, 'data'), query, never, { stallMs: 300 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BackupError);
     expect((err as Error).message).toBe("the backup's reader took nothing for 300 ms; the backup was ended");
     let bytes = 0;
-    await streamBackup(join(root, 'data'), query, new Writable({
+    await streamBackup(
+      join(root, 'data'),
+      query,
+      new Writable({
         write: (c: Buffer, _e, cb) => {
           bytes += c.length;
           cb();
         },
-      }), { stallMs: 300 });
+      }),
+      { stallMs: 300 },
+    );
     expect(bytes).toBeGreaterThan(1000);
   }, 60_000);
 });
@@ -203,9 +214,27 @@ describe('finding 5: a lone UTF-16 surrogate in a JSON body is 400 naming the fi
   const lone = (text: string) => `${MARK}-${text}\\ud800`;
   const cases: { name: string; face: 'public' | 'admin'; url: string; body: string; field: string }[] = [
     { name: 'POST /v1/teams', face: 'public', url: '/v1/teams', body: `{"name":"${lone('team')}"}`, field: 'name' },
-    { name: 'operator key creation', face: 'admin', url: '/admin/v1/organizations/org_acme/keys', body: `{"name":"${lone('key')}","scope":"read"}`, field: 'name' },
-    { name: 'an invitation', face: 'admin', url: '/admin/v1/organizations/org_acme/invitations', body: `{"email":"${lone('a')}@example.com","role":"viewer"}`, field: 'email' },
-    { name: 'a nested value (pulse ingestion)', face: 'admin', url: '/admin/v1/organizations/org_acme/pulses', body: `{"pulses":[{"comment":"${lone('c')}"}]}`, field: 'pulses[0].comment' },
+    {
+      name: 'operator key creation',
+      face: 'admin',
+      url: '/admin/v1/organizations/org_acme/keys',
+      body: `{"name":"${lone('key')}","scope":"read"}`,
+      field: 'name',
+    },
+    {
+      name: 'an invitation',
+      face: 'admin',
+      url: '/admin/v1/organizations/org_acme/invitations',
+      body: `{"email":"${lone('a')}@example.com","role":"viewer"}`,
+      field: 'email',
+    },
+    {
+      name: 'a nested value (pulse ingestion)',
+      face: 'admin',
+      url: '/admin/v1/organizations/org_acme/pulses',
+      body: `{"pulses":[{"comment":"${lone('c')}"}]}`,
+      field: 'pulses[0].comment',
+    },
     { name: 'an action', face: 'public', url: '/v1/actions', body: `{"title":"ok","description":"${lone('d')}"}`, field: 'description' },
   ];
   it.each(cases)('$name: 400 invalid_request naming $field', async ({ face, url, body, field }) => {
@@ -216,7 +245,9 @@ describe('finding 5: a lone UTF-16 surrogate in a JSON body is 400 naming the fi
       payload: body,
     });
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ error: { code: 'invalid_request', message: `Body field '${field}' must be Unicode text (it holds a lone UTF-16 surrogate).` } });
+    expect(res.json()).toEqual({
+      error: { code: 'invalid_request', message: `Body field '${field}' must be Unicode text (it holds a lone UTF-16 surrogate).` },
+    });
   });
 
   it('a field name with a lone surrogate: 400, and the name is not repeated', async () => {
@@ -227,7 +258,9 @@ describe('finding 5: a lone UTF-16 surrogate in a JSON body is 400 naming the fi
       payload: `{"name":"ok","${lone('k')}":1}`,
     });
     expect(res.statusCode).toBe(400);
-    expect(res.json()).toEqual({ error: { code: 'invalid_request', message: 'The body field has a field name that is not Unicode text (a lone UTF-16 surrogate).' } });
+    expect(res.json()).toEqual({
+      error: { code: 'invalid_request', message: 'The body field has a field name that is not Unicode text (a lone UTF-16 surrogate).' },
+    });
   });
 
   it('a paired surrogate (an emoji written as two escapes) is text, and is stored', async () => {
@@ -241,7 +274,7 @@ describe('finding 5: a lone UTF-16 surrogate in a JSON body is 400 naming the fi
     expect(res.json().name).toBe('Team \u{1F30D}');
   });
 
-  it('no log line carries the client\'s text', () => {
+  it("no log line carries the client's text", () => {
     expect(lines.length).toBeGreaterThan(0);
     expect(lines.filter((l) => l.includes(MARK))).toEqual([]);
     expect(lines.filter((l) => /"level":50/.test(l))).toEqual([]);
@@ -310,7 +343,9 @@ describe('finding 5: restore and db copy fail in one line and leave nothing', ()
     const r = await runCli(['restore', v16], { ...EMBEDDED, DATA_DIR: fresh });
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(new RegExp(`^climate-pulse: ${escapeRegExp(v16)} holds a database this PGlite cannot open \\(PostgreSQL 16 files: [^\\n]+\\); nothing was restored\n$`));
+    expect(r.stderr).toMatch(
+      new RegExp(`^climate-pulse: ${escapeRegExp(v16)} holds a database this PGlite cannot open \\(PostgreSQL 16 files: [^\\n]+\\); nothing was restored\n$`),
+    );
     expect(existsSync(fresh)).toBe(false);
     const empty = join(root, 'empty-0700');
     mkdirSync(empty, { mode: 0o700 });
@@ -336,24 +371,30 @@ describe('finding 5: restore and db copy fail in one line and leave nothing', ()
     expect(r.stderr).toBe(`climate-pulse: cannot use the target database ${url}: Connection terminated due to connection timeout; nothing was copied\n`);
   }, 60_000);
 
-  it.skipIf(!TEST_DATABASE_URL)('db copy to a read-only target: one line with the SQLSTATE, and nothing written there', async () => {
-    const schema = `t_review3_${randomBytes(4).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await admin.connect();
-    try {
-      await admin.query(`CREATE SCHEMA ${schema}`);
-      const url = new URL(TEST_DATABASE_URL!);
-      url.searchParams.set('options', `-c search_path=${schema} -c default_transaction_read_only=on`);
-      const r = await runCli(['db', 'copy', '--to', url.toString()], { ...EMBEDDED, DATA_DIR: source });
-      expect(r.code).toBe(1);
-      expect(r.stderr).toMatch(/^climate-pulse: cannot use the target database postgres:\/\/[^ ]+: cannot execute CREATE TABLE in a read-only transaction \(SQLSTATE 25006\); nothing was copied\n$/);
-      const [{ n }] = (await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_class WHERE relnamespace = '${schema}'::regnamespace`)).rows;
-      expect(n).toBe(0);
-    } finally {
-      await admin.query(`DROP SCHEMA ${schema} CASCADE`);
-      await admin.end();
-    }
-  }, 60_000);
+  it.skipIf(!TEST_DATABASE_URL)(
+    'db copy to a read-only target: one line with the SQLSTATE, and nothing written there',
+    async () => {
+      const schema = `t_review3_${randomBytes(4).toString('hex')}`;
+      const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await admin.connect();
+      try {
+        await admin.query(`CREATE SCHEMA ${schema}`);
+        const url = new URL(TEST_DATABASE_URL!);
+        url.searchParams.set('options', `-c search_path=${schema} -c default_transaction_read_only=on`);
+        const r = await runCli(['db', 'copy', '--to', url.toString()], { ...EMBEDDED, DATA_DIR: source });
+        expect(r.code).toBe(1);
+        expect(r.stderr).toMatch(
+          /^climate-pulse: cannot use the target database postgres:\/\/[^ ]+: cannot execute CREATE TABLE in a read-only transaction \(SQLSTATE 25006\); nothing was copied\n$/,
+        );
+        const [{ n }] = (await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_class WHERE relnamespace = '${schema}'::regnamespace`)).rows;
+        expect(n).toBe(0);
+      } finally {
+        await admin.query(`DROP SCHEMA ${schema} CASCADE`);
+        await admin.end();
+      }
+    },
+    60_000,
+  );
 });
 
 describe('finding 5: the operator API refuses a body where it takes none, and a change to a deleted organization', () => {

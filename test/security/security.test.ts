@@ -58,7 +58,12 @@ describe('what the log keeps of a failed request', () => {
     // A constraint the service does not know about: the INSERT fails inside the database.
     await t.db.exec(`ALTER TABLE actions ADD CONSTRAINT test_refuse CHECK (title <> 'A title that must stay out of logs')`);
     const lines: string[] = [];
-    const stream = new Writable({ write(chunk, _enc, cb) { lines.push(...String(chunk).split('\n').filter(Boolean)); cb(); } });
+    const stream = new Writable({
+      write(chunk, _enc, cb) {
+        lines.push(...String(chunk).split('\n').filter(Boolean));
+        cb();
+      },
+    });
     const app = await buildApp(loadConfig({ LOG_LEVEL: 'error', MAX_EVENT_LOOP_DELAY_MS: '0' }), { db: t.db, logger: { level: 'error', stream } });
     try {
       const res = await app.inject({

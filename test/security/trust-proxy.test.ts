@@ -23,7 +23,10 @@ const KEY_C = 'cp_test_proxy_c_0123456789abcdef';
 const dataset = (): Dataset => ({
   organizations: [
     {
-      id: 'org_p', name: 'P', plan: 'enterprise', createdAt: '2026-01-01T00:00:00.000Z',
+      id: 'org_p',
+      name: 'P',
+      plan: 'enterprise',
+      createdAt: '2026-01-01T00:00:00.000Z',
       apiKeys: [{ key: KEY_A }, { key: KEY_B }, { key: KEY_C }],
     },
   ],
@@ -52,7 +55,13 @@ describe('TRUST_PROXY configuration', () => {
 
   it('is unset by default (no proxy is trusted) and takes addresses and CIDRs, IPv4 and IPv6', () => {
     expect(config().trustProxy).toBeUndefined();
-    expect(config(' 10.0.0.7, 10.1.0.0/16,fd00::/8 , ::1,2001:db8::42/128 ').trustProxy).toEqual(['10.0.0.7', '10.1.0.0/16', 'fd00::/8', '::1', '2001:db8::42/128']);
+    expect(config(' 10.0.0.7, 10.1.0.0/16,fd00::/8 , ::1,2001:db8::42/128 ').trustProxy).toEqual([
+      '10.0.0.7',
+      '10.1.0.0/16',
+      'fd00::/8',
+      '::1',
+      '2001:db8::42/128',
+    ]);
   });
 
   it.each([
@@ -97,7 +106,7 @@ describe('behind trusted proxies, the failed-authentication limit counts per cli
     expect((await call(t.app, KEY_B, { remoteAddress: PROXY6, forwardedFor: '2001:db8::6' })).statusCode).toBe(200);
   });
 
-  it('an untrusted sender\'s X-Forwarded-For is ignored: it is counted by its own address whatever it claims', async () => {
+  it("an untrusted sender's X-Forwarded-For is ignored: it is counted by its own address whatever it claims", async () => {
     for (let i = 0; i < LIMIT; i++) expect((await call(t.app, bad(i), { remoteAddress: '192.0.2.50', forwardedFor: `198.18.0.${i}` })).statusCode).toBe(401);
     expect((await call(t.app, bad(9), { remoteAddress: '192.0.2.50', forwardedFor: '198.18.0.200' })).statusCode).toBe(429);
   });

@@ -30,7 +30,18 @@ describe('webhooks of a soft-deleted organization', () => {
       // The public API trusts a cached key for up to 5 s (CONTRACT.md section 10): the reported action was written then.
       env: { KEY_CACHE_TTL_MS: '5000', WEBHOOK_ALLOW_PRIVATE: 'true' },
       dataset: {
-        organizations: [{ id: 'org_gone', name: 'Gone', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z', apiKeys: [{ key: KEY, name: 'ci' }, { key: BUSY_KEY, name: 'busy' }] }],
+        organizations: [
+          {
+            id: 'org_gone',
+            name: 'Gone',
+            plan: 'business',
+            createdAt: '2026-01-01T00:00:00.000Z',
+            apiKeys: [
+              { key: KEY, name: 'ci' },
+              { key: BUSY_KEY, name: 'busy' },
+            ],
+          },
+        ],
       },
     });
     endpointId = (await addEndpoint(t.db, 'org_gone', { url: `${rx.url}/live`, eventTypes: ['action.created'], allowPrivate: true, now: new Date() })).id;
@@ -43,7 +54,9 @@ describe('webhooks of a soft-deleted organization', () => {
 
   const postAction = (title: string, key = KEY) =>
     t.app.inject({
-      method: 'POST', url: '/v1/actions', payload: { title },
+      method: 'POST',
+      url: '/v1/actions',
+      payload: { title },
       headers: { authorization: `Bearer ${key}`, 'idempotency-key': `idem-${title}`, 'content-type': 'application/json' },
     });
 
@@ -54,11 +67,17 @@ describe('webhooks of a soft-deleted organization', () => {
     expect(rx.on('/live')).toHaveLength(1);
     expect(rx.on('/retry')).toHaveLength(1);
     const deliveries = await listDeliveries(t.db, 'org_gone', { limit: 10 });
-    expect(deliveries.map((d) => [d.type, d.status, d.attempts]).sort()).toEqual([['action.created', 'succeeded', 1], ['alert.created', 'pending', 1]]);
+    expect(deliveries.map((d) => [d.type, d.status, d.attempts]).sort()).toEqual([
+      ['action.created', 'succeeded', 1],
+      ['alert.created', 'pending', 1],
+    ]);
     // A second alert whose retry is far away (60 s), and one that failed for good (to replay).
     failFirst = false;
     await t.db.transaction((tx) => recordEvent(tx, 'org_gone', 'alert.created', { id: 'al_2' }, new Date()));
-    await t.db.query({ name: 'test.fail_one', text: "UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, completed_at = now() WHERE org_id = 'org_gone' AND status = 'pending' AND attempts = 0" });
+    await t.db.query({
+      name: 'test.fail_one',
+      text: "UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, completed_at = now() WHERE org_id = 'org_gone' AND status = 'pending' AND attempts = 0",
+    });
     failedDeliveryId = (await listDeliveries(t.db, 'org_gone', { status: 'failed', limit: 1 }))[0].id;
   });
 
@@ -80,7 +99,9 @@ describe('webhooks of a soft-deleted organization', () => {
     expect(rx.on('/live')).toHaveLength(1);
     const deliveries = await listDeliveries(t.db, 'org_gone', { limit: 10 });
     expect(deliveries.filter((d) => d.status === 'pending')).toEqual([]);
-    expect(deliveries.filter((d) => d.lastError === 'organization deleted').map((d) => [d.type, d.status, d.attempts])).toEqual([['alert.created', 'failed', 1]]);
+    expect(deliveries.filter((d) => d.lastError === 'organization deleted').map((d) => [d.type, d.status, d.attempts])).toEqual([
+      ['alert.created', 'failed', 1],
+    ]);
     expect(await oldestPendingSeconds(t.db)).toBe(0);
   });
 

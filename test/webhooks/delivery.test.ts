@@ -19,12 +19,20 @@ const COMMENT = 'comment-text-that-must-never-travel';
 
 const dataset = (): Dataset => ({
   organizations: ORGS.map((org) => ({
-    id: `org_${org}`, name: org, plan: 'business', createdAt: '2026-01-01T00:00:00.000Z',
+    id: `org_${org}`,
+    name: org,
+    plan: 'business',
+    createdAt: '2026-01-01T00:00:00.000Z',
     apiKeys: [{ key: key(org) }],
     teams: [{ id: `team_${org}`, name: `Team ${org}`, createdAt: '2026-01-01T00:00:00.000Z' }],
     pulses: [1, 2, 3, 4, 5, 6].map((i) => ({
-      id: `p_${org}_${i}`, level: 3, reason: null, comment: `${COMMENT} ${i}`, moderationStatus: 'CLEAN' as const,
-      subteamId: `team_${org}`, createdAt: '2026-11-02T08:00:00.000Z',
+      id: `p_${org}_${i}`,
+      level: 3,
+      reason: null,
+      comment: `${COMMENT} ${i}`,
+      moderationStatus: 'CLEAN' as const,
+      subteamId: `team_${org}`,
+      createdAt: '2026-11-02T08:00:00.000Z',
     })),
   })),
 });
@@ -48,7 +56,9 @@ describe('webhook delivery', () => {
   };
   const postAction = (org: string, idem: string, body: object) =>
     t.app.inject({
-      method: 'POST', url: '/v1/actions', payload: body,
+      method: 'POST',
+      url: '/v1/actions',
+      payload: body,
       headers: { authorization: `Bearer ${key(org)}`, 'idempotency-key': idem },
     });
   const getItems = async (org: string, path: string) =>
@@ -89,7 +99,9 @@ describe('webhook delivery', () => {
     expect(Object.keys(JSON.parse(first.body))).toEqual(['type', 'timestamp', 'data']);
 
     const patched = await t.app.inject({
-      method: 'PATCH', url: `/v1/actions/${id}`, payload: { title: 'Retro, part 2', subteamId: null },
+      method: 'PATCH',
+      url: `/v1/actions/${id}`,
+      payload: { title: 'Retro, part 2', subteamId: null },
       headers: { authorization: `Bearer ${key('main')}` },
     });
     expect(patched.statusCode).toBe(200);
@@ -101,7 +113,9 @@ describe('webhook delivery', () => {
     expect(rx.on('/main')[1].headers['webhook-id']).not.toBe(first.headers['webhook-id']);
 
     const same = await t.app.inject({
-      method: 'PATCH', url: `/v1/actions/${id}`, payload: { title: 'Retro, part 2' },
+      method: 'PATCH',
+      url: `/v1/actions/${id}`,
+      payload: { title: 'Retro, part 2' },
       headers: { authorization: `Bearer ${key('main')}` },
     });
     expect(same.statusCode).toBe(200);
@@ -116,7 +130,15 @@ describe('webhook delivery', () => {
     await endpoint('main', '/main-alerts', ['alert.created']);
     await t.db.transaction(async (tx) => {
       await insertAlerts(tx, 'org_main', [
-        { id: 'al_w1', type: 'MOOD_DROP', message: 'Mood fell 20% in Team main', weekISO: '2026-W47', subteamId: 'team_main', readAt: null, createdAt: '2026-11-21T06:00:00.000Z' },
+        {
+          id: 'al_w1',
+          type: 'MOOD_DROP',
+          message: 'Mood fell 20% in Team main',
+          weekISO: '2026-W47',
+          subteamId: 'team_main',
+          readAt: null,
+          createdAt: '2026-11-21T06:00:00.000Z',
+        },
       ]);
       const [alert] = await recentAlerts(tx, 'org_main', 1);
       await recordAlertCreated(tx, 'org_main', { ...alert, subteamId: 'team_main' } as typeof alert, new Date());
@@ -125,8 +147,13 @@ describe('webhook delivery', () => {
     const [alert] = await getItems('main', '/v1/alerts');
     expect(verified(rx.on('/main-alerts')[0])).toEqual({ type: 'alert.created', timestamp: expect.stringMatching(/Z$/), data: alert });
     expect(alert).toEqual({
-      id: 'al_w1', type: 'MOOD_DROP', message: 'Mood fell 20% in Team main', weekISO: '2026-W47', subteamName: 'Team main',
-      readAt: null, createdAt: '2026-11-21T06:00:00.000Z',
+      id: 'al_w1',
+      type: 'MOOD_DROP',
+      message: 'Mood fell 20% in Team main',
+      weekISO: '2026-W47',
+      subteamName: 'Team main',
+      readAt: null,
+      createdAt: '2026-11-21T06:00:00.000Z',
     });
     // The endpoint subscribed to alerts only; /main (all types) got the alert too.
     expect(await waitFor(() => rx.on('/main').length === 3)).toBe(true);
@@ -137,18 +164,29 @@ describe('webhook delivery', () => {
 
   it('the alert engine writes alert.created in the transaction that raises the alert, once per alert', async () => {
     await loadDataset(t.db, {
-      organizations: [{
-        id: 'org_engine', name: 'engine', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z',
-        apiKeys: [{ key: key('engine') }],
-        teams: [{ id: 'team_engine', name: 'Team engine', createdAt: '2026-01-01T00:00:00.000Z' }],
-        pulses: [1, 2, 3, 4, 5, 6].map((i) => ({
-          id: `p_engine_${i}`, level: 1, reason: null, comment: `${COMMENT} ${i}`, moderationStatus: 'CLEAN' as const,
-          subteamId: 'team_engine', createdAt: '2026-11-03T08:00:00.000Z',
-        })),
-      }],
+      organizations: [
+        {
+          id: 'org_engine',
+          name: 'engine',
+          plan: 'business',
+          createdAt: '2026-01-01T00:00:00.000Z',
+          apiKeys: [{ key: key('engine') }],
+          teams: [{ id: 'team_engine', name: 'Team engine', createdAt: '2026-01-01T00:00:00.000Z' }],
+          pulses: [1, 2, 3, 4, 5, 6].map((i) => ({
+            id: `p_engine_${i}`,
+            level: 1,
+            reason: null,
+            comment: `${COMMENT} ${i}`,
+            moderationStatus: 'CLEAN' as const,
+            subteamId: 'team_engine',
+            createdAt: '2026-11-03T08:00:00.000Z',
+          })),
+        },
+      ],
     });
     await endpoint('engine', '/engine');
-    const run = () => runAlertEngine(t.db, { thresholds: DEFAULT_THRESHOLDS, weeks: [new Date('2026-11-02T00:00:00.000Z')], orgIds: ['org_engine'], clock: () => new Date() });
+    const run = () =>
+      runAlertEngine(t.db, { thresholds: DEFAULT_THRESHOLDS, weeks: [new Date('2026-11-02T00:00:00.000Z')], orgIds: ['org_engine'], clock: () => new Date() });
     expect((await run()).raised.map((a) => a.type)).toEqual(['LOW_MOOD', 'LOW_MOOD']); // the team, and the organization
     expect((await run()).raised).toEqual([]);
     expect(await waitFor(() => rx.on('/engine').length === 2)).toBe(true);
@@ -173,7 +211,14 @@ describe('webhook delivery', () => {
     expect(got[1].at - got[0].at).toBeGreaterThanOrEqual(130);
     expect(await waitFor(async () => (await listDeliveries(t.db, 'org_retry', { limit: 5 }))[0].status === 'succeeded')).toBe(true);
     const [d] = await listDeliveries(t.db, 'org_retry', { limit: 5 });
-    expect(d).toMatchObject({ status: 'succeeded', attempts: 3, lastStatusCode: 200, lastError: null, type: 'action.created', eventId: got[0].headers['webhook-id'] });
+    expect(d).toMatchObject({
+      status: 'succeeded',
+      attempts: 3,
+      lastStatusCode: 200,
+      lastError: null,
+      type: 'action.created',
+      eventId: got[0].headers['webhook-id'],
+    });
     expect(d.id).toMatch(/^whd_[0-9a-f]{32}$/);
     await new Promise((r) => setTimeout(r, 400));
     expect(rx.on('/retry').length).toBe(3);
@@ -270,11 +315,18 @@ describe('webhook delivery', () => {
   });
 
   it('checks the URL rule again before sending, and times out a receiver that does not answer', async () => {
-    await insertEndpoint(t.db, 'org_badurl', { id: 'whe_bad', url: 'http://192.0.2.1/hook', secret: newWebhookSecret(), eventTypes: null, createdAt: new Date() });
+    await insertEndpoint(t.db, 'org_badurl', {
+      id: 'whe_bad',
+      url: 'http://192.0.2.1/hook',
+      secret: newWebhookSecret(),
+      eventTypes: null,
+      createdAt: new Date(),
+    });
     expect((await postAction('badurl', 'webhook-badurl-1', { title: 'Bad URL' })).statusCode).toBe(200);
     expect(await waitFor(async () => (await listDeliveries(t.db, 'org_badurl', { status: 'failed', limit: 5 })).length === 1)).toBe(true);
     expect((await listDeliveries(t.db, 'org_badurl', { limit: 5 }))[0]).toMatchObject({
-      attempts: 1, lastError: 'the URL must be https:// (http:// only to loopback, in tests, with WEBHOOK_ALLOW_PRIVATE=true)',
+      attempts: 1,
+      lastError: 'the URL must be https:// (http:// only to loopback, in tests, with WEBHOOK_ALLOW_PRIVATE=true)',
     });
 
     scripts.set('/slow', () => 'hang');
@@ -334,7 +386,8 @@ describe('webhook rules', () => {
     ]) {
       expect(() => checkWebhookUrl(bad)).toThrow(message);
     }
-    for (const bad of ['http://example.com/h', 'http://128.0.0.1/h', 'http://[::2]/h']) expect(() => checkWebhookUrl(bad, { allowPrivate: true })).toThrow(HTTPS_ONLY);
+    for (const bad of ['http://example.com/h', 'http://128.0.0.1/h', 'http://[::2]/h'])
+      expect(() => checkWebhookUrl(bad, { allowPrivate: true })).toThrow(HTTPS_ONLY);
   });
 
   it('retries on the schedule with +-10% jitter, then gives up', () => {

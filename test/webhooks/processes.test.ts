@@ -12,7 +12,11 @@ const KEY = 'cp_test_webhook_procs_0123456789abcdef';
 const dataset = {
   organizations: [
     {
-      id: 'org_p', name: 'P', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z', apiKeys: [{ key: KEY }],
+      id: 'org_p',
+      name: 'P',
+      plan: 'business',
+      createdAt: '2026-01-01T00:00:00.000Z',
+      apiKeys: [{ key: KEY }],
       teams: [{ id: 'team_p', name: 'Platform', createdAt: '2026-01-01T00:00:00.000Z' }],
     },
   ],
@@ -82,7 +86,14 @@ describe('webhooks across processes and restarts', () => {
 
     const listed = await runCli(['webhooks', 'list', '--org', 'org_p', '--json'], cdb.env);
     expect(JSON.parse(listed.stdout)).toEqual([
-      { id: endpointId, url: `${rx.url}/hook`, events: ['alert.created', 'action.created', 'action.updated'], enabled: true, disabledReason: null, createdAt: expect.stringMatching(/Z$/) },
+      {
+        id: endpointId,
+        url: `${rx.url}/hook`,
+        events: ['alert.created', 'action.created', 'action.updated'],
+        enabled: true,
+        disabledReason: null,
+        createdAt: expect.stringMatching(/Z$/),
+      },
     ]);
     expect(listed.stdout).not.toContain(secret);
 
@@ -135,7 +146,10 @@ describe('webhooks across processes and restarts', () => {
     ]);
     const all = JSON.parse((await runCli(['webhooks', 'deliveries', '--org', 'org_p', '--json'], cdb.env)).stdout) as { type: string; status: string }[];
     expect(all.map((d) => [d.type, d.status])).toEqual([
-      ['action.created', 'failed'], ['action.created', 'succeeded'], ['action.created', 'succeeded'], ['ping', 'succeeded'],
+      ['action.created', 'failed'],
+      ['action.created', 'succeeded'],
+      ['action.created', 'succeeded'],
+      ['ping', 'succeeded'],
     ]);
     const replayed = await runCli(['webhooks', 'replay', failed[0].id], cdb.env);
     expect(replayed.stdout.trim()).toBe(`replaying ${failed[0].id} (event ${failed[0].eventId}, action.created) to ${rx.url}/hook`);
@@ -156,41 +170,45 @@ describe('webhooks across processes and restarts', () => {
     expect((await runCli(['webhooks', 'test', endpointId], cdb.env)).stderr.trim()).toBe(`climate-pulse: no webhook endpoint "${endpointId}"`);
   }, 300_000);
 
-  it.skipIf(!TEST_DATABASE_URL)('two server processes deliver each event to each endpoint once, against a receiver that fails at random', async () => {
-    rx.received.length = 0;
-    // Seeded: about one answer in five is a 500, so many events need retries, claimed by either process.
-    let seed = 12;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
-    flaky = () => random() < 0.2;
-    const secrets: string[] = [];
-    for (const path of ['/one', '/two']) {
-      const added = await runCli(['webhooks', 'add', '--org', 'org_p', '--url', `${rx.url}${path}`, '--events', 'action.created'], cdb.env);
-      secrets.push(added.stdout.trim());
-    }
-    const env = { ...cdb.env, WEBHOOK_POLL_MS: '20', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_RETRY_SCHEDULE: '50ms,50ms,50ms,50ms,50ms,50ms,50ms' };
-    const servers = await Promise.all([startServer(env), startServer(env)]);
-    const N = 40;
-    await Promise.all(Array.from({ length: N }, (_, i) => postAction(servers[i % 2], `webhook-pair-${i}`, { title: `pair ${i}` })));
-    const ok = () => rx.received.filter((r) => r.status === 200);
-    expect(await waitFor(() => ok().length >= 2 * N, 60_000)).toBe(true);
-    await new Promise((r) => setTimeout(r, 1000));
-    expect(ok().length).toBe(2 * N);
-    expect(rx.received.length).toBeGreaterThan(2 * N); // the receiver did fail some attempts
-    for (const [i, path] of ['/one', '/two'].entries()) {
-      const got = ok().filter((r) => r.path === path);
-      expect(new Set(got.map(id)).size).toBe(N);
-      expect(new Set(got.map(title))).toEqual(new Set(Array.from({ length: N }, (_, n) => `pair ${n}`)));
-      for (const r of rx.on(path)) new Webhook(secrets[i]).verify(r.body, r.headers as Record<string, string>);
-      // Every attempt of one event carries its one webhook-id.
-      for (const r of rx.on(path)) expect(id(r)).toBe(id(got.find((g) => title(g) === title(r))!));
-    }
-    for (const s of servers) {
-      expect(s.child.exitCode).toBe(null);
-      expect(await s.stop('SIGTERM')).toBe(0);
-      // The one warning these servers must give: WEBHOOK_ALLOW_PRIVATE is on (the receiver is local), said at start.
-      const lines = s.output().split('\n');
-      expect(lines.filter((l) => /WEBHOOK_ALLOW_PRIVATE is on/.test(l) && /"level":40/.test(l))).toHaveLength(1);
-      expect(lines.filter((l) => !/WEBHOOK_ALLOW_PRIVATE is on/.test(l)).join('\n')).not.toMatch(/"level":(40|50|60)/);
-    }
-  }, 180_000);
+  it.skipIf(!TEST_DATABASE_URL)(
+    'two server processes deliver each event to each endpoint once, against a receiver that fails at random',
+    async () => {
+      rx.received.length = 0;
+      // Seeded: about one answer in five is a 500, so many events need retries, claimed by either process.
+      let seed = 12;
+      const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+      flaky = () => random() < 0.2;
+      const secrets: string[] = [];
+      for (const path of ['/one', '/two']) {
+        const added = await runCli(['webhooks', 'add', '--org', 'org_p', '--url', `${rx.url}${path}`, '--events', 'action.created'], cdb.env);
+        secrets.push(added.stdout.trim());
+      }
+      const env = { ...cdb.env, WEBHOOK_POLL_MS: '20', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_RETRY_SCHEDULE: '50ms,50ms,50ms,50ms,50ms,50ms,50ms' };
+      const servers = await Promise.all([startServer(env), startServer(env)]);
+      const N = 40;
+      await Promise.all(Array.from({ length: N }, (_, i) => postAction(servers[i % 2], `webhook-pair-${i}`, { title: `pair ${i}` })));
+      const ok = () => rx.received.filter((r) => r.status === 200);
+      expect(await waitFor(() => ok().length >= 2 * N, 60_000)).toBe(true);
+      await new Promise((r) => setTimeout(r, 1000));
+      expect(ok().length).toBe(2 * N);
+      expect(rx.received.length).toBeGreaterThan(2 * N); // the receiver did fail some attempts
+      for (const [i, path] of ['/one', '/two'].entries()) {
+        const got = ok().filter((r) => r.path === path);
+        expect(new Set(got.map(id)).size).toBe(N);
+        expect(new Set(got.map(title))).toEqual(new Set(Array.from({ length: N }, (_, n) => `pair ${n}`)));
+        for (const r of rx.on(path)) new Webhook(secrets[i]).verify(r.body, r.headers as Record<string, string>);
+        // Every attempt of one event carries its one webhook-id.
+        for (const r of rx.on(path)) expect(id(r)).toBe(id(got.find((g) => title(g) === title(r))!));
+      }
+      for (const s of servers) {
+        expect(s.child.exitCode).toBe(null);
+        expect(await s.stop('SIGTERM')).toBe(0);
+        // The one warning these servers must give: WEBHOOK_ALLOW_PRIVATE is on (the receiver is local), said at start.
+        const lines = s.output().split('\n');
+        expect(lines.filter((l) => /WEBHOOK_ALLOW_PRIVATE is on/.test(l) && /"level":40/.test(l))).toHaveLength(1);
+        expect(lines.filter((l) => !/WEBHOOK_ALLOW_PRIVATE is on/.test(l)).join('\n')).not.toMatch(/"level":(40|50|60)/);
+      }
+    },
+    180_000,
+  );
 });

@@ -96,8 +96,14 @@ describe('webhook secret rotation', () => {
     // Listed with its overlap, never with a secret.
     const listed = (await t.call('GET', `${ORG}/org_rot/webhook-endpoints`)).json().items;
     expect(listed.find((x: { id: string }) => x.id === e.id)).toEqual({
-      id: e.id, orgId: 'org_rot', url: `${rx.url}/overlap`, eventTypes: ['action.created'], enabled: true,
-      disabledReason: null, createdAt: expect.stringMatching(/Z$/), previousSecretExpiresAt: r.previousSecretExpiresAt,
+      id: e.id,
+      orgId: 'org_rot',
+      url: `${rx.url}/overlap`,
+      eventTypes: ['action.created'],
+      enabled: true,
+      disabledReason: null,
+      createdAt: expect.stringMatching(/Z$/),
+      previousSecretExpiresAt: r.previousSecretExpiresAt,
     });
     expect(JSON.stringify(listed)).not.toContain(r.secret);
     expect(JSON.stringify(listed)).not.toContain(e.secret);
@@ -110,22 +116,29 @@ describe('webhook secret rotation', () => {
     expect(verifies(e.secret, pinged)).toBe(true);
     expect(verifies(r.secret, pinged)).toBe(true);
     expect(new Webhook(r.secret).verify(pinged.body, pinged.headers as Record<string, string>)).toEqual({
-      type: 'ping', timestamp: expect.stringMatching(/Z$/), data: { endpointId: e.id },
+      type: 'ping',
+      timestamp: expect.stringMatching(/Z$/),
+      data: { endpointId: e.id },
     });
     await expectDocumentedEvent(t.app, pinged.body);
 
     // ...and an event of the outbox, sent by the worker: an action created through the public API.
     const created = await t.app.inject({
-      method: 'POST', url: '/v1/actions', payload: { title: 'Rotate safely' },
+      method: 'POST',
+      url: '/v1/actions',
+      payload: { title: 'Rotate safely' },
       headers: { authorization: `Bearer ${KEY}`, 'idempotency-key': 'rotation-action-1', 'content-type': 'application/json' },
     });
     expect(created.statusCode).toBe(200);
     expect(await workerRound(t)).toBe(1);
     const [, action] = rx.on('/overlap');
     expect(verifies(e.secret, action)).toBe(true);
-    expect(new Webhook(r.secret).verify(action.body, action.headers as Record<string, string>)).toMatchObject({ type: 'action.created', data: { title: 'Rotate safely' } });
+    expect(new Webhook(r.secret).verify(action.body, action.headers as Record<string, string>)).toMatchObject({
+      type: 'action.created',
+      data: { title: 'Rotate safely' },
+    });
     // A secret that is neither fails, as it should.
-    expect(verifies('whsec_' + Buffer.alloc(32, 7).toString('base64'), action)).toBe(false);
+    expect(verifies(`whsec_${Buffer.alloc(32, 7).toString('base64')}`, action)).toBe(false);
   });
 
   it('after 24 hours only the new secret signs: the old one no longer verifies', async () => {
@@ -161,15 +174,18 @@ describe('webhook secret rotation', () => {
     const two = await add('/two', ['alert.created']);
     failing.add('/one').add('/two');
     const event = (id: string) => t.db.transaction((tx) => recordEvent(tx, 'org_rot', 'alert.created', { id }, new Date()));
-    const a = (await event("al_a"))!;
+    const a = (await event('al_a'))!;
     await new Promise((r) => setTimeout(r, 30));
-    const b = (await event("al_b"))!;
-    const c = (await event("al_c"))!;
+    const b = (await event('al_b'))!;
+    const c = (await event('al_c'))!;
     expect(await workerRound(t)).toBe(6);
     const failed = (await listDeliveries(t.db, 'org_rot', { status: 'failed', limit: 100 })).filter((d) => d.type === 'alert.created');
     expect(failed).toHaveLength(6);
     // "Since" the time the delivery log shows for b's deliveries: b and c, not a.
-    const since = failed.filter((d) => d.eventId === b).map((d) => d.createdAt).sort()[0];
+    const since = failed
+      .filter((d) => d.eventId === b)
+      .map((d) => d.createdAt)
+      .sort()[0];
     expect(failed.filter((d) => d.eventId === a).every((d) => d.createdAt < since)).toBe(true);
 
     const disabled = await t.call('POST', `/admin/v1/webhook-endpoints/${two.id}/disable`);
@@ -181,23 +197,40 @@ describe('webhook secret rotation', () => {
     expect(resent.json()).toEqual({ since, resent: 2, skipped: 2 });
     expect(await workerRound(t)).toBe(2);
     const sent = rx.received.slice(before);
-    expect(sent.map((r) => [r.path, r.headers['webhook-id']]).sort()).toEqual([['/one', b], ['/one', c]].sort());
+    expect(sent.map((r) => [r.path, r.headers['webhook-id']]).sort()).toEqual(
+      [
+        ['/one', b],
+        ['/one', c],
+      ].sort(),
+    );
     for (const r of sent) expect(verifies(one.secret, r)).toBe(true);
     const now = await listDeliveries(t.db, 'org_rot', { limit: 100 });
     const statusOf = (eventId: string, endpointId: string) => now.find((d) => d.eventId === eventId && d.endpointId === endpointId)!.status;
     expect([a, b, c].map((id) => [statusOf(id, one.id), statusOf(id, two.id)])).toEqual([
-      ['failed', 'failed'], ['succeeded', 'failed'], ['succeeded', 'failed'],
+      ['failed', 'failed'],
+      ['succeeded', 'failed'],
+      ['succeeded', 'failed'],
     ]);
     // Nothing failed since then: a second resend sends nothing; a time in the future neither.
     expect((await t.call('POST', `${ORG}/org_rot/webhook-deliveries/resend-failed`, { since })).json()).toEqual({ since, resent: 0, skipped: 2 });
-    expect((await t.call('POST', `${ORG}/org_rot/webhook-deliveries/resend-failed`, { since: '2999-01-01T00:00:00+01:00' })).json()).toEqual({ since: '2998-12-31T23:00:00.000Z', resent: 0, skipped: 0 });
+    expect((await t.call('POST', `${ORG}/org_rot/webhook-deliveries/resend-failed`, { since: '2999-01-01T00:00:00+01:00' })).json()).toEqual({
+      since: '2998-12-31T23:00:00.000Z',
+      resent: 0,
+      skipped: 0,
+    });
     expect((await t.call('POST', `${ORG}/org_rot/webhook-deliveries/resend-failed`, { since: 'yesterday' })).statusCode).toBe(400);
 
     // Enabled again, the disabled endpoint's failures are resent too.
     expect((await t.call('POST', `/admin/v1/webhook-endpoints/${two.id}/enable`)).json()).toMatchObject({ enabled: true, disabledReason: null });
     expect((await t.call('POST', `${ORG}/org_rot/webhook-deliveries/resend-failed`, { since })).json()).toEqual({ since, resent: 2, skipped: 0 });
     expect(await workerRound(t)).toBe(2);
-    expect(rx.on('/two').filter((r) => r.status === 204).map((r) => r.headers['webhook-id']).sort()).toEqual([b, c].sort());
+    expect(
+      rx
+        .on('/two')
+        .filter((r) => r.status === 204)
+        .map((r) => r.headers['webhook-id'])
+        .sort(),
+    ).toEqual([b, c].sort());
   });
 
   it('disabling an endpoint fails its pending deliveries and writes no new ones; a disabled endpoint refuses a replay', async () => {
@@ -211,7 +244,10 @@ describe('webhook secret rotation', () => {
     const replay = await t.call('POST', `/admin/v1/webhook-deliveries/${d.id}/replay`);
     expect(replay.json()).toEqual({ error: { code: 'invalid_request', message: `endpoint ${e.id} is disabled (disabled by the operator); enable it first` } });
     // Disabling again changes nothing, and says so in its audit row.
-    expect((await t.call('POST', `/admin/v1/webhook-endpoints/${e.id}/disable`)).json()).toMatchObject({ enabled: false, disabledReason: 'disabled by the operator' });
+    expect((await t.call('POST', `/admin/v1/webhook-endpoints/${e.id}/disable`)).json()).toMatchObject({
+      enabled: false,
+      disabledReason: 'disabled by the operator',
+    });
   });
 
   it('every change is in the audit log with its actor and address, and no secret is', async () => {
@@ -228,13 +264,18 @@ describe('webhook secret rotation', () => {
     expect(count(`webhook_deliveries.resent ${op}`)).toBe(4); // the refused one (400) wrote nothing
     const resent = items.filter((e) => e.action === 'webhook_deliveries.resent').reverse();
     expect(resent.map((e) => [e.target, e.details.resent, e.details.skipped])).toEqual([
-      [{ kind: 'webhook_deliveries', id: null }, 2, 2], [{ kind: 'webhook_deliveries', id: null }, 0, 2],
-      [{ kind: 'webhook_deliveries', id: null }, 0, 0], [{ kind: 'webhook_deliveries', id: null }, 2, 0],
+      [{ kind: 'webhook_deliveries', id: null }, 2, 2],
+      [{ kind: 'webhook_deliveries', id: null }, 0, 2],
+      [{ kind: 'webhook_deliveries', id: null }, 0, 0],
+      [{ kind: 'webhook_deliveries', id: null }, 2, 0],
     ]);
     const rotation = items.find((e) => e.action === 'webhook_endpoint.secret_rotated')!;
     expect(rotation.details).toEqual({ host: new URL(rx.url).host, oldValidUntil: expect.stringMatching(/Z$/) });
     expect(items.filter((e) => e.action === 'webhook_endpoint.disabled').map((e) => e.details.wasEnabled)).toEqual([false, true, true]);
-    const rows = await t.db.query<{ secret: string; previous_secret: string | null }>({ name: 't.secrets', text: 'SELECT secret, previous_secret FROM webhook_endpoints' } as never, []);
+    const rows = await t.db.query<{ secret: string; previous_secret: string | null }>(
+      { name: 't.secrets', text: 'SELECT secret, previous_secret FROM webhook_endpoints' } as never,
+      [],
+    );
     const secrets = rows.flatMap((r) => [r.secret, r.previous_secret]).filter((x): x is string => x !== null);
     expect(secrets.length).toBeGreaterThan(7);
     for (const secret of secrets) expect(JSON.stringify(items)).not.toContain(secret);
@@ -275,7 +316,11 @@ describe('climate-pulse webhooks rotate-secret|disable|resend-failed', { timeout
     const secret = rotated.stdout.trim();
     expect(secret).toMatch(/^whsec_/);
     expect(secret).not.toBe(e.secret);
-    expect(rotated.stderr).toMatch(new RegExp(`^new secret for ${e.id} \\(${rx.url}/cli\\)\\. The secret is shown only now: store it safely\\. Until \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z every delivery is signed with the old and the new secret; after that with the new one only\\.\\n$`));
+    expect(rotated.stderr).toMatch(
+      new RegExp(
+        `^new secret for ${e.id} \\(${rx.url}/cli\\)\\. The secret is shown only now: store it safely\\. Until \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z every delivery is signed with the old and the new secret; after that with the new one only\\.\\n$`,
+      ),
+    );
     const json = JSON.parse((await runCli(['webhooks', 'rotate-secret', e.id, '--json'], env)).stdout);
     expect(json).toEqual({ id: e.id, url: `${rx.url}/cli`, secret: expect.stringMatching(/^whsec_/), previousSecretExpiresAt: expect.stringMatching(/Z$/) });
 
@@ -296,8 +341,12 @@ describe('climate-pulse webhooks rotate-secret|disable|resend-failed', { timeout
     const { items } = await listAuditEvents(s.db, 'org_cli', { limit: 20 });
     await s.close();
     expect(items.map((x) => `${x.action} ${x.actor.label}`).reverse()).toEqual([
-      'webhook_endpoint.created operator', 'webhook_endpoint.secret_rotated operator', 'webhook_endpoint.secret_rotated operator',
-      'webhook_endpoint.tested operator', 'webhook_endpoint.disabled operator', 'webhook_deliveries.resent operator',
+      'webhook_endpoint.created operator',
+      'webhook_endpoint.secret_rotated operator',
+      'webhook_endpoint.secret_rotated operator',
+      'webhook_endpoint.tested operator',
+      'webhook_endpoint.disabled operator',
+      'webhook_deliveries.resent operator',
     ]);
   });
 });

@@ -47,7 +47,9 @@ describe('webhook worker', () => {
     const [again] = rx.received.slice(1);
     expect(again.headers['webhook-id']).toBe(eventId);
     expect(new Webhook(secret).verify(again.body, again.headers as Record<string, string>)).toEqual({
-      type: 'action.created', timestamp: '2026-11-23T10:00:00.000Z', data: { $id: 'act_1' },
+      type: 'action.created',
+      timestamp: '2026-11-23T10:00:00.000Z',
+      data: { $id: 'act_1' },
     });
     expect((await listDeliveries(t.db, 'org_w', { limit: 5 }))[0]).toMatchObject({ attempts: 2, lastStatusCode: 204, lastError: null });
   });

@@ -172,8 +172,7 @@ export class ClimatePulseClient {
   };
 
   readonly actions = {
-    list: async (opts: { signal?: AbortSignal } = {}): Promise<Action[]> =>
-      (await unwrap(this.raw.GET('/actions', { signal: opts.signal }))).items,
+    list: async (opts: { signal?: AbortSignal } = {}): Promise<Action[]> => (await unwrap(this.raw.GET('/actions', { signal: opts.signal }))).items,
     create: (body: NewAction, opts: WriteOptions = {}): Promise<ActionId> =>
       unwrap(
         this.raw.POST('/actions', {

@@ -22,7 +22,11 @@ export const operatorToken = named<OperatorTokenOptions>('operator-token', (app,
     if (token === undefined || !timingSafeEqual(digest(token), expected)) {
       // Closed after the answer: a client without the token holds no connection (and no body is read).
       const headers = { 'www-authenticate': `Bearer realm="climate-pulse-admin"${sent ? ', error="invalid_token"' : ''}`, connection: 'close' };
-      const message = !single ? 'Send exactly one Authorization header.' : token !== undefined ? 'The operator token is not valid.' : "Send 'Authorization: Bearer <ADMIN_TOKEN>'.";
+      const message = !single
+        ? 'Send exactly one Authorization header.'
+        : token !== undefined
+          ? 'The operator token is not valid.'
+          : "Send 'Authorization: Bearer <ADMIN_TOKEN>'.";
       throw new ApiError('unauthorized', message, headers);
     }
   });

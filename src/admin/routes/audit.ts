@@ -16,7 +16,8 @@ export function registerAuditRoutes(app: App, { db }: AdminRouteDeps) {
         querystring: AuditQuerySchema,
         params: OrgIdParamsSchema,
         response: adminResponses(AuditEventListSchema, 'One page of events, newest first.', {
-          badRequest: "invalid_request: a query parameter breaks a rule (limit is 1-100); invalid_cursor: 'cursor' is not the nextCursor of a page of this log.",
+          badRequest:
+            "invalid_request: a query parameter breaks a rule (limit is 1-100); invalid_cursor: 'cursor' is not the nextCursor of a page of this log.",
         }),
       },
     },

@@ -8,8 +8,16 @@ import { requireLiveOrg } from '../../domain/orgs.js';
 import { requireJsonObject } from '../../http/plugins/index.js';
 import { AdminNoQuerySchema, OrgIdParamsSchema, OrgItemParamsSchema, adminResponses } from '../../contract/schemas/admin-common.js';
 import {
-  AddRespondentBodySchema, CheckinSettingsPatchSchema, CheckinSettingsSchema, MoveRespondentBodySchema, ParticipationSchema, ReplaceRosterBodySchema,
-  RespondentIdSchema, RosterReplacedSchema, RosterSchema, WeekLinksSchema,
+  AddRespondentBodySchema,
+  CheckinSettingsPatchSchema,
+  CheckinSettingsSchema,
+  MoveRespondentBodySchema,
+  ParticipationSchema,
+  ReplaceRosterBodySchema,
+  RespondentIdSchema,
+  RosterReplacedSchema,
+  RosterSchema,
+  WeekLinksSchema,
 } from '../../contract/schemas/admin-checkins.js';
 import { checkinLink } from '../../jobs/rounds.js';
 import { consoleBaseUrl } from './members.js';
@@ -21,7 +29,17 @@ export function registerCheckinRoutes(app: App, { db, now, config }: AdminRouteD
   const tags = ['check-ins'];
   app.get(
     '/organizations/:orgId/respondents',
-    { schema: { operationId: 'listRespondents', summary: 'The check-in roster', description: 'Every respondent (email, team) and every team with how many respondents it has; a team of fewer than 5 answers without a team.', tags, querystring: AdminNoQuerySchema, params: OrgIdParamsSchema, response: adminResponses(RosterSchema, 'The roster.') } },
+    {
+      schema: {
+        operationId: 'listRespondents',
+        summary: 'The check-in roster',
+        description: 'Every respondent (email, team) and every team with how many respondents it has; a team of fewer than 5 answers without a team.',
+        tags,
+        querystring: AdminNoQuerySchema,
+        params: OrgIdParamsSchema,
+        response: adminResponses(RosterSchema, 'The roster.'),
+      },
+    },
     async (request) => {
       await requireLiveOrg(db, request.params.orgId);
       const r = await listRoster(db, request.params.orgId);
@@ -30,7 +48,19 @@ export function registerCheckinRoutes(app: App, { db, now, config }: AdminRouteD
   );
   app.post(
     '/organizations/:orgId/respondents',
-    { preValidation: requireJsonObject, schema: { operationId: 'addRespondent', summary: 'Add a respondent', description: 'Adds an email to the roster, in a team (made when missing) or none. An email already on the roster is 400.', tags, querystring: AdminNoQuerySchema, params: OrgIdParamsSchema, body: AddRespondentBodySchema, response: adminResponses(RespondentIdSchema, 'The new respondent.', { status: 201 }) } },
+    {
+      preValidation: requireJsonObject,
+      schema: {
+        operationId: 'addRespondent',
+        summary: 'Add a respondent',
+        description: 'Adds an email to the roster, in a team (made when missing) or none. An email already on the roster is 400.',
+        tags,
+        querystring: AdminNoQuerySchema,
+        params: OrgIdParamsSchema,
+        body: AddRespondentBodySchema,
+        response: adminResponses(RespondentIdSchema, 'The new respondent.', { status: 201 }),
+      },
+    },
     async (request, reply) => {
       reply.code(201);
       return addRespondent(db, request.params.orgId, request.body, operatorActor(request.ip), now());
@@ -38,7 +68,19 @@ export function registerCheckinRoutes(app: App, { db, now, config }: AdminRouteD
   );
   app.patch(
     '/organizations/:orgId/respondents/:respondentId',
-    { preValidation: requireJsonObject, schema: { operationId: 'moveRespondent', summary: "Change a respondent's team", description: 'Moves the respondent to a team (made when missing), or to none with null. Takes effect from the next round.', tags, querystring: AdminNoQuerySchema, params: OrgItemParamsSchema('respondentId', 'Respondent id.'), body: MoveRespondentBodySchema, response: adminResponses(RespondentIdSchema, 'The respondent moved.') } },
+    {
+      preValidation: requireJsonObject,
+      schema: {
+        operationId: 'moveRespondent',
+        summary: "Change a respondent's team",
+        description: 'Moves the respondent to a team (made when missing), or to none with null. Takes effect from the next round.',
+        tags,
+        querystring: AdminNoQuerySchema,
+        params: OrgItemParamsSchema('respondentId', 'Respondent id.'),
+        body: MoveRespondentBodySchema,
+        response: adminResponses(RespondentIdSchema, 'The respondent moved.'),
+      },
+    },
     async (request) => {
       await moveRespondent(db, request.params.orgId, request.params.respondentId, request.body.team, operatorActor(request.ip), now());
       return { id: request.params.respondentId };
@@ -46,7 +88,17 @@ export function registerCheckinRoutes(app: App, { db, now, config }: AdminRouteD
   );
   app.delete(
     '/organizations/:orgId/respondents/:respondentId',
-    { schema: { operationId: 'removeRespondent', summary: 'Remove a respondent', description: 'Removes the respondent and their links; answers already given stay, tied to no one.', tags, querystring: AdminNoQuerySchema, params: OrgItemParamsSchema('respondentId', 'Respondent id.'), response: adminResponses(RespondentIdSchema, 'The respondent removed.') } },
+    {
+      schema: {
+        operationId: 'removeRespondent',
+        summary: 'Remove a respondent',
+        description: 'Removes the respondent and their links; answers already given stay, tied to no one.',
+        tags,
+        querystring: AdminNoQuerySchema,
+        params: OrgItemParamsSchema('respondentId', 'Respondent id.'),
+        response: adminResponses(RespondentIdSchema, 'The respondent removed.'),
+      },
+    },
     async (request) => {
       await removeRespondent(db, request.params.orgId, request.params.respondentId, operatorActor(request.ip), now());
       return { id: request.params.respondentId };
@@ -55,12 +107,36 @@ export function registerCheckinRoutes(app: App, { db, now, config }: AdminRouteD
   app.post(
     '/organizations/:orgId/roster',
     // A roster of 50,000 lines is more than BODY_LIMIT_BYTES allows other bodies.
-    { bodyLimit: 16 * 1024 * 1024, preValidation: requireJsonObject, schema: { operationId: 'replaceRoster', summary: 'Replace the roster from a CSV file', description: 'The whole roster as `email,team` lines, checked whole before anything changes: a bad line is named with its reason (`Line 3: ...`) and nothing is written. Respondents whose email stays keep their id and link.', tags, querystring: AdminNoQuerySchema, params: OrgIdParamsSchema, body: ReplaceRosterBodySchema, response: adminResponses(RosterReplacedSchema, 'What changed.') } },
+    {
+      bodyLimit: 16 * 1024 * 1024,
+      preValidation: requireJsonObject,
+      schema: {
+        operationId: 'replaceRoster',
+        summary: 'Replace the roster from a CSV file',
+        description:
+          'The whole roster as `email,team` lines, checked whole before anything changes: a bad line is named with its reason (`Line 3: ...`) and nothing is written. Respondents whose email stays keep their id and link.',
+        tags,
+        querystring: AdminNoQuerySchema,
+        params: OrgIdParamsSchema,
+        body: ReplaceRosterBodySchema,
+        response: adminResponses(RosterReplacedSchema, 'What changed.'),
+      },
+    },
     async (request) => replaceRoster(db, request.params.orgId, request.body.csv, operatorActor(request.ip), now()),
   );
   app.get(
     '/organizations/:orgId/checkin-settings',
-    { schema: { operationId: 'getCheckinSettings', summary: "The round's settings", description: 'Weekday, hour and time zone of the round and its reminder; reasons; words that make an answer FLAGGED.', tags, querystring: AdminNoQuerySchema, params: OrgIdParamsSchema, response: adminResponses(CheckinSettingsSchema, 'The settings (defaults: Monday 09:00 UTC, reminder Thursday).') } },
+    {
+      schema: {
+        operationId: 'getCheckinSettings',
+        summary: "The round's settings",
+        description: 'Weekday, hour and time zone of the round and its reminder; reasons; words that make an answer FLAGGED.',
+        tags,
+        querystring: AdminNoQuerySchema,
+        params: OrgIdParamsSchema,
+        response: adminResponses(CheckinSettingsSchema, 'The settings (defaults: Monday 09:00 UTC, reminder Thursday).'),
+      },
+    },
     async (request) => {
       await requireLiveOrg(db, request.params.orgId);
       return readSettings(db, request.params.orgId);
@@ -68,12 +144,35 @@ export function registerCheckinRoutes(app: App, { db, now, config }: AdminRouteD
   );
   app.patch(
     '/organizations/:orgId/checkin-settings',
-    { preValidation: requireJsonObject, schema: { operationId: 'updateCheckinSettings', summary: "Change the round's settings", description: 'Fields not given keep their value. The reminder must fall on a later weekday than the round, or be null.', tags, querystring: AdminNoQuerySchema, params: OrgIdParamsSchema, body: CheckinSettingsPatchSchema, response: adminResponses(CheckinSettingsSchema, 'The settings as changed.') } },
+    {
+      preValidation: requireJsonObject,
+      schema: {
+        operationId: 'updateCheckinSettings',
+        summary: "Change the round's settings",
+        description: 'Fields not given keep their value. The reminder must fall on a later weekday than the round, or be null.',
+        tags,
+        querystring: AdminNoQuerySchema,
+        params: OrgIdParamsSchema,
+        body: CheckinSettingsPatchSchema,
+        response: adminResponses(CheckinSettingsSchema, 'The settings as changed.'),
+      },
+    },
     async (request) => updateCheckinSettings(db, request.params.orgId, request.body as Record<string, unknown>, operatorActor(request.ip), now()),
   );
   app.post(
     '/organizations/:orgId/checkin-links',
-    { schema: { operationId: 'exportCheckinLinks', summary: "The week's links, for a mail tool of the organization's own", description: "Without SMTP_URL: a new personal link for every respondent whose link of this week nobody opened yet (starting the week's round if needed). Whoever holds them can answer in someone's place, though still learn no answer. Links of an earlier export stop working.", tags, querystring: AdminNoQuerySchema, params: OrgIdParamsSchema, response: adminResponses(WeekLinksSchema, "The week's links.") } },
+    {
+      schema: {
+        operationId: 'exportCheckinLinks',
+        summary: "The week's links, for a mail tool of the organization's own",
+        description:
+          "Without SMTP_URL: a new personal link for every respondent whose link of this week nobody opened yet (starting the week's round if needed). Whoever holds them can answer in someone's place, though still learn no answer. Links of an earlier export stop working.",
+        tags,
+        querystring: AdminNoQuerySchema,
+        params: OrgIdParamsSchema,
+        response: adminResponses(WeekLinksSchema, "The week's links."),
+      },
+    },
     async (request) => {
       keys ??= new CheckinKeys(await serviceSecretOf(db));
       return exportWeekLinks(db, keys, request.params.orgId, { linkFor: checkinLink(consoleBaseUrl(config)) }, operatorActor(request.ip), now());
@@ -81,7 +180,17 @@ export function registerCheckinRoutes(app: App, { db, now, config }: AdminRouteD
   );
   app.get(
     '/organizations/:orgId/checkin-participation',
-    { schema: { operationId: 'getCheckinParticipation', summary: 'Participation per team and week', description: 'Invited, opened and answered per team and week (the last 8), each only from 5 (else null: fewer than 5); never who.', tags, querystring: AdminNoQuerySchema, params: OrgIdParamsSchema, response: adminResponses(ParticipationSchema, 'Counts per week and team.') } },
+    {
+      schema: {
+        operationId: 'getCheckinParticipation',
+        summary: 'Participation per team and week',
+        description: 'Invited, opened and answered per team and week (the last 8), each only from 5 (else null: fewer than 5); never who.',
+        tags,
+        querystring: AdminNoQuerySchema,
+        params: OrgIdParamsSchema,
+        response: adminResponses(ParticipationSchema, 'Counts per week and team.'),
+      },
+    },
     async (request) => {
       await requireLiveOrg(db, request.params.orgId);
       return { items: await participation(db, request.params.orgId, now()) };

@@ -50,7 +50,7 @@ export function registerKeyRoutes(app: App, { db, now }: AdminRouteDeps) {
         operationId: 'revokeKey',
         summary: 'Revoke a key',
         description:
-          'keyId is the key id, or an unambiguous start of its display prefix within this organization (a prefix matching several keys is 400, listing them). Another organization\'s keys are never touched. The public API refuses the key within 5 seconds.',
+          "keyId is the key id, or an unambiguous start of its display prefix within this organization (a prefix matching several keys is 400, listing them). Another organization's keys are never touched. The public API refuses the key within 5 seconds.",
         tags: ['keys'],
         querystring: AdminNoQuerySchema,
         params: OrgItemParamsSchema('keyId', 'Key id, or a start of its display prefix.'),

@@ -3,7 +3,12 @@ import { operatorActor } from '../../domain/audit.js';
 import { requireJsonObject } from '../../http/plugins/index.js';
 import { AdminNoQuerySchema, OrgIdParamsSchema, OrgItemParamsSchema, adminResponses } from '../../contract/schemas/admin-common.js';
 import {
-  CreatedInvitationSchema, CreateInvitationBodySchema, InvitationListSchema, InvitationSchema, MemberListSchema, MemberSchema,
+  CreatedInvitationSchema,
+  CreateInvitationBodySchema,
+  InvitationListSchema,
+  InvitationSchema,
+  MemberListSchema,
+  MemberSchema,
 } from '../../contract/schemas/admin-members.js';
 import type { Config } from '../../config.js';
 import type { AdminRouteDeps, App } from './types.js';
@@ -27,7 +32,8 @@ export function registerMemberRoutes(app: App, { db, now, config }: AdminRouteDe
       schema: {
         operationId: 'createInvitation',
         summary: 'Invite a member to the console',
-        description: 'A single-use link, valid 72 hours, with which the person sets a password and signs in to the console. The link (`url`) appears in this answer only; the database keeps a hash of its token.',
+        description:
+          'A single-use link, valid 72 hours, with which the person sets a password and signs in to the console. The link (`url`) appears in this answer only; the database keeps a hash of its token.',
         tags: ['members'],
         querystring: AdminNoQuerySchema,
         params: OrgIdParamsSchema,

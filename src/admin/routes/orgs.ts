@@ -125,4 +125,3 @@ export function registerOrgRoutes(app: App, { db, now }: AdminRouteDeps) {
     async (request) => setPlan(db, { name: request.params.name, ...request.body }),
   );
 }
-

@@ -11,13 +11,7 @@ import { moderatePulse } from '../../domain/moderation.js';
 import { requireJsonObject, toApiError } from '../../http/plugins/index.js';
 import { ApiError } from '../../contract/errors.js';
 import { AdminNoQuerySchema, OrgIdParamsSchema, OrgItemParamsSchema, adminResponses } from '../../contract/schemas/admin-common.js';
-import {
-  ImportQuerySchema,
-  IngestBodySchema,
-  IngestResultSchema,
-  ModerateBodySchema,
-  ModerationResultSchema,
-} from '../../contract/schemas/admin-pulses.js';
+import { ImportQuerySchema, IngestBodySchema, IngestResultSchema, ModerateBodySchema, ModerationResultSchema } from '../../contract/schemas/admin-pulses.js';
 import { Type } from 'typebox';
 import type { AdminRouteDeps, App } from './types.js';
 
@@ -89,7 +83,10 @@ export function registerPulseRoutes(app: App, { db, now, config }: AdminRouteDep
       },
       async (request, reply) => {
         const { orgId } = request.params;
-        const type = String(request.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+        const type = String(request.headers['content-type'] ?? '')
+          .split(';')[0]
+          .trim()
+          .toLowerCase();
         if (type !== 'application/x-ndjson' && type !== 'text/csv') {
           throw new ApiError('invalid_json', "Content-Type must be 'application/x-ndjson' or 'text/csv'.");
         }
@@ -112,18 +109,23 @@ export function registerPulseRoutes(app: App, { db, now, config }: AdminRouteDep
             'x-content-type-options': 'nosniff',
             'cache-control': 'no-store',
           });
-          const line = (o: unknown) => out.write(JSON.stringify(o) + '\n');
+          const line = (o: unknown) => out.write(`${JSON.stringify(o)}\n`);
           let outcome: unknown;
           try {
-            const summary = await importPulses(db, {
-              orgId,
-              file,
-              format,
-              onError: request.query.onError ?? 'abort',
-              maxLineBytes: config.importMaxLineBytes,
-              signal: cancel.signal,
-              progress: (bytes, total, rows, moving) => line({ progress: { bytes, total, rows, ...moving } }),
-            }, operatorActor(request.ip), now());
+            const summary = await importPulses(
+              db,
+              {
+                orgId,
+                file,
+                format,
+                onError: request.query.onError ?? 'abort',
+                maxLineBytes: config.importMaxLineBytes,
+                signal: cancel.signal,
+                progress: (bytes, total, rows, moving) => line({ progress: { bytes, total, rows, ...moving } }),
+              },
+              operatorActor(request.ip),
+              now(),
+            );
             outcome = { summary };
           } catch (err) {
             if (cancel.signal.aborted) request.log.info({ orgId }, 'import stopped: the client closed the connection; nothing was written');
@@ -131,7 +133,10 @@ export function registerPulseRoutes(app: App, { db, now, config }: AdminRouteDep
               const apiError = toApiError(err as Parameters<typeof toApiError>[0]);
               if (apiError.statusCode >= 500) request.log.error({ err }, 'import failed');
               // An import refused in abort mode also lists its bad rows.
-              outcome = { error: { code: apiError.code, message: apiError.message }, ...(err instanceof ImportAborted ? { summary: err.summary satisfies ImportSummary } : {}) };
+              outcome = {
+                error: { code: apiError.code, message: apiError.message },
+                ...(err instanceof ImportAborted ? { summary: err.summary satisfies ImportSummary } : {}),
+              };
             }
           }
           await removeDir(); // before the outcome: a client that has it finds nothing left behind

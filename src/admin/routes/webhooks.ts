@@ -65,7 +65,13 @@ export function registerWebhookRoutes(app: App, { db, now, config }: AdminRouteD
       },
     },
     async (request, reply) => {
-      const e = await addOrgEndpoint(db, request.params.orgId, { url: request.body.url, eventTypes: request.body.eventTypes ?? null, allowPrivate: config.webhookAllowPrivate }, operatorActor(request.ip), now());
+      const e = await addOrgEndpoint(
+        db,
+        request.params.orgId,
+        { url: request.body.url, eventTypes: request.body.eventTypes ?? null, allowPrivate: config.webhookAllowPrivate },
+        operatorActor(request.ip),
+        now(),
+      );
       reply.code(201);
       return e;
     },
@@ -138,7 +144,8 @@ export function registerWebhookRoutes(app: App, { db, now, config }: AdminRouteD
       schema: {
         operationId: 'disableWebhookEndpoint',
         summary: 'Stop sending to an endpoint',
-        description: 'No new event is written for it, and its pending deliveries fail at once; enable it, then resend them. Disabling a disabled endpoint changes nothing.',
+        description:
+          'No new event is written for it, and its pending deliveries fail at once; enable it, then resend them. Disabling a disabled endpoint changes nothing.',
         tags: ['webhooks'],
         querystring: AdminNoQuerySchema,
         params: IdParams('endpointId', 'Endpoint id (whe_...).'),
@@ -153,7 +160,7 @@ export function registerWebhookRoutes(app: App, { db, now, config }: AdminRouteD
     {
       schema: {
         operationId: 'rotateWebhookSecret',
-        summary: "Give an endpoint a new signing secret; the old one stays valid for 24 hours",
+        summary: 'Give an endpoint a new signing secret; the old one stays valid for 24 hours',
         description:
           'The new secret appears in this answer only. Until previousSecretExpiresAt (24 hours from now) every delivery carries two signatures in webhook-signature, one under each secret; after it, only the new one. A secret kept by an earlier rotation ends at once.',
         tags: ['webhooks'],
@@ -177,7 +184,15 @@ export function registerWebhookRoutes(app: App, { db, now, config }: AdminRouteD
         response: adminResponses(Type.Object({ ...PingResultSchema.properties, url: Type.String() }, { additionalProperties: false }), 'What the attempt did.'),
       },
     },
-    async (request) => pingOrgEndpoint(db, null, request.params.endpointId, { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate }, operatorActor(request.ip), now()),
+    async (request) =>
+      pingOrgEndpoint(
+        db,
+        null,
+        request.params.endpointId,
+        { timeoutMs: config.webhookTimeoutMs, allowPrivate: config.webhookAllowPrivate },
+        operatorActor(request.ip),
+        now(),
+      ),
   );
 
   app.post(

@@ -8,12 +8,25 @@
 import { RSABSSA } from '@cloudflare/blindrsa-ts';
 import { WORDS } from '../words.js';
 
-type Opened = { orgName: string; week: string; teamId: string | null; teamName: string | null; keyId: string; publicKey: string; reasons: string[]; issued: boolean };
+type Opened = {
+  orgName: string;
+  week: string;
+  teamId: string | null;
+  teamName: string | null;
+  keyId: string;
+  publicKey: string;
+  reasons: string[];
+  issued: boolean;
+};
 type Published = { keys: { id: string; week: string; teamId: string | null; publicKey: string }[] };
 type Token = { keyId: string; message: string; signature: string };
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
-const b64u = (b: Uint8Array) => btoa(String.fromCharCode(...b)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+const b64u = (b: Uint8Array) =>
+  btoa(String.fromCharCode(...b))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
 const unb64u = (s: string) => Uint8Array.from(atob(s.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0));
 
 function say(text: string, kind: 'error' | 'ok' = 'error') {
@@ -25,7 +38,13 @@ function say(text: string, kind: 'error' | 'ok' = 'error') {
 }
 
 async function post<T>(url: string, body: unknown): Promise<{ status: number; body: T }> {
-  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), credentials: 'omit', cache: 'no-store' });
+  const r = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    credentials: 'omit',
+    cache: 'no-store',
+  });
   return { status: r.status, body: (await r.json().catch(() => ({}))) as T };
 }
 
@@ -100,8 +119,13 @@ async function main() {
     const button = form.querySelector('button')!;
     button.disabled = true;
     const answered = await post<{ commentsFrom: string | null }>('/checkin/answer', {
-      orgId, keyId: token!.keyId, message: token!.message, signature: token!.signature, level,
-      reason: reason && reason !== '' ? String(reason) : null, comment: comment.trim() === '' ? null : comment,
+      orgId,
+      keyId: token!.keyId,
+      message: token!.message,
+      signature: token!.signature,
+      level,
+      reason: reason && reason !== '' ? String(reason) : null,
+      comment: comment.trim() === '' ? null : comment,
     });
     if (answered.status === 200 || answered.status === 409) {
       localStorage.removeItem(stored);

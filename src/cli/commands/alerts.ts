@@ -17,7 +17,9 @@ export function weeksToRun(opts: { week?: string; since?: string }, now: Date, c
   if (opts.week !== undefined && opts.since !== undefined) throw new CliError('give --week or --since, not both');
   const last = lastClosedWeek(now, closeDelayMinutes);
   const notClosed = (w: Date, option: string) =>
-    new CliError(`${option} ${isoWeekLabel(w)} is not closed yet: the latest closed week is ${isoWeekLabel(last)} (weeks close at Monday 00:00 UTC plus ALERTS_CLOSE_DELAY_MINUTES=${closeDelayMinutes})`);
+    new CliError(
+      `${option} ${isoWeekLabel(w)} is not closed yet: the latest closed week is ${isoWeekLabel(last)} (weeks close at Monday 00:00 UTC plus ALERTS_CLOSE_DELAY_MINUTES=${closeDelayMinutes})`,
+    );
   if (opts.week !== undefined) {
     const w = week(opts.week, '--week');
     if (w > last) throw notClosed(w, '--week');
@@ -53,7 +55,9 @@ export function registerAlerts(program: Command) {
           console.log(`${a.weekISO}\t${a.orgId}\t${a.type}\t${a.id}\t${a.message}`);
         }
         const span = weeks.length === 1 ? report.weeks[0] : `${report.weeks[0]}..${report.weeks[report.weeks.length - 1]}`;
-        console.log(`raised ${report.raised.length} alert${report.raised.length === 1 ? '' : 's'} for ${span} in ${report.organizations} organization${report.organizations === 1 ? '' : 's'}`);
+        console.log(
+          `raised ${report.raised.length} alert${report.raised.length === 1 ? '' : 's'} for ${span} in ${report.organizations} organization${report.organizations === 1 ? '' : 's'}`,
+        );
       });
     });
 

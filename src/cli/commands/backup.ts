@@ -11,7 +11,7 @@ import { backupDatabase } from '../../domain/backup.js';
 import { CliError } from '../errors.js';
 import { backupThroughSocket, runningServerSocket } from '../operator.js';
 
-const EMBEDDED_ONLY = 'for the embedded database (DATA_DIR) only; with DATABASE_URL use PostgreSQL\'s own tools (pg_dump), or db copy';
+const EMBEDDED_ONLY = "for the embedded database (DATA_DIR) only; with DATABASE_URL use PostgreSQL's own tools (pg_dump), or db copy";
 
 /** Writes to FILE through a temporary file next to it (0600: a backup holds every secret), renamed into place when whole. */
 async function writeFileWhole(file: string, write: (out: Writable) => Promise<void>): Promise<number> {
@@ -43,7 +43,9 @@ export function registerBackup(program: Command) {
         if (!existsSync(config.dataDir)) throw new CliError(`there is no embedded database in ${resolve(config.dataDir)} to back up`);
         const db = await openDatabase(config);
         try {
-          bytes = await writeFileWhole(file, (out) => backupDatabase(db, out, { secret: config.commentCursorSecret, releaseDelayHours: config.commentsReleaseDelayHours, now: new Date() }));
+          bytes = await writeFileWhole(file, (out) =>
+            backupDatabase(db, out, { secret: config.commentCursorSecret, releaseDelayHours: config.commentsReleaseDelayHours, now: new Date() }),
+          );
         } finally {
           await db.close();
         }

@@ -38,7 +38,8 @@ async function onTarget<T>(url: URL, fn: () => Promise<T>): Promise<T> {
     return await fn();
   } catch (err) {
     if (err instanceof CliError || err instanceof CopyRefusedError) throw err;
-    if (!(err instanceof Error) || err instanceof TypeError || err instanceof RangeError || err instanceof ReferenceError || err instanceof SyntaxError) throw err;
+    if (!(err instanceof Error) || err instanceof TypeError || err instanceof RangeError || err instanceof ReferenceError || err instanceof SyntaxError)
+      throw err;
     const code = (err as { code?: string }).code;
     const sqlstate = code && /^[0-9A-Z]{5}$/.test(code) && !/^(28|3D)/.test(code) ? ` (SQLSTATE ${code})` : '';
     throw new CliError(`cannot use the target database ${shown(url)}: ${err.message.split('\n')[0]}${sqlstate}; nothing was copied`);

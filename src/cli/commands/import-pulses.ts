@@ -9,11 +9,19 @@ import { importThroughSocket, IN_PROCESS_ADDRESS, RemoteImportFailed, runningSer
 
 function printSummary(s: ImportSummary) {
   for (const p of s.problems) console.error(p.line ? `line ${p.line}: ${p.message}` : p.message);
-  console.log(JSON.stringify({
-    imported: s.imported, skipped: s.skipped, rows: s.rows, aborted: s.aborted,
-    pulsesInFrozenWeeks: s.pulsesInFrozenWeeks,
-    seconds: Number(s.seconds.toFixed(2)), rowsPerSecond: s.rowsPerSecond, peakRssMb: s.peakRssMb, phases: s.phases,
-  }));
+  console.log(
+    JSON.stringify({
+      imported: s.imported,
+      skipped: s.skipped,
+      rows: s.rows,
+      aborted: s.aborted,
+      pulsesInFrozenWeeks: s.pulsesInFrozenWeeks,
+      seconds: Number(s.seconds.toFixed(2)),
+      rowsPerSecond: s.rowsPerSecond,
+      peakRssMb: s.peakRssMb,
+      phases: s.phases,
+    }),
+  );
 }
 
 export function registerImportPulses(program: Command) {
@@ -48,7 +56,11 @@ export function registerImportPulses(program: Command) {
         if (move) {
           if (bar) {
             if (!moving) bar.setTotal(move.staged);
-            bar.update(move.moved, { phase: 'moving rows in time order', rows: move.staged, rate: Math.round(move.moved / Math.max((Date.now() - started) / 1000, 0.001)) });
+            bar.update(move.moved, {
+              phase: 'moving rows in time order',
+              rows: move.staged,
+              rate: Math.round(move.moved / Math.max((Date.now() - started) / 1000, 0.001)),
+            });
           } else if (move.moved - lastMoved >= 100_000 || move.moved === move.staged) {
             lastMoved = move.moved;
             console.error(`moved ${move.moved} of ${move.staged} rows that came out of time order`);
@@ -74,9 +86,19 @@ export function registerImportPulses(program: Command) {
           return;
         }
         await withDatabase(async (db) => {
-          const summary = await importPulses(db, {
-            orgId: opts.org, file, format: opts.format, onError: opts.onError, progress, maxLineBytes: config.importMaxLineBytes,
-          }, operatorActor(IN_PROCESS_ADDRESS), new Date()); // the operator on this host, as an in-process request of the operator API
+          const summary = await importPulses(
+            db,
+            {
+              orgId: opts.org,
+              file,
+              format: opts.format,
+              onError: opts.onError,
+              progress,
+              maxLineBytes: config.importMaxLineBytes,
+            },
+            operatorActor(IN_PROCESS_ADDRESS),
+            new Date(),
+          ); // the operator on this host, as an in-process request of the operator API
           bar?.stop();
           printSummary(summary);
         });

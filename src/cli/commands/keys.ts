@@ -70,8 +70,8 @@ export function registerKeys(program: Command) {
 
   keys
     .command('revoke')
-    .description("revoke one key of an organization, by its id or an unambiguous start of its prefix; servers refuse it within 5 seconds")
-    .requiredOption('--org <id>', 'organization id (another organization\'s keys are never touched)')
+    .description('revoke one key of an organization, by its id or an unambiguous start of its prefix; servers refuse it within 5 seconds')
+    .requiredOption('--org <id>', "organization id (another organization's keys are never touched)")
     .argument('<key>', 'the key id (key_…) or its display prefix, as `keys list` shows them')
     .action(async (idOrPrefix: string, opts: { org: string }) => {
       await withOperator(async (op) => {

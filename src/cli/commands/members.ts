@@ -5,7 +5,6 @@ import { printTable } from '../table.js';
 
 const org = (id: string) => `/admin/v1/organizations/${encodeURIComponent(id)}`;
 
-
 /** `climate-pulse members invite|list|remove|invitations list|invitations revoke`: the console's members, through the operator API. */
 export function registerMembers(program: Command) {
   const members = program.command('members').description("invite, list and remove the organization console's members; list and revoke invitations");
@@ -15,7 +14,11 @@ export function registerMembers(program: Command) {
     .description('make a single-use console invitation (valid 72 hours) and print its link')
     .requiredOption('--org <id>', 'organization id')
     .requiredOption('--email <email>', "the person's email address")
-    .addOption(new Option('--role <role>', 'owner: everything; admin: keys, webhooks, actions, alerts; viewer: reads only').choices(['owner', 'admin', 'viewer']).default('viewer'))
+    .addOption(
+      new Option('--role <role>', 'owner: everything; admin: keys, webhooks, actions, alerts; viewer: reads only')
+        .choices(['owner', 'admin', 'viewer'])
+        .default('viewer'),
+    )
     .action(async (opts: { org: string; email: string; role: string }) => {
       await withOperator(async (op) => {
         const inv = await op.call<CreatedInvitation>('POST', `${org(opts.org)}/invitations`, { email: opts.email, role: opts.role });

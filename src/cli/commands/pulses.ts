@@ -15,12 +15,14 @@ export function registerPulses(program: Command) {
       const moderationStatus = status.toUpperCase();
       if (moderationStatus !== 'CLEAN' && moderationStatus !== 'FLAGGED') throw new CliError(`status must be CLEAN or FLAGGED, not ${JSON.stringify(status)}`);
       await withOperator(async (op) => {
-        const r = await op.call<ModerationResult>(
-          'PATCH',
-          `/admin/v1/organizations/${encodeURIComponent(opts.org)}/pulses/${encodeURIComponent(pulseId)}`,
-          { moderationStatus },
+        const r = await op.call<ModerationResult>('PATCH', `/admin/v1/organizations/${encodeURIComponent(opts.org)}/pulses/${encodeURIComponent(pulseId)}`, {
+          moderationStatus,
+        });
+        console.log(
+          r.changed
+            ? `pulse ${r.pulseId} of ${opts.org}: ${r.previous} -> ${r.current}`
+            : `pulse ${r.pulseId} of ${opts.org} is already ${r.current}; nothing changed`,
         );
-        console.log(r.changed ? `pulse ${r.pulseId} of ${opts.org}: ${r.previous} -> ${r.current}` : `pulse ${r.pulseId} of ${opts.org} is already ${r.current}; nothing changed`);
       });
     });
 }

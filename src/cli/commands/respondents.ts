@@ -38,7 +38,10 @@ export function registerRespondents(program: Command) {
       await withOperator(async (op) => {
         const r = await op.call<Static<typeof RosterSchema>>('GET', `${org(opts.org)}/respondents`);
         if (opts.json) return void console.log(JSON.stringify(r, null, 2));
-        printTable([['ID', 'EMAIL', 'TEAM', 'ANSWERS AS'], ...r.items.map((p) => [p.id, p.email, p.teamName ?? '', p.answersWithTeam ? 'team' : 'organization (no team)'])]);
+        printTable([
+          ['ID', 'EMAIL', 'TEAM', 'ANSWERS AS'],
+          ...r.items.map((p) => [p.id, p.email, p.teamName ?? '', p.answersWithTeam ? 'team' : 'organization (no team)']),
+        ]);
       });
     });
 
@@ -102,7 +105,10 @@ export function registerRespondents(program: Command) {
     .action(async (opts: { org: string }) => {
       await withOperator(async (op) => {
         const r = await op.call<Static<typeof ParticipationSchema>>('GET', `${org(opts.org)}/checkin-participation`);
-        printTable([['WEEK', 'TEAM', 'INVITED', 'OPENED', 'ANSWERED'], ...r.items.map((c) => [c.week, c.teamName ?? '(no team)', few(c.invited), few(c.opened), few(c.answered)])]);
+        printTable([
+          ['WEEK', 'TEAM', 'INVITED', 'OPENED', 'ANSWERED'],
+          ...r.items.map((c) => [c.week, c.teamName ?? '(no team)', few(c.invited), few(c.opened), few(c.answered)]),
+        ]);
       });
     });
 }

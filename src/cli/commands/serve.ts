@@ -80,11 +80,12 @@ async function serve(config: Config, opts: { demoIfEmpty?: boolean }) {
     console.log(demoInstructions(base, demo));
     // The console's first owner: a single-use link, printed once (CONTRACT.md section 11, first run).
     const inv = await inviteMember(db, demo.orgId, { email: DEMO_OWNER_EMAIL, role: 'owner' }, operatorActor(null), new Date());
-    console.log(`Console: open ${base}/console/invitations/${inv.token} to become the owner (${DEMO_OWNER_EMAIL}) of ${demo.orgId}; the link works once, for 72 hours.`);
+    console.log(
+      `Console: open ${base}/console/invitations/${inv.token} to become the owner (${DEMO_OWNER_EMAIL}) of ${demo.orgId}; the link works once, for 72 hours.`,
+    );
   } else {
     await printWayIn(db, base);
   }
 }
 
 const DEMO_OWNER_EMAIL = 'owner@example.com';
-

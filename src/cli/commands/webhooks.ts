@@ -48,7 +48,14 @@ export function registerWebhooks(program: Command) {
     .action(async (opts: { org: string; json?: boolean }) => {
       await withOperator(async (op) => {
         const { items } = await op.call<{ items: EndpointView[] }>('GET', `${org(opts.org)}/webhook-endpoints`);
-        const rows = items.map((e) => ({ id: e.id, url: e.url, events: e.eventTypes, enabled: e.enabled, disabledReason: e.disabledReason, createdAt: e.createdAt }));
+        const rows = items.map((e) => ({
+          id: e.id,
+          url: e.url,
+          events: e.eventTypes,
+          enabled: e.enabled,
+          disabledReason: e.disabledReason,
+          createdAt: e.createdAt,
+        }));
         if (opts.json) {
           console.log(JSON.stringify(rows, null, 2));
           return;
@@ -161,8 +168,14 @@ export function registerWebhooks(program: Command) {
         printTable([
           ['ID', 'EVENT', 'TYPE', 'ENDPOINT', 'STATUS', 'ATTEMPTS', 'LAST RESULT', 'CREATED'],
           ...rows.map((d) => [
-            d.id, d.eventId, d.type, d.endpointId, d.status, String(d.attempts),
-            d.status === 'succeeded' ? `HTTP ${d.lastStatusCode}` : (d.lastError ?? '-'), d.createdAt,
+            d.id,
+            d.eventId,
+            d.type,
+            d.endpointId,
+            d.status,
+            String(d.attempts),
+            d.status === 'succeeded' ? `HTTP ${d.lastStatusCode}` : (d.lastError ?? '-'),
+            d.createdAt,
           ]),
         ]);
       });
@@ -174,7 +187,10 @@ export function registerWebhooks(program: Command) {
     .argument('<delivery-id>', 'delivery id (whd_…)')
     .action(async (id: string) => {
       await withOperator(async (op) => {
-        const r = await op.call<{ id: string; eventId: string; type: string; url: string }>('POST', `/admin/v1/webhook-deliveries/${encodeURIComponent(id)}/replay`);
+        const r = await op.call<{ id: string; eventId: string; type: string; url: string }>(
+          'POST',
+          `/admin/v1/webhook-deliveries/${encodeURIComponent(id)}/replay`,
+        );
         console.log(`replaying ${id} (event ${r.eventId}, ${r.type}) to ${r.url}`);
       });
     });

@@ -50,11 +50,17 @@ export function registerCsrfCheck(scope: FastifyInstance) {
     const host = request.headers.host;
     // Fetch metadata when the browser sends it (every current one does); else the Origin header.
     // Origin alone is not enough: under Referrer-Policy no-referrer a same-origin form posts `Origin: null`.
-    const crossSite = typeof site === 'string' && site !== '' ? site !== 'same-origin' && site !== 'none' : typeof origin === 'string' && !sameHost(origin, host);
+    const crossSite =
+      typeof site === 'string' && site !== '' ? site !== 'same-origin' && site !== 'none' : typeof origin === 'string' && !sameHost(origin, host);
     const form = (request.body ?? {}) as Form;
     const expected = request.consoleSession?.csrfToken ?? readCookie(request, FORM_COOKIE);
     if (crossSite || typeof form !== 'object' || !same(form._csrf, expected)) {
-      return refusalPage(reply, 403, 'Request refused', 'This request did not come from a console page of this site (or the page was too old). Reload the page and try again.');
+      return refusalPage(
+        reply,
+        403,
+        'Request refused',
+        'This request did not come from a console page of this site (or the page was too old). Reload the page and try again.',
+      );
     }
   });
 }

@@ -13,7 +13,12 @@ export function registerConsoleErrors(scope: FastifyInstance) {
   scope.setErrorHandler(async (err: Error & { statusCode?: number }, request, reply) => {
     const status = err instanceof ApiError ? err.statusCode : err.statusCode && err.statusCode < 500 ? err.statusCode : 500;
     if (status >= 500) request.log.error({ err }, 'console request failed');
-    return refusalPage(reply, status, status >= 500 ? 'Something went wrong' : 'Request refused', status >= 500 ? 'The request failed on our side; try again in a moment.' : err.message);
+    return refusalPage(
+      reply,
+      status,
+      status >= 500 ? 'Something went wrong' : 'Request refused',
+      status >= 500 ? 'The request failed on our side; try again in a moment.' : err.message,
+    );
   });
   scope.setNotFoundHandler(async (_request, reply) => refusalPage(reply, 404, 'Page not found', 'There is no console page at this address.'));
 }

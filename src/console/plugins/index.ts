@@ -27,5 +27,14 @@ export { queryText, asApiRequest, type Form } from './forms.js';
 export { refusalPage } from './errors.js';
 export { CHANGERS, OWNERS, registerMemberGuard } from './guard.js';
 export {
-  actorOf, changeOutcome, clearSessionCookie, CONSOLE_PREFIX, cookie, pageOf, readCookie, SESSION_COOKIE, setSessionCookie, type ConsoleDeps,
+  actorOf,
+  changeOutcome,
+  clearSessionCookie,
+  CONSOLE_PREFIX,
+  cookie,
+  pageOf,
+  readCookie,
+  SESSION_COOKIE,
+  setSessionCookie,
+  type ConsoleDeps,
 } from './session.js';

@@ -28,7 +28,7 @@ function withFlash(page: string, text: string): string {
   if (main < 0) return page;
   const h1 = page.indexOf('</h1>', main);
   const at = h1 >= 0 ? h1 + '</h1>'.length : main + MAIN_OPEN.length;
-  return page.slice(0, at) + '\n' + text + page.slice(at);
+  return `${page.slice(0, at)}\n${text}${page.slice(at)}`;
 }
 
 /** Where a change's redirect leads: its section's page (/console/keys/x/roll -> /console/keys). */
@@ -87,7 +87,8 @@ export function registerSession(scope: FastifyInstance, deps: ConsoleDeps) {
     if (request.method !== 'GET' || !s?.hasFlash || !cookieValue) return;
     const send = reply.send.bind(reply);
     reply.send = ((payload?: unknown) => {
-      if (typeof payload !== 'string' || reply.statusCode !== 200 || !String(reply.getHeader('content-type') ?? '').startsWith('text/html')) return send(payload);
+      if (typeof payload !== 'string' || reply.statusCode !== 200 || !String(reply.getHeader('content-type') ?? '').startsWith('text/html'))
+        return send(payload);
       takeFlash(deps.db, s, cookieValue).then(
         (text) => send(text ? withFlash(payload, text) : payload),
         () => send(payload),

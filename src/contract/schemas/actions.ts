@@ -7,8 +7,15 @@ export const ActionStatusSchema = Type.Union([Type.Literal('active'), Type.Liter
 });
 
 const ACTION_EXAMPLE = {
-  $id: 'act_7Qm2xV9b', title: 'Retro on workload', description: 'Every second Friday', startDate: '2026-11-21T09:00:00.000Z',
-  endDate: null, status: 'active', subteamId: 'team_web', subteamName: 'Web', createdAt: '2026-11-21T09:00:00.000Z',
+  $id: 'act_7Qm2xV9b',
+  title: 'Retro on workload',
+  description: 'Every second Friday',
+  startDate: '2026-11-21T09:00:00.000Z',
+  endDate: null,
+  status: 'active',
+  subteamId: 'team_web',
+  subteamName: 'Web',
+  createdAt: '2026-11-21T09:00:00.000Z',
 };
 
 export const ActionSchema = Type.Object(
@@ -48,9 +55,7 @@ export const UpdateActionBodySchema = Type.Object(
   {
     title: Type.Optional(Type.String({ minLength: 2, maxLength: 120 })),
     description: Type.Optional(Nullable(Type.String({ maxLength: 500, description: 'Up to 500 characters, or null to clear.' }))),
-    endDate: Type.Optional(
-      Nullable(Type.String({ format: 'date-time', maxLength: 35, description: "Not before the action's startDate, or null to clear." })),
-    ),
+    endDate: Type.Optional(Nullable(Type.String({ format: 'date-time', maxLength: 35, description: "Not before the action's startDate, or null to clear." }))),
     subteamId: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 64, description: 'A team of the organization, or null to clear.' }))),
     status: Type.Optional(ActionStatusSchema),
   },

@@ -20,8 +20,14 @@ export const AlertRunSchema = Type.Object(
     raised: Type.Array(
       Type.Object(
         {
-          orgId: Type.String(), id: Type.String(), type: Type.String(), message: Type.String(), weekISO: Type.Union([Type.String(), Type.Null()]),
-          subteamName: Type.Union([Type.String(), Type.Null()]), readAt: Type.Union([Type.String(), Type.Null()]), createdAt: Type.String(),
+          orgId: Type.String(),
+          id: Type.String(),
+          type: Type.String(),
+          message: Type.String(),
+          weekISO: Type.Union([Type.String(), Type.Null()]),
+          subteamName: Type.Union([Type.String(), Type.Null()]),
+          readAt: Type.Union([Type.String(), Type.Null()]),
+          createdAt: Type.String(),
         },
         { additionalProperties: false },
       ),

@@ -3,10 +3,9 @@ import { DateTimeSchema, Nullable } from './common.js';
 
 /** Who made a change (CONTRACT.md section 11): a console member, the operator, or an API key. */
 export const AUDIT_ACTOR_KINDS = ['member', 'operator', 'key'] as const;
-const ActorKind = Type.Union(
-  [Type.Literal('member'), Type.Literal('operator'), Type.Literal('key')],
-  { description: 'member: a person signed in to the console; operator: the operator API or the CLI; key: an API key of the organization.' },
-);
+const ActorKind = Type.Union([Type.Literal('member'), Type.Literal('operator'), Type.Literal('key')], {
+  description: 'member: a person signed in to the console; operator: the operator API or the CLI; key: an API key of the organization.',
+});
 
 /** What a change was: `<resource>.<verb>`. */
 export const AUDIT_ACTIONS = [
@@ -68,8 +67,16 @@ export const AuditEventSchema = Type.Object(
     action: Type.String({ description: `What was done: ${AUDIT_ACTIONS.join(', ')}.` }),
     target: Type.Object(
       {
-        kind: Type.String({ description: 'What it was done to: organization, key, team, action, pulses, pulse, alert, webhook_endpoint, webhook_delivery, webhook_deliveries (a resend of every failed one since a time), comment (by its console handle, never its pulse).' }),
-        id: Nullable(Type.String({ description: "The target's id; null where there is none (a batch of pulses) or where naming it would tell which pulse wrote a comment (moderation)." })),
+        kind: Type.String({
+          description:
+            'What it was done to: organization, key, team, action, pulses, pulse, alert, webhook_endpoint, webhook_delivery, webhook_deliveries (a resend of every failed one since a time), comment (by its console handle, never its pulse).',
+        }),
+        id: Nullable(
+          Type.String({
+            description:
+              "The target's id; null where there is none (a batch of pulses) or where naming it would tell which pulse wrote a comment (moderation).",
+          }),
+        ),
       },
       { additionalProperties: false },
     ),
@@ -83,9 +90,13 @@ export const AuditEventSchema = Type.Object(
     additionalProperties: false,
     examples: [
       {
-        id: 'aud_8fQ2mZ0aLr4TbX1c', createdAt: '2026-11-20T08:15:00.000Z',
-        actor: { kind: 'operator', id: null, label: 'operator' }, action: 'key.created',
-        target: { kind: 'key', id: 'key_0aB1cD2eF3gH4iJ5' }, address: '127.0.0.1', details: { name: 'ci', scope: 'read', prefix: 'cp_live_Ab3dE1', expiresAt: null },
+        id: 'aud_8fQ2mZ0aLr4TbX1c',
+        createdAt: '2026-11-20T08:15:00.000Z',
+        actor: { kind: 'operator', id: null, label: 'operator' },
+        action: 'key.created',
+        target: { kind: 'key', id: 'key_0aB1cD2eF3gH4iJ5' },
+        address: '127.0.0.1',
+        details: { name: 'ci', scope: 'read', prefix: 'cp_live_Ab3dE1', expiresAt: null },
       },
     ],
   },
@@ -95,7 +106,9 @@ export type AuditEvent = Static<typeof AuditEventSchema>;
 export const AuditQuerySchema = Type.Object(
   {
     limit: Type.Optional(Type.Integer({ format: 'int32', minimum: 1, maximum: 100, default: 50, description: 'Page size, 1-100.' })),
-    cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'The `nextCursor` of the previous page (`createdAt|id` of its last item).' })),
+    cursor: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 512, description: 'The `nextCursor` of the previous page (`createdAt|id` of its last item).' }),
+    ),
     actorKind: Type.Optional(ActorKind),
     action: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'Only events of this action (key.created, ...).' })),
   },
@@ -108,6 +121,9 @@ export const AuditEventListSchema = Type.Object(
     items: Type.Array(AuditEventSchema, { maxItems: 100 }),
     nextCursor: Nullable(Type.String({ maxLength: 512, description: 'Pass as `cursor` to get the next page; null when there are no more pages.' })),
   },
-  { additionalProperties: false, description: "One page of the organization's audit log, newest first. Repeat the same filters with `cursor` for the next page." },
+  {
+    additionalProperties: false,
+    description: "One page of the organization's audit log, newest first. Repeat the same filters with `cursor` for the next page.",
+  },
 );
 export type AuditEventList = Static<typeof AuditEventListSchema>;

@@ -3,7 +3,9 @@ import { DateTimeSchema, Nullable } from './common.js';
 
 /** The operator API's check-in shapes (CONTRACT.md section 12): the roster, the round's settings, the week's links, participation. */
 const Email = Type.String({ minLength: 3, maxLength: 254, description: "The respondent's email address (where the week's link goes)." });
-const TeamName = Nullable(Type.String({ minLength: 0, maxLength: 80, description: 'Team name; a team of that name is made when the organization has none. Null or empty: no team.' }));
+const TeamName = Nullable(
+  Type.String({ minLength: 0, maxLength: 80, description: 'Team name; a team of that name is made when the organization has none. Null or empty: no team.' }),
+);
 
 export const RespondentSchema = Type.Object(
   {
@@ -11,7 +13,9 @@ export const RespondentSchema = Type.Object(
     email: Email,
     teamId: Nullable(Type.String({ minLength: 1, maxLength: 128, description: 'Team id, or null.' })),
     teamName: Nullable(Type.String({ minLength: 1, maxLength: 80, description: 'Team name, or null.' })),
-    answersWithTeam: Type.Boolean({ description: 'False when the team has fewer than 5 respondents on the roster: then the answer carries no team (CONTRACT.md section 12).' }),
+    answersWithTeam: Type.Boolean({
+      description: 'False when the team has fewer than 5 respondents on the roster: then the answer carries no team (CONTRACT.md section 12).',
+    }),
     createdAt: DateTimeSchema('When the respondent joined the roster.'),
   },
   { additionalProperties: false },
@@ -37,10 +41,20 @@ export const RosterSchema = Type.Object(
 
 export const AddRespondentBodySchema = Type.Object({ email: Email, team: Type.Optional(TeamName) }, { additionalProperties: false });
 export const MoveRespondentBodySchema = Type.Object({ team: TeamName }, { additionalProperties: false });
-export const RespondentIdSchema = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128, description: 'Respondent id.' }) }, { additionalProperties: false });
+export const RespondentIdSchema = Type.Object(
+  { id: Type.String({ minLength: 1, maxLength: 128, description: 'Respondent id.' }) },
+  { additionalProperties: false },
+);
 
 export const ReplaceRosterBodySchema = Type.Object(
-  { csv: Type.String({ minLength: 0, maxLength: 4_000_000, description: 'The whole roster as CSV, `email,team` per line (a header line `email,team` optional). Checked whole before anything changes; the first bad line is named.' }) },
+  {
+    csv: Type.String({
+      minLength: 0,
+      maxLength: 4_000_000,
+      description:
+        'The whole roster as CSV, `email,team` per line (a header line `email,team` optional). Checked whole before anything changes; the first bad line is named.',
+    }),
+  },
   { additionalProperties: false },
 );
 export const RosterReplacedSchema = Type.Object(
@@ -53,9 +67,14 @@ export const CheckinSettingsSchema = Type.Object(
     weekday: Type.Integer({ minimum: 1, maximum: 7, description: 'ISO weekday of the round: 1 Monday .. 7 Sunday.' }),
     hour: Type.Integer({ minimum: 0, maximum: 23, description: 'Hour of the round in timeZone.' }),
     timeZone: Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone, such as Europe/Paris.' }),
-    reminderWeekday: Nullable(Type.Integer({ minimum: 1, maximum: 7, description: 'A later weekday for the reminder to those who have not opened their link; null: none.' })),
+    reminderWeekday: Nullable(
+      Type.Integer({ minimum: 1, maximum: 7, description: 'A later weekday for the reminder to those who have not opened their link; null: none.' }),
+    ),
     reasons: Type.Array(Type.String({ minLength: 1, maxLength: 60 }), { maxItems: 20, description: 'Reasons offered on the page.' }),
-    flagWords: Type.Array(Type.String({ minLength: 1, maxLength: 60 }), { maxItems: 500, description: 'An answer whose comment holds one of these words arrives FLAGGED.' }),
+    flagWords: Type.Array(Type.String({ minLength: 1, maxLength: 60 }), {
+      maxItems: 500,
+      description: 'An answer whose comment holds one of these words arrives FLAGGED.',
+    }),
   },
   { additionalProperties: false },
 );
@@ -66,7 +85,11 @@ export const WeekLinksSchema = Type.Object(
     week: Type.String({ format: 'date', description: "Monday of the round's ISO week." }),
     links: Type.Array(
       Type.Object(
-        { email: Email, team: Nullable(Type.String({ maxLength: 80 })), link: Type.String({ minLength: 1, maxLength: 2048, description: 'The personal link; it appears in this answer only.' }) },
+        {
+          email: Email,
+          team: Nullable(Type.String({ maxLength: 80 })),
+          link: Type.String({ minLength: 1, maxLength: 2048, description: 'The personal link; it appears in this answer only.' }),
+        },
         { additionalProperties: false },
       ),
       { description: 'One new link per respondent whose link nobody opened yet; links of an earlier export stop working.' },

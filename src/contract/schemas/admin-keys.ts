@@ -35,7 +35,12 @@ export const KeyListingSchema = Type.Object(
     lastUsedAt: Nullable(DateTimeSchema('Last use, recorded within about 5 seconds.')),
     revokedAt: Nullable(DateTimeSchema('When the key was revoked; null while it is not.')),
     createdBy: Nullable(
-      Type.String({ minLength: 1, maxLength: 320, description: "Who made the key: a console member's email, `operator`, or an API key's display prefix; null for keys loaded from a dataset file or made before this was recorded." }),
+      Type.String({
+        minLength: 1,
+        maxLength: 320,
+        description:
+          "Who made the key: a console member's email, `operator`, or an API key's display prefix; null for keys loaded from a dataset file or made before this was recorded.",
+      }),
     ),
   },
   { additionalProperties: false },

@@ -13,7 +13,11 @@ export const CreatedInvitationSchema = Type.Object(
     id: Type.String({ minLength: 1, maxLength: 128, description: 'Invitation id (inv_...).' }),
     email: Email,
     role: Role,
-    url: Type.String({ minLength: 1, maxLength: 2048, description: 'The single-use link that lets the person set a password and sign in. It appears in this answer only.' }),
+    url: Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      description: 'The single-use link that lets the person set a password and sign in. It appears in this answer only.',
+    }),
     expiresAt: DateTimeSchema('The link works until this instant (72 hours).'),
   },
   { additionalProperties: false },
@@ -38,7 +42,9 @@ export const InvitationSchema = Type.Object(
     id: Type.String({ minLength: 1, maxLength: 128, description: 'Invitation id (inv_...).' }),
     email: Email,
     role: Role,
-    invitedBy: Nullable(Type.String({ minLength: 1, maxLength: 128, description: 'The member (mem_...) who made it in the console; null when the operator made it.' })),
+    invitedBy: Nullable(
+      Type.String({ minLength: 1, maxLength: 128, description: 'The member (mem_...) who made it in the console; null when the operator made it.' }),
+    ),
     createdAt: DateTimeSchema('When it was made.'),
     expiresAt: DateTimeSchema('The link works until this instant (72 hours after it was made).'),
   },

@@ -2,7 +2,11 @@ import { Type, type Static } from 'typebox';
 import { DateTimeSchema, Nullable, OrgIdSchema } from './common.js';
 
 const Name = Type.String({ minLength: 1, maxLength: 256, description: 'Display name, 1-256 characters.' });
-const PlanName = Type.String({ minLength: 1, maxLength: 64, description: 'Name of a plan (free, business, enterprise or one set with PUT /admin/v1/plans/{name}).' });
+const PlanName = Type.String({
+  minLength: 1,
+  maxLength: 64,
+  description: 'Name of a plan (free, business, enterprise or one set with PUT /admin/v1/plans/{name}).',
+});
 const MemberCount = Type.Integer({ format: 'int32', minimum: 0, maximum: 2_147_483_647, description: 'Members of the organization.' });
 
 export const AdminOrgSchema = Type.Object(
@@ -14,7 +18,10 @@ export const AdminOrgSchema = Type.Object(
     createdAt: DateTimeSchema('When the organization was created.'),
     deletedAt: Nullable(DateTimeSchema('When the organization was deleted; null while it is live.')),
   },
-  { additionalProperties: false, examples: [{ id: 'org_acme', name: 'Acme', plan: 'business', memberCount: 42, createdAt: '2026-01-05T09:00:00.000Z', deletedAt: null }] },
+  {
+    additionalProperties: false,
+    examples: [{ id: 'org_acme', name: 'Acme', plan: 'business', memberCount: 42, createdAt: '2026-01-05T09:00:00.000Z', deletedAt: null }],
+  },
 );
 export type AdminOrg = Static<typeof AdminOrgSchema>;
 

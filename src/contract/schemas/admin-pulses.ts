@@ -22,7 +22,21 @@ export const IngestBodySchema = Type.Object(
   { pulses: Type.Array(IngestPulseSchema, { minItems: 1, maxItems: 1000, description: '1-1000 pulses, written in one transaction.' }) },
   {
     additionalProperties: false,
-    examples: [{ pulses: [{ id: 'p_1', level: 4, reason: 'workload', comment: 'Busy but fine', moderationStatus: 'CLEAN', subteamId: null, createdAt: '2026-11-20T08:15:00.000Z' }] }],
+    examples: [
+      {
+        pulses: [
+          {
+            id: 'p_1',
+            level: 4,
+            reason: 'workload',
+            comment: 'Busy but fine',
+            moderationStatus: 'CLEAN',
+            subteamId: null,
+            createdAt: '2026-11-20T08:15:00.000Z',
+          },
+        ],
+      },
+    ],
   },
 );
 
@@ -37,10 +51,7 @@ export const IngestResultSchema = Type.Object(
 
 export const ModerateBodySchema = Type.Object({ moderationStatus: Status }, { additionalProperties: false });
 
-export const ModerationResultSchema = Type.Object(
-  { pulseId: Id, previous: Status, current: Status, changed: Type.Boolean() },
-  { additionalProperties: false },
-);
+export const ModerationResultSchema = Type.Object({ pulseId: Id, previous: Status, current: Status, changed: Type.Boolean() }, { additionalProperties: false });
 
 export const ImportQuerySchema = Type.Object(
   {

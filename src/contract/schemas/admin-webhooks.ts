@@ -64,7 +64,9 @@ export const DeliverySchema = Type.Object(
     attempts: CountSchema({ description: 'Attempts made so far.' }),
     lastStatusCode: Nullable(Type.Integer({ description: "The last attempt's HTTP status; null when it got no answer." })),
     lastError: Nullable(Type.String({ description: 'What went wrong with the last failed attempt.' })),
-    nextAttemptAt: Type.Optional(Nullable(Type.String({ description: 'Pending: when the next attempt is due (while one runs, the end of its lease). Null otherwise.' }))),
+    nextAttemptAt: Type.Optional(
+      Nullable(Type.String({ description: 'Pending: when the next attempt is due (while one runs, the end of its lease). Null otherwise.' })),
+    ),
     lastAttemptAt: Type.Optional(Nullable(Type.String({ description: 'When the last attempt was made.' }))),
     createdAt: Type.String({ description: 'When the event was written (the time the delivery log shows, and `since` compares).' }),
     completedAt: Type.Optional(Nullable(Type.String({ description: 'When it succeeded or failed for good.' }))),
@@ -87,7 +89,7 @@ export const RotatedSecretSchema = Type.Object(
 
 export const ResendFailedBodySchema = Type.Object(
   {
-    since: DateTimeSchema('Every failed delivery whose event was written at or after this instant (the delivery log\'s time) is sent again.'),
+    since: DateTimeSchema("Every failed delivery whose event was written at or after this instant (the delivery log's time) is sent again."),
   },
   { additionalProperties: false },
 );

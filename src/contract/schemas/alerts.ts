@@ -4,7 +4,12 @@ import { DateTimeSchema, Nullable } from './common.js';
 export const AlertSchema = Type.Object(
   {
     id: Type.String({ minLength: 1, maxLength: 128 }),
-    type: Type.String({ minLength: 1, maxLength: 100, examples: ['MOOD_DROP'], description: 'MOOD_DROP, LOW_MOOD or PARTICIPATION_DROP from the engine; a free string.' }),
+    type: Type.String({
+      minLength: 1,
+      maxLength: 100,
+      examples: ['MOOD_DROP'],
+      description: 'MOOD_DROP, LOW_MOOD or PARTICIPATION_DROP from the engine; a free string.',
+    }),
     message: Type.String({ maxLength: 4000 }),
     weekISO: Nullable(Type.String({ maxLength: 20, description: 'ISO week label.', examples: ['2026-W47'] })),
     subteamName: Nullable(Type.String({ minLength: 1, maxLength: 80 })),
@@ -29,8 +34,13 @@ export const AlertListSchema = Type.Object(
       {
         items: [
           {
-            id: 'al_1', type: 'MOOD_DROP', message: 'Mood in Customer Support fell 25% week over week.', weekISO: '2026-W46',
-            subteamName: 'Customer Support', readAt: null, createdAt: '2026-11-17T01:00:00.000Z',
+            id: 'al_1',
+            type: 'MOOD_DROP',
+            message: 'Mood in Customer Support fell 25% week over week.',
+            weekISO: '2026-W46',
+            subteamName: 'Customer Support',
+            readAt: null,
+            createdAt: '2026-11-17T01:00:00.000Z',
           },
         ],
       },

@@ -19,15 +19,13 @@ export const IdSchema = (opts: { description?: string } = {}) => Type.String({ m
  */
 export const ORG_ID_PATTERN = '^(?!\\.\\.?$)[A-Za-z0-9._:-]+$';
 export const ORG_ID_RULE = 'must be 1-128 characters of A-Z a-z 0-9 . _ : -, and not . or ..';
-export const OrgIdSchema = (opts: { description?: string } = {}) =>
-  Type.String({ minLength: 1, maxLength: 128, pattern: ORG_ID_PATTERN, ...opts });
+export const OrgIdSchema = (opts: { description?: string } = {}) => Type.String({ minLength: 1, maxLength: 128, pattern: ORG_ID_PATTERN, ...opts });
 
 /** The largest integer a JSON client can hold exactly (2^53 - 1), the bound of every count. */
 export const MAX_COUNT = Number.MAX_SAFE_INTEGER;
 
 /** A count: an int64 from 0 to 2^53 - 1. */
-export const CountSchema = (opts: { description?: string } = {}) =>
-  Type.Integer({ format: 'int64', minimum: 0, maximum: MAX_COUNT, ...opts });
+export const CountSchema = (opts: { description?: string } = {}) => Type.Integer({ format: 'int64', minimum: 0, maximum: MAX_COUNT, ...opts });
 
 export const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 
@@ -66,8 +64,7 @@ export const IdempotencyHeadersSchema = Type.Object({
     Type.String({
       maxLength: 128,
       pattern: '^[A-Za-z0-9._:-]{8,128}$',
-      description:
-        'Required. 8-128 characters of A-Z a-z 0-9 . _ : -. A retry with the same key and body replays the first answer.',
+      description: 'Required. 8-128 characters of A-Z a-z 0-9 . _ : -. A retry with the same key and body replays the first answer.',
       examples: [IDEMPOTENCY_KEY_EXAMPLE],
     }),
   ),

@@ -48,9 +48,7 @@ export type PulseListQuery = Static<typeof PulseListQuerySchema>;
 export const PulseListSchema = Type.Object(
   {
     items: Type.Array(PulseSchema, { maxItems: 200 }),
-    nextCursor: Nullable(
-      Type.String({ maxLength: 512, description: 'Pass as `cursor` to get the next page; null when there are no more pages.' }),
-    ),
+    nextCursor: Nullable(Type.String({ maxLength: 512, description: 'Pass as `cursor` to get the next page; null when there are no more pages.' })),
   },
   {
     title: 'PulsePage',
@@ -59,7 +57,15 @@ export const PulseListSchema = Type.Object(
     examples: [
       {
         items: [
-          { id: 'p_1', level: 4, moderationStatus: 'CLEAN', reason: 'workload', subteamId: 'team_web', subteamName: 'Web', createdAt: '2026-11-20T08:15:00.000Z' },
+          {
+            id: 'p_1',
+            level: 4,
+            moderationStatus: 'CLEAN',
+            reason: 'workload',
+            subteamId: 'team_web',
+            subteamName: 'Web',
+            createdAt: '2026-11-20T08:15:00.000Z',
+          },
           { id: 'p_0', level: 2, moderationStatus: 'FLAGGED', reason: null, subteamId: null, subteamName: null, createdAt: '2026-11-19T16:40:00.000Z' },
         ],
         nextCursor: '2026-11-19T16:40:00.000Z|p_0',

@@ -44,7 +44,14 @@ const WWW_AUTHENTICATE = {
  */
 export function responses(ok: TSchema, description: string, opts: { conflict?: string; replayHeader?: boolean; write?: boolean } = {}) {
   const okHeaders = opts.replayHeader
-    ? { ...COMMON_HEADERS, 'Idempotent-Replayed': { type: 'string', enum: ['true'], description: 'Present when this answer is a replay of an earlier request with the same Idempotency-Key.' } }
+    ? {
+        ...COMMON_HEADERS,
+        'Idempotent-Replayed': {
+          type: 'string',
+          enum: ['true'],
+          description: 'Present when this answer is a replay of an earlier request with the same Idempotency-Key.',
+        },
+      }
     : COMMON_HEADERS;
   const out: Record<number, unknown> = { 200: { ...ok, 'x-response-description': description, headers: okHeaders } };
   for (const status of [400, 401, 403, 404, 409, 429, 500, 503]) {

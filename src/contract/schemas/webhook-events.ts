@@ -11,23 +11,39 @@ import { DateTimeSchema, IdSchema } from './common.js';
  */
 const timestamp = DateTimeSchema('When the event happened (UTC, milliseconds). The same on every attempt of one event.');
 
-const event = <T extends string, D extends TSchema, X extends Record<string, TSchema>>(type: T, data: D, extra: X, options: { title: string; description: string }) =>
-  Type.Object({ type: Type.Literal(type, { description: 'The event type.' }), timestamp, data, ...extra }, { ...options, additionalProperties: false });
+const event = <T extends string, D extends TSchema, X extends Record<string, TSchema>>(
+  type: T,
+  data: D,
+  extra: X,
+  options: { title: string; description: string },
+) => Type.Object({ type: Type.Literal(type, { description: 'The event type.' }), timestamp, data, ...extra }, { ...options, additionalProperties: false });
 
-export const AlertCreatedEventSchema = event('alert.created', AlertSchema, {}, {
-  title: 'AlertCreatedEvent',
-  description: 'An alert was raised. `data` is the alert exactly as GET /alerts shows it.',
-});
+export const AlertCreatedEventSchema = event(
+  'alert.created',
+  AlertSchema,
+  {},
+  {
+    title: 'AlertCreatedEvent',
+    description: 'An alert was raised. `data` is the alert exactly as GET /alerts shows it.',
+  },
+);
 
-export const ActionCreatedEventSchema = event('action.created', ActionSchema, {}, {
-  title: 'ActionCreatedEvent',
-  description: 'POST /actions created an action. `data` is the action exactly as GET /actions shows it.',
-});
+export const ActionCreatedEventSchema = event(
+  'action.created',
+  ActionSchema,
+  {},
+  {
+    title: 'ActionCreatedEvent',
+    description: 'POST /actions created an action. `data` is the action exactly as GET /actions shows it.',
+  },
+);
 
 /** Fields of an action that never change (its id and when it was made). */
 const FIXED = ['$id', 'startDate', 'createdAt'] as const;
 type ActionProperties = typeof ActionSchema.properties;
-type ChangeProperties = { [K in Exclude<keyof ActionProperties, (typeof FIXED)[number]>]: TOptional<TObject<{ from: ActionProperties[K]; to: ActionProperties[K] }>> };
+type ChangeProperties = {
+  [K in Exclude<keyof ActionProperties, (typeof FIXED)[number]>]: TOptional<TObject<{ from: ActionProperties[K]; to: ActionProperties[K] }>>;
+};
 
 /** One entry per field of the action that can change, with the field's own schema before and after. */
 const changeProperties = Object.fromEntries(
@@ -36,10 +52,7 @@ const changeProperties = Object.fromEntries(
     .map(([name, schema]) => [
       name,
       Type.Optional(
-        Type.Object(
-          { from: schema, to: schema },
-          { additionalProperties: false, description: `${name} before (from) and after (to) the change.` },
-        ),
+        Type.Object({ from: schema, to: schema }, { additionalProperties: false, description: `${name} before (from) and after (to) the change.` }),
       ),
     ]),
 ) as unknown as ChangeProperties;
@@ -53,11 +66,16 @@ export const ActionChangesSchema = Type.Object(changeProperties, {
 });
 export type ActionChanges = Static<typeof ActionChangesSchema>;
 
-export const ActionUpdatedEventSchema = event('action.updated', ActionSchema, { changes: ActionChangesSchema }, {
-  title: 'ActionUpdatedEvent',
-  description:
-    'PATCH /actions/{id} changed what GET /actions shows (a field, the status, a clear with null). `data` is the action after the change; `changes` names what changed.',
-});
+export const ActionUpdatedEventSchema = event(
+  'action.updated',
+  ActionSchema,
+  { changes: ActionChangesSchema },
+  {
+    title: 'ActionUpdatedEvent',
+    description:
+      'PATCH /actions/{id} changed what GET /actions shows (a field, the status, a clear with null). `data` is the action after the change; `changes` names what changed.',
+  },
+);
 
 export const PingEventSchema = event(
   'ping',

@@ -17,8 +17,15 @@ export interface ActionRow {
 }
 
 type DbAction = {
-  id: string; title: string; description: string | null; start_date: Date; end_date: Date | null;
-  status: ActionStatus; subteam_id: string | null; subteam_name: string | null; created_at: Date;
+  id: string;
+  title: string;
+  description: string | null;
+  start_date: Date;
+  end_date: Date | null;
+  status: ActionStatus;
+  subteam_id: string | null;
+  subteam_name: string | null;
+  created_at: Date;
 };
 
 const toRow = (r: DbAction): ActionRow => ({
@@ -86,16 +93,26 @@ const lockQuery = sql(
 );
 
 /** The action's own fields, its row locked until the end of the transaction. */
-export async function getActionForUpdate(
-  db: Queryable,
-  orgId: string,
-  id: string,
-): Promise<Omit<ActionRow, 'subteamName' | 'createdAt'> | null> {
+export async function getActionForUpdate(db: Queryable, orgId: string, id: string): Promise<Omit<ActionRow, 'subteamName' | 'createdAt'> | null> {
   const [r] = await db.query<{
-    id: string; title: string; description: string | null; start_date: Date; end_date: Date | null; status: ActionStatus; subteam_id: string | null;
+    id: string;
+    title: string;
+    description: string | null;
+    start_date: Date;
+    end_date: Date | null;
+    status: ActionStatus;
+    subteam_id: string | null;
   }>(lockQuery, [orgId, id]);
   return r
-    ? { id: r.id, title: r.title, description: r.description, startDate: iso(r.start_date), endDate: isoOrNull(r.end_date), status: r.status, subteamId: r.subteam_id }
+    ? {
+        id: r.id,
+        title: r.title,
+        description: r.description,
+        startDate: iso(r.start_date),
+        endDate: isoOrNull(r.end_date),
+        status: r.status,
+        subteamId: r.subteam_id,
+      }
     : null;
 }
 
@@ -160,7 +177,17 @@ const insertOneQuery = sql(
 
 export async function insertActionNotingSubscribers(db: Queryable, orgId: string, a: NewAction, eventType: string, audit: AuditRow): Promise<boolean> {
   const [r] = await db.query<{ subscribed: boolean }>(insertOneQuery, [
-    orgId, a.id, a.title, a.description, a.startDate, a.endDate, a.status, a.subteamId, a.createdAt, eventType, ...auditParams(audit),
+    orgId,
+    a.id,
+    a.title,
+    a.description,
+    a.startDate,
+    a.endDate,
+    a.status,
+    a.subteamId,
+    a.createdAt,
+    eventType,
+    ...auditParams(audit),
   ]);
   return r.subscribed;
 }
@@ -189,12 +216,18 @@ const updateQuery = sql(
 
 export async function updateAction(db: Queryable, orgId: string, id: string, c: ActionChanges): Promise<boolean> {
   const rows = await db.query(updateQuery, [
-    orgId, id,
-    c.title !== undefined, c.title ?? null,
-    c.description !== undefined, c.description ?? null,
-    c.endDate !== undefined, c.endDate ?? null,
-    c.subteamId !== undefined, c.subteamId ?? null,
-    c.status !== undefined, c.status ?? null,
+    orgId,
+    id,
+    c.title !== undefined,
+    c.title ?? null,
+    c.description !== undefined,
+    c.description ?? null,
+    c.endDate !== undefined,
+    c.endDate ?? null,
+    c.subteamId !== undefined,
+    c.subteamId ?? null,
+    c.status !== undefined,
+    c.status ?? null,
   ]);
   return rows.length > 0;
 }

@@ -33,8 +33,13 @@ const unreadQuery = sql(
 
 export async function recentAlerts(db: Queryable, orgId: string, limit: number, only?: 'unread'): Promise<AlertRow[]> {
   const rows = await db.query<{
-    id: string; type: string; message: string; week_iso: string | null; subteam_name: string | null;
-    read_at: Date | null; created_at: Date;
+    id: string;
+    type: string;
+    message: string;
+    week_iso: string | null;
+    subteam_name: string | null;
+    read_at: Date | null;
+    created_at: Date;
   }>(only === 'unread' ? unreadQuery : recentQuery, [orgId, limit]);
   return rows.map((r) => ({
     id: r.id,
@@ -143,7 +148,12 @@ const groupWeeksQuery = sql(
 
 export async function groupWeekAggregates(db: Queryable, orgId: string, fromMonday: string, toMondayExclusive: string): Promise<GroupWeekRow[]> {
   const rows = await db.query<{
-    group_key: string; subteam_id: string | null; subteam_name: string | null; week: Date | string; count: number; sum: number;
+    group_key: string;
+    subteam_id: string | null;
+    subteam_name: string | null;
+    week: Date | string;
+    count: number;
+    sum: number;
   }>(groupWeeksQuery, [orgId, fromMonday, toMondayExclusive]);
   return rows.map((r) => ({
     groupKey: r.group_key,
@@ -221,11 +231,22 @@ const markReadQuery = sql(
 
 export async function markAlertRead(db: Queryable, orgId: string, alertId: string, read: boolean, at: Date): Promise<AlertRow | null> {
   const [r] = await db.query<{
-    id: string; type: string; message: string; week_iso: string | null; subteam_name: string | null; read_at: Date | null; created_at: Date;
+    id: string;
+    type: string;
+    message: string;
+    week_iso: string | null;
+    subteam_name: string | null;
+    read_at: Date | null;
+    created_at: Date;
   }>(markReadQuery, [orgId, alertId, read, at.toISOString()]);
   if (!r) return null;
   return {
-    id: r.id, type: r.type, message: r.message, weekISO: r.week_iso, subteamName: r.subteam_name,
-    readAt: isoOrNull(r.read_at), createdAt: iso(r.created_at),
+    id: r.id,
+    type: r.type,
+    message: r.message,
+    weekISO: r.week_iso,
+    subteamName: r.subteam_name,
+    readAt: isoOrNull(r.read_at),
+    createdAt: iso(r.created_at),
   };
 }

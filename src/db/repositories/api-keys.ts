@@ -29,7 +29,14 @@ const byHash = sql(
 
 export async function findKeyByHash(db: Queryable, hash: Buffer): Promise<KeyPrincipal | null> {
   const [r] = await db.query<{
-    id: string; prefix: string; org_id: string; revoked: boolean; org_deleted: boolean; rest_api: boolean; rate_limit_per_minute: number; scope: KeyScope;
+    id: string;
+    prefix: string;
+    org_id: string;
+    revoked: boolean;
+    org_deleted: boolean;
+    rest_api: boolean;
+    rate_limit_per_minute: number;
+    scope: KeyScope;
   }>(byHash, [hash]);
   if (!r) return null;
   return {
@@ -54,13 +61,28 @@ export async function insertApiKey(
   db: Queryable,
   orgId: string,
   k: {
-    id: string; hash: Buffer; prefix: string; name: string | null; createdAt: Date; revokedAt: Date | null;
-    scope?: KeyScope; expiresAt?: Date | null; createdBy?: string | null;
+    id: string;
+    hash: Buffer;
+    prefix: string;
+    name: string | null;
+    createdAt: Date;
+    revokedAt: Date | null;
+    scope?: KeyScope;
+    expiresAt?: Date | null;
+    createdBy?: string | null;
   },
 ): Promise<void> {
   await db.query(insertKey, [
-    orgId, k.id, k.hash, k.prefix, k.name, k.createdAt.toISOString(), k.revokedAt?.toISOString() ?? null,
-    k.scope ?? 'read_write', k.expiresAt?.toISOString() ?? null, k.createdBy ?? null,
+    orgId,
+    k.id,
+    k.hash,
+    k.prefix,
+    k.name,
+    k.createdAt.toISOString(),
+    k.revokedAt?.toISOString() ?? null,
+    k.scope ?? 'read_write',
+    k.expiresAt?.toISOString() ?? null,
+    k.createdBy ?? null,
   ]);
 }
 
@@ -78,8 +100,15 @@ export interface KeyListing {
 }
 
 type DbKey = {
-  id: string; prefix: string; name: string | null; scope: KeyScope; created_at: Date; expires_at: Date | null;
-  last_used_at: Date | null; revoked_at: Date | null; created_by: string | null;
+  id: string;
+  prefix: string;
+  name: string | null;
+  scope: KeyScope;
+  created_at: Date;
+  expires_at: Date | null;
+  last_used_at: Date | null;
+  revoked_at: Date | null;
+  created_by: string | null;
 };
 const KEY_COLUMNS = 'id, prefix, name, scope, created_at, expires_at, last_used_at, revoked_at, created_by';
 const toListing = (r: DbKey): KeyListing => ({

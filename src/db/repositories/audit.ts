@@ -31,7 +31,16 @@ const insertQuery = sql(
 
 /** The parameters of one row, in the order of the insert's columns after org_id. */
 export const auditParams = (e: AuditRow): unknown[] => [
-  e.id, e.createdAt, e.actorKind, e.actorId, e.actorLabel, e.action, e.targetKind, e.targetId, e.address, JSON.stringify(e.details),
+  e.id,
+  e.createdAt,
+  e.actorKind,
+  e.actorId,
+  e.actorLabel,
+  e.action,
+  e.targetKind,
+  e.targetId,
+  e.address,
+  JSON.stringify(e.details),
 ];
 
 /** Writes one row, in the caller's transaction (the one of the change it records). */
@@ -89,8 +98,16 @@ function listQuery(f: AuditFilter): { q: NamedQuery; params: unknown[] } {
 export async function listAuditEvents(db: Queryable, orgId: string, f: AuditFilter): Promise<AuditRow[]> {
   const { q, params } = listQuery(f);
   const rows = await db.query<{
-    id: string; created_at: Date; actor_kind: AuditActorKind; actor_id: string | null; actor_label: string; action: string;
-    target_kind: string; target_id: string | null; address: string | null; details: Record<string, unknown> | string;
+    id: string;
+    created_at: Date;
+    actor_kind: AuditActorKind;
+    actor_id: string | null;
+    actor_label: string;
+    action: string;
+    target_kind: string;
+    target_id: string | null;
+    address: string | null;
+    details: Record<string, unknown> | string;
   }>(q, [orgId, ...params]);
   return rows.map((r) => ({
     id: r.id,

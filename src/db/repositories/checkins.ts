@@ -31,7 +31,10 @@ export async function listRespondentRows(db: Queryable, orgId: string): Promise<
   return (await db.query<DbRespondent>(listRespondentsQuery, [orgId])).map(toRespondent);
 }
 
-const byEmailQuery = sql('respondents.by_email', `SELECT id, email, team_id, NULL::text AS team_name, created_at FROM respondents WHERE org_id = $1 AND lower(email) = lower($2)`);
+const byEmailQuery = sql(
+  'respondents.by_email',
+  `SELECT id, email, team_id, NULL::text AS team_name, created_at FROM respondents WHERE org_id = $1 AND lower(email) = lower($2)`,
+);
 export async function findRespondentByEmail(db: Queryable, orgId: string, email: string): Promise<RespondentRow | null> {
   const [r] = await db.query<DbRespondent>(byEmailQuery, [orgId, email]);
   return r ? toRespondent(r) : null;
@@ -43,10 +46,7 @@ export async function findRespondent(db: Queryable, orgId: string, id: string): 
   return r ? toRespondent(r) : null;
 }
 
-const insertRespondentQuery = sql(
-  'respondents.insert',
-  `INSERT INTO respondents (org_id, id, email, team_id, created_at) VALUES ($1, $2, $3, $4, $5)`,
-);
+const insertRespondentQuery = sql('respondents.insert', `INSERT INTO respondents (org_id, id, email, team_id, created_at) VALUES ($1, $2, $3, $4, $5)`);
 export async function insertRespondent(db: Queryable, orgId: string, r: { id: string; email: string; teamId: string | null; createdAt: Date }) {
   await db.query(insertRespondentQuery, [orgId, r.id, r.email, r.teamId, r.createdAt.toISOString()]);
 }
@@ -61,7 +61,10 @@ export async function setRespondentTeam(db: Queryable, orgId: string, id: string
   return (await db.query(moveRespondentQuery, [orgId, id, teamId])).length > 0;
 }
 
-const teamSizesQuery = sql('respondents.team_sizes', `SELECT team_id, count(*)::int AS n FROM respondents WHERE org_id = $1 AND team_id IS NOT NULL GROUP BY team_id`);
+const teamSizesQuery = sql(
+  'respondents.team_sizes',
+  `SELECT team_id, count(*)::int AS n FROM respondents WHERE org_id = $1 AND team_id IS NOT NULL GROUP BY team_id`,
+);
 /** Respondents on the roster per team. */
 export async function teamSizes(db: Queryable, orgId: string): Promise<Map<string, number>> {
   return new Map((await db.query<{ team_id: string; n: number }>(teamSizesQuery, [orgId])).map((r) => [r.team_id, r.n]));
@@ -78,7 +81,10 @@ export interface CheckinSettingsRow {
 
 export const DEFAULT_CHECKIN_SETTINGS: CheckinSettingsRow = { weekday: 1, hour: 9, timeZone: 'UTC', reminderWeekday: 4, reasons: [], flagWords: [] };
 
-const settingsQuery = sql('checkin_settings.read', `SELECT weekday, hour, time_zone, reminder_weekday, reasons, flag_words FROM checkin_settings WHERE org_id = $1`);
+const settingsQuery = sql(
+  'checkin_settings.read',
+  `SELECT weekday, hour, time_zone, reminder_weekday, reasons, flag_words FROM checkin_settings WHERE org_id = $1`,
+);
 type DbSettings = { weekday: number; hour: number; time_zone: string; reminder_weekday: number | null; reasons: string[]; flag_words: string[] };
 
 export async function readCheckinSettings(db: Queryable, orgId: string): Promise<CheckinSettingsRow> {
@@ -105,7 +111,13 @@ export interface CheckinKeyRow {
   privateSealed: Buffer;
 }
 type DbKey = { id: string; week: string; team_slot: string; public_spki: Uint8Array; private_sealed: Uint8Array };
-const toKey = (r: DbKey): CheckinKeyRow => ({ id: r.id, week: r.week, teamSlot: r.team_slot, publicSpki: Buffer.from(r.public_spki), privateSealed: Buffer.from(r.private_sealed) });
+const toKey = (r: DbKey): CheckinKeyRow => ({
+  id: r.id,
+  week: r.week,
+  teamSlot: r.team_slot,
+  publicSpki: Buffer.from(r.public_spki),
+  privateSealed: Buffer.from(r.private_sealed),
+});
 const KEY_COLUMNS = 'id, week::text AS week, team_slot, public_spki, private_sealed';
 
 const keyByIdQuery = sql('checkin_keys.by_id', `SELECT ${KEY_COLUMNS} FROM checkin_keys WHERE org_id = $1 AND id = $2`);
@@ -138,7 +150,10 @@ const publishedQuery = sql(
     ORDER BY k.week DESC, k.team_slot`,
 );
 export async function listPublishedKeys(db: Queryable, orgId: string, fromWeek: string) {
-  const rows = await db.query<{ id: string; week: string; team_slot: string; public_spki: Uint8Array; team_name: string | null }>(publishedQuery, [orgId, fromWeek]);
+  const rows = await db.query<{ id: string; week: string; team_slot: string; public_spki: Uint8Array; team_name: string | null }>(publishedQuery, [
+    orgId,
+    fromWeek,
+  ]);
   return rows.map((r) => ({ id: r.id, week: r.week, teamSlot: r.team_slot, teamName: r.team_name, publicSpki: Buffer.from(r.public_spki) }));
 }
 
@@ -207,7 +222,15 @@ const setReminderTokenQuery = sql(
  * The link's token for this mail, and the mail marked sent: what a process does once its mail went.
  * `noReminder`: a first mail sent after the reminder's time (someone added late) needs no reminder.
  */
-export async function setLinkToken(db: Queryable, orgId: string, respondentId: string, week: string, kind: 'first' | 'reminder', hash: Buffer, noReminder = false) {
+export async function setLinkToken(
+  db: Queryable,
+  orgId: string,
+  respondentId: string,
+  week: string,
+  kind: 'first' | 'reminder',
+  hash: Buffer,
+  noReminder = false,
+) {
   if (kind === 'first') await db.query(setFirstTokenQuery, [orgId, respondentId, week, hash, noReminder]);
   else await db.query(setReminderTokenQuery, [orgId, respondentId, week, hash]);
 }
@@ -248,7 +271,10 @@ export async function findLinkByToken(db: Queryable, orgId: string, hash: Buffer
   return r ? { respondentId: r.respondent_id, week: r.week, teamSlot: r.team_slot, opened: r.opened, issued: r.issued } : null;
 }
 
-const markOpenedQuery = sql('checkin_links.mark_opened', `UPDATE checkin_links SET opened = true WHERE org_id = $1 AND respondent_id = $2 AND week = $3::date AND NOT opened`);
+const markOpenedQuery = sql(
+  'checkin_links.mark_opened',
+  `UPDATE checkin_links SET opened = true WHERE org_id = $1 AND respondent_id = $2 AND week = $3::date AND NOT opened`,
+);
 export async function markLinkOpened(db: Queryable, orgId: string, respondentId: string, week: string) {
   await db.query(markOpenedQuery, [orgId, respondentId, week]);
 }
@@ -288,7 +314,10 @@ const participationQuery = sql(
     ORDER BY 1 DESC, 3 NULLS LAST, 2`,
 );
 export async function participationRows(db: Queryable, orgId: string, fromWeek: string) {
-  return db.query<{ week: string; team_slot: string; team_name: string | null; invited: number; opened: number; answered: number }>(participationQuery, [orgId, fromWeek]);
+  return db.query<{ week: string; team_slot: string; team_name: string | null; invited: number; opened: number; answered: number }>(participationQuery, [
+    orgId,
+    fromWeek,
+  ]);
 }
 
 /** Organizations with a roster, not deleted: the round job's work list. */

@@ -45,10 +45,7 @@ export async function lockAgainstReleases(tx: Transaction, orgId: string): Promi
 
 /** The instants [lo, hi) of weeks, as PostgreSQL reads them. */
 function bounds(weeks: WeekDate[]): [string[], string[]] {
-  return [
-    weeks.map((w) => `${w}T00:00:00.000Z`),
-    weeks.map((w) => pgIso(new Date(Date.parse(`${w}T00:00:00.000Z`) + 7 * 86_400_000))),
-  ];
+  return [weeks.map((w) => `${w}T00:00:00.000Z`), weeks.map((w) => pgIso(new Date(Date.parse(`${w}T00:00:00.000Z`) + 7 * 86_400_000)))];
 }
 
 const unfrozenWeeks = sql(
@@ -336,7 +333,12 @@ export async function readAnswer(
   const after = f.after ? [f.after.week, f.after.rank] : [];
   const q = f.cell !== undefined ? (f.after ? answers.cellAfter : answers.cell) : f.after ? answers.orgAfter : answers.org;
   const rows = await db.query<{
-    unfrozen: boolean; late_due: boolean; withheld: boolean; week: string | null; rank: Uint8Array | null; comment: string | null;
+    unfrozen: boolean;
+    late_due: boolean;
+    withheld: boolean;
+    week: string | null;
+    rank: Uint8Array | null;
+    comment: string | null;
   }>(q, [...base, ...cell, ...after]);
   const st = rows[0];
   return {
@@ -407,10 +409,7 @@ const showQuery = sql(
       AND p.org_id = m.org_id AND p.id = m.pulse_id
    RETURNING 1`,
 );
-const hiddenOne = sql(
-  'comments.hidden_one',
-  `SELECT 1 FROM comment_release_members WHERE org_id = $1 AND week = $2::date AND rank = $3 AND hidden`,
-);
+const hiddenOne = sql('comments.hidden_one', `SELECT 1 FROM comment_release_members WHERE org_id = $1 AND week = $2::date AND rank = $3 AND hidden`);
 const shownOne = sql(
   'comments.shown_one',
   `SELECT 1 FROM comment_release_members WHERE org_id = $1 AND week = $2::date AND rank = $3 AND NOT hidden AND released AND comment IS NOT NULL`,
@@ -453,9 +452,12 @@ export async function hiddenComments(
   orgId: string,
   f: { from: WeekDate; to: WeekDate; cell?: string; limit: number },
 ): Promise<ReleasedComment[]> {
-  const rows = await db.query<{ week: string; rank: Uint8Array; comment: string }>(
-    f.cell !== undefined ? hiddenQueries.cell : hiddenQueries.org,
-    [orgId, f.from, f.to, f.limit, ...(f.cell !== undefined ? [f.cell] : [])],
-  );
+  const rows = await db.query<{ week: string; rank: Uint8Array; comment: string }>(f.cell !== undefined ? hiddenQueries.cell : hiddenQueries.org, [
+    orgId,
+    f.from,
+    f.to,
+    f.limit,
+    ...(f.cell !== undefined ? [f.cell] : []),
+  ]);
   return rows.map((r) => ({ week: r.week, rank: Buffer.from(r.rank), comment: r.comment }));
 }

@@ -26,11 +26,7 @@ const claimQuery = sql(
    RETURNING 1 AS claimed`,
 );
 
-export async function claimIdempotencyKey(
-  db: Queryable,
-  s: IdempotencyScope,
-  request: { method: string; path: string; bodySha256: string },
-): Promise<boolean> {
+export async function claimIdempotencyKey(db: Queryable, s: IdempotencyScope, request: { method: string; path: string; bodySha256: string }): Promise<boolean> {
   const rows = await db.query(claimQuery, [s.orgId, s.apiKeyId, s.key, request.method, request.path, request.bodySha256]);
   return rows.length > 0;
 }
@@ -52,22 +48,20 @@ const readQuery = sql(
 );
 
 export async function readIdempotencyKey(db: Queryable, s: IdempotencyScope): Promise<StoredOutcome | null> {
-  const [r] = await db.query<{ method: string; path: string; body_sha256: string; status_code: number; response_body: string }>(
-    readQuery,
-    [s.orgId, s.apiKeyId, s.key],
-  );
-  return r
-    ? { method: r.method, path: r.path, bodySha256: r.body_sha256, statusCode: r.status_code, responseBody: r.response_body }
-    : null;
+  const [r] = await db.query<{ method: string; path: string; body_sha256: string; status_code: number; response_body: string }>(readQuery, [
+    s.orgId,
+    s.apiKeyId,
+    s.key,
+  ]);
+  return r ? { method: r.method, path: r.path, bodySha256: r.body_sha256, statusCode: r.status_code, responseBody: r.response_body } : null;
 }
 
 /** Maintenance across all organizations: the one query here not scoped to one of them. */
-const purgeQuery = sql(
-  'idempotency.purge',
-  `DELETE FROM idempotency_records WHERE created_at < now() - make_interval(secs => $1::float8 * 3600)`,
-);
+const purgeQuery = sql('idempotency.purge', `DELETE FROM idempotency_records WHERE created_at < now() - make_interval(secs => $1::float8 * 3600)`);
 
 export async function purgeIdempotencyRecords(db: Queryable, retentionHours: number): Promise<number> {
-  const rows = await db.query(sql('idempotency.purge_count', `WITH gone AS (${purgeQuery.text} RETURNING 1) SELECT count(*)::int AS n FROM gone`), [retentionHours]);
+  const rows = await db.query(sql('idempotency.purge_count', `WITH gone AS (${purgeQuery.text} RETURNING 1) SELECT count(*)::int AS n FROM gone`), [
+    retentionHours,
+  ]);
   return (rows[0] as { n: number }).n;
 }

@@ -18,14 +18,29 @@ export interface MemberRow {
 }
 
 interface RawMember {
-  org_id: string; id: string; email: string; role: MemberRole; password_hash: string; totp_secret: string | null;
-  totp_last_step: string | number | null; recovery_codes: Buffer[] | null; created_at: Date | string; last_sign_in_at: Date | string | null;
+  org_id: string;
+  id: string;
+  email: string;
+  role: MemberRole;
+  password_hash: string;
+  totp_secret: string | null;
+  totp_last_step: string | number | null;
+  recovery_codes: Buffer[] | null;
+  created_at: Date | string;
+  last_sign_in_at: Date | string | null;
 }
 
 const member = (r: RawMember): MemberRow => ({
-  orgId: r.org_id, id: r.id, email: r.email, role: r.role, passwordHash: r.password_hash, totpSecret: r.totp_secret,
-  totpLastStep: r.totp_last_step === null ? null : Number(r.totp_last_step), recoveryCodes: r.recovery_codes ?? [],
-  createdAt: iso(r.created_at), lastSignInAt: isoOrNull(r.last_sign_in_at),
+  orgId: r.org_id,
+  id: r.id,
+  email: r.email,
+  role: r.role,
+  passwordHash: r.password_hash,
+  totpSecret: r.totp_secret,
+  totpLastStep: r.totp_last_step === null ? null : Number(r.totp_last_step),
+  recoveryCodes: r.recovery_codes ?? [],
+  createdAt: iso(r.created_at),
+  lastSignInAt: isoOrNull(r.last_sign_in_at),
 });
 
 const COLUMNS = 'org_id, id, email, role, password_hash, totp_secret, totp_last_step, recovery_codes, created_at, last_sign_in_at';
@@ -42,9 +57,16 @@ export async function findMembersByEmail(db: Queryable, email: string): Promise<
 }
 
 /** The password hashes of every membership of an address, deleted organizations' too (they share one salt). */
-const hashesByEmail = sql('members.hashes_by_email', `SELECT org_id, id, password_hash FROM members WHERE lower(email) = lower($1) ORDER BY created_at, org_id`);
+const hashesByEmail = sql(
+  'members.hashes_by_email',
+  `SELECT org_id, id, password_hash FROM members WHERE lower(email) = lower($1) ORDER BY created_at, org_id`,
+);
 export async function findPasswordHashesByEmail(db: Queryable, email: string): Promise<{ orgId: string; id: string; passwordHash: string }[]> {
-  return (await db.query<{ org_id: string; id: string; password_hash: string }>(hashesByEmail, [email])).map((r) => ({ orgId: r.org_id, id: r.id, passwordHash: r.password_hash }));
+  return (await db.query<{ org_id: string; id: string; password_hash: string }>(hashesByEmail, [email])).map((r) => ({
+    orgId: r.org_id,
+    id: r.id,
+    passwordHash: r.password_hash,
+  }));
 }
 
 const byOrgEmail = sql('members.by_org_email', `SELECT ${COLUMNS} FROM members WHERE org_id = $1 AND lower(email) = lower($2)`);
@@ -82,10 +104,7 @@ export async function updateMemberPassword(db: Queryable, orgId: string, id: str
   await db.query(setPassword, [orgId, id, hash]);
 }
 
-const setTotp = sql(
-  'members.set_totp',
-  `UPDATE members SET totp_secret = $3, totp_last_step = $4, recovery_codes = $5 WHERE org_id = $1 AND id = $2`,
-);
+const setTotp = sql('members.set_totp', `UPDATE members SET totp_secret = $3, totp_last_step = $4, recovery_codes = $5 WHERE org_id = $1 AND id = $2`);
 export async function updateMemberTotp(db: Queryable, orgId: string, id: string, secret: string | null, lastStep: number | null, codes: Buffer[]) {
   await db.query(setTotp, [orgId, id, secret, lastStep, codes]);
 }
@@ -136,16 +155,34 @@ export async function countOwners(db: Queryable, orgId: string): Promise<number>
 // Invitations.
 
 export interface InvitationRow {
-  orgId: string; id: string; email: string; role: MemberRole; createdAt: string; expiresAt: string; acceptedAt: string | null;
+  orgId: string;
+  id: string;
+  email: string;
+  role: MemberRole;
+  createdAt: string;
+  expiresAt: string;
+  acceptedAt: string | null;
   /** The member who made it in the console; null: the operator. */
   invitedBy: string | null;
 }
 interface RawInvitation {
-  org_id: string; id: string; email: string; role: MemberRole; created_at: Date | string; expires_at: Date | string; accepted_at: Date | string | null;
+  org_id: string;
+  id: string;
+  email: string;
+  role: MemberRole;
+  created_at: Date | string;
+  expires_at: Date | string;
+  accepted_at: Date | string | null;
   invited_by: string | null;
 }
 const invitation = (r: RawInvitation): InvitationRow => ({
-  orgId: r.org_id, id: r.id, email: r.email, role: r.role, createdAt: iso(r.created_at), expiresAt: iso(r.expires_at), acceptedAt: isoOrNull(r.accepted_at),
+  orgId: r.org_id,
+  id: r.id,
+  email: r.email,
+  role: r.role,
+  createdAt: iso(r.created_at),
+  expiresAt: iso(r.expires_at),
+  acceptedAt: isoOrNull(r.accepted_at),
   invitedBy: r.invited_by,
 });
 const INV_COLUMNS = 'org_id, id, email, role, created_at, expires_at, accepted_at, invited_by';
@@ -180,10 +217,7 @@ export async function deletePendingInvitationsBy(db: Queryable, orgId: string, m
   return (await db.query<RawInvitation>(revokeBy, [orgId, memberId])).map(invitation);
 }
 
-const invByToken = sql(
-  'member_invitations.by_token',
-  `SELECT ${INV_COLUMNS} FROM member_invitations WHERE token_hash = $1`,
-);
+const invByToken = sql('member_invitations.by_token', `SELECT ${INV_COLUMNS} FROM member_invitations WHERE token_hash = $1`);
 export async function findInvitationByToken(db: Queryable, tokenHash: Buffer): Promise<InvitationRow | null> {
   const [r] = await db.query<RawInvitation>(invByToken, [tokenHash]);
   return r ? invitation(r) : null;
@@ -210,9 +244,13 @@ export async function listPendingInvitations(db: Queryable, orgId: string, now: 
 // Sessions.
 
 export interface SessionRow {
-  orgId: string; memberId: string; stage: SessionStage; csrfToken: string; createdAt: string; lastSeenAt: string;
+  orgId: string;
+  memberId: string;
+  stage: SessionStage;
+  csrfToken: string;
+  createdAt: string;
+  lastSeenAt: string;
 }
-interface RawSession { org_id: string; member_id: string; stage: SessionStage; csrf_token: string; created_at: Date | string; last_seen_at: Date | string }
 
 const insertSession = sql(
   'console_sessions.insert',
@@ -244,14 +282,27 @@ export async function findSessionWithMember(
   idHash: Buffer,
 ): Promise<{ session: SessionRow; member: MemberRow | null; orgName: string | null; requireTwoFactor: boolean; hasFlash: boolean } | null> {
   const [r] = await db.query<
-    RawMember & { member_id: string; stage: SessionStage; csrf_token: string; session_created_at: Date | string; last_seen_at: Date | string; org_name: string | null; require_two_factor: boolean | null; has_flash: boolean }
-  >(
-    sessionWithMember,
-    [idHash],
-  );
+    RawMember & {
+      member_id: string;
+      stage: SessionStage;
+      csrf_token: string;
+      session_created_at: Date | string;
+      last_seen_at: Date | string;
+      org_name: string | null;
+      require_two_factor: boolean | null;
+      has_flash: boolean;
+    }
+  >(sessionWithMember, [idHash]);
   if (!r) return null;
   return {
-    session: { orgId: r.org_id, memberId: r.member_id, stage: r.stage, csrfToken: r.csrf_token, createdAt: iso(r.session_created_at), lastSeenAt: iso(r.last_seen_at) },
+    session: {
+      orgId: r.org_id,
+      memberId: r.member_id,
+      stage: r.stage,
+      csrfToken: r.csrf_token,
+      createdAt: iso(r.session_created_at),
+      lastSeenAt: iso(r.last_seen_at),
+    },
     member: r.id === null ? null : member(r),
     orgName: r.org_name,
     requireTwoFactor: r.require_two_factor === true,
@@ -333,7 +384,10 @@ const refund = sql(
   'console_sign_in_attempts.refund',
   `UPDATE console_sign_in_attempts SET count = count - 1 WHERE scope = $1 AND key = $2 AND window_start = $3 AND count > 0`,
 );
-const dropEmpty = sql('console_sign_in_attempts.drop_empty', `DELETE FROM console_sign_in_attempts WHERE scope = $1 AND key = $2 AND window_start = $3 AND count <= 0`);
+const dropEmpty = sql(
+  'console_sign_in_attempts.drop_empty',
+  `DELETE FROM console_sign_in_attempts WHERE scope = $1 AND key = $2 AND window_start = $3 AND count <= 0`,
+);
 export async function refundAttempt(db: Queryable, scope: 'account' | 'address', key: string, at: Date) {
   await db.query(refund, [scope, key, at.toISOString()]);
   await db.query(dropEmpty, [scope, key, at.toISOString()]);

@@ -8,10 +8,7 @@ export interface OrgRow {
   createdAt: string;
 }
 
-const getOrgQuery = sql(
-  'orgs.get',
-  `SELECT id, name, member_count, created_at FROM organizations WHERE id = $1 AND deleted_at IS NULL`,
-);
+const getOrgQuery = sql('orgs.get', `SELECT id, name, member_count, created_at FROM organizations WHERE id = $1 AND deleted_at IS NULL`);
 
 export async function getOrg(db: Queryable, orgId: string): Promise<OrgRow | null> {
   const [r] = await db.query<{ id: string; name: string; member_count: number; created_at: Date }>(getOrgQuery, [orgId]);
@@ -73,19 +70,12 @@ const updateOrgQuery = sql(
    RETURNING ${ORG_COLUMNS}`,
 );
 
-export async function updateOrg(
-  db: Queryable,
-  orgId: string,
-  patch: { name?: string; plan?: string; memberCount?: number },
-): Promise<OrgRecord | null> {
+export async function updateOrg(db: Queryable, orgId: string, patch: { name?: string; plan?: string; memberCount?: number }): Promise<OrgRecord | null> {
   const [r] = await db.query<DbOrg>(updateOrgQuery, [orgId, patch.name ?? null, patch.plan ?? null, patch.memberCount ?? null]);
   return r ? toRecord(r) : null;
 }
 
-const softDeleteQuery = sql(
-  'orgs.soft_delete',
-  `UPDATE organizations SET deleted_at = COALESCE(deleted_at, $2) WHERE id = $1 RETURNING ${ORG_COLUMNS}`,
-);
+const softDeleteQuery = sql('orgs.soft_delete', `UPDATE organizations SET deleted_at = COALESCE(deleted_at, $2) WHERE id = $1 RETURNING ${ORG_COLUMNS}`);
 
 /** Marks the organization deleted (the first time is kept). */
 export async function softDeleteOrg(db: Queryable, orgId: string, at: Date): Promise<OrgRecord | null> {
@@ -121,7 +111,13 @@ const allowPulseErase = sql(
 );
 const deleteOrgRow = sql('orgs.erase.organization', `DELETE FROM organizations WHERE id = $1`);
 
-const names = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : String(v).replace(/^\{|\}$/g, '').split(',').filter(Boolean));
+const names = (v: unknown): string[] =>
+  Array.isArray(v)
+    ? v.map(String)
+    : String(v)
+        .replace(/^\{|\}$/g, '')
+        .split(',')
+        .filter(Boolean);
 const quoteIdent = (name: string) => `"${name.replace(/"/g, '""')}"`;
 
 /**

@@ -26,8 +26,12 @@ export type StoredPulse = Omit<NewPulse, 'comment'>;
 export async function pulsesByIds(db: Queryable, orgId: string, ids: string[]): Promise<Map<string, StoredPulse>> {
   if (ids.length === 0) return new Map();
   const rows = await db.query<{
-    id: string; level: number; reason: string | null; moderation_status: 'CLEAN' | 'FLAGGED';
-    subteam_id: string | null; created_at: Date | string;
+    id: string;
+    level: number;
+    reason: string | null;
+    moderation_status: 'CLEAN' | 'FLAGGED';
+    subteam_id: string | null;
+    created_at: Date | string;
   }>(byIdsQuery, [orgId, ids]);
   return new Map(
     rows.map((r) => [

@@ -83,8 +83,12 @@ export function listQuery(f: PulseFilter): { q: NamedQuery; params: unknown[] } 
 export async function listPulses(db: Queryable, orgId: string, f: PulseFilter): Promise<PulseRow[]> {
   const { q, params } = listQuery(f);
   const rows = await db.query<{
-    id: string; level: number; moderation_status: 'CLEAN' | 'FLAGGED'; reason: string | null;
-    subteam_id: string | null; created_at: string;
+    id: string;
+    level: number;
+    moderation_status: 'CLEAN' | 'FLAGGED';
+    reason: string | null;
+    subteam_id: string | null;
+    created_at: string;
   }>(q, [orgId, ...params]);
   return rows.map((r) => ({
     id: r.id,

@@ -5,10 +5,7 @@ export interface Aggregate {
   sum: number;
 }
 
-const totalsQuery = sql(
-  'stats.totals',
-  `SELECT pulse_count::float8 AS count, level_sum::float8 AS sum FROM pulse_totals WHERE org_id = $1`,
-);
+const totalsQuery = sql('stats.totals', `SELECT pulse_count::float8 AS count, level_sum::float8 AS sum FROM pulse_totals WHERE org_id = $1`);
 
 export async function pulseTotals(db: Queryable, orgId: string): Promise<Aggregate> {
   const [r] = await db.query<Aggregate>(totalsQuery, [orgId]);
@@ -86,7 +83,12 @@ export async function dailyAggregates(db: Queryable, orgId: string, from: Date, 
   const d = decompose(from, to);
   const days = d.days ?? EMPTY;
   const rows = await db.query<{ day: string } & Aggregate>(byDayQuery, [
-    orgId, ymd(days[0]), ymd(days[1]), ...pair(d.hours), ...pair(d.minutes), ...pair(d.raw),
+    orgId,
+    ymd(days[0]),
+    ymd(days[1]),
+    ...pair(d.hours),
+    ...pair(d.minutes),
+    ...pair(d.raw),
   ]);
   return new Map(rows.map((r) => [r.day, { count: r.count, sum: r.sum }]));
 }
@@ -122,7 +124,13 @@ export interface TeamDaySeries {
 }
 
 /** Per team (or the one `team`), its UTC days [fromDay, toDay) with pulses, from the team rollup: whole days only. */
-export async function teamDailyAggregates(db: Queryable, orgId: string, fromDay: string, toDay: string, team: string | null = null): Promise<Map<string, TeamDaySeries>> {
+export async function teamDailyAggregates(
+  db: Queryable,
+  orgId: string,
+  fromDay: string,
+  toDay: string,
+  team: string | null = null,
+): Promise<Map<string, TeamDaySeries>> {
   const out = new Map<string, TeamDaySeries>();
   for (const r of await db.query<{ subteam_id: string; series: string }>(teamDaysQuery, [orgId, fromDay, toDay, team])) {
     const t = r.series.split(' ');

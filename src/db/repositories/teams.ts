@@ -7,10 +7,7 @@ export interface TeamRow {
   createdAt: string;
 }
 
-const listQuery = sql(
-  'teams.list',
-  `SELECT id, name, created_at FROM teams WHERE org_id = $1 ORDER BY lower(name), id`,
-);
+const listQuery = sql('teams.list', `SELECT id, name, created_at FROM teams WHERE org_id = $1 ORDER BY lower(name), id`);
 
 export async function listTeams(db: Queryable, orgId: string): Promise<TeamRow[]> {
   const rows = await db.query<{ id: string; name: string; created_at: Date }>(listQuery, [orgId]);
@@ -66,10 +63,7 @@ export async function insertTeam(db: Queryable, orgId: string, team: { id: strin
   await db.query(insertOneQuery, [orgId, team.id, team.name, team.createdAt]);
 }
 
-const byNameQuery = sql(
-  'teams.by_name',
-  `SELECT id, name, created_at FROM teams WHERE org_id = $1 AND lower(btrim(name)) = lower(btrim($2))`,
-);
+const byNameQuery = sql('teams.by_name', `SELECT id, name, created_at FROM teams WHERE org_id = $1 AND lower(btrim(name)) = lower(btrim($2))`);
 
 export async function findTeamByName(db: Queryable, orgId: string, name: string): Promise<TeamRow | null> {
   const [r] = await db.query<{ id: string; name: string; created_at: Date }>(byNameQuery, [orgId, name]);

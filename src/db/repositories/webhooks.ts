@@ -16,8 +16,15 @@ export interface WebhookEndpoint {
 }
 
 type DbEndpoint = {
-  org_id: string; id: string; url: string; event_types: string[] | null; enabled: boolean;
-  disabled_reason: string | null; created_at: Date; disabled_at: Date | null; previous_secret_expires_at: Date | null;
+  org_id: string;
+  id: string;
+  url: string;
+  event_types: string[] | null;
+  enabled: boolean;
+  disabled_reason: string | null;
+  created_at: Date;
+  disabled_at: Date | null;
+  previous_secret_expires_at: Date | null;
 };
 
 const toEndpoint = (r: DbEndpoint): WebhookEndpoint => ({
@@ -54,20 +61,14 @@ export async function insertEndpoint(
   await db.query(insertEndpointQuery, [orgId, e.id, e.url, e.secret, e.eventTypes, e.createdAt.toISOString()]);
 }
 
-const listEndpointsQuery = sql(
-  'webhook_endpoints.list',
-  `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE org_id = $1 ORDER BY created_at, id`,
-);
+const listEndpointsQuery = sql('webhook_endpoints.list', `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE org_id = $1 ORDER BY created_at, id`);
 
 /** Never the secrets. */
 export async function listEndpoints(db: Queryable, orgId: string): Promise<WebhookEndpoint[]> {
   return (await db.query<DbEndpoint>(listEndpointsQuery, [orgId])).map(toEndpoint);
 }
 
-const endpointByIdQuery = sql(
-  'webhook_endpoints.by_id',
-  `SELECT ${ENDPOINT_COLUMNS}, secret FROM webhook_endpoints WHERE id = $1`,
-);
+const endpointByIdQuery = sql('webhook_endpoints.by_id', `SELECT ${ENDPOINT_COLUMNS}, secret FROM webhook_endpoints WHERE id = $1`);
 
 /** Operator commands name an endpoint by its id alone (like `keys revoke PREFIX`). */
 export async function findEndpointById(db: Queryable, id: string): Promise<(WebhookEndpoint & { secret: string }) | null> {
@@ -204,8 +205,18 @@ export interface ClaimedDelivery {
 }
 
 type DbClaimed = {
-  org_id: string; id: string; event_id: string; endpoint_id: string; attempts: number; type: string; payload: string;
-  url: string; secret: string; previous_secret: string | null; previous_secret_expires_at: Date | null; enabled: boolean;
+  org_id: string;
+  id: string;
+  event_id: string;
+  endpoint_id: string;
+  attempts: number;
+  type: string;
+  payload: string;
+  url: string;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: Date | null;
+  enabled: boolean;
 };
 
 const toClaimed = (r: DbClaimed): ClaimedDelivery => ({
@@ -386,9 +397,18 @@ export interface DeliveryListing {
 }
 
 type DbDelivery = {
-  id: string; event_id: string; type: string; endpoint_id: string; status: DeliveryListing['status']; attempts: number;
-  last_status_code: number | null; last_error: string | null; created_at: Date; last_attempt_at: Date | null;
-  next_attempt_at: Date | null; completed_at: Date | null;
+  id: string;
+  event_id: string;
+  type: string;
+  endpoint_id: string;
+  status: DeliveryListing['status'];
+  attempts: number;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: Date;
+  last_attempt_at: Date | null;
+  next_attempt_at: Date | null;
+  completed_at: Date | null;
 };
 
 const toListing = (r: DbDelivery): DeliveryListing => ({
@@ -431,11 +451,7 @@ export interface DeliveryKey {
   id: string;
 }
 
-export async function listDeliveries(
-  db: Queryable,
-  orgId: string,
-  opts: { status?: DeliveryListing['status']; limit: number },
-): Promise<DeliveryListing[]> {
+export async function listDeliveries(db: Queryable, orgId: string, opts: { status?: DeliveryListing['status']; limit: number }): Promise<DeliveryListing[]> {
   return (await listDeliveryPage(db, orgId, opts)).items;
 }
 
@@ -446,7 +462,11 @@ export async function listDeliveryPage(
   opts: { status?: DeliveryListing['status']; limit: number; after?: DeliveryKey },
 ): Promise<{ items: DeliveryListing[]; keys: DeliveryKey[] }> {
   const rows = await db.query<DbDelivery & { created_key: string }>(listDeliveriesQuery, [
-    orgId, opts.status ?? null, opts.limit, opts.after?.createdAt ?? null, opts.after?.id ?? null,
+    orgId,
+    opts.status ?? null,
+    opts.limit,
+    opts.after?.createdAt ?? null,
+    opts.after?.id ?? null,
   ]);
   return { items: rows.map(toListing), keys: rows.map((r) => ({ createdAt: r.created_key, id: r.id })) };
 }

@@ -55,8 +55,15 @@ export async function openCheckin(db: DatabaseExecutor, keys: CheckinKeys, orgId
   const settings = await readCheckinSettings(db, orgId);
   const [team] = link.teamSlot ? await listTeamNames(db, orgId, [link.teamSlot]) : [];
   return {
-    orgName: org.name, week: link.week, teamId: link.teamSlot || null, teamName: team?.name ?? null,
-    keyId: key.id, suite: SUITE, publicKey: key.publicSpki.toString('base64url'), reasons: settings.reasons, issued: link.issued,
+    orgName: org.name,
+    week: link.week,
+    teamId: link.teamSlot || null,
+    teamName: team?.name ?? null,
+    keyId: key.id,
+    suite: SUITE,
+    publicKey: key.publicSpki.toString('base64url'),
+    reasons: settings.reasons,
+    issued: link.issued,
   };
 }
 
@@ -71,7 +78,14 @@ const b64 = (v: unknown, field: string, bytes?: number): Buffer => {
  * The blind signature of the week, once per respondent: marked issued and signed in one
  * transaction, so a refused signature issues nothing. What is kept: `issued`, nothing of the message.
  */
-export async function issueCheckinToken(db: DatabaseExecutor, keys: CheckinKeys, orgId: string, token: unknown, blindedMessage: unknown, now: Date): Promise<Buffer> {
+export async function issueCheckinToken(
+  db: DatabaseExecutor,
+  keys: CheckinKeys,
+  orgId: string,
+  token: unknown,
+  blindedMessage: unknown,
+  now: Date,
+): Promise<Buffer> {
   const link = await liveLink(db, orgId, token, now);
   const blinded = b64(blindedMessage, 'blindedMessage');
   const key = await keys.keyFor(db, orgId, link.week, link.teamSlot);
@@ -108,7 +122,12 @@ const badToken = () => invalid('The check-in token does not verify under a publi
  * the hour of the answer, FLAGGED when the comment holds a word of the organization's list.
  */
 export async function answerCheckin(
-  db: DatabaseExecutor, keys: CheckinKeys, orgId: string, a: CheckinAnswer, opts: { releaseDelayHours: number }, now: Date,
+  db: DatabaseExecutor,
+  keys: CheckinKeys,
+  orgId: string,
+  a: CheckinAnswer,
+  opts: { releaseDelayHours: number },
+  now: Date,
 ): Promise<AnswerReceipt> {
   if (typeof a.keyId !== 'string' || !/^ck_[A-Za-z0-9]{1,64}$/.test(a.keyId)) throw badToken();
   const message = b64(a.message, 'message');
@@ -132,11 +151,22 @@ export async function answerCheckin(
     if (!(await spendToken(tx, orgId, key.id, createHash('sha256').update(message).digest()))) {
       throw new ApiError('invalid_transition', 'This check-in token was already used: one answer per token.');
     }
-    await writePulses(tx, orgId, [{
-      id: newId('pls'), level: a.level as number, reason, comment,
-      moderationStatus: comment !== null && holdsFlaggedWord(comment, settings.flagWords) ? 'FLAGGED' : 'CLEAN',
-      subteamId: key.teamSlot || null, createdAt: createdAt.toISOString(),
-    }], { onExisting: 'fail' });
+    await writePulses(
+      tx,
+      orgId,
+      [
+        {
+          id: newId('pls'),
+          level: a.level as number,
+          reason,
+          comment,
+          moderationStatus: comment !== null && holdsFlaggedWord(comment, settings.flagWords) ? 'FLAGGED' : 'CLEAN',
+          subteamId: key.teamSlot || null,
+          createdAt: createdAt.toISOString(),
+        },
+      ],
+      { onExisting: 'fail' },
+    );
   });
   const releasedAt = weekStart(weekOf(createdAt)).getTime() + WEEK_MS + opts.releaseDelayHours * 3_600_000;
   return { commentsFrom: comment === null ? null : new Date(releasedAt).toISOString() };

@@ -3,7 +3,14 @@ import type { Queryable } from '../database.js';
 import type { DatabaseExecutor } from '../../db/executor.js';
 import { dbFailure } from '../../db/errors.js';
 import {
-  deleteRespondent, findRespondent, findRespondentByEmail, insertRespondent, listRespondentRows, setRespondentTeam, teamSizes, type RespondentRow,
+  deleteRespondent,
+  findRespondent,
+  findRespondentByEmail,
+  insertRespondent,
+  listRespondentRows,
+  setRespondentTeam,
+  teamSizes,
+  type RespondentRow,
 } from '../../db/repositories/checkins.js';
 import { findTeamByName, insertTeam } from '../../db/repositories/teams.js';
 import { invalid, notFound } from '../../contract/errors.js';
@@ -69,7 +76,13 @@ async function teamNamed(tx: Queryable, orgId: string, name: string | null, acto
 
 const taken = () => invalid("'email' is already on the roster.");
 
-export async function addRespondent(db: DatabaseExecutor, orgId: string, input: { email: unknown; team?: unknown }, actor: Actor, now: Date): Promise<{ id: string }> {
+export async function addRespondent(
+  db: DatabaseExecutor,
+  orgId: string,
+  input: { email: unknown; team?: unknown },
+  actor: Actor,
+  now: Date,
+): Promise<{ id: string }> {
   const email = checkEmail(input.email, 'email');
   const teamName = checkTeamName(input.team, 'team');
   await requireLiveOrg(db, orgId);

@@ -1,7 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import type { DatabaseExecutor } from '../../db/executor.js';
 import {
-  claimMail, ensureRound, insertMissingLinks, orgsWithRoster, participationRows, readCheckinSettings, releaseLink, roundExists, setLinkToken, unopenedLinks,
+  claimMail,
+  ensureRound,
+  insertMissingLinks,
+  orgsWithRoster,
+  participationRows,
+  readCheckinSettings,
+  releaseLink,
+  roundExists,
+  setLinkToken,
+  unopenedLinks,
 } from '../../db/repositories/checkins.js';
 import { readOrganization, requireLiveOrg } from '../orgs.js';
 import { recordAudit, type Actor } from '../audit.js';
@@ -51,7 +60,13 @@ async function prepareRound(db: DatabaseExecutor, orgId: string, week: string) {
 }
 
 async function mailLinks(
-  db: DatabaseExecutor, orgId: string, week: string, kind: 'first' | 'reminder', opts: RoundOptions, now: Date, pastReminder = false,
+  db: DatabaseExecutor,
+  orgId: string,
+  week: string,
+  kind: 'first' | 'reminder',
+  opts: RoundOptions,
+  now: Date,
+  pastReminder = false,
 ): Promise<{ sent: number; failed: number }> {
   const send = opts.send!;
   const org = await readOrganization(db, orgId);
@@ -62,7 +77,11 @@ async function mailLinks(
     for (const [i, c] of claimed.entries()) {
       const token = newLinkToken();
       try {
-        await send({ to: c.email, subject: `${kind === 'reminder' ? 'Reminder: ' : ''}How was your week? (${org.name})`, text: mailText(org.name, opts.linkFor(orgId, token), kind === 'reminder') });
+        await send({
+          to: c.email,
+          subject: `${kind === 'reminder' ? 'Reminder: ' : ''}How was your week? (${org.name})`,
+          text: mailText(org.name, opts.linkFor(orgId, token), kind === 'reminder'),
+        });
       } catch {
         // The relay refused or is down: these links wait for the next run (their lease released now).
         for (const rest of claimed.slice(i)) await releaseLink(db, orgId, rest.respondent_id, week);
@@ -75,7 +94,7 @@ async function mailLinks(
 }
 
 /** One run over every organization with a roster: due rounds prepared, due mails sent. */
-export async function runRounds(db: DatabaseExecutor, keys: CheckinKeys, opts: RoundOptions, now: Date): Promise<RoundReport> {
+export async function runRounds(db: DatabaseExecutor, _keys: CheckinKeys, opts: RoundOptions, now: Date): Promise<RoundReport> {
   const report: RoundReport = { mailed: 0, reminded: 0, failed: 0 };
   for (const orgId of await orgsWithRoster(db)) {
     const s = await readCheckinSettings(db, orgId);
@@ -106,7 +125,7 @@ export async function runRounds(db: DatabaseExecutor, keys: CheckinKeys, opts: R
  * shown twice): the links of an earlier file stop working. Starts the week's round when it has
  * not started. Whoever holds the file can answer in someone's place, though still learn no answer.
  */
-export async function exportWeekLinks(db: DatabaseExecutor, keys: CheckinKeys, orgId: string, opts: Pick<RoundOptions, 'linkFor'>, actor: Actor, now: Date) {
+export async function exportWeekLinks(db: DatabaseExecutor, _keys: CheckinKeys, orgId: string, opts: Pick<RoundOptions, 'linkFor'>, actor: Actor, now: Date) {
   await requireLiveOrg(db, orgId);
   const week = weekOf(now);
   if (!(await roundExists(db, orgId, week))) await ensureRound(db, orgId, week);
@@ -138,6 +157,11 @@ export interface ParticipationCell {
 export async function participation(db: DatabaseExecutor, orgId: string, now: Date, weeks = 8): Promise<ParticipationCell[]> {
   const from5 = (n: number) => (n >= MIN_TEAM ? n : null);
   return (await participationRows(db, orgId, addWeeks(weekOf(now), -(weeks - 1)))).map((r) => ({
-    week: r.week, teamId: r.team_slot || null, teamName: r.team_name, invited: from5(r.invited), opened: from5(r.opened), answered: from5(r.answered),
+    week: r.week,
+    teamId: r.team_slot || null,
+    teamName: r.team_name,
+    invited: from5(r.invited),
+    opened: from5(r.opened),
+    answered: from5(r.answered),
   }));
 }

@@ -21,7 +21,8 @@ function words(v: unknown, field: string, maxItems: number, maxLength: number): 
   if (!Array.isArray(v) || v.length > maxItems) throw invalid(`'${field}' must be a list of at most ${maxItems} entries.`);
   const out: string[] = [];
   for (const [i, w] of v.entries()) {
-    if (typeof w !== 'string' || w.trim() === '' || w.includes('\0') || [...w.trim()].length > maxLength) throw invalid(`'${field}[${i}]' must be 1-${maxLength} characters.`);
+    if (typeof w !== 'string' || w.trim() === '' || w.includes('\0') || [...w.trim()].length > maxLength)
+      throw invalid(`'${field}[${i}]' must be 1-${maxLength} characters.`);
     if (!out.some((o) => o.toLowerCase() === w.trim().toLowerCase())) out.push(w.trim());
   }
   return out;
@@ -32,7 +33,13 @@ function words(v: unknown, field: string, maxItems: number, maxLength: number): 
  * reminder's later weekday or null), its reasons and its words that make an answer FLAGGED. Fields
  * not given keep their value.
  */
-export async function updateCheckinSettings(db: DatabaseExecutor, orgId: string, patch: Record<string, unknown>, actor: Actor, now: Date): Promise<CheckinSettings> {
+export async function updateCheckinSettings(
+  db: DatabaseExecutor,
+  orgId: string,
+  patch: Record<string, unknown>,
+  actor: Actor,
+  now: Date,
+): Promise<CheckinSettings> {
   const known = ['weekday', 'hour', 'timeZone', 'reminderWeekday', 'reasons', 'flagWords'];
   const unknown = Object.keys(patch).find((k) => !known.includes(k));
   if (unknown) throw invalid(`Unknown field '${unknown}'.`);
@@ -42,7 +49,8 @@ export async function updateCheckinSettings(db: DatabaseExecutor, orgId: string,
     if (patch.weekday !== undefined) s.weekday = int(patch.weekday, 'weekday', 1, 7);
     if (patch.hour !== undefined) s.hour = int(patch.hour, 'hour', 0, 23);
     if (patch.timeZone !== undefined) {
-      if (typeof patch.timeZone !== 'string' || patch.timeZone.length > 64 || !isTimeZone(patch.timeZone)) throw invalid("'timeZone' must be an IANA time zone such as Europe/Paris.");
+      if (typeof patch.timeZone !== 'string' || patch.timeZone.length > 64 || !isTimeZone(patch.timeZone))
+        throw invalid("'timeZone' must be an IANA time zone such as Europe/Paris.");
       s.timeZone = patch.timeZone;
     }
     if (patch.reminderWeekday !== undefined) s.reminderWeekday = patch.reminderWeekday === null ? null : int(patch.reminderWeekday, 'reminderWeekday', 1, 7);
@@ -51,10 +59,24 @@ export async function updateCheckinSettings(db: DatabaseExecutor, orgId: string,
     if (patch.flagWords !== undefined) s.flagWords = words(patch.flagWords, 'flagWords', 500, 60);
     await writeCheckinSettings(tx, orgId, s, now);
     // The words themselves stay out of the log: how many there are is enough.
-    await recordAudit(tx, orgId, actor, {
-      action: 'checkin_settings.updated', target: { kind: 'checkin_settings', id: null },
-      details: { weekday: s.weekday, hour: s.hour, timeZone: s.timeZone, reminderWeekday: s.reminderWeekday, reasons: s.reasons.length, flagWords: s.flagWords.length },
-    }, now);
+    await recordAudit(
+      tx,
+      orgId,
+      actor,
+      {
+        action: 'checkin_settings.updated',
+        target: { kind: 'checkin_settings', id: null },
+        details: {
+          weekday: s.weekday,
+          hour: s.hour,
+          timeZone: s.timeZone,
+          reminderWeekday: s.reminderWeekday,
+          reasons: s.reasons.length,
+          flagWords: s.flagWords.length,
+        },
+      },
+      now,
+    );
     return s;
   });
 }

@@ -24,7 +24,14 @@ export function isTimeZone(tz: string): boolean {
 /** How far the zone's wall clock is ahead of UTC at instant `t`, in ms. */
 function zoneOffset(t: number, tz: string): number {
   const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone: tz, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit',
+    timeZone: tz,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
   }).formatToParts(new Date(t));
   const v = (type: string) => Number(parts.find((p) => p.type === type)!.value);
   const wall = Date.UTC(v('year'), v('month') - 1, v('day'), v('hour'), v('minute'), v('second'));
@@ -47,7 +54,8 @@ export interface RoundSchedule {
 }
 
 /** When the round of `week` goes out: its weekday, at its hour, in its time zone. */
-export const roundTime = (week: string, s: RoundSchedule): Date => zonedInstant(ymd(new Date(weekStart(week).getTime() + (s.weekday - 1) * DAY_MS)), s.hour, s.timeZone);
+export const roundTime = (week: string, s: RoundSchedule): Date =>
+  zonedInstant(ymd(new Date(weekStart(week).getTime() + (s.weekday - 1) * DAY_MS)), s.hour, s.timeZone);
 
 /** When its reminder goes: a later weekday of the same week, same hour; null without one. */
 export const reminderTime = (week: string, s: RoundSchedule): Date | null =>

@@ -26,7 +26,10 @@ export function describeValidation(context: string | undefined, errors: AjvError
   const e = errors[0];
   if (!e) return 'The request is invalid.';
   // `/pulses/3/level` -> `pulses[3].level` (the dataset file's way of naming a value).
-  const field = e.instancePath.replace(/^\//, '').replace(/\/(\d+)(?=\/|$)/g, '[$1]').replace(/\//g, '.');
+  const field = e.instancePath
+    .replace(/^\//, '')
+    .replace(/\/(\d+)(?=\/|$)/g, '[$1]')
+    .replace(/\//g, '.');
   const capital = what[0].toUpperCase() + what.slice(1);
   switch (e.keyword) {
     case 'additionalProperties':

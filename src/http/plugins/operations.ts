@@ -24,7 +24,10 @@ const PATH_MAX = 256;
  */
 export function unmatchedPath(url: string): string {
   const path = url.split(/[?#]/, 1)[0];
-  const safe = path.split('/').map((s) => (s.length > SEGMENT_MAX ? `${s.slice(0, 8)}…` : s)).join('/');
+  const safe = path
+    .split('/')
+    .map((s) => (s.length > SEGMENT_MAX ? `${s.slice(0, 8)}…` : s))
+    .join('/');
   return safe.length > PATH_MAX ? `${safe.slice(0, PATH_MAX)}…` : safe;
 }
 
@@ -59,7 +62,11 @@ export const operations = named<OperationsOptions>('operations', (app: FastifyIn
   });
   const poolStats = db.poolStats?.bind(db);
   if (poolStats) {
-    new Gauge({ name: 'db_pool_connections', help: 'Connections of the PostgreSQL pool, by state.', labelNames: ['state'], registers: [registry],
+    new Gauge({
+      name: 'db_pool_connections',
+      help: 'Connections of the PostgreSQL pool, by state.',
+      labelNames: ['state'],
+      registers: [registry],
       collect() {
         const s = poolStats();
         this.set({ state: 'total' }, s.total);

@@ -5,7 +5,6 @@ import type { KeyResolver } from '../../domain/keys.js';
 import { ApiError } from '../../contract/errors.js';
 import type { AuthFailureLimiter } from './rate-limit.js';
 
-
 declare module 'fastify' {
   interface FastifyRequest {
     principal: KeyPrincipal;

@@ -21,15 +21,27 @@ describe('idempotent writes', () => {
     (await t.app.inject({ method: 'GET', url: '/v1/actions', headers: post(key, undefined) })).json().items as Record<string, unknown>[];
 
   it('creates an action with startDate = createdAt = now and status active', async () => {
-    const res = await create(KEY_A, 'create-action-1', { title: 'Workshop', description: 'Monthly', endDate: '2026-12-01T00:00:00+01:00', subteamId: 'team_web' });
+    const res = await create(KEY_A, 'create-action-1', {
+      title: 'Workshop',
+      description: 'Monthly',
+      endDate: '2026-12-01T00:00:00+01:00',
+      subteamId: 'team_web',
+    });
     expect(res.statusCode).toBe(200);
     expect(res.headers['idempotent-replayed']).toBeUndefined();
     const { id } = res.json();
     expect(id).toMatch(/^act_[0-9A-Za-z]{16}$/);
     expect(Object.keys(res.json())).toEqual(['id']);
     expect((await actions()).find((a) => a.$id === id)).toEqual({
-      $id: id, title: 'Workshop', description: 'Monthly', startDate: '2026-11-20T12:00:00.000Z', endDate: '2026-11-30T23:00:00.000Z',
-      status: 'active', subteamId: 'team_web', subteamName: 'Web', createdAt: '2026-11-20T12:00:00.000Z',
+      $id: id,
+      title: 'Workshop',
+      description: 'Monthly',
+      startDate: '2026-11-20T12:00:00.000Z',
+      endDate: '2026-11-30T23:00:00.000Z',
+      status: 'active',
+      subteamId: 'team_web',
+      subteamName: 'Web',
+      createdAt: '2026-11-20T12:00:00.000Z',
     });
   });
 
@@ -92,24 +104,28 @@ describe('idempotent writes', () => {
   });
 
   it('answers the same name under 20 different keys at once with one 200 and 19 team_name_taken', async () => {
-    const all = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => create(KEY_A, `race-name-${i}-xx`, { name: 'Racers' }, '/v1/teams')),
-    );
+    const all = await Promise.all(Array.from({ length: 20 }, (_, i) => create(KEY_A, `race-name-${i}-xx`, { name: 'Racers' }, '/v1/teams')));
     expect(all.filter((r) => r.statusCode === 200).length).toBe(1);
     expect(all.filter((r) => r.statusCode === 409 && r.json().error.code === 'team_name_taken').length).toBe(19);
   });
 
   it('edits an action: fields change, null clears the team, status and startDate stay', async () => {
-    const patch = (body: unknown) =>
-      t.app.inject({ method: 'PATCH', url: '/v1/actions/act_a1', headers: post(KEY_A, undefined), payload: body as object });
+    const patch = (body: unknown) => t.app.inject({ method: 'PATCH', url: '/v1/actions/act_a1', headers: post(KEY_A, undefined), payload: body as object });
     const r1 = await patch({ title: 'Retro, second round', description: '', endDate: '2026-11-01T09:00:00.000Z' });
     expect(r1.statusCode).toBe(200);
     expect(r1.json()).toEqual({ id: 'act_a1' });
     const r2 = await patch({ subteamId: null });
     expect(r2.statusCode).toBe(200);
     expect((await actions()).find((a) => a.$id === 'act_a1')).toEqual({
-      $id: 'act_a1', title: 'Retro, second round', description: '', startDate: '2026-11-01T09:00:00.000Z',
-      endDate: '2026-11-01T09:00:00.000Z', status: 'active', subteamId: null, subteamName: null, createdAt: '2026-11-01T09:00:00.000Z',
+      $id: 'act_a1',
+      title: 'Retro, second round',
+      description: '',
+      startDate: '2026-11-01T09:00:00.000Z',
+      endDate: '2026-11-01T09:00:00.000Z',
+      status: 'active',
+      subteamId: null,
+      subteamName: null,
+      createdAt: '2026-11-01T09:00:00.000Z',
     });
     const r3 = await patch({ subteamId: 'team_web' });
     expect(r3.statusCode).toBe(200);
@@ -120,7 +136,12 @@ describe('idempotent writes', () => {
     const res = await t.app.inject({ method: 'PATCH', url: `/v1/actions/${'a'.repeat(128)}`, headers: post(KEY_A, undefined), payload: { title: 'Long id' } });
     expect(res.statusCode).toBe(404); // routed and looked up: no such action, not a refused path
     expect(res.json()).toEqual({ error: { code: 'not_found', message: 'Action not found.' } });
-    const tooLong = await t.app.inject({ method: 'PATCH', url: `/v1/actions/${'a'.repeat(129)}`, headers: post(KEY_A, undefined), payload: { title: 'Long id' } });
+    const tooLong = await t.app.inject({
+      method: 'PATCH',
+      url: `/v1/actions/${'a'.repeat(129)}`,
+      headers: post(KEY_A, undefined),
+      payload: { title: 'Long id' },
+    });
     expect(tooLong.statusCode).toBe(400);
     expect(tooLong.json().error.code).toBe('invalid_request');
   });
@@ -130,16 +151,21 @@ describe('idempotent writes', () => {
     expect(res.statusCode).toBe(404);
     expect(res.json()).toEqual({ error: { code: 'not_found', message: 'Action not found.' } });
     expect((await actions(KEY_B)).find((a) => a.$id === 'act_b1')).toEqual({
-      $id: 'act_b1', title: 'B action', description: 'private to B', startDate: '2026-11-02T09:00:00.000Z', endDate: null,
-      status: 'done', subteamId: 'team_b', subteamName: 'Ops', createdAt: '2026-11-02T09:00:00.000Z',
+      $id: 'act_b1',
+      title: 'B action',
+      description: 'private to B',
+      startDate: '2026-11-02T09:00:00.000Z',
+      endDate: null,
+      status: 'done',
+      subteamId: 'team_b',
+      subteamName: 'Ops',
+      createdAt: '2026-11-02T09:00:00.000Z',
     });
   });
 
   it('purges records older than the retention, after which the key creates anew', async () => {
     const first = await create(KEY_A, 'purge-key-00001', { title: 'Before purge' });
-    await t.db.query(
-      sql('test.age', `UPDATE idempotency_records SET created_at = now() - interval '25 hours' WHERE idempotency_key = 'purge-key-00001'`),
-    );
+    await t.db.query(sql('test.age', `UPDATE idempotency_records SET created_at = now() - interval '25 hours' WHERE idempotency_key = 'purge-key-00001'`));
     const young = await create(KEY_A, 'purge-key-00002', { title: 'Young' });
     expect(await purgeIdempotencyRecords(t.db, 24)).toBe(1);
     const again = await create(KEY_A, 'purge-key-00001', { title: 'Before purge' });

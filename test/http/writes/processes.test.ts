@@ -36,9 +36,7 @@ describe.skipIf(!TEST_DATABASE_URL)('idempotency across server processes on one 
   it('two processes hit with the same key at the same moment create one action', async () => {
     const [a, b] = await Promise.all([startServerProcess({ DATABASE_URL: t.url! }), startServerProcess({ DATABASE_URL: t.url! })]);
     servers.push(a, b);
-    const answers = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => postAction(i % 2 ? a.url : b.url, 'two-process-key', 'From two processes')),
-    );
+    const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => postAction(i % 2 ? a.url : b.url, 'two-process-key', 'From two processes')));
     expect(answers.map((r) => r.status)).toEqual(Array(20).fill(200));
     expect(new Set(answers.map((r) => r.body)).size).toBe(1);
     expect(answers.filter((r) => r.replayed === 'true').length).toBe(19);

@@ -30,7 +30,15 @@ describe('write validation', () => {
     ['missing title', 'POST', '/v1/actions', () => post(KEY_A, fresh()), { description: 'd' }, 400, 'invalid_request'],
     ['description of 501', 'POST', '/v1/actions', () => post(KEY_A, fresh()), { title: 'Ok', description: 'd'.repeat(501) }, 400, 'invalid_request'],
     ['status is not writable', 'POST', '/v1/actions', () => post(KEY_A, fresh()), { title: 'Ok', status: 'done' }, 400, 'invalid_request'],
-    ['startDate is not writable', 'POST', '/v1/actions', () => post(KEY_A, fresh()), { title: 'Ok', startDate: '2026-11-20T12:00:00Z' }, 400, 'invalid_request'],
+    [
+      'startDate is not writable',
+      'POST',
+      '/v1/actions',
+      () => post(KEY_A, fresh()),
+      { title: 'Ok', startDate: '2026-11-20T12:00:00Z' },
+      400,
+      'invalid_request',
+    ],
     ['endDate without offset', 'POST', '/v1/actions', () => post(KEY_A, fresh()), { title: 'Ok', endDate: '2026-12-01T00:00:00' }, 400, 'invalid_request'],
     ['endDate before start', 'POST', '/v1/actions', () => post(KEY_A, fresh()), { title: 'Ok', endDate: '2026-11-19T00:00:00Z' }, 400, 'invalid_request'],
     ['subteamId of another org', 'POST', '/v1/actions', () => post(KEY_A, fresh()), { title: 'Ok', subteamId: 'team_b' }, 400, 'invalid_request'],
@@ -48,7 +56,15 @@ describe('write validation', () => {
     ['PATCH empty body', 'PATCH', '/v1/actions/act_a1', () => post(KEY_A, undefined), {}, 400, 'invalid_request'],
     ['PATCH unknown status', 'PATCH', '/v1/actions/act_a1', () => post(KEY_A, undefined), { status: 'archived' }, 400, 'invalid_request'],
     ['PATCH startDate', 'PATCH', '/v1/actions/act_a1', () => post(KEY_A, undefined), { startDate: '2026-11-20T12:00:00Z' }, 400, 'invalid_request'],
-    ['PATCH endDate before startDate', 'PATCH', '/v1/actions/act_a1', () => post(KEY_A, undefined), { endDate: '2026-10-31T23:59:59.999Z' }, 400, 'invalid_request'],
+    [
+      'PATCH endDate before startDate',
+      'PATCH',
+      '/v1/actions/act_a1',
+      () => post(KEY_A, undefined),
+      { endDate: '2026-10-31T23:59:59.999Z' },
+      400,
+      'invalid_request',
+    ],
     ['PATCH unknown team', 'PATCH', '/v1/actions/act_a1', () => post(KEY_A, undefined), { subteamId: 'team_b' }, 400, 'invalid_request'],
     ['PATCH title of 1', 'PATCH', '/v1/actions/act_a1', () => post(KEY_A, undefined), { title: 'x' }, 400, 'invalid_request'],
     ['PATCH unknown action', 'PATCH', '/v1/actions/act_nope', () => post(KEY_A, undefined), { title: 'New title' }, 404, 'not_found'],
@@ -75,8 +91,15 @@ describe('write validation', () => {
     const res = await t.app.inject({ method: 'GET', url: '/v1/actions', headers: post(KEY_B, undefined) });
     expect(res.json().items).toEqual([
       {
-        $id: 'act_b1', title: 'B action', description: 'private to B', startDate: '2026-11-02T09:00:00.000Z', endDate: null,
-        status: 'done', subteamId: 'team_b', subteamName: 'Ops', createdAt: '2026-11-02T09:00:00.000Z',
+        $id: 'act_b1',
+        title: 'B action',
+        description: 'private to B',
+        startDate: '2026-11-02T09:00:00.000Z',
+        endDate: null,
+        status: 'done',
+        subteamId: 'team_b',
+        subteamName: 'Ops',
+        createdAt: '2026-11-02T09:00:00.000Z',
       },
     ]);
   });

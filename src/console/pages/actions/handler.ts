@@ -3,7 +3,13 @@ import { ApiError } from '../../../contract/errors.js';
 import type { DatabaseExecutor } from '../../../domain/database.js';
 import { createAction, editAction, findActionItem, listRecentActionItems } from '../../../domain/actions.js';
 import { listOrgTeams } from '../../../domain/teams.js';
-import { CreateActionBodySchema, UpdateActionBodySchema, type Action, type CreateActionBody, type UpdateActionBody } from '../../../contract/schemas/actions.js';
+import {
+  CreateActionBodySchema,
+  UpdateActionBodySchema,
+  type Action,
+  type CreateActionBody,
+  type UpdateActionBody,
+} from '../../../contract/schemas/actions.js';
 import { csrfField, html, notice, type Safe } from '../../html.js';
 import { actorOf, asApiRequest, CHANGERS, changeOutcome, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { navFor } from '../../views/nav.js';
@@ -50,9 +56,10 @@ export function registerActionPages(scope: FastifyInstance, deps: ConsoleDeps & 
     const s = request.member;
     const canChange = s.member.role !== 'viewer';
     const [{ items: actions, more }, teams] = await Promise.all([listRecentActionItems(db, s.orgId, PAGE_ACTIONS), listOrgTeams(db, s.orgId)]);
-    const teamSelect = (id: string, selected: string | null) => html`<select name="subteamId" id="${id}"><option value="">(no team)</option>${teams.map(
-      (t) => html`<option value="${t.id}"${t.id === selected ? html` selected` : ''}>${t.name}</option>`,
-    )}</select>`;
+    const teamSelect = (id: string, selected: string | null) =>
+      html`<select name="subteamId" id="${id}"><option value="">(no team)</option>${teams.map(
+        (t) => html`<option value="${t.id}"${t.id === selected ? html` selected` : ''}>${t.name}</option>`,
+      )}</select>`;
     const editForm = (a: Action, i: number) => html`<details><summary>Edit <bdi>${a.title}</bdi></summary>
 <form method="post" action="/console/actions/${encodeURIComponent(a.$id)}" class="stack">
 ${csrfField(s.csrfToken)}
@@ -69,17 +76,21 @@ ${csrfField(s.csrfToken)}
       body: html`<h1>Actions</h1>
 ${message ?? ''}
 <p>Improvement actions of ${s.orgName}, newest first, as <code>GET /v1/actions</code> lists them${more ? ` (the ${actions.length} newest; GET /v1/actions lists every one)` : ''}. A done or cancelled action is reopened by setting it active again.</p>
-${actions.length === 0
-  ? html`<p>No actions yet.</p>`
-  : html`<table>
+${
+  actions.length === 0
+    ? html`<p>No actions yet.</p>`
+    : html`<table>
 <caption>Actions, newest first</caption>
 <thead><tr><th scope="col">Title</th><th scope="col">Status</th><th scope="col">Team</th><th scope="col">Started</th><th scope="col">Ends</th><th scope="col">Description</th></tr></thead>
 <tbody>${actions.map(
-  (a, i) => html`<tr><td class="wrap"><bdi>${a.title}</bdi>${canChange ? editForm(a, i) : ''}</td><td>${a.status}</td><td><bdi>${a.subteamName ?? ''}</bdi></td><td>${when(a.startDate)}</td><td>${when(a.endDate, '')}</td><td class="wrap"><bdi>${a.description ?? ''}</bdi></td></tr>`,
-)}</tbody>
-</table>`}
-${canChange
-  ? html`<h2>Create action</h2>
+        (a, i) =>
+          html`<tr><td class="wrap"><bdi>${a.title}</bdi>${canChange ? editForm(a, i) : ''}</td><td>${a.status}</td><td><bdi>${a.subteamName ?? ''}</bdi></td><td>${when(a.startDate)}</td><td>${when(a.endDate, '')}</td><td class="wrap"><bdi>${a.description ?? ''}</bdi></td></tr>`,
+      )}</tbody>
+</table>`
+}
+${
+  canChange
+    ? html`<h2>Create action</h2>
 <form method="post" action="/console/actions" class="stack">
 ${csrfField(s.csrfToken)}
 <label for="f-title">Title</label> <input name="title" id="f-title" required minlength="2" maxlength="120">
@@ -88,7 +99,8 @@ ${csrfField(s.csrfToken)}
 <label for="f-end">Ends (optional)</label> <input type="date" name="endDate" id="f-end">
 <button type="submit">Create action</button>
 </form>`
-  : html`<p class="muted">Viewers can read actions but not make or change them.</p>`}`,
+    : html`<p class="muted">Viewers can read actions but not make or change them.</p>`
+}`,
     });
   };
   const outcome = changeOutcome(actionsPage);

@@ -17,7 +17,9 @@ export function registerAuditPage(scope: FastifyInstance, deps: ConsoleDeps & { 
     const one = (name: string) => queryText(request, name);
     const { actorKind, action, cursor } = auditFiltersOf({ actor: one('actor'), action: one('action'), cursor: one('cursor') });
     const log = await listAuditEvents(deps.db, s.orgId, { limit: 50, cursor, actorKind, action });
-    const next = log.nextCursor ? `/console/audit?${new URLSearchParams({ ...(actorKind ? { actor: actorKind } : {}), ...(action ? { action } : {}), cursor: log.nextCursor })}` : null;
+    const next = log.nextCursor
+      ? `/console/audit?${new URLSearchParams({ ...(actorKind ? { actor: actorKind } : {}), ...(action ? { action } : {}), cursor: log.nextCursor })}`
+      : null;
     return sendPage(reply, 200, auditView({ session: s, log, actorKind, action, next }));
   });
 }

@@ -37,7 +37,11 @@ export function auditView({ session: s, log, actorKind, action, next }: AuditPag
       .filter((x) => x !== null)
       .join(', ');
   const who = (e: (typeof log.items)[number]) =>
-    e.actor.kind === 'operator' ? 'operator' : viewer && e.actor.kind === 'member' ? `a member (${e.actor.id ?? 'unknown'})` : `${e.actor.label} (${e.actor.kind})`;
+    e.actor.kind === 'operator'
+      ? 'operator'
+      : viewer && e.actor.kind === 'member'
+        ? `a member (${e.actor.id ?? 'unknown'})`
+        : `${e.actor.label} (${e.actor.kind})`;
   return {
     title: 'Audit log',
     nav: navFor(s, '/console/audit'),
@@ -47,13 +51,15 @@ export function auditView({ session: s, log, actorKind, action, next }: AuditPag
 <label for="f-action">Action</label> <select name="action" id="f-action"><option value="">any</option>${AUDIT_ACTIONS.map((a) => html`<option value="${a}"${a === action ? html` selected` : ''}>${a}</option>`)}</select>
 <button type="submit" class="secondary">Filter</button>
 </form>
-${log.items.length === 0
-  ? html`<p>No changes recorded${actorKind || action ? ' with these filters' : ''}.</p>`
-  : html`<table>
+${
+  log.items.length === 0
+    ? html`<p>No changes recorded${actorKind || action ? ' with these filters' : ''}.</p>`
+    : html`<table>
 <caption>Changes to ${s.orgName}, newest first</caption>
 <thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">On</th><th scope="col">From</th><th scope="col">Details</th></tr></thead>
 <tbody>${log.items.map((e) => html`<tr><td>${when(e.createdAt, 'never', 'second')}</td><td>${who(e)}</td><td>${e.action}</td><td>${e.target.kind}${e.target.id ? ` ${e.target.id}` : ''}</td><td>${viewer ? 'hidden' : (e.address ?? '-')}</td><td>${detail(e.details)}</td></tr>`)}</tbody>
-</table>`}
+</table>`
+}
 ${next ? html`<p><a href="${next}">Older changes</a></p>` : ''}`,
   };
 }

@@ -30,7 +30,11 @@ export function registerCommentPages(scope: FastifyInstance, deps: ConsoleDeps &
   const commentsPage = async (request: FastifyRequest, reply: FastifyReply, status: number, message: Safe | undefined, f: Filters) => {
     const s = request.member;
     const canChange = s.member.role !== 'viewer';
-    const q = asApiRequest<CommentListQuery>(CommentListQuerySchema, { ...Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined)), limit: PAGE_COMMENTS }, 'querystring');
+    const q = asApiRequest<CommentListQuery>(
+      CommentListQuerySchema,
+      { ...Object.fromEntries(Object.entries(f).filter(([, v]) => v !== undefined)), limit: PAGE_COMMENTS },
+      'querystring',
+    );
     const [{ list, handles, hidden }, teams] = await Promise.all([listCommentPageWithHandles(db, s.orgId, q, deps.comments, now()), listOrgTeams(db, s.orgId)]);
     const team = teams.find((t) => t.id === f.subteamId);
     const monday = Date.parse(`${list.from}T00:00:00.000Z`);
@@ -38,7 +42,11 @@ export function registerCommentPages(scope: FastifyInstance, deps: ConsoleDeps &
     const thisWeek = startOfIsoWeek(now()).getTime();
     const back = { ...f, cursor: undefined };
     const returnFields = html`${FILTERS.map((k) => (f[k] !== undefined ? html`<input type="hidden" name="${k}" value="${f[k]}">` : ''))}`;
-    const change = (what: 'hide' | 'show', handle: string, i: number) => html`<form method="post" action="/console/comments/${what}">${csrfField(s.csrfToken)}${returnFields}
+    const change = (
+      what: 'hide' | 'show',
+      handle: string,
+      i: number,
+    ) => html`<form method="post" action="/console/comments/${what}">${csrfField(s.csrfToken)}${returnFields}
 <input type="hidden" name="handle" value="${handle}"><button type="submit" class="${what === 'hide' ? 'danger' : 'secondary'}" aria-label="${what === 'hide' ? 'Hide' : 'Show again'} comment ${i + 1}">${what === 'hide' ? 'Hide' : 'Show again'}</button></form>`;
     return sendPage(reply, status, {
       title: 'Comments',
@@ -50,8 +58,8 @@ ${message ?? ''}
 <label for="f-from">From</label> <input type="date" name="from" id="f-from" value="${f.from ?? ''}">
 <label for="f-to">To</label> <input type="date" name="to" id="f-to" value="${f.to ?? ''}">
 <label for="f-team">Team</label> <select name="subteamId" id="f-team"><option value="">(whole organization)</option>${teams.map(
-  (t) => html`<option value="${t.id}"${t.id === f.subteamId ? html` selected` : ''}>${t.name}</option>`,
-)}</select>
+        (t) => html`<option value="${t.id}"${t.id === f.subteamId ? html` selected` : ''}>${t.name}</option>`,
+      )}</select>
 <button type="submit">Show</button>
 </form>
 <p><a href="${href(week(monday - 7 * DAY_MS))}">Previous week</a>${monday + 7 * DAY_MS <= thisWeek ? html` · <a href="${href(week(monday + 7 * DAY_MS))}">Next week</a>` : ''}</p>
@@ -60,16 +68,20 @@ ${message ?? ''}
 <dt>Released through</dt><dd>${list.releasedThrough ?? 'no week of this range is released yet'}</dd>
 <dt>Withheld comments</dt><dd>${list.suppressed ? 'yes: some groups of this range have fewer than 5 pulses, or late pulses wait for 5' : 'none'}</dd>
 </dl>
-${list.items.length === 0
-  ? html`<p>No comments in this range.</p>`
-  : html`<ol class="comments">${list.items.map((c, i) => html`<li><bdi>${c.comment}</bdi>${canChange ? change('hide', handles[i], i) : ''}</li>`)}</ol>`}
+${
+  list.items.length === 0
+    ? html`<p>No comments in this range.</p>`
+    : html`<ol class="comments">${list.items.map((c, i) => html`<li><bdi>${c.comment}</bdi>${canChange ? change('hide', handles[i], i) : ''}</li>`)}</ol>`
+}
 ${list.nextCursor ? html`<p><a href="${href({ ...back, cursor: list.nextCursor })}">Next page</a></p>` : ''}
 ${f.cursor ? html`<p><a href="${href(back)}">First page</a></p>` : ''}
-${canChange && hidden.length > 0
-  ? html`<h2>Hidden comments</h2>
+${
+  canChange && hidden.length > 0
+    ? html`<h2>Hidden comments</h2>
 <p>Hidden by an admin of ${s.orgName}: they are in no answer of the API until shown again.</p>
 <ol class="comments">${hidden.map((c, i) => html`<li><bdi>${c.comment}</bdi>${change('show', c.handle, i)}</li>`)}</ol>`
-  : ''}
+    : ''
+}
 ${canChange ? '' : html`<p class="muted">Viewers can read comments but not hide them.</p>`}`,
     });
   };
@@ -86,9 +98,21 @@ ${canChange ? '' : html`<p class="muted">Viewers can read comments but not hide 
     scope.post<{ Body: Form }>(`/comments/${hide ? 'hide' : 'show'}`, admin, async (request, reply) => {
       const f = filtersOf(request.body);
       // Back to the page the form was on: its range, team and page (post, redirect, get).
-      return changeOutcome((rq, rp, st, msg) => commentsPage(rq, rp, st, msg, f), () => href(f))(request, reply, async () => {
+      return changeOutcome(
+        (rq, rp, st, msg) => commentsPage(rq, rp, st, msg, f),
+        () => href(f),
+      )(request, reply, async () => {
         const r = await setCommentHidden(db, request.member.orgId, request.body.handle ?? '', hide, actorOf(request), now());
-        return notice(hide ? (r.changed ? 'Comment hidden: it is in no answer from now on.' : 'That comment was hidden already.') : r.changed ? 'Comment shown again.' : 'That comment was shown already.', 'ok');
+        return notice(
+          hide
+            ? r.changed
+              ? 'Comment hidden: it is in no answer from now on.'
+              : 'That comment was hidden already.'
+            : r.changed
+              ? 'Comment shown again.'
+              : 'That comment was shown already.',
+          'ok',
+        );
       });
     });
   }

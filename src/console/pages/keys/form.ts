@@ -5,7 +5,8 @@ import type { Form } from '../../plugins/index.js';
 /** The form's optional expiry: a calendar date (midnight UTC starts it). */
 function expiryOf(text: string | undefined): string | null {
   if (!text) return null;
-  if (!/^\d{4}-\d\d-\d\d$/.test(text) || Number.isNaN(Date.parse(`${text}T00:00:00.000Z`))) throw new ApiError('invalid_request', 'The expiry must be a date (YYYY-MM-DD).');
+  if (!/^\d{4}-\d\d-\d\d$/.test(text) || Number.isNaN(Date.parse(`${text}T00:00:00.000Z`)))
+    throw new ApiError('invalid_request', 'The expiry must be a date (YYYY-MM-DD).');
   return `${text}T00:00:00.000Z`;
 }
 

@@ -1,13 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../contract/errors.js';
 import type { DatabaseExecutor } from '../../../domain/database.js';
-import { createOrgKey, listOrgKeys, revokeOrgKey, rollOrgKey, ROLL_DELAYS } from '../../../domain/keys.js';
+import { createOrgKey, listOrgKeys, revokeOrgKey, rollOrgKey } from '../../../domain/keys.js';
 import { html, notice, type Safe } from '../../html.js';
 import { actorOf, CHANGERS, changeOutcome, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { newKeyOf, rollDelayOf } from './form.js';
 import { secretBox, sendPage, when } from '../../views/layout.js';
 import { keysView, stateOf, type ConsoleKey } from './view.js';
-
 
 /** The API keys page (CONTRACT.md section 11): every member reads it; admins and owners change keys. */
 export function registerKeyPages(scope: FastifyInstance, deps: ConsoleDeps & { db: DatabaseExecutor }) {
@@ -16,7 +15,6 @@ export function registerKeyPages(scope: FastifyInstance, deps: ConsoleDeps & { d
 
   const keysPage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) => {
     const s = request.member;
-    const canChange = s.member.role !== 'viewer';
     const at = now();
     const keys: ConsoleKey[] = (await listOrgKeys(db, s.orgId)).map((k) => ({ ...k, state: stateOf(k, at) })).reverse();
     return sendPage(reply, status, keysView({ session: s, keys, message }));
@@ -24,7 +22,11 @@ export function registerKeyPages(scope: FastifyInstance, deps: ConsoleDeps & { d
 
   const shownOnce = (secret: string, what: string) =>
     secretBox({
-      id: 'new-key', heading: what, secret, label: 'New API key', copy: 'Copy key',
+      id: 'new-key',
+      heading: what,
+      secret,
+      label: 'New API key',
+      copy: 'Copy key',
       extra: html`<p>Try it:</p>
 <code class="secret" id="curl-line" aria-label="Example curl command">curl -s -H "Authorization: Bearer ${secret}" ${deps.baseUrl}/v1/stats</code>`,
     });

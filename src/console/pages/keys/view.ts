@@ -19,28 +19,33 @@ export function keysView({ session: s, keys, message }: { session: ConsoleSessio
   const row = (k: ConsoleKey) => html`<tr>
 <td>${k.name ?? '(no name)'}</td><td><code>${k.prefix}…</code></td><td>${k.scope === 'read' ? 'read' : 'read and write'}</td><td>${k.createdBy ?? 'unknown'}</td>
 <td>${when(k.createdAt)}</td><td>${when(k.lastUsedAt)}</td><td>${when(k.expiresAt)}</td><td>${k.state}</td>
-<td>${canChange && k.state === 'active'
-  ? html`<form method="post" action="/console/keys/${encodeURIComponent(k.id)}/roll">${csrfField(s.csrfToken)}
+<td>${
+    canChange && k.state === 'active'
+      ? html`<form method="post" action="/console/keys/${encodeURIComponent(k.id)}/roll">${csrfField(s.csrfToken)}
 <label for="f-expiresIn-${k.id}">Old key of ${k.name ?? k.prefix} expires</label> <select name="expiresIn" id="f-expiresIn-${k.id}">${ROLL_DELAYS.map((d) => html`<option value="${d.value}">${d.label}</option>`)}</select>
 <button type="submit" class="secondary">Roll</button></form>
 <form method="post" action="/console/keys/${encodeURIComponent(k.id)}/revoke" data-confirm="Revoke ${k.name ?? k.prefix}? Clients using it get 401 within 5 seconds.">${csrfField(s.csrfToken)}
 <button type="submit" class="danger" aria-label="Revoke ${k.name ?? k.prefix}">Revoke</button></form>`
-  : ''}</td></tr>`;
+      : ''
+  }</td></tr>`;
   return {
     title: 'API keys',
     nav: navFor(s, '/console/keys'),
     body: html`<h1>API keys</h1>
 ${message ?? ''}
 <p>Keys let programs read your organization's data through the REST API (<code>/v1</code>). A key is shown once, when it is made.</p>
-${keys.length === 0
-  ? html`<p>No keys yet.</p>`
-  : html`<div class="table-scroll" role="region" aria-labelledby="keys-caption" tabindex="0"><table>
+${
+  keys.length === 0
+    ? html`<p>No keys yet.</p>`
+    : html`<div class="table-scroll" role="region" aria-labelledby="keys-caption" tabindex="0"><table>
 <caption id="keys-caption">Keys of ${s.orgName}</caption>
 <thead><tr><th scope="col">Name</th><th scope="col">Prefix</th><th scope="col">Scope</th><th scope="col">Creator</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col">State</th><th scope="col">Change</th></tr></thead>
 <tbody>${keys.map(row)}</tbody>
-</table></div>`}
-${canChange
-  ? html`<h2>Create key</h2>
+</table></div>`
+}
+${
+  canChange
+    ? html`<h2>Create key</h2>
 <form method="post" action="/console/keys" class="stack">
 ${csrfField(s.csrfToken)}
 <label for="f-name">Name</label> <input name="name" required maxlength="128" id="f-name">
@@ -48,6 +53,7 @@ ${csrfField(s.csrfToken)}
 <label for="f-expires">Expires (optional)</label> <input type="date" name="expires" id="f-expires">
 <button type="submit">Create key</button>
 </form>`
-  : html`<p class="muted">Viewers can see keys but not make or change them.</p>`}`,
+    : html`<p class="muted">Viewers can see keys but not make or change them.</p>`
+}`,
   };
 }

@@ -1,7 +1,17 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../contract/errors.js';
 import type { DatabaseExecutor } from '../../../domain/database.js';
-import { changeMemberRole, inviteMember, listInvitations, listMembers, MEMBER_ROLES, removeMember, requiresTwoFactor, revokeInvitation, setRequireTwoFactor } from '../../../domain/members.js';
+import {
+  changeMemberRole,
+  inviteMember,
+  listInvitations,
+  listMembers,
+  MEMBER_ROLES,
+  removeMember,
+  requiresTwoFactor,
+  revokeInvitation,
+  setRequireTwoFactor,
+} from '../../../domain/members.js';
 import { changePassword } from '../../../domain/passwords.js';
 import { csrfField, html, notice, type Safe } from '../../html.js';
 import { actorOf, OWNERS, changeOutcome, clearSessionCookie, type ConsoleDeps, type Form } from '../../plugins/index.js';
@@ -24,13 +34,18 @@ export function registerMemberPages(scope: FastifyInstance, deps: ConsoleDeps & 
     const s = request.member;
     const [members, invitations, required] = await Promise.all([listMembers(db, s.orgId), listInvitations(db, s.orgId, now()), requiresTwoFactor(db, s.orgId)]);
     const roleOptions = (current: string) => MEMBER_ROLES.map((r) => html`<option value="${r}"${r === current ? html` selected` : ''}>${r}</option>`);
-    return send(reply, status, 'Members', html`<h1>Members</h1>
+    return send(
+      reply,
+      status,
+      'Members',
+      html`<h1>Members</h1>
 ${message ?? ''}
 <div class="table-scroll" role="region" aria-labelledby="members-caption" tabindex="0"><table>
 <caption id="members-caption">Members of ${s.orgName}</caption>
 <thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Two-factor</th><th scope="col">Joined</th><th scope="col">Last sign-in</th><th scope="col">Change</th></tr></thead>
 <tbody>
-${members.map((m) => html`<tr>
+${members.map(
+  (m) => html`<tr>
 <td>${m.email}</td><td>${m.role}</td><td>${m.twoFactor ? 'on' : 'off'}</td><td>${when(m.createdAt)}</td>
 <td>${when(m.lastSignInAt)}</td>
 <td>
@@ -39,7 +54,8 @@ ${members.map((m) => html`<tr>
 <button type="submit" class="secondary" aria-label="Change role of ${m.email}">Change role</button></form>
 <form method="post" action="/console/members/${encodeURIComponent(m.id)}/remove" data-confirm="Remove ${m.email}? Their sessions end at once.">${csrfField(s.csrfToken)}
 <button type="submit" class="danger" aria-label="Remove ${m.email}">Remove</button></form>
-</td></tr>`)}
+</td></tr>`,
+)}
 </tbody>
 </table></div>
 <h2>Invite a member</h2>
@@ -49,20 +65,29 @@ ${csrfField(s.csrfToken)}
 <label for="f-role">Role</label> <select name="role" id="f-role">${roleOptions('viewer')}</select>
 <button type="submit">Invite</button>
 </form>
-${invitations.length > 0
-  ? html`<table><caption>Invitations not yet accepted</caption>
+${
+  invitations.length > 0
+    ? html`<table><caption>Invitations not yet accepted</caption>
 <thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Invited by</th><th scope="col">Expires</th><th scope="col">Change</th></tr></thead>
-<tbody>${invitations.map((i) => html`<tr><td>${i.email}</td><td>${i.role}</td><td>${i.invitedBy === null ? 'operator' : (members.find((m) => m.id === i.invitedBy)?.email ?? i.invitedBy)}</td><td>${when(i.expiresAt)}</td>
+<tbody>${invitations.map(
+        (
+          i,
+        ) => html`<tr><td>${i.email}</td><td>${i.role}</td><td>${i.invitedBy === null ? 'operator' : (members.find((m) => m.id === i.invitedBy)?.email ?? i.invitedBy)}</td><td>${when(i.expiresAt)}</td>
 <td><form method="post" action="/console/members/invitations/${encodeURIComponent(i.id)}/revoke" data-confirm="Revoke the invitation of ${i.email}? Its link stops working at once.">${csrfField(s.csrfToken)}
-<button type="submit" class="danger" aria-label="Revoke invitation of ${i.email}">Revoke</button></form></td></tr>`)}</tbody></table>`
-  : ''}
+<button type="submit" class="danger" aria-label="Revoke invitation of ${i.email}">Revoke</button></form></td></tr>`,
+      )}</tbody></table>`
+    : ''
+}
 <h2>Two-factor authentication</h2>
 <form method="post" action="/console/members/two-factor" class="stack">
 ${csrfField(s.csrfToken)}
 <p>${required ? 'Every member must use two-factor authentication.' : 'Two-factor authentication is optional for members.'}</p>
 <input type="hidden" name="required" value="${required ? 'false' : 'true'}">
 <button type="submit" class="secondary">${required ? 'Stop requiring two-factor' : 'Require two-factor for every member'}</button>
-</form>`, request, '/console/members');
+</form>`,
+      request,
+      '/console/members',
+    );
   };
 
   const outcome = changeOutcome(membersPage);
@@ -129,7 +154,11 @@ ${csrfField(s.csrfToken)}
   // Account: any member's own password and two-factor.
   const accountPage = (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) => {
     const s = request.member;
-    return send(reply, status, 'Account', html`<h1>Account</h1>
+    return send(
+      reply,
+      status,
+      'Account',
+      html`<h1>Account</h1>
 ${message ?? ''}
 <p>Signed in as <strong>${s.member.email}</strong> (${s.member.role}). Two-factor authentication is ${s.member.twoFactor ? 'on' : 'off'}.</p>
 <p><a href="/console/two-factor/enroll">${s.member.twoFactor ? 'Set up a new authenticator app' : 'Turn on two-factor authentication'}</a></p>
@@ -141,7 +170,10 @@ ${csrfField(s.csrfToken)}
 <label for="f-next">New password</label> <input type="password" name="next" autocomplete="new-password" required minlength="12" id="f-next">
 <button type="submit">Change password</button>
 </form>
-<p class="muted">Changing the password ends every session of yours, this one too.</p>`, request, '/console/account');
+<p class="muted">Changing the password ends every session of yours, this one too.</p>`,
+      request,
+      '/console/account',
+    );
   };
 
   scope.get('/account', async (request, reply) => accountPage(request, reply, 200));

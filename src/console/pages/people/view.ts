@@ -33,21 +33,28 @@ ${message ?? ''}
 <p>The people asked the weekly check-in “How was your week?”. They are not members of the console: each gets a personal link by email every week, and answers anonymously (<a href="/checkin/about">how it works</a>).</p>
 <p class="notice ok" role="note">A team with fewer than ${MIN_TEAM} people on this roster answers without a team: its answers count for the whole organization and show no team, since in a team that small the answers could be told apart.</p>
 <h2>Roster</h2>
-${roster.respondents.length === 0
-  ? html`<p>No one yet. Add people below, or replace the roster from a CSV file.</p>`
-  : html`<div class="table-scroll"><table>
+${
+  roster.respondents.length === 0
+    ? html`<p>No one yet. Add people below, or replace the roster from a CSV file.</p>`
+    : html`<div class="table-scroll"><table>
 <caption>${roster.respondents.length} people</caption>
 <thead><tr><th scope="col">Email</th><th scope="col">Team</th><th scope="col">Answers as</th><th scope="col">Change</th></tr></thead>
 <tbody>${roster.respondents.map(
-  (r, i) => html`<tr><td class="wrap"><bdi>${r.email}</bdi></td><td><bdi>${r.teamName ?? ''}</bdi></td><td>${r.answersWithTeam ? html`team <bdi>${r.teamName ?? ''}</bdi>` : 'the organization (no team)'}</td><td>
+        (
+          r,
+          i,
+        ) => html`<tr><td class="wrap"><bdi>${r.email}</bdi></td><td><bdi>${r.teamName ?? ''}</bdi></td><td>${r.answersWithTeam ? html`team <bdi>${r.teamName ?? ''}</bdi>` : 'the organization (no team)'}</td><td>
 <form method="post" action="/console/people/${encodeURIComponent(r.id)}/move">${csrf}<label class="visually-hidden" for="m-${i}">New team for ${r.email}</label><input name="team" id="m-${i}" value="${r.teamName ?? ''}" maxlength="80"><button type="submit" class="secondary">Move</button></form>
 <form method="post" action="/console/people/${encodeURIComponent(r.id)}/remove" data-confirm="Remove ${r.email} from the roster?">${csrf}<button type="submit" class="danger" aria-label="Remove ${r.email}">Remove</button></form>
 </td></tr>`,
-)}</tbody></table></div>`}
-${roster.teams.length > 0
-  ? html`<table><caption>Teams on the roster</caption><thead><tr><th scope="col">Team</th><th scope="col">People</th><th scope="col">Answers</th></tr></thead>
+      )}</tbody></table></div>`
+}
+${
+  roster.teams.length > 0
+    ? html`<table><caption>Teams on the roster</caption><thead><tr><th scope="col">Team</th><th scope="col">People</th><th scope="col">Answers</th></tr></thead>
 <tbody>${roster.teams.map((t) => html`<tr><td><bdi>${t.name}</bdi></td><td>${t.respondents}</td><td>${t.answersAsTeam ? 'as the team' : `without a team (fewer than ${MIN_TEAM})`}</td></tr>`)}</tbody></table>`
-  : ''}
+    : ''
+}
 <h2>Add a person</h2>
 <form method="post" action="/console/people" class="stack">
 ${csrf}
@@ -63,10 +70,12 @@ ${csrf}
 <button type="submit">Replace roster</button>
 </form>
 <h2>This week's links</h2>
-${mails
-  ? html`<p>Links go by email on ${WEEKDAYS[settings.weekday - 1]} at ${String(settings.hour).padStart(2, '0')}:00 (${settings.timeZone}).</p>`
-  : html`<p>This server sends no mail (SMTP_URL is not set). Download the week's links as a CSV file for your own mail tool. Whoever holds the file can answer in someone's place, though still learn no answer. Each download makes new links for everyone who has not opened theirs; earlier files stop working.</p>
-<form method="post" action="/console/people/links">${csrf}<button type="submit">Download this week's links (CSV)</button></form>`}
+${
+  mails
+    ? html`<p>Links go by email on ${WEEKDAYS[settings.weekday - 1]} at ${String(settings.hour).padStart(2, '0')}:00 (${settings.timeZone}).</p>`
+    : html`<p>This server sends no mail (SMTP_URL is not set). Download the week's links as a CSV file for your own mail tool. Whoever holds the file can answer in someone's place, though still learn no answer. Each download makes new links for everyone who has not opened theirs; earlier files stop working.</p>
+<form method="post" action="/console/people/links">${csrf}<button type="submit">Download this week's links (CSV)</button></form>`
+}
 <h2>Check-in settings</h2>
 <form method="post" action="/console/people/settings" class="stack">
 ${csrf}
@@ -79,10 +88,12 @@ ${csrf}
 <button type="submit">Save check-in settings</button>
 </form>
 <h2>Participation</h2>
-${counts.length === 0
-  ? html`<p>No round yet.</p>`
-  : html`<div class="table-scroll"><table><caption>Per week and team; each count shown only from ${MIN_TEAM}</caption>
+${
+  counts.length === 0
+    ? html`<p>No round yet.</p>`
+    : html`<div class="table-scroll"><table><caption>Per week and team; each count shown only from ${MIN_TEAM}</caption>
 <thead><tr><th scope="col">Week of</th><th scope="col">Team</th><th scope="col">Invited</th><th scope="col">Opened</th><th scope="col">Answered</th></tr></thead>
-<tbody>${counts.map((c) => html`<tr><td>${c.week}</td><td><bdi>${c.teamName ?? '(no team)'}</bdi></td><td>${count(c.invited)}</td><td>${count(c.opened)}</td><td>${count(c.answered)}</td></tr>`)}</tbody></table></div>`}`,
+<tbody>${counts.map((c) => html`<tr><td>${c.week}</td><td><bdi>${c.teamName ?? '(no team)'}</bdi></td><td>${count(c.invited)}</td><td>${count(c.opened)}</td><td>${count(c.answered)}</td></tr>`)}</tbody></table></div>`
+}`,
   };
 }

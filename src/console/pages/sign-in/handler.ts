@@ -11,8 +11,7 @@ import { clearSessionCookie, formToken, setSessionCookie, type ConsoleDeps, type
 import { navFor } from '../../views/nav.js';
 import { sendPage } from '../../views/layout.js';
 
-const send = (reply: FastifyReply, status: number, title: string, body: Safe, nav?: PageOptions['nav']) =>
-  sendPage(reply, status, { title, body, nav });
+const send = (reply: FastifyReply, status: number, title: string, body: Safe, nav?: PageOptions['nav']) => sendPage(reply, status, { title, body, nav });
 
 const messageOf = (err: unknown) => {
   if (err instanceof ApiError && err.statusCode < 500) return { status: err.statusCode, message: err.message };
@@ -26,7 +25,11 @@ export function registerAuthPages(scope: FastifyInstance, deps: ConsoleDeps & { 
   scope.get('/', { schema: { hide: true } }, async (request, reply) => reply.redirect(request.consoleSession ? '/console/overview' : '/console/sign-in', 303));
 
   const signInPage = (request: FastifyRequest, reply: FastifyReply, status: number, message?: string, email = '') =>
-    send(reply, status, 'Sign in', html`<h1>Sign in</h1>
+    send(
+      reply,
+      status,
+      'Sign in',
+      html`<h1>Sign in</h1>
 ${notice(message)}
 <form method="post" action="/console/sign-in" class="stack">
 ${csrfField(formToken(request, reply, deps))}
@@ -34,7 +37,8 @@ ${csrfField(formToken(request, reply, deps))}
 <label for="f-password">Password</label> <input type="password" name="password" autocomplete="current-password" required id="f-password">
 <button type="submit">Sign in</button>
 </form>
-<p class="muted">Members join by invitation from an owner of their organization or from the platform's operator.</p>`);
+<p class="muted">Members join by invitation from an owner of their organization or from the platform's operator.</p>`,
+    );
 
   scope.get('/sign-in', { schema: { hide: true } }, async (request, reply) => {
     if (request.consoleSession?.stage === 'active') return reply.redirect('/console/overview', 303);
@@ -54,14 +58,19 @@ ${csrfField(formToken(request, reply, deps))}
   });
 
   const codePage = (request: FastifyRequest, reply: FastifyReply, status: number, message?: string) =>
-    send(reply, status, 'Two-factor code', html`<h1>Two-factor code</h1>
+    send(
+      reply,
+      status,
+      'Two-factor code',
+      html`<h1>Two-factor code</h1>
 ${notice(message)}
 <form method="post" action="/console/two-factor" class="stack">
 ${csrfField(formToken(request, reply, deps))}
 <label for="f-code">Code</label> <input name="code" inputmode="numeric" autocomplete="one-time-code" required maxlength="11" aria-describedby="code-help" id="f-code">
 <p id="code-help" class="muted">The six digits your authenticator app shows now, or one of your recovery codes.</p>
 <button type="submit">Verify</button>
-</form>`);
+</form>`,
+    );
 
   scope.get('/two-factor', { schema: { hide: true } }, async (request, reply) => {
     const s = request.consoleSession;
@@ -94,8 +103,12 @@ ${csrfField(formToken(request, reply, deps))}
       status,
       'Two-factor authentication',
       html`<h1>Two-factor authentication</h1>
-${required ? html`<p>Your organization requires two-factor authentication. Set it up to continue.</p>
-<form method="post" action="/console/sign-out" class="signout-inline">${csrfField(s.csrfToken)}<button type="submit" class="secondary">Sign out</button></form>` : ''}
+${
+  required
+    ? html`<p>Your organization requires two-factor authentication. Set it up to continue.</p>
+<form method="post" action="/console/sign-out" class="signout-inline">${csrfField(s.csrfToken)}<button type="submit" class="secondary">Sign out</button></form>`
+    : ''
+}
 ${replacing ? html`<p>Two-factor authentication is on. Setting up a new authenticator app replaces the old one: enter your password to confirm.</p>` : ''}
 ${notice(message)}
 <ol>
@@ -107,8 +120,12 @@ ${notice(message)}
 </ol>
 <form method="post" action="/console/two-factor/enroll" class="stack">
 ${csrfField(s.csrfToken)}
-${replacing ? html`<input type="email" name="username" value="${s.member.email}" autocomplete="username" hidden>
-<label for="f-password">Current password</label> <input type="password" name="password" autocomplete="current-password" required id="f-password">` : ''}
+${
+  replacing
+    ? html`<input type="email" name="username" value="${s.member.email}" autocomplete="username" hidden>
+<label for="f-password">Current password</label> <input type="password" name="password" autocomplete="current-password" required id="f-password">`
+    : ''
+}
 <label for="f-code">Code</label> <input name="code" inputmode="numeric" autocomplete="one-time-code" required maxlength="11" id="f-code">
 <button type="submit">Turn on two-factor</button>
 </form>`,
@@ -153,7 +170,11 @@ ${replacing ? html`<input type="email" name="username" value="${s.member.email}"
   const invitationPage = async (request: FastifyRequest<{ Params: { token: string } }>, reply: FastifyReply, status: number, message?: string) => {
     const inv = await readInvitation(db, request.params.token, now());
     if (!inv) return send(reply, 404, 'Invitation', html`<h1>Invitation</h1>${notice(INVITATION_UNUSABLE)}`);
-    return send(reply, status, 'Accept invitation', html`<h1>Accept invitation</h1>
+    return send(
+      reply,
+      status,
+      'Accept invitation',
+      html`<h1>Accept invitation</h1>
 <p>You are invited as <strong>${inv.role}</strong> with the email <strong>${inv.email}</strong>. Choose a password of at least ${MIN_PASSWORD} characters.</p>
 ${notice(message)}
 <form method="post" action="/console/invitations/${encodeURIComponent(request.params.token)}" class="stack">
@@ -161,7 +182,8 @@ ${csrfField(formToken(request, reply, deps))}
 <input type="email" name="username" value="${inv.email}" autocomplete="username" hidden>
 <label for="f-password">Password</label> <input type="password" name="password" autocomplete="new-password" required minlength="${MIN_PASSWORD}" id="f-password">
 <button type="submit">Accept invitation</button>
-</form>`);
+</form>`,
+    );
   };
 
   scope.get<{ Params: { token: string } }>('/invitations/:token', { schema: { hide: true } }, async (request, reply) => invitationPage(request, reply, 200));

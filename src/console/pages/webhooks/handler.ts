@@ -48,7 +48,8 @@ const localValue = (d: Date) => d.toISOString().slice(0, 19);
  */
 function sinceOf(text: string | undefined): string {
   const v = (text ?? '').trim();
-  if (!/^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,3})?)?$/.test(v)) throw new ApiError('invalid_request', 'Since must be a date and time (UTC), like 2026-11-20 09:00.');
+  if (!/^\d{4}-\d\d-\d\dT\d\d:\d\d(:\d\d(\.\d{1,3})?)?$/.test(v))
+    throw new ApiError('invalid_request', 'Since must be a date and time (UTC), like 2026-11-20 09:00.');
   return `${v.length === 16 ? `${v}:00` : v}Z`;
 }
 
@@ -96,14 +97,18 @@ export function registerWebhookPages(scope: FastifyInstance, deps: ConsoleDeps &
 <td>${e.eventTypes.length === WEBHOOK_EVENT_TYPES.length ? 'all' : e.eventTypes.join(', ')}</td>
 <td>${e.enabled ? 'enabled' : `disabled (${e.disabledReason ?? 'no reason given'})`}${overlap(e) ? html`<br><span class="muted">old secret valid until ${minute(e.previousSecretExpiresAt)}</span>` : ''}</td>
 <td class="when">${minute(e.createdAt)}</td>
-<td>${canChange
-  ? html`<form method="post" action="/console/webhooks/${encodeURIComponent(e.id)}/test">${csrf}<button type="submit" class="secondary" aria-label="Send test event to ${e.url}">Send test event</button></form>
+<td>${
+      canChange
+        ? html`<form method="post" action="/console/webhooks/${encodeURIComponent(e.id)}/test">${csrf}<button type="submit" class="secondary" aria-label="Send test event to ${e.url}">Send test event</button></form>
 <form method="post" action="/console/webhooks/${encodeURIComponent(e.id)}/rotate" data-confirm="Rotate the secret of ${e.url}? The old secret stays valid for 24 hours; deliveries carry both signatures until then.">${csrf}<button type="submit" class="secondary" aria-label="Rotate secret of ${e.url}">Rotate secret</button></form>
-${e.enabled
-  ? html`<form method="post" action="/console/webhooks/${encodeURIComponent(e.id)}/disable">${csrf}<button type="submit" class="secondary" aria-label="Disable ${e.url}">Disable</button></form>`
-  : html`<form method="post" action="/console/webhooks/${encodeURIComponent(e.id)}/enable">${csrf}<button type="submit" class="secondary" aria-label="Enable ${e.url}">Enable</button></form>`}
+${
+  e.enabled
+    ? html`<form method="post" action="/console/webhooks/${encodeURIComponent(e.id)}/disable">${csrf}<button type="submit" class="secondary" aria-label="Disable ${e.url}">Disable</button></form>`
+    : html`<form method="post" action="/console/webhooks/${encodeURIComponent(e.id)}/enable">${csrf}<button type="submit" class="secondary" aria-label="Enable ${e.url}">Enable</button></form>`
+}
 <form method="post" action="/console/webhooks/${encodeURIComponent(e.id)}/remove" data-confirm="Remove ${e.url} and its delivery history?">${csrf}<button type="submit" class="danger" aria-label="Remove ${e.url}">Remove</button></form>`
-  : ''}</td></tr>`;
+        : ''
+    }</td></tr>`;
 
     const deliveryRow = (d: Delivery) => html`<tr>
 <td>${d.type}<br><code class="muted">${d.eventId}</code></td>
@@ -113,11 +118,15 @@ ${e.enabled
 <td>${d.status}</td>
 <td>${lastResult(d)}</td>
 <td class="when">${d.status === 'pending' ? second(d.nextAttemptAt) : '-'}</td>
-${canChange
-  ? html`<td>${d.status === 'failed'
-      ? html`<form method="post" action="/console/webhooks/deliveries/${encodeURIComponent(d.id)}/replay">${csrf}<button type="submit" class="secondary" aria-label="Replay ${d.type} ${d.eventId}">Replay</button></form>`
-      : ''}</td>`
-  : ''}</tr>`;
+${
+  canChange
+    ? html`<td>${
+        d.status === 'failed'
+          ? html`<form method="post" action="/console/webhooks/deliveries/${encodeURIComponent(d.id)}/replay">${csrf}<button type="submit" class="secondary" aria-label="Replay ${d.type} ${d.eventId}">Replay</button></form>`
+          : ''
+      }</td>`
+    : ''
+}</tr>`;
 
     return sendPage(reply, status, {
       title: 'Webhooks',
@@ -126,15 +135,18 @@ ${canChange
 ${message ?? ''}
 <p>Climate Pulse sends events (${WEBHOOK_EVENT_TYPES.join(', ')}) to your endpoints as signed POST requests (Standard Webhooks): verify each with the endpoint's secret, then deduplicate on its <code>webhook-id</code>. A failed attempt is retried for about 28 hours.</p>
 <h2>Endpoints</h2>
-${endpoints.length === 0
-  ? html`<p>No endpoints yet.</p>`
-  : html`<table>
+${
+  endpoints.length === 0
+    ? html`<p>No endpoints yet.</p>`
+    : html`<table>
 <caption>Endpoints of ${s.orgName}</caption>
 <thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">State</th><th scope="col">Created</th><th scope="col">Change</th></tr></thead>
 <tbody>${endpoints.map(endpointRow)}</tbody>
-</table>`}
-${canChange
-  ? html`<h2>Add endpoint</h2>
+</table>`
+}
+${
+  canChange
+    ? html`<h2>Add endpoint</h2>
 <form method="post" action="/console/webhooks" class="stack">
 ${csrf}
 <label for="f-url">URL</label> <input type="url" name="url" required maxlength="2048" id="f-url" placeholder="https://hooks.example.com/climate-pulse">
@@ -143,26 +155,31 @@ ${WEBHOOK_EVENT_TYPES.map((t, i) => html`<input type="checkbox" name="event:${t}
 </fieldset>
 <button type="submit">Add endpoint</button>
 </form>`
-  : html`<p class="muted">Viewers can see endpoints and deliveries but not change them.</p>`}
+    : html`<p class="muted">Viewers can see endpoints and deliveries but not change them.</p>`
+}
 <h2>Deliveries</h2>
 <p>${failedOnly ? html`Failed deliveries only. <a href="/console/webhooks">Show every delivery</a>` : html`${DELIVERIES_SHOWN} a page, newest first. <a href="/console/webhooks?failed=1">Show failed deliveries only</a>`}${cursor ? html` <a href="${pageLink({})}">Newest deliveries</a>` : ''}</p>
-${deliveries.length === 0
-  ? html`<p>No deliveries${failedOnly ? ' failed' : ' yet'}.</p>`
-  : html`<table>
+${
+  deliveries.length === 0
+    ? html`<p>No deliveries${failedOnly ? ' failed' : ' yet'}.</p>`
+    : html`<table>
 <caption>Deliveries of ${s.orgName}, newest first</caption>
 <thead><tr><th scope="col">Event</th><th scope="col">Endpoint</th><th scope="col">Time</th><th scope="col">Attempts</th><th scope="col">Status</th><th scope="col">Last result</th><th scope="col">Next try</th>${canChange ? html`<th scope="col">Change</th>` : ''}</tr></thead>
 <tbody>${deliveries.map(deliveryRow)}</tbody>
-</table>`}
+</table>`
+}
 ${nextCursor ? html`<p><a href="${pageLink({ cursor: nextCursor })}">Older deliveries</a></p>` : ''}
-${canChange
-  ? html`<h2>Resend failed deliveries</h2>
+${
+  canChange
+    ? html`<h2>Resend failed deliveries</h2>
 <form method="post" action="/console/webhooks/resend-failed" class="stack">
 ${csrf}
 <label for="f-since">Since (UTC)</label> <input type="datetime-local" name="since" id="f-since" step="1" required value="${localValue(new Date(at.getTime() - SECRET_OVERLAP_MS))}">
 <p class="muted">Every failed delivery whose time is at or after this is sent again (same webhook-id, a new retry schedule); those of a disabled endpoint stay failed.</p>
 <button type="submit">Resend failed</button>
 </form>`
-  : ''}`,
+    : ''
+}`,
     });
   };
 
@@ -181,7 +198,11 @@ ${csrf}
       const url = (form.url ?? '').trim();
       if (url.length === 0) throw new ApiError('invalid_request', 'The URL is required.');
       const e = await addOrgEndpoint(db, orgOf(request), { url, eventTypes: eventTypesOf(form), allowPrivate: options.allowPrivate }, actorOf(request), now());
-      return shownOnce(`Endpoint ${e.url} added`, e.secret, html`<p>Every delivery to it is signed with this secret. Send a test event to check your receiver.</p>`);
+      return shownOnce(
+        `Endpoint ${e.url} added`,
+        e.secret,
+        html`<p>Every delivery to it is signed with this secret. Send a test event to check your receiver.</p>`,
+      );
     }),
   );
 
@@ -201,7 +222,9 @@ ${csrf}
       const ping = await pingOrgEndpoint(db, orgOf(request), request.params.endpointId, options, actorOf(request), now());
       return ping.outcome === 'succeeded'
         ? notice(`Test event ${ping.eventId} delivered to ${ping.url}: ${ping.result}.`, 'ok')
-        : notice(`Test event ${ping.eventId} to ${ping.url} failed: ${shownError(ping.result)}${ping.outcome === 'endpoint_disabled' ? '; the endpoint is now disabled' : ''}.`);
+        : notice(
+            `Test event ${ping.eventId} to ${ping.url} failed: ${shownError(ping.result)}${ping.outcome === 'endpoint_disabled' ? '; the endpoint is now disabled' : ''}.`,
+          );
     }),
   );
 

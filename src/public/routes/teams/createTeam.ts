@@ -22,7 +22,8 @@ export function registerCreateTeam(app: App, { db, now }: RouteDeps) {
         body: CreateTeamBodySchema,
         response: responses(CreatedTeamSchema, 'The team created (or, on a replay, the one created the first time).', {
           write: true,
-          conflict: 'team_name_taken: the name is already used in the organization (case-insensitive, trimmed); idempotency_key_reused: the Idempotency-Key was used for a different request.',
+          conflict:
+            'team_name_taken: the name is already used in the organization (case-insensitive, trimmed); idempotency_key_reused: the Idempotency-Key was used for a different request.',
           replayHeader: true,
         }),
       },
