@@ -42,6 +42,7 @@ describe('docs/security.md', () => {
 
 /** What each production dependency is for. A new dependency without a role here fails the test below. */
 const ROLES: Record<string, string> = {
+  '@cloudflare/blindrsa-ts': 'check-in page: blinds and finishes RFC 9474 tokens in the browser (bundled; the server signs with OpenSSL)',
   '@electric-sql/pglite': 'embedded database (PostgreSQL compiled to WASM)',
   '@fastify/fast-json-stringify-compiler': "Fastify's own response serializer, compiled per route on first use in the CLI",
   '@fastify/rate-limit': 'per-key rate limits (its stores count failed authentications too)',
@@ -53,6 +54,7 @@ const ROLES: Record<string, string> = {
   'cli-progress': 'CLI only: import progress bar',
   commander: 'CLI only: commands and options',
   'csv-parse': 'CLI only: CSV import',
+  esbuild: "check-in page: bundles the page's script once per process, served by the service",
   fastify: 'HTTP server',
   ioredis: 'Redis (shared rate-limit counters)',
   nodemailer: 'console: invitations sent by email through SMTP_URL (the address proven by its mailbox)',
