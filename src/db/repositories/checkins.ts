@@ -320,10 +320,13 @@ export async function participationRows(db: Queryable, orgId: string, fromWeek: 
   ]);
 }
 
-/** Organizations with a roster, not deleted: the round job's work list. */
+/**
+ * Organizations with a roster, not deleted: the round job's work list. An uncorrelated `IN`: Citus
+ * refuses a subquery correlated with a reference table (`organizations`), as the alert engine's list.
+ */
 const rosterOrgsQuery = sql(
   'respondents.orgs',
-  `SELECT o.id FROM organizations o WHERE o.deleted_at IS NULL AND EXISTS (SELECT 1 FROM respondents r WHERE r.org_id = o.id) ORDER BY o.id`,
+  `SELECT o.id FROM organizations o WHERE o.deleted_at IS NULL AND o.id IN (SELECT DISTINCT r.org_id FROM respondents r) ORDER BY o.id`,
 );
 export async function orgsWithRoster(db: Queryable): Promise<string[]> {
   return (await db.query<{ id: string }>(rosterOrgsQuery)).map((r) => r.id);
