@@ -21,6 +21,7 @@ import { benchCommentRelease } from './comments.js';
 import { benchIngest, ingestMarkdown, type IngestBenchResult } from './ingest.js';
 import { importFiles } from './import-files.js';
 import { benchConsole, consoleMarkdown, type ConsoleRow } from './console.js';
+import { benchCheckin, checkinMarkdown, type CheckinBenchResult } from './checkin.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const { values: flags } = parseArgs({
@@ -46,6 +47,10 @@ const { values: flags } = parseArgs({
     'skip-import': { type: 'boolean', default: false },
     'skip-alerts': { type: 'boolean', default: false },
     'skip-ingest': { type: 'boolean', default: false },
+    'skip-checkin': { type: 'boolean', default: false },
+    // The check-in round (--only checkin): respondents, and the concurrency of its steps.
+    respondents: { type: 'string', default: '10000' },
+    'checkin-concurrency': { type: 'string', default: '50' },
     // Skips the HTTP scenarios and the curve; skipped sections keep their figures from the last latest.json.
     'skip-http': { type: 'boolean', default: false },
   },
@@ -389,6 +394,7 @@ async function main() {
   if (flags.only === 'alerts') return onlyAlerts();
   if (flags.only === 'privacy') return onlyPrivacy();
   if (flags.only === 'ingest') return onlyIngest();
+  if (flags.only === 'checkin') return onlyCheckin();
   if (flags['render-only']) {
     const r = JSON.parse(readFileSync(join(ROOT, 'bench/results/latest.json'), 'utf8')) as Record<string, unknown>;
     writeFileSync(join(ROOT, 'bench/results/latest.md'), renderMarkdown(r));
@@ -414,6 +420,7 @@ async function main() {
   }
   results.alerts = flags['skip-alerts'] ? previous.alerts : await benchAlerts(flags['database-url']!, log);
   results.ingest = flags['skip-ingest'] ? previous.ingest : await benchIngest(flags['database-url']!, log, num('import-rows'));
+  results.checkin = flags['skip-checkin'] ? previous.checkin : await benchCheckin(flags['database-url']!, checkinOptions());
 
   results.finishedAt = new Date().toISOString();
   mkdirSync(join(ROOT, 'bench/results'), { recursive: true });
@@ -755,6 +762,7 @@ function renderMarkdown(r: Record<string, unknown>): string {
   }
   if (r.alerts) lines.push('', alertsMarkdown(r.alerts as AlertsBenchResult).trimEnd());
   if (r.ingest) lines.push('', ingestMarkdown(r.ingest as IngestBenchResult).trimEnd());
+  if (r.checkin) lines.push('', checkinMarkdown(r.checkin as CheckinBenchResult).trimEnd());
   return `${lines.join('\n')}\n`;
 }
 
@@ -814,6 +822,25 @@ async function onlyIngest() {
     : '';
   writeFileSync(mdFile, `${md}\n${ingestMarkdown(r)}`);
   console.log(`\n${ingestMarkdown(r)}`);
+}
+
+const checkinOptions = () => ({ respondents: num('respondents'), concurrency: num('checkin-concurrency'), processes: 2, log });
+
+/** `--only checkin`: builds, runs the check-in round (issue 45) alone and updates its part of the results. */
+async function onlyCheckin() {
+  execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+  const r = await benchCheckin(flags['database-url']!, checkinOptions());
+  const jsonFile = join(ROOT, 'bench/results/latest.json');
+  const json = existsSync(jsonFile) ? JSON.parse(readFileSync(jsonFile, 'utf8')) : {};
+  writeFileSync(jsonFile, `${JSON.stringify({ ...json, checkin: r }, null, 2)}\n`);
+  const mdFile = join(ROOT, 'bench/results/latest.md');
+  const md = existsSync(mdFile)
+    ? `${readFileSync(mdFile, 'utf8')
+        .replace(/\n## A round of check-ins[\s\S]*?(?=\n## |$)/, '')
+        .trimEnd()}\n`
+    : '';
+  writeFileSync(mdFile, `${md}\n${checkinMarkdown(r)}`);
+  console.log(`\n${checkinMarkdown(r)}`);
 }
 
 await main();

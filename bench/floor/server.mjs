@@ -1,7 +1,8 @@
 // The floor: bare node:http + pg, the plainest correct SQL per scenario, JSON.stringify,
 // no auth, no validation. It answers for one organization given in FLOOR_ORG.
 import http from 'node:http';
-import { randomBytes } from 'node:crypto';
+import { constants, createHash, createPrivateKey, createPublicKey, privateDecrypt, publicEncrypt, randomBytes, verify } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import pg from 'pg';
 
 const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL, max: Number(process.env.DB_POOL_MAX ?? 10) });
@@ -100,9 +101,100 @@ const routes = {
   },
 };
 
+// The check-in steps (bench/checkin.ts): the same keys as the service's (FLOOR_CHECKIN_KEYS, a
+// file the bench writes), the same RSA operations, links, spent tokens and pulses in tables of
+// its own (bench_floor_links, bench_floor_spent, bench_floor_pulses), one statement per step.
+const checkinKeys = new Map();
+if (process.env.FLOOR_CHECKIN_KEYS) {
+  for (const k of JSON.parse(readFileSync(process.env.FLOOR_CHECKIN_KEYS, 'utf8'))) {
+    checkinKeys.set(k.id, {
+      teamSlot: k.teamSlot,
+      publicKey: k.publicSpki,
+      pub: createPublicKey({ key: Buffer.from(k.publicSpki, 'base64url'), format: 'der', type: 'spki' }),
+      priv: createPrivateKey({ key: Buffer.from(k.privatePkcs8, 'base64url'), format: 'der', type: 'pkcs8' }),
+    });
+  }
+}
+const refused = (status) => Object.assign(new Error(String(status)), { status });
+const digest = (text) => createHash('sha256').update(text).digest();
+const checkinRoutes = [
+  [
+    /^\/checkin\/o\/[^/]+\/open$/,
+    async (_url, body) => {
+      const { token } = JSON.parse(body);
+      const { rows } = await pool.query('UPDATE bench_floor_links SET opened = true WHERE org_id = $1 AND token_hash = $2 RETURNING key_id, issued', [
+        org,
+        digest(token),
+      ]);
+      if (!rows[0]) throw refused(404);
+      return { keyId: rows[0].key_id, publicKey: checkinKeys.get(rows[0].key_id).publicKey, issued: rows[0].issued };
+    },
+  ],
+  [
+    /^\/checkin\/o\/[^/]+\/issue$/,
+    async (_url, body) => {
+      const { token, blindedMessage } = JSON.parse(body);
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const { rows } = await client.query(
+          'UPDATE bench_floor_links SET issued = true WHERE org_id = $1 AND token_hash = $2 AND NOT issued RETURNING key_id',
+          [org, digest(token)],
+        );
+        if (!rows[0]) throw refused(409);
+        const key = checkinKeys.get(rows[0].key_id);
+        const blinded = Buffer.from(blindedMessage, 'base64url');
+        const sig = privateDecrypt({ key: key.priv, padding: constants.RSA_NO_PADDING }, blinded);
+        if (!publicEncrypt({ key: key.pub, padding: constants.RSA_NO_PADDING }, sig).equals(blinded)) throw refused(500);
+        await client.query('COMMIT');
+        return { blindSignature: sig.toString('base64url') };
+      } catch (e) {
+        await client.query('ROLLBACK');
+        throw e;
+      } finally {
+        client.release();
+      }
+    },
+  ],
+  [
+    /^\/checkin\/answer$/,
+    async (_url, body) => {
+      const a = JSON.parse(body);
+      const key = checkinKeys.get(a.keyId);
+      if (!key) throw refused(400);
+      const message = Buffer.from(a.message, 'base64url');
+      const ok = verify('sha384', message, { key: key.pub, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 48 }, Buffer.from(a.signature, 'base64url'));
+      if (!ok) throw refused(400);
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const spent = await client.query('INSERT INTO bench_floor_spent (org_id, key_id, token_hash) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [
+          org,
+          a.keyId,
+          digest(message),
+        ]);
+        if (spent.rowCount === 0) throw refused(409);
+        await client.query(
+          `INSERT INTO bench_floor_pulses (org_id, id, level, reason, comment, moderation_status, subteam_id, created_at)
+           VALUES ($1, $2, $3, $4, $5, 'CLEAN', $6, date_trunc('hour', now()))`,
+          [org, `pls_${randomBytes(8).toString('hex')}`, a.level, a.reason ?? null, a.comment ?? null, key.teamSlot || null],
+        );
+        await client.query('COMMIT');
+        return {};
+      } catch (e) {
+        await client.query('ROLLBACK');
+        throw e;
+      } finally {
+        client.release();
+      }
+    },
+  ],
+];
+
 const server = http.createServer((req, res) => {
   const url = new URL(req.url, 'http://floor');
-  const handler = req.method === 'POST' ? routes[`POST ${url.pathname}`] : routes[url.pathname];
+  const handler =
+    req.method === 'POST' ? (routes[`POST ${url.pathname}`] ?? checkinRoutes.find(([path]) => path.test(url.pathname))?.[1]) : routes[url.pathname];
   let body = '';
   req.on('data', (c) => (body += c));
   req.on('end', () => {
@@ -116,7 +208,7 @@ const server = http.createServer((req, res) => {
         res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) }).end(json);
       },
       (err) => {
-        res.writeHead(500).end(String(err));
+        res.writeHead(err.status ?? 500).end(String(err));
       },
     );
   });

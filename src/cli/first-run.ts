@@ -9,14 +9,36 @@ import { listOrganizations } from '../domain/orgs.js';
  * the embedded database, beside it on PostgreSQL). Printed on PostgreSQL too, with or without
  * `--demo-if-empty`, and once per start: by a single process, or by the first worker of `WORKERS`.
  * The commands name the demo organization when there is one (a restart after the README's
- * operator section holds others, listed first as the newest), else the newest one.
+ * operator section holds others, listed first as the newest), else the newest one. The last two
+ * lines are the way to the check-ins (issue 45): the People page, and the week's links.
  */
-export async function printWayIn(db: DatabaseExecutor, base: string, log: (text: string) => void = (t) => console.log(t)): Promise<void> {
+export async function printWayIn(
+  db: DatabaseExecutor,
+  base: string,
+  opts: { mails: boolean } = { mails: false },
+  log: (text: string) => void = (t) => console.log(t),
+): Promise<void> {
   if (cluster.isWorker && cluster.worker?.id !== 1) return;
-  log(await wayIn(db, base));
+  log(await wayIn(db, base, opts));
 }
 
-export async function wayIn(db: DatabaseExecutor, base: string): Promise<string> {
+/**
+ * The way to this week's check-in (CONTRACT.md section 12), printed on the first run after the
+ * console's invitation: the People page, where the new owner puts themself on the roster, and
+ * where the week's link is. Without SMTP_URL the page offers the links as a CSV file (the CLI
+ * prints them too); with it, the link comes by mail once the round's hour has passed.
+ */
+export function checkinWayIn(base: string, orgId: string, opts: { mails: boolean }): string {
+  const people = `${base}/console/people`;
+  return [
+    `Check-ins: add yourself to the roster on the console's People page, ${people}, and answer this week's check-in:`,
+    opts.mails
+      ? "  your personal link comes by mail (SMTP_URL) within a minute once the round's hour has passed (set on that page; Monday 09:00 UTC at first)."
+      : `  without SMTP_URL no mail goes; download the week's links there (CSV), or print them: npx climate-pulse checkins links --org ${orgId}`,
+  ].join('\n');
+}
+
+export async function wayIn(db: DatabaseExecutor, base: string, opts: { mails: boolean } = { mails: false }): Promise<string> {
   const { items, nextCursor } = await listOrganizations(db, { limit: 10 });
   const live = items.filter((o) => o.deletedAt === null);
   const example = (live.find((o) => o.id.startsWith('org_demo_')) ?? live[0])?.id ?? 'ORG_ID';
@@ -25,5 +47,9 @@ export async function wayIn(db: DatabaseExecutor, base: string): Promise<string>
     `  a new API key:           npx climate-pulse keys create --org ${example}`,
     `  a console invitation:    npx climate-pulse members invite --org ${example} --email you@example.com --role owner`,
     `  the console:             ${base}/console`,
+    `  the check-in roster:     ${base}/console/people`,
+    opts.mails
+      ? '  check-in links:          by mail (SMTP_URL), each week at the hour set on that page'
+      : `  check-in links:          npx climate-pulse checkins links --org ${example}`,
   ].join('\n');
 }

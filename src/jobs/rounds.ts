@@ -1,7 +1,5 @@
 import type { Config } from '../config.js';
 import type { DatabaseExecutor } from '../db/executor.js';
-import { serviceSecret } from '../db/repositories/secrets.js';
-import { CheckinKeys } from '../domain/checkins/keys.js';
 import { runRounds, type RoundReport, type SendMail } from '../domain/checkins/rounds.js';
 import { smtpMailer } from '../mail/index.js';
 import { consoleBaseUrl } from '../admin/routes/members.js';
@@ -29,7 +27,6 @@ export interface RoundScheduleDeps {
 export const checkinLink = (base: string) => (orgId: string, token: string) => `${base}/checkin/o/${encodeURIComponent(orgId)}#${token}`;
 
 export async function startRoundSchedule(deps: RoundScheduleDeps): Promise<{ stop(): Promise<void>; runOnce(): Promise<RoundReport> }> {
-  const keys = new CheckinKeys(await serviceSecret(deps.db, 'checkin_key_seal'));
   const mailer = deps.config.smtpUrl && deps.config.mailFrom ? smtpMailer(deps.config.smtpUrl, deps.config.mailFrom) : undefined;
   const send = deps.send ?? (mailer ? (m: Parameters<SendMail>[0]) => mailer.send(m) : undefined);
   const linkFor = checkinLink(consoleBaseUrl(deps.config));
@@ -37,7 +34,7 @@ export async function startRoundSchedule(deps: RoundScheduleDeps): Promise<{ sto
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> = Promise.resolve();
-  const runOnce = () => runRounds(deps.db, keys, { linkFor, send }, deps.now?.() ?? new Date());
+  const runOnce = () => runRounds(deps.db, { linkFor, send }, deps.now?.() ?? new Date());
   const tick = () => {
     running = runOnce().then(
       (r) => {

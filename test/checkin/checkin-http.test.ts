@@ -4,9 +4,7 @@ import { createTestApp, get, type TestApp } from '../helpers/app.js';
 import { operatorActor } from '../../src/domain/audit.js';
 import { addRespondent, moveRespondent, replaceRoster } from '../../src/domain/checkins/roster.js';
 import { updateCheckinSettings } from '../../src/domain/checkins/settings.js';
-import { CheckinKeys } from '../../src/domain/checkins/keys.js';
 import { runRounds } from '../../src/domain/checkins/rounds.js';
-import { serviceSecret } from '../../src/db/repositories/secrets.js';
 import { sql } from '../../src/db/executor.js';
 import { answer, linkToken, openAndIssue } from './helpers.js';
 
@@ -28,13 +26,7 @@ describe('check-ins over HTTP', () => {
     await addRespondent(t.db, ORG, { email: 'small1@acme.test', team: 'Small' }, op, now);
     await addRespondent(t.db, ORG, { email: 'small2@acme.test', team: 'Small' }, op, now);
     await updateCheckinSettings(t.db, ORG, { reasons: ['workload', 'team'], flagWords: ['idiot'] }, op, now);
-    const keys = new CheckinKeys(await serviceSecret(t.db, 'checkin_key_seal'));
-    const report = await runRounds(
-      t.db,
-      keys,
-      { linkFor: (o, tok) => `http://127.0.0.1:3000/checkin/o/${o}#${tok}`, send: async (m) => void mails.push(m) },
-      now,
-    );
+    const report = await runRounds(t.db, { linkFor: (o, tok) => `http://127.0.0.1:3000/checkin/o/${o}#${tok}`, send: async (m) => void mails.push(m) }, now);
     expect(report).toEqual({ mailed: 8, reminded: 0, failed: 0 });
   });
   afterAll(async () => t?.close());
@@ -44,8 +36,7 @@ describe('check-ins over HTTP', () => {
     expect(mails.every((m) => linkToken(m.text)?.length === 32)).toBe(true);
     expect(mails[0].subject).toBe('How was your week? (Acme)');
     // A second run (another process, or the next tick) sends nothing again.
-    const keys = new CheckinKeys(await serviceSecret(t.db, 'checkin_key_seal'));
-    expect(await runRounds(t.db, keys, { linkFor: () => 'x', send: async (m) => void mails.push(m) }, now)).toEqual({ mailed: 0, reminded: 0, failed: 0 });
+    expect(await runRounds(t.db, { linkFor: () => 'x', send: async (m) => void mails.push(m) }, now)).toEqual({ mailed: 0, reminded: 0, failed: 0 });
     expect(mails).toHaveLength(8);
   });
 

@@ -17,9 +17,7 @@ import { PgliteExecutor } from '../../src/db/pglite.js';
 import { loadDataset } from '../../src/domain/dataset.js';
 import { operatorActor } from '../../src/domain/audit.js';
 import { addRespondent } from '../../src/domain/checkins/roster.js';
-import { CheckinKeys } from '../../src/domain/checkins/keys.js';
 import { runRounds } from '../../src/domain/checkins/rounds.js';
-import { serviceSecret } from '../../src/db/repositories/secrets.js';
 import { readDataset } from '../fixtures/dataset.js';
 import { answer, linkToken, openAndIssue } from './helpers.js';
 
@@ -51,12 +49,7 @@ describe('check-ins move with db copy and backup', () => {
     await loadDataset(source, readDataset());
     for (let i = 1; i <= 6; i++) await addRespondent(source, ORG, { email: `web${i}@acme.test`, team: 'Web' }, operatorActor(), now);
     const mails: string[] = [];
-    await runRounds(
-      source,
-      new CheckinKeys(await serviceSecret(source, 'checkin_key_seal')),
-      { linkFor: (o, t) => `http://x/checkin/o/${o}#${t}`, send: async (m) => void mails.push(m.text) },
-      now,
-    );
+    await runRounds(source, { linkFor: (o, t) => `http://x/checkin/o/${o}#${t}`, send: async (m) => void mails.push(m.text) }, now);
     links.push(...mails.map((m) => linkToken(m)!));
     app = await served(source);
     early = await openAndIssue(app, ORG, links[0]); // issued before the move, answered after it

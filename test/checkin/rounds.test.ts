@@ -4,24 +4,20 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { operatorActor } from '../../src/domain/audit.js';
 import { addRespondent } from '../../src/domain/checkins/roster.js';
 import { updateCheckinSettings } from '../../src/domain/checkins/settings.js';
-import { CheckinKeys } from '../../src/domain/checkins/keys.js';
 import { runRounds, type SendMail } from '../../src/domain/checkins/rounds.js';
 import { reminderTime, roundTime, zonedInstant } from '../../src/domain/checkins/week.js';
-import { serviceSecret } from '../../src/db/repositories/secrets.js';
 import { linkToken } from './helpers.js';
 
 /** Rounds in the organization's time zone, and the reminder to those who have not opened their link (CONTRACT.md section 12). */
 describe('rounds and reminders', () => {
   let t: TestApp;
-  let keys: CheckinKeys;
   const ORG = 'org_acme';
   const mails: { to: string; subject: string; text: string }[] = [];
   const send: SendMail = async (m) => void mails.push(m);
-  const run = (at: string) => runRounds(t.db, keys, { linkFor: (o, tok) => `http://h/checkin/o/${o}#${tok}`, send }, new Date(at));
+  const run = (at: string) => runRounds(t.db, { linkFor: (o, tok) => `http://h/checkin/o/${o}#${tok}`, send }, new Date(at));
 
   beforeAll(async () => {
     t = await createTestApp({ dataset: readDataset(), clock: () => new Date('2026-11-26T10:00:00.000Z') });
-    keys = new CheckinKeys(await serviceSecret(t.db, 'checkin_key_seal'));
     for (let i = 1; i <= 6; i++) await addRespondent(t.db, ORG, { email: `r${i}@acme.test`, team: 'Web' }, operatorActor(), new Date('2026-11-20T00:00:00Z'));
     // Tuesday 10:00 in Paris (UTC+1 in November) is 09:00 UTC; the reminder on Thursday, same hour.
     await updateCheckinSettings(
@@ -68,7 +64,7 @@ describe('rounds and reminders', () => {
     const failing: SendMail = async () => {
       throw new Error('relay down');
     };
-    expect(await runRounds(t.db, keys, { linkFor: () => 'x', send: failing }, new Date('2026-11-26T11:00:00.000Z'))).toEqual({
+    expect(await runRounds(t.db, { linkFor: () => 'x', send: failing }, new Date('2026-11-26T11:00:00.000Z'))).toEqual({
       mailed: 0,
       reminded: 0,
       failed: 1,

@@ -15,9 +15,7 @@ import { PgliteExecutor } from '../../src/db/pglite.js';
 import { loadDataset } from '../../src/domain/dataset.js';
 import { operatorActor } from '../../src/domain/audit.js';
 import { addRespondent } from '../../src/domain/checkins/roster.js';
-import { CheckinKeys } from '../../src/domain/checkins/keys.js';
 import { runRounds } from '../../src/domain/checkins/rounds.js';
-import { serviceSecret } from '../../src/db/repositories/secrets.js';
 import { readDataset } from '../fixtures/dataset.js';
 import { linkToken } from './helpers.js';
 
@@ -56,12 +54,7 @@ describe('unlinkability of check-in answers', () => {
     app = await buildApp(config, { db, now: () => now, logger: { level: 'debug', stream } });
     for (let i = 1; i <= 6; i++) await addRespondent(db, ORG, { email: `web${i}@acme.test`, team: 'Web' }, operatorActor(), now);
     const mails: { to: string; text: string }[] = [];
-    await runRounds(
-      db,
-      new CheckinKeys(await serviceSecret(db, 'checkin_key_seal')),
-      { linkFor: (o, t) => `http://127.0.0.1/checkin/o/${o}#${t}`, send: async (m) => void mails.push(m) },
-      now,
-    );
+    await runRounds(db, { linkFor: (o, t) => `http://127.0.0.1/checkin/o/${o}#${t}`, send: async (m) => void mails.push(m) }, now);
     const suite = RSABSSA.SHA384.PSS.Randomized();
     for (const [i, m] of mails.entries()) {
       const who = m.to;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { wayIn } from '../../src/cli/first-run.js';
+import { checkinWayIn, wayIn } from '../../src/cli/first-run.js';
 import { operatorActor } from '../../src/domain/audit.js';
 import { createOrganization, deleteOrganization } from '../../src/domain/orgs.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
@@ -23,6 +23,8 @@ describe('what a start without a new demo prints (the way in)', () => {
         '  a new API key:           npx climate-pulse keys create --org ORG_ID',
         '  a console invitation:    npx climate-pulse members invite --org ORG_ID --email you@example.com --role owner',
         '  the console:             http://127.0.0.1:3000/console',
+        '  the check-in roster:     http://127.0.0.1:3000/console/people',
+        '  check-in links:          npx climate-pulse checkins links --org ORG_ID',
       ].join('\n'),
     );
   });
@@ -39,6 +41,23 @@ describe('what a start without a new demo prints (the way in)', () => {
       '  a new API key:           npx climate-pulse keys create --org org_demo_abc123',
       '  a console invitation:    npx climate-pulse members invite --org org_demo_abc123 --email you@example.com --role owner',
       '  the console:             https://api.example.com/console',
+      '  the check-in roster:     https://api.example.com/console/people',
+      '  check-in links:          npx climate-pulse checkins links --org org_demo_abc123',
+    ]);
+    // With SMTP_URL the links go by mail: no command that would make new ones.
+    expect((await wayIn(t.db, 'https://api.example.com', { mails: true })).split('\n').at(-1)).toBe(
+      '  check-in links:          by mail (SMTP_URL), each week at the hour set on that page',
+    );
+  });
+
+  it("the first run's way to the check-in (issue 45): the People page, the roster, this week's link", () => {
+    expect(checkinWayIn('http://127.0.0.1:3000', 'org_demo_abc123', { mails: false }).split('\n')).toEqual([
+      "Check-ins: add yourself to the roster on the console's People page, http://127.0.0.1:3000/console/people, and answer this week's check-in:",
+      "  without SMTP_URL no mail goes; download the week's links there (CSV), or print them: npx climate-pulse checkins links --org org_demo_abc123",
+    ]);
+    expect(checkinWayIn('https://pulse.example.com', 'org_demo_abc123', { mails: true }).split('\n')).toEqual([
+      "Check-ins: add yourself to the roster on the console's People page, https://pulse.example.com/console/people, and answer this week's check-in:",
+      "  your personal link comes by mail (SMTP_URL) within a minute once the round's hour has passed (set on that page; Monday 09:00 UTC at first).",
     ]);
   });
 });

@@ -195,6 +195,11 @@ describe('climate-pulse demo and npm start', () => {
             out,
           );
         expect(invitation, out).not.toBeNull();
+        // Issue 45: then the way to this week's check-in, the People page and the links without SMTP_URL.
+        await untilOutput(child, () => out, /checkins links --org/);
+        expect(out).toMatch(
+          /\nCheck-ins: add yourself to the roster on the console's People page, http:\S+\/console\/people, and answer this week's check-in:\n {2}without SMTP_URL no mail goes; download the week's links there \(CSV\), or print them: npx climate-pulse checkins links --org org_demo_\w{6}\n/,
+        );
         const page = await fetch(invitation![1]);
         expect(page.status).toBe(200);
         expect(await page.text()).toContain('Accept invitation');
@@ -234,13 +239,15 @@ describe('climate-pulse demo and npm start', () => {
       });
       let restarted = '';
       restart.stdout.on('data', (d) => (restarted += d));
-      await untilOutput(restart, () => restarted, /the console:/);
+      await untilOutput(restart, () => restarted, /check-in links:/);
       restart.kill('SIGTERM');
       await new Promise((r) => restart.once('exit', r));
       expect(restarted).not.toContain('Demo organization');
       expect(restarted).toMatch(/Organizations: org_demo_\w{6} \(Demo Company\)\./);
       expect(restarted).toMatch(/a new API key: +npx climate-pulse keys create --org org_demo_\w{6}\n/);
       expect(restarted).toMatch(/a console invitation: +npx climate-pulse members invite --org org_demo_\w{6} --email you@example\.com --role owner\n/);
+      expect(restarted).toMatch(/the check-in roster: +http:\S+\/console\/people\n/);
+      expect(restarted).toMatch(/check-in links: +npx climate-pulse checkins links --org org_demo_\w{6}\n/);
 
       // The dip: Customer Support's last 14 days average well below its earlier days.
       const s = await openApp(cdb.env);

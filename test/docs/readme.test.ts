@@ -278,9 +278,10 @@ describe(`README.md (${DATABASE ? 'PostgreSQL' : 'embedded PGlite'}, Node ${spaw
     first.stderr!.on('data', (d) => (out += d));
     // Migrating an empty database and making the demo's 120 days: seconds, more on a loaded machine.
     const started = Date.now();
-    while (!/Console: open \S+/.test(out)) {
+    // The last lines it prints: the console's invitation, then the way to this week's check-in.
+    while (!/Console: open \S+[\s\S]*\nCheck-ins: [^\n]*\n[^\n]*checkins links --org \S+\n/.test(out)) {
       if (first.exitCode !== null) throw new Error(`npm start exited:\n${out}`);
-      if (Date.now() > started + 240_000) throw new Error(`no console invitation printed in 240 s:\n${out}`);
+      if (Date.now() > started + 240_000) throw new Error(`no console invitation and check-in printed in 240 s:\n${out}`);
       await sleep(100);
     }
     console.log(`README: npm start printed its demo and invitation ${((Date.now() - started) / 1000).toFixed(1)} s after it was started`);
@@ -343,6 +344,15 @@ describe(`README.md (${DATABASE ? 'PostgreSQL' : 'embedded PGlite'}, Node ${spaw
     const console = /```\n(Console: open [^\n]+)\n```/.exec(README)?.[1];
     expect(console, 'the console section shows the printed invitation').toBeDefined();
     expect(out).toMatch(new RegExp(console!.replace('127.0.0.1:3000', `127.0.0.1:${port}`).split('…').map(escapeRegExp).join('\\S+')));
+    // The check-ins section's printed lines (issue 45): the People page and this week's links.
+    const checkins = /## Check-ins\n[\s\S]*?```\n(Check-ins: [\s\S]*?)```/.exec(README)?.[1];
+    expect(checkins, 'the check-ins section shows what npm start prints').toBeDefined();
+    const checkinLines = checkins!.trimEnd().split('\n');
+    expect(checkinLines).toHaveLength(2);
+    for (const line of checkinLines) {
+      const pattern = line.replaceAll('127.0.0.1:3000', `127.0.0.1:${port}`).split('…').map(escapeRegExp).join('\\S+');
+      expect(out).toMatch(new RegExp(`^${pattern}$`, 'm'));
+    }
   });
 
   let shellOut = '';
@@ -476,7 +486,7 @@ describe(`README.md (${DATABASE ? 'PostgreSQL' : 'embedded PGlite'}, Node ${spaw
       .trim()
       .split('\n')
       .map((l) => l.replace(/^# /, ''));
-    expect(lines).toHaveLength(6);
+    expect(lines).toHaveLength(8);
     for (const line of lines) {
       const expected = line
         .replace('embedded database in ./data', DATABASE ? 'PostgreSQL' : 'embedded database in ./data')

@@ -2,8 +2,6 @@ import { operatorActor } from '../../domain/audit.js';
 import { addRespondent, listRoster, moveRespondent, removeRespondent, replaceRoster } from '../../domain/checkins/roster.js';
 import { readSettings, updateCheckinSettings } from '../../domain/checkins/settings.js';
 import { exportWeekLinks, participation } from '../../domain/checkins/rounds.js';
-import { CheckinKeys } from '../../domain/checkins/keys.js';
-import { serviceSecretOf } from '../../domain/checkins/secret.js';
 import { requireLiveOrg } from '../../domain/orgs.js';
 import { requireJsonObject } from '../../http/plugins/index.js';
 import { AdminNoQuerySchema, OrgIdParamsSchema, OrgItemParamsSchema, adminResponses } from '../../contract/schemas/admin-common.js';
@@ -25,7 +23,6 @@ import type { AdminRouteDeps, App } from './types.js';
 
 /** The check-ins' roster, settings, links and participation (CONTRACT.md sections 10 and 12). */
 export function registerCheckinRoutes(app: App, { db, now, config }: AdminRouteDeps) {
-  let keys: CheckinKeys | undefined;
   const tags = ['check-ins'];
   app.get(
     '/organizations/:orgId/respondents',
@@ -173,10 +170,7 @@ export function registerCheckinRoutes(app: App, { db, now, config }: AdminRouteD
         response: adminResponses(WeekLinksSchema, "The week's links."),
       },
     },
-    async (request) => {
-      keys ??= new CheckinKeys(await serviceSecretOf(db));
-      return exportWeekLinks(db, keys, request.params.orgId, { linkFor: checkinLink(consoleBaseUrl(config)) }, operatorActor(request.ip), now());
-    },
+    async (request) => exportWeekLinks(db, request.params.orgId, { linkFor: checkinLink(consoleBaseUrl(config)) }, operatorActor(request.ip), now()),
   );
   app.get(
     '/organizations/:orgId/checkin-participation',

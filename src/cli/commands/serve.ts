@@ -8,7 +8,7 @@ import { countOrgs } from '../../db/repositories/orgs.js';
 import { createDemo } from '../../domain/demo.js';
 import { inviteMember } from '../../domain/members.js';
 import { operatorActor } from '../../domain/audit.js';
-import { printWayIn } from '../first-run.js';
+import { checkinWayIn, printWayIn } from '../first-run.js';
 import { demoAlertSettings, demoInstructions } from './demo.js';
 
 export const SIGNALS_HELP = `
@@ -83,8 +83,9 @@ async function serve(config: Config, opts: { demoIfEmpty?: boolean }) {
     console.log(
       `Console: open ${base}/console/invitations/${inv.token} to become the owner (${DEMO_OWNER_EMAIL}) of ${demo.orgId}; the link works once, for 72 hours.`,
     );
+    console.log(checkinWayIn(base, demo.orgId, { mails: Boolean(config.smtpUrl) }));
   } else {
-    await printWayIn(db, base);
+    await printWayIn(db, base, { mails: Boolean(config.smtpUrl) });
   }
 }
 

@@ -14,6 +14,8 @@ import { addWeeks, weekOf } from './week.js';
 export class CheckinKeys {
   private readonly sealKey: Buffer;
   private readonly cache = new Map<string, { priv: KeyObject; pub: KeyObject }>();
+  /** Keys being made in this process, by (organization, week, team slot). */
+  private readonly making = new Map<string, Promise<CheckinKeyRow>>();
 
   constructor(secret: string) {
     this.sealKey = createHash('sha256').update('climate-pulse checkin key seal\0').update(secret).digest();
@@ -33,10 +35,26 @@ export class CheckinKeys {
     return Buffer.concat([decipher.update(sealed.subarray(12, sealed.length - 16)), decipher.final()]);
   }
 
-  /** The key of (week, team slot), made once: concurrent callers all get the one the database kept. */
+  /**
+   * The key of (week, team slot), made once: concurrent callers all get the one the database kept.
+   * In one process, callers that find no key wait for the one being made rather than each making
+   * their own: at a round's hour every link of a team is opened at once, and 50 openings each
+   * generating a 2048-bit key took the CPU for seconds (the check-in bench, issue 45). Across
+   * processes the unique index still decides.
+   */
   async keyFor(db: Queryable, orgId: string, week: string, teamSlot: string): Promise<CheckinKeyRow> {
     const found = await findCheckinKeyFor(db, orgId, week, teamSlot);
     if (found) return found;
+    const slot = `${orgId}\0${week}\0${teamSlot}`;
+    let making = this.making.get(slot);
+    if (!making) {
+      making = this.make(db, orgId, week, teamSlot).finally(() => this.making.delete(slot));
+      this.making.set(slot, making);
+    }
+    return making;
+  }
+
+  private async make(db: Queryable, orgId: string, week: string, teamSlot: string): Promise<CheckinKeyRow> {
     const pair = await generateBlindKeyPair();
     const id = newId('ck');
     await insertCheckinKey(db, orgId, { id, week, teamSlot, publicSpki: pair.publicSpki, privateSealed: this.seal(orgId, id, pair.privatePkcs8) });

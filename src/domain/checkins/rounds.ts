@@ -15,7 +15,6 @@ import {
 import { readOrganization, requireLiveOrg } from '../orgs.js';
 import { recordAudit, type Actor } from '../audit.js';
 import { WEEK_MS } from '../time.js';
-import type { CheckinKeys } from './keys.js';
 import { tokenHash } from './answers.js';
 import { MIN_TEAM } from './roster.js';
 import { addWeeks, reminderTime, roundTime, weekOf, weekStart } from './week.js';
@@ -94,7 +93,7 @@ async function mailLinks(
 }
 
 /** One run over every organization with a roster: due rounds prepared, due mails sent. */
-export async function runRounds(db: DatabaseExecutor, _keys: CheckinKeys, opts: RoundOptions, now: Date): Promise<RoundReport> {
+export async function runRounds(db: DatabaseExecutor, opts: RoundOptions, now: Date): Promise<RoundReport> {
   const report: RoundReport = { mailed: 0, reminded: 0, failed: 0 };
   for (const orgId of await orgsWithRoster(db)) {
     const s = await readCheckinSettings(db, orgId);
@@ -125,7 +124,7 @@ export async function runRounds(db: DatabaseExecutor, _keys: CheckinKeys, opts: 
  * shown twice): the links of an earlier file stop working. Starts the week's round when it has
  * not started. Whoever holds the file can answer in someone's place, though still learn no answer.
  */
-export async function exportWeekLinks(db: DatabaseExecutor, _keys: CheckinKeys, orgId: string, opts: Pick<RoundOptions, 'linkFor'>, actor: Actor, now: Date) {
+export async function exportWeekLinks(db: DatabaseExecutor, orgId: string, opts: Pick<RoundOptions, 'linkFor'>, actor: Actor, now: Date) {
   await requireLiveOrg(db, orgId);
   const week = weekOf(now);
   if (!(await roundExists(db, orgId, week))) await ensureRound(db, orgId, week);

@@ -3,8 +3,6 @@ import type { DatabaseExecutor } from '../../../domain/database.js';
 import { addRespondent, listRoster, moveRespondent, removeRespondent, replaceRoster } from '../../../domain/checkins/roster.js';
 import { readSettings, updateCheckinSettings } from '../../../domain/checkins/settings.js';
 import { exportWeekLinks, participation } from '../../../domain/checkins/rounds.js';
-import { CheckinKeys } from '../../../domain/checkins/keys.js';
-import { serviceSecretOf } from '../../../domain/checkins/secret.js';
 import { notice, type Safe } from '../../html.js';
 import { actorOf, CHANGERS, changeOutcome, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { sendPage } from '../../views/layout.js';
@@ -18,7 +16,6 @@ import { peopleView } from './view.js';
 export function registerPeoplePages(scope: FastifyInstance, deps: ConsoleDeps & { db: DatabaseExecutor; mailer?: unknown }) {
   const { db, now } = deps;
   const admin = { config: { roles: CHANGERS } };
-  let keys: CheckinKeys | undefined;
 
   const peoplePage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) => {
     const s = request.member;
@@ -62,9 +59,8 @@ export function registerPeoplePages(scope: FastifyInstance, deps: ConsoleDeps & 
   );
   // A file download, not a change shown on a page: the links exist in this answer only.
   scope.post('/people/links', admin, async (request, reply) => {
-    keys ??= new CheckinKeys(await serviceSecretOf(db));
     const linkFor = (o: string, t: string) => `${deps.baseUrl}/checkin/o/${encodeURIComponent(o)}#${t}`;
-    const { week, links } = await exportWeekLinks(db, keys, request.member.orgId, { linkFor }, actorOf(request), now());
+    const { week, links } = await exportWeekLinks(db, request.member.orgId, { linkFor }, actorOf(request), now());
     const csv = `${['email,team,link', ...links.map((l) => [l.email, l.team ?? '', l.link].map(csvCell).join(','))].join('\r\n')}\r\n`;
     return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="checkin-links-${week}.csv"`).send(csv);
   });

@@ -36,8 +36,8 @@ ${message ?? ''}
 ${
   roster.respondents.length === 0
     ? html`<p>No one yet. Add people below, or replace the roster from a CSV file.</p>`
-    : html`<div class="table-scroll"><table>
-<caption>${roster.respondents.length} people</caption>
+    : html`<div class="table-scroll" role="region" aria-labelledby="roster-caption" tabindex="0"><table>
+<caption id="roster-caption">${roster.respondents.length} people on the roster</caption>
 <thead><tr><th scope="col">Email</th><th scope="col">Team</th><th scope="col">Answers as</th><th scope="col">Change</th></tr></thead>
 <tbody>${roster.respondents.map(
         (
@@ -91,7 +91,7 @@ ${csrf}
 ${
   counts.length === 0
     ? html`<p>No round yet.</p>`
-    : html`<div class="table-scroll"><table><caption>Per week and team; each count shown only from ${MIN_TEAM}</caption>
+    : html`<div class="table-scroll" role="region" aria-labelledby="participation-caption" tabindex="0"><table><caption id="participation-caption">Participation per week and team; each count shown only from ${MIN_TEAM}</caption>
 <thead><tr><th scope="col">Week of</th><th scope="col">Team</th><th scope="col">Invited</th><th scope="col">Opened</th><th scope="col">Answered</th></tr></thead>
 <tbody>${counts.map((c) => html`<tr><td>${c.week}</td><td><bdi>${c.teamName ?? '(no team)'}</bdi></td><td>${count(c.invited)}</td><td>${count(c.opened)}</td><td>${count(c.answered)}</td></tr>`)}</tbody></table></div>`
 }`,
