@@ -28,10 +28,13 @@ export const IDLE_CLOSE_MS = KEEP_ALIVE_HINT_S * 1000;
 export const ACCEPT_WAITING_MAX_MS = 5_000;
 const CHECK_EVERY_MS = 50;
 /**
- * Before the port closes: no connection accepted and no `Connection: close` answer written for
- * this long (a client told to close reconnects at once, and a connection that reaches the port as
- * it closes is reset by the kernel with its request sent). Waited for QUIET_WAIT_MAX_MS at most.
- * Measured from the events, not from the delay's timers, which a loaded machine runs late.
+ * Before the port closes: no connection reached it (as the kernel sees it: `connectionsTo`), none
+ * accepted, and no `Connection: close` answer written for this long (a client told to close
+ * reconnects at once, and a connection that reaches the port as it closes is reset by the kernel
+ * with its request sent). Waited for QUIET_WAIT_MAX_MS at most. Measured from the events, not from
+ * the delay's timers, which a loaded machine runs late. The kernel's view matters with WORKERS: the
+ * primary accepts every connection and hands it to a worker, so a connection still on its way to
+ * one is in no worker's accepts, and is reset if the port closes meanwhile.
  */
 export const SETTLED_MS = 250;
 export const QUIET_WAIT_MAX_MS = 2_000;
@@ -106,6 +109,33 @@ export function trackConnections(server: Server, opts: { keepAliveHintS?: number
   let lastCloseAnswerAt = 0;
   /** The delay's quiet last part ran: without a delay the port closes at once, as before. */
   let quieted = false;
+  /**
+   * When a connection last reached the port, as the kernel sees it (Linux): an arrival this process
+   * has not accepted yet counts too, such as one in the kernel's queue or, with WORKERS, one the
+   * primary accepted and is still handing to a worker (which a worker's own accepts never show).
+   */
+  let lastArrivalAt = 0;
+  let arrivals: NodeJS.Timeout | undefined;
+  let seen: Set<string> | undefined;
+  let arrivalPort: number | undefined;
+  /** Reads the kernel's connections to the port; true when one is there that was not at the last read. */
+  const pollArrivals = (): boolean => {
+    if (arrivalPort === undefined || seen === undefined) return false;
+    const now = connectionsTo(arrivalPort) ?? new Set<string>();
+    let arrived = false;
+    for (const key of now) if (!seen.has(key)) arrived = true;
+    if (arrived) lastArrivalAt = Date.now();
+    seen = now;
+    return arrived;
+  };
+  const watchArrivals = () => {
+    const address = server.address();
+    arrivalPort = typeof address === 'object' && address ? address.port : undefined;
+    seen = arrivalPort === undefined ? undefined : connectionsTo(arrivalPort);
+    if (seen === undefined || arrivals) return;
+    arrivals = setInterval(pollArrivals, ARRIVALS_EVERY_MS);
+    arrivals.unref();
+  };
   server.on('connection', (socket: Socket) => {
     accepted++;
     lastAcceptAt = Date.now();
@@ -186,6 +216,7 @@ export function trackConnections(server: Server, opts: { keepAliveHintS?: number
     quiet() {
       draining = false;
       quieted = true;
+      watchArrivals();
       for (const res of open) {
         if (res.headersSent) continue;
         res.removeHeader('connection');
@@ -195,29 +226,38 @@ export function trackConnections(server: Server, opts: { keepAliveHintS?: number
     closeIdleNow: () => closeIdle(0, true),
     async stopListening() {
       watchIdle();
-      // The clients settle on the connections they have: none arriving, none told to reconnect.
-      const settleUntil = Date.now() + QUIET_WAIT_MAX_MS;
-      while (quieted && server.listening && Date.now() < settleUntil && Date.now() - Math.max(lastAcceptAt, lastCloseAnswerAt) < SETTLED_MS) {
-        await new Promise((r) => setTimeout(r, 10));
-      }
+      const address = server.address();
+      const port = typeof address === 'object' && address && !cluster.isWorker ? address.port : undefined;
+      const workerPort = typeof address === 'object' && address && cluster.isWorker ? address.port : undefined;
       // Two setImmediates span one poll phase, where a waiting connection is accepted.
       const oneTurn = async () => {
         await new Promise((r) => setImmediate(r));
         await new Promise((r) => setImmediate(r));
       };
-      const address = server.address();
-      const port = typeof address === 'object' && address && !cluster.isWorker ? address.port : undefined;
-      const workerPort = typeof address === 'object' && address && cluster.isWorker ? address.port : undefined;
-      const waiting = port === undefined ? 0 : waitingToBeAccepted(port);
-      const from = accepted;
-      const until = Date.now() + ACCEPT_WAITING_MAX_MS;
-      while (waiting !== 0 && server.listening && Date.now() < until) {
-        const before = accepted;
-        await oneTurn();
-        // Where the kernel does not say how many wait: until a turn finds none.
-        if (waiting === undefined ? accepted === before : accepted - from >= waiting) break;
+      const settleUntil = Date.now() + QUIET_WAIT_MAX_MS;
+      for (;;) {
+        // The clients settle on the connections they have: none arriving, none told to reconnect.
+        while (quieted && server.listening && Date.now() < settleUntil) {
+          pollArrivals();
+          if (Date.now() - Math.max(lastAcceptAt, lastCloseAnswerAt, lastArrivalAt) >= SETTLED_MS) break;
+          await new Promise((r) => setTimeout(r, 10));
+        }
+        // Connections the kernel already holds for this process are accepted (their requests were sent).
+        const waiting = port === undefined ? 0 : waitingToBeAccepted(port);
+        const from = accepted;
+        const until = Date.now() + ACCEPT_WAITING_MAX_MS;
+        while (waiting !== 0 && server.listening && Date.now() < until) {
+          const before = accepted;
+          await oneTurn();
+          // Where the kernel does not say how many wait: until a turn finds none.
+          if (waiting === undefined ? accepted === before : accepted - from >= waiting) break;
+        }
+        // The last look, in the same turn as the close: a connection that reached the port meanwhile
+        // sends this back to settling (it is accepted first), within the settle bound.
+        if (!quieted || !server.listening || Date.now() >= settleUntil || !pollArrivals()) break;
       }
       await new Promise<void>((resolve) => {
+        if (arrivals) clearInterval(arrivals);
         const done = () => {
           if (timer) clearInterval(timer);
           resolve();
@@ -243,6 +283,34 @@ export function trackConnections(server: Server, opts: { keepAliveHintS?: number
       });
     },
   };
+}
+
+/** How often the kernel's table of connections is read while the clients settle (Linux). */
+const ARRIVALS_EVERY_MS = 10;
+
+/**
+ * Linux: the connections to local `port` that the kernel holds (handshake done or under way), each
+ * as its remote address and port; undefined where /proc/net/tcp cannot be read. Accepted or not,
+ * and by whichever process: in a cluster the primary accepts and hands each one to a worker.
+ */
+export function connectionsTo(port: number): Set<string> | undefined {
+  let found: Set<string> | undefined;
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      continue;
+    }
+    found ??= new Set();
+    for (const line of text.split('\n').slice(1)) {
+      const [, local, remote, state] = line.trim().split(/\s+/);
+      // 01 ESTABLISHED, 03 SYN_RECV (a handshake under way).
+      if ((state !== '01' && state !== '03') || !local || parseInt(local.slice(local.lastIndexOf(':') + 1), 16) !== port) continue;
+      found.add(remote);
+    }
+  }
+  return found;
 }
 
 /** Resolves once nothing listens on `port` (Linux; elsewhere at once), or after `maxMs`. */

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../src/db/executor.js';
-import { createCliDatabase, runCli } from '../helpers/cli.js';
+import { createCliDatabase, runCliInProcess as cli } from '../helpers/cli.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 import { createAdminTest, TOKEN, type AdminTest } from './helpers.js';
 
@@ -427,23 +427,24 @@ describe('the audit log', () => {
   });
 });
 
+// The CLI runs in this process (runCliInProcess): what is tested is what it prints and records.
 describe('climate-pulse audit', { timeout: 300_000 }, () => {
   let cdb: Awaited<ReturnType<typeof createCliDatabase>>;
   beforeAll(async () => {
     cdb = await createCliDatabase();
     const file = join(tmpdir(), `audit-ds-${process.pid}.json`);
     writeFileSync(file, JSON.stringify({ organizations: [{ id: 'org_c', name: 'C', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z' }] }));
-    expect((await runCli(['load', file], cdb.env)).code).toBe(0);
+    expect((await cli(['load', file], cdb.env)).code).toBe(0);
   });
   afterAll(() => cdb?.close());
 
   it('prints the log newest first, one line per event; the CLI is the operator', async () => {
-    expect((await runCli(['orgs', 'update', '--org', 'org_c', '--name', 'Renamed'], cdb.env)).code).toBe(0);
-    const created = await runCli(['keys', 'create', '--org', 'org_c', '--name', 'ci'], cdb.env);
+    expect((await cli(['orgs', 'update', '--org', 'org_c', '--name', 'Renamed'], cdb.env)).code).toBe(0);
+    const created = await cli(['keys', 'create', '--org', 'org_c', '--name', 'ci'], cdb.env);
     expect(created.code).toBe(0);
     const secret = created.stdout.trim();
 
-    const out = await runCli(['audit', '--org', 'org_c'], cdb.env);
+    const out = await cli(['audit', '--org', 'org_c'], cdb.env);
     expect(out.code).toBe(0);
     const lines = out.stdout.trimEnd().split('\n');
     const time = '\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z';
@@ -458,16 +459,16 @@ describe('climate-pulse audit', { timeout: 300_000 }, () => {
     );
     expect(out.stdout).not.toContain(secret);
 
-    const one = await runCli(['audit', '--org', 'org_c', '--limit', '1', '--json'], cdb.env);
+    const one = await cli(['audit', '--org', 'org_c', '--limit', '1', '--json'], cdb.env);
     expect(
       one.stdout
         .trimEnd()
         .split('\n')
         .map((l) => JSON.parse(l).action),
     ).toEqual(['key.created']);
-    const filtered = await runCli(['audit', '--org', 'org_c', '--action', 'organization.updated'], cdb.env);
+    const filtered = await cli(['audit', '--org', 'org_c', '--action', 'organization.updated'], cdb.env);
     expect(filtered.stdout.trimEnd().split('\n')).toEqual([lines[1]]);
-    const unknown = await runCli(['audit', '--org', 'org_nope'], cdb.env);
+    const unknown = await cli(['audit', '--org', 'org_nope'], cdb.env);
     expect([unknown.code, unknown.stderr.trim()]).toEqual([1, 'climate-pulse: no organization "org_nope"']);
   });
 });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/contract/errors.js';
 import { loadDataset } from '../../src/domain/dataset.js';
-import { createCliDatabase, runCli } from '../helpers/cli.js';
+import { createCliDatabase, runCliInProcess as cli } from '../helpers/cli.js';
 import { createAdminTest, type AdminTest } from './helpers.js';
 
 const RULE = 'must be 1-128 characters of A-Z a-z 0-9 . _ : -, and not . or ..';
@@ -47,12 +47,12 @@ describe('organization ids . and .. are refused wherever an organization is crea
   it('the CLI: orgs create --id .. and a dataset with id . are refused with the rule', { timeout: 120_000 }, async () => {
     const cdb = await createCliDatabase();
     try {
-      const created = await runCli(['orgs', 'create', '--id', '..', '--name', 'Dots', '--plan', 'business'], cdb.env);
+      const created = await cli(['orgs', 'create', '--id', '..', '--name', 'Dots', '--plan', 'business'], cdb.env);
       expect(created.code).not.toBe(0);
       expect(created.stderr).toContain(`Body field 'id' ${RULE}.`);
       const file = join(tmpdir(), `org-id-dots-${process.pid}.json`);
       writeFileSync(file, JSON.stringify({ organizations: [org('.')] }));
-      const loaded = await runCli(['load', file], cdb.env);
+      const loaded = await cli(['load', file], cdb.env);
       expect(loaded.code).not.toBe(0);
       expect(loaded.stderr).toContain(`organizations[0].id: ${RULE}`);
     } finally {

@@ -4,7 +4,7 @@ import type { Dataset } from '../../src/domain/dataset.js';
 import { loadDataset } from '../../src/domain/dataset.js';
 import { lastClosedWeek } from '../../src/domain/alert-engine.js';
 import { isoWeekLabel, parseIsoWeek } from '../../src/domain/time.js';
-import { createCliDatabase, openApp, runCli } from '../helpers/cli.js';
+import { createCliDatabase, openApp, runCli, runCliInProcess as cli } from '../helpers/cli.js';
 import { TEST_DATABASE_URL } from '../helpers/db.js';
 
 const DAY = 86_400_000;
@@ -63,11 +63,12 @@ function parse(stdout: string) {
   };
 }
 
+// The CLI runs in this process (runCliInProcess); two runs at once (below) are two processes.
 describe('climate-pulse alerts run', () => {
   let cdb: Awaited<ReturnType<typeof createCliDatabase>>;
   beforeAll(async () => {
     cdb = await createCliDatabase();
-    expect((await runCli(['migrate'], cdb.env)).code).toBe(0);
+    expect((await cli(['migrate'], cdb.env)).code).toBe(0);
     const s = await openApp(cdb.env);
     await loadDataset(s.db, dataset());
     await s.close();
@@ -80,7 +81,7 @@ describe('climate-pulse alerts run', () => {
   it(
     '--week raises that closed week once and prints each alert; a repeated run raises nothing',
     async () => {
-      const r = await runCli(['alerts', 'run', '--week', '2026-W34'], cdb.env);
+      const r = await cli(['alerts', 'run', '--week', '2026-W34'], cdb.env);
       expect(r.code, r.stderr).toBe(0);
       expect(parse(r.stdout)).toEqual({
         alerts: [
@@ -89,7 +90,7 @@ describe('climate-pulse alerts run', () => {
         ],
         summary: 'raised 2 alerts for 2026-W34 in 2 organizations',
       });
-      const again = await runCli(['alerts', 'run', '--week', '2026-W34'], cdb.env);
+      const again = await cli(['alerts', 'run', '--week', '2026-W34'], cdb.env);
       expect(again.stdout).toBe('raised 0 alerts for 2026-W34 in 2 organizations\n');
     },
     CLI_TIMEOUT,
@@ -99,7 +100,7 @@ describe('climate-pulse alerts run', () => {
     '--since backfills every closed week from that one on, and only those; --org keeps to one organization',
     async () => {
       const last = isoWeekLabel(lastClosedWeek(new Date(), 60));
-      const r = await runCli(['alerts', 'run', '--since', '2026-W31', '--org', 'org_f'], cdb.env);
+      const r = await cli(['alerts', 'run', '--since', '2026-W31', '--org', 'org_f'], cdb.env);
       expect(r.code, r.stderr).toBe(0);
       const out = parse(r.stdout);
       expect(out.alerts).toEqual([
@@ -107,13 +108,13 @@ describe('climate-pulse alerts run', () => {
         ['2026-W32', 'org_f', 'LOW_MOOD', low('2026-W32', 'across the organization')],
       ]);
       expect(out.summary).toBe(`raised 2 alerts for 2026-W31..${last} in 1 organization`);
-      const all = parse((await runCli(['alerts', 'run', '--since', '2026-W01'], cdb.env)).stdout);
+      const all = parse((await cli(['alerts', 'run', '--since', '2026-W01'], cdb.env)).stdout);
       expect(all.alerts).toEqual([
         ['2026-W30', 'org_f', 'LOW_MOOD', low('2026-W30', 'among pulses without a team')],
         ['2026-W30', 'org_f', 'LOW_MOOD', low('2026-W30', 'across the organization')],
       ]);
       expect(all.summary).toMatch(/^raised 2 alerts for 2026-W01\.\.2026-W\d\d in 2 organizations$/);
-      expect(parse((await runCli(['alerts', 'run'], cdb.env)).stdout).summary).toMatch(/^raised 0 alerts for 2026-W\d\d in 0 organizations$/);
+      expect(parse((await cli(['alerts', 'run'], cdb.env)).stdout).summary).toMatch(/^raised 0 alerts for 2026-W\d\d in 0 organizations$/);
 
       const s = await openApp(cdb.env);
       const rows = await s.db.query<{ org_id: string; week_iso: string; n: number }>(
@@ -135,7 +136,7 @@ describe('climate-pulse alerts run', () => {
     [['--week', '2026-W30', '--since', '2026-W30'], 'climate-pulse: give --week or --since, not both'],
     [['--week', '2026-W30', '--org', 'org_nope'], 'climate-pulse: no organization "org_nope" (or it is deleted)'],
   ])('refuses %j with one line and exit 1', async (args, message) => {
-    const r = await runCli(['alerts', 'run', ...args], cdb.env);
+    const r = await cli(['alerts', 'run', ...args], cdb.env);
     expect(r.code).toBe(1);
     expect(r.stderr.trim()).toBe(message);
     expect(r.stdout).toBe('');
@@ -143,7 +144,7 @@ describe('climate-pulse alerts run', () => {
 
   it('refuses a week that is not closed yet, naming the latest closed one', async () => {
     const current = isoWeekLabel(new Date(Date.now() + 7 * DAY));
-    const r = await runCli(['alerts', 'run', '--week', current], cdb.env);
+    const r = await cli(['alerts', 'run', '--week', current], cdb.env);
     expect(r.code).toBe(1);
     expect(r.stderr.trim()).toMatch(
       new RegExp(

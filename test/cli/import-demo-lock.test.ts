@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../src/db/executor.js';
-import { createCliDatabase, openApp, runCli } from '../helpers/cli.js';
+import { createCliDatabase, openApp, runCli, runCliInProcess as cli } from '../helpers/cli.js';
 import { CLI, ROOT, startServerProcess } from '../helpers/process.js';
 
 const tmp = (name: string) => join(tmpdir(), `cp-${process.pid}-${name}`);
@@ -63,12 +63,13 @@ const rows = Array.from({ length: 3000 }, (_, i) => ({
   createdAt: new Date(BASE + i * 600_000).toISOString(),
 }));
 
+// The CLI runs in this process here (runCliInProcess); the lock, below, is between processes.
 describe('climate-pulse import-pulses', () => {
   let cdb: Awaited<ReturnType<typeof createCliDatabase>>;
   beforeAll(async () => {
     cdb = await createCliDatabase();
     writeFileSync(tmp('ds.json'), JSON.stringify(dataset));
-    expect((await runCli(['load', tmp('ds.json')], cdb.env)).code).toBe(0);
+    expect((await cli(['load', tmp('ds.json')], cdb.env)).code).toBe(0);
   }, SLOW);
   afterAll(() => cdb.close());
 
@@ -80,7 +81,7 @@ describe('climate-pulse import-pulses', () => {
       lines.splice(20, 0, '{not json');
       lines.splice(30, 0, JSON.stringify({ ...rows[0], id: 'bad_team', subteamId: 't9' }));
       writeFileSync(tmp('bad.ndjson'), `${lines.join('\n')}\n`);
-      const r = await runCli(['import-pulses', '--org', 'org_i', tmp('bad.ndjson')], cdb.env);
+      const r = await cli(['import-pulses', '--org', 'org_i', tmp('bad.ndjson')], cdb.env);
       expect(r.code).toBe(1);
       expect(r.stderr).toContain('line 11: level: must be <= 5\nline 21: not valid JSON\nline 31: subteamId: unknown team "t9"\n');
       expect(r.stderr.trim().split('\n').pop()).toBe('climate-pulse: import aborted: 3 bad row(s); nothing was written');
@@ -109,11 +110,11 @@ describe('climate-pulse import-pulses', () => {
         ...rows.slice(2000).map((r) => [r.id, r.level, q(r.reason), q(r.comment), r.moderationStatus, r.subteamId ?? '', r.createdAt].join(',')),
       ];
       writeFileSync(tmp('b.csv'), `${csv.join('\n')}\n`);
-      const a = await runCli(['import-pulses', '--org', 'org_i', tmp('a.ndjson')], cdb.env);
+      const a = await cli(['import-pulses', '--org', 'org_i', tmp('a.ndjson')], cdb.env);
       expect(a.code).toBe(0);
       expect(JSON.parse(a.stdout)).toMatchObject({ imported: 2000, skipped: 0, rows: 2000, aborted: false });
       expect(a.stderr).not.toContain('['); // not a TTY: no progress bar
-      const b = await runCli(['import-pulses', '--org', 'org_i', tmp('b.csv')], cdb.env);
+      const b = await cli(['import-pulses', '--org', 'org_i', tmp('b.csv')], cdb.env);
       expect(b.code).toBe(0);
       expect(JSON.parse(b.stdout)).toMatchObject({ imported: 1000, skipped: 0, rows: 1000 });
 
@@ -156,7 +157,7 @@ describe('climate-pulse import-pulses', () => {
         JSON.stringify({ ...rows[0], id: 'new_2', moderationStatus: 'HIDDEN' }),
       ];
       writeFileSync(tmp('skip.ndjson'), `${lines.join('\n')}\n`);
-      const r = await runCli(['import-pulses', '--org', 'org_i', '--on-error', 'skip', tmp('skip.ndjson')], cdb.env);
+      const r = await cli(['import-pulses', '--org', 'org_i', '--on-error', 'skip', tmp('skip.ndjson')], cdb.env);
       expect(r.code).toBe(0);
       expect(JSON.parse(r.stdout)).toMatchObject({ imported: 1, skipped: 2, rows: 3, aborted: false });
       expect(r.stderr).toContain('line 3: moderationStatus:');

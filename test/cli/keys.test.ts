@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCliDatabase, openApp, runCli } from '../helpers/cli.js';
+import { createCliDatabase, openApp, runCli, runCliInProcess as cli } from '../helpers/cli.js';
 import { TEST_DATABASE_URL } from '../helpers/db.js';
 
 const dataset = {
@@ -24,13 +24,14 @@ const dataset = {
   ],
 };
 
+// The CLI runs in this process (runCliInProcess) except where a second process is the point.
 describe('climate-pulse keys', { timeout: 300_000 }, () => {
   let cdb: Awaited<ReturnType<typeof createCliDatabase>>;
   beforeAll(async () => {
     cdb = await createCliDatabase();
     const file = join(tmpdir(), `keys-ds-${process.pid}.json`);
     writeFileSync(file, JSON.stringify(dataset));
-    const load = await runCli(['load', file], cdb.env);
+    const load = await cli(['load', file], cdb.env);
     expect(load.stdout.trim()).toBe(
       JSON.stringify({ loaded: { plans: 0, organizations: 4, apiKeys: 3, teams: 0, pulses: 0, pulsesInFrozenWeeks: 0, alerts: 0, actions: 0 } }),
     );
@@ -38,14 +39,14 @@ describe('climate-pulse keys', { timeout: 300_000 }, () => {
   afterAll(() => cdb.close());
 
   it('creates a key printed once, lists it without the secret, records its use, and revokes it', async () => {
-    const created = await runCli(['keys', 'create', '--org', 'org_k', '--name', 'ci'], cdb.env);
+    const created = await cli(['keys', 'create', '--org', 'org_k', '--name', 'ci'], cdb.env);
     expect(created.code).toBe(0);
     const secret = created.stdout.trim();
     expect(secret).toMatch(/^cp_live_[0-9A-Za-z]{40}$/);
     const prefix = secret.slice(0, 14);
     expect(created.stderr).toMatch(new RegExp(`^created key ${prefix}… \\(key_[0-9A-Za-z]{16}\\) for org_k\\. `));
 
-    const listed = await runCli(['keys', 'list', '--org', 'org_k', '--json'], cdb.env);
+    const listed = await cli(['keys', 'list', '--org', 'org_k', '--json'], cdb.env);
     const rows = JSON.parse(listed.stdout);
     expect(rows).toEqual([
       {
@@ -66,15 +67,15 @@ describe('climate-pulse keys', { timeout: 300_000 }, () => {
     expect(ok.statusCode).toBe(200);
     await s.close(); // flushes the batched last-used time
 
-    const table = await runCli(['keys', 'list', '--org', 'org_k'], cdb.env);
+    const table = await cli(['keys', 'list', '--org', 'org_k'], cdb.env);
     expect(table.stdout.split('\n')[0]).toMatch(/^ID\s+PREFIX\s+NAME\s+SCOPE\s+CREATED\s+EXPIRES\s+LAST USED\s+REVOKED$/);
-    const after = JSON.parse((await runCli(['keys', 'list', '--org', 'org_k', '--json'], cdb.env)).stdout);
+    const after = JSON.parse((await cli(['keys', 'list', '--org', 'org_k', '--json'], cdb.env)).stdout);
     expect(after[0].lastUsedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 
-    const revoked = await runCli(['keys', 'revoke', '--org', 'org_k', prefix], cdb.env);
+    const revoked = await cli(['keys', 'revoke', '--org', 'org_k', prefix], cdb.env);
     expect(revoked.code).toBe(0);
     expect(revoked.stdout).toMatch(new RegExp(`^revoked ${prefix} \\(key_[0-9A-Za-z]+\\) of org_k\\n$`));
-    expect(JSON.parse((await runCli(['keys', 'list', '--org', 'org_k', '--json'], cdb.env)).stdout)[0].revoked).toBe(true);
+    expect(JSON.parse((await cli(['keys', 'list', '--org', 'org_k', '--json'], cdb.env)).stdout)[0].revoked).toBe(true);
 
     const s2 = await openApp(cdb.env);
     const refused = await s2.app.inject({ url: '/v1/org', headers: { authorization: `Bearer ${secret}` } });
@@ -90,11 +91,11 @@ describe('climate-pulse keys', { timeout: 300_000 }, () => {
       [['keys', 'revoke', '--org', 'org_k', 'cp_live_nothing'], 'climate-pulse: no key with id or prefix "cp_live_nothing" in org_k'],
       [['keys', 'revoke', '--org', 'org_nope', 'cp_live_nothing'], 'climate-pulse: no organization "org_nope" (or it is deleted)'],
     ] as const) {
-      const r = await runCli([...args], cdb.env);
+      const r = await cli([...args], cdb.env);
       expect(r.code).toBe(1);
       expect(r.stderr.trim().split('\n').pop()).toBe(message);
     }
-    const help = await runCli(['keys', 'create', '--help'], cdb.env);
+    const help = await cli(['keys', 'create', '--help'], cdb.env);
     expect(help.stdout).toContain('--org <id>');
   });
 
@@ -113,7 +114,7 @@ describe('climate-pulse keys', { timeout: 300_000 }, () => {
 
   it("revokes within one organization: a display prefix shared with another organization's key touches only this one (issue 20, finding 4)", async () => {
     const list = async (orgId: string) =>
-      JSON.parse((await runCli(['keys', 'list', '--org', orgId, '--json'], cdb.env)).stdout) as {
+      JSON.parse((await cli(['keys', 'list', '--org', orgId, '--json'], cdb.env)).stdout) as {
         id: string;
         name: string;
         prefix: string;
@@ -124,7 +125,7 @@ describe('climate-pulse keys', { timeout: 300_000 }, () => {
     expect((await list('org_s2')).map((k) => k.prefix)).toEqual(['cp_test_shar', 'cp_test_shar']);
 
     // Ambiguous inside org_s2: refused, listing both; nothing revoked anywhere.
-    const ambiguous = await runCli(['keys', 'revoke', '--org', 'org_s2', 'cp_test_shar'], cdb.env);
+    const ambiguous = await cli(['keys', 'revoke', '--org', 'org_s2', 'cp_test_shar'], cdb.env);
     expect(ambiguous.code).toBe(1);
     const [a, b] = await list('org_s2');
     expect(ambiguous.stderr.trim()).toBe(
@@ -133,23 +134,21 @@ describe('climate-pulse keys', { timeout: 300_000 }, () => {
     expect([...(await list('org_s1')), ...(await list('org_s2'))].every((k) => !k.revoked)).toBe(true);
 
     // Unambiguous inside org_s1 although org_s2 has two keys with that prefix.
-    const one = await runCli(['keys', 'revoke', '--org', 'org_s1', 'cp_test_shar'], cdb.env);
+    const one = await cli(['keys', 'revoke', '--org', 'org_s1', 'cp_test_shar'], cdb.env);
     expect(one.stdout).toBe(`revoked cp_test_shar (${s1.id}) of org_s1\n`);
     expect((await list('org_s1'))[0].revoked).toBe(true);
     expect((await list('org_s2')).map((k) => k.revoked)).toEqual([false, false]);
     // Another organization's key id is unknown here.
-    expect((await runCli(['keys', 'revoke', '--org', 'org_s1', a.id], cdb.env)).stderr.trim()).toBe(
-      `climate-pulse: no key with id or prefix "${a.id}" in org_s1`,
-    );
-    expect((await runCli(['keys', 'revoke', '--org', 'org_s2', b.id], cdb.env)).stdout).toBe(`revoked cp_test_shar (${b.id}) of org_s2\n`);
+    expect((await cli(['keys', 'revoke', '--org', 'org_s1', a.id], cdb.env)).stderr.trim()).toBe(`climate-pulse: no key with id or prefix "${a.id}" in org_s1`);
+    expect((await cli(['keys', 'revoke', '--org', 'org_s2', b.id], cdb.env)).stdout).toBe(`revoked cp_test_shar (${b.id}) of org_s2\n`);
     expect((await list('org_s2')).map((k) => k.revoked)).toEqual([false, true]);
   });
 
   it('creates a read-only key with an expiry', async () => {
-    const r = await runCli(['keys', 'create', '--org', 'org_k', '--scope', 'read', '--expires', '2099-01-31'], cdb.env);
+    const r = await cli(['keys', 'create', '--org', 'org_k', '--scope', 'read', '--expires', '2099-01-31'], cdb.env);
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(/^created read-only key cp_live_\w{6}… \(key_\w{16}\) for org_k, expiring 2099-01-31T00:00:00.000Z\./);
-    const bad = await runCli(['keys', 'create', '--org', 'org_k', '--expires', 'tomorrow'], cdb.env);
+    const bad = await cli(['keys', 'create', '--org', 'org_k', '--expires', 'tomorrow'], cdb.env);
     expect(bad.stderr.trim()).toBe('climate-pulse: --expires "tomorrow" is not a date (2027-01-31) or a date-time with an offset (2027-01-31T12:00:00Z)');
   });
 });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminSocketPath } from '../../src/admin/socket.js';
-import { createCliDatabase, runCli } from '../helpers/cli.js';
+import { createCliDatabase, runCli, runCliInProcess } from '../helpers/cli.js';
 import { TEST_DATABASE_URL } from '../helpers/db.js';
 import { freePort, startServerProcess, type ServerProcess } from '../helpers/process.js';
 
@@ -31,6 +31,8 @@ const dataset = {
   ],
 };
 
+// The CLI runs in this process (runCliInProcess) and reaches the server process through its
+// operator socket, as it would from a shell; a second `serve` is a process.
 describe('operator commands while the server runs', { timeout: 600_000 }, () => {
   let cdb: Awaited<ReturnType<typeof createCliDatabase>>;
   let server: ServerProcess;
@@ -38,7 +40,7 @@ describe('operator commands while the server runs', { timeout: 600_000 }, () => 
   beforeAll(async () => {
     cdb = await createCliDatabase();
     writeFileSync(tmp('ds.json'), JSON.stringify(dataset));
-    expect((await runCli(['load', tmp('ds.json')], cdb.env)).code).toBe(0);
+    expect((await runCliInProcess(['load', tmp('ds.json')], cdb.env)).code).toBe(0);
     adminPort = await freePort();
     server = await startServerProcess(
       { ...cdb.env, LOG_LEVEL: 'info', KEY_CACHE_TTL_MS: '2000', ADMIN_PORT: String(adminPort), ADMIN_TOKEN: TOKEN },
@@ -65,7 +67,7 @@ describe('operator commands while the server runs', { timeout: 600_000 }, () => 
       }
     })();
     const cli = async (args: string[]) => {
-      const r = await runCli(args, cdb.env);
+      const r = await runCliInProcess(args, cdb.env);
       expect(r.stderr.includes('is in use by process'), `${args.join(' ')}: ${r.stderr}`).toBe(false);
       expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(0);
       return r;
@@ -116,7 +118,7 @@ describe('operator commands while the server runs', { timeout: 600_000 }, () => 
       importing = true;
       const imported = await cli(['import-pulses', '--org', 'org_o', tmp('rows.ndjson')]);
       expect(JSON.parse(imported.stdout)).toMatchObject({ imported: 2000, skipped: 0, rows: 2000, aborted: false });
-      const again = await runCli(['import-pulses', '--org', 'org_o', tmp('rows.ndjson')], cdb.env);
+      const again = await runCliInProcess(['import-pulses', '--org', 'org_o', tmp('rows.ndjson')], cdb.env);
       importing = false;
       expect(again.code).toBe(1);
       expect(again.stderr.trim().split('\n').pop()).toMatch(

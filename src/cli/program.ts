@@ -1,0 +1,55 @@
+import { Command } from 'commander';
+import { PlainError } from '../contract/errors.js';
+import { registerAlerts } from './commands/alerts.js';
+import { registerAudit } from './commands/audit.js';
+import { registerBackup } from './commands/backup.js';
+import { registerCitus } from './commands/citus.js';
+import { registerDb } from './commands/db.js';
+import { registerDemo } from './commands/demo.js';
+import { registerImportPulses } from './commands/import-pulses.js';
+import { registerKeys } from './commands/keys.js';
+import { registerLoad } from './commands/load-dataset.js';
+import { registerMembers } from './commands/members.js';
+import { registerRespondents } from './commands/respondents.js';
+import { registerMigrate } from './commands/migrate.js';
+import { registerOrgs } from './commands/orgs.js';
+import { registerPlans } from './commands/plans.js';
+import { registerPulses } from './commands/pulses.js';
+import { registerServe } from './commands/serve.js';
+import { registerWebhooks } from './commands/webhooks.js';
+
+/**
+ * The CLI's commands on a new commander program. A new one per run: commander keeps the values an
+ * option took on the command that parsed it. `src/cli/index.ts` runs it on `process.argv`; the
+ * tests run it in their own process too (test/helpers/cli.ts, `runCliInProcess`).
+ */
+export function buildProgram(): Command {
+  const program = new Command().name('climate-pulse').description('Climate Pulse REST API: server and operator tools').showHelpAfterError();
+  registerServe(program);
+  registerMigrate(program);
+  registerLoad(program);
+  registerKeys(program);
+  registerDemo(program);
+  registerImportPulses(program);
+  registerAlerts(program);
+  registerWebhooks(program);
+  registerCitus(program);
+  registerDb(program);
+  registerBackup(program);
+  registerOrgs(program);
+  registerPlans(program);
+  registerPulses(program);
+  registerMembers(program);
+  registerRespondents(program);
+  registerAudit(program);
+  return program;
+}
+
+/**
+ * One print path for a command that failed: an error whose message is the whole story is one line;
+ * anything else is a bug, shown whole. The exit code is then 1.
+ */
+export function printCliError(err: unknown, print: (...args: unknown[]) => void = console.error): void {
+  if (err instanceof PlainError) print(`climate-pulse: ${err.message}`);
+  else print('climate-pulse: unexpected error:', err);
+}
