@@ -155,10 +155,14 @@ describe('one error story', () => {
   });
 
   it('the CLI has one print path for errors', () => {
-    const cli = text('cli/index.ts');
-    expect(cli.match(/console\.error\(/g)).toHaveLength(2); // the expected one-liner, and a bug shown whole
-    expect(cli).toContain('err instanceof PlainError');
-    expect([...cli.matchAll(/instanceof (\w+)/g)].map((m) => m[1])).toEqual(['PlainError']);
+    // The entry runs the program and hands any failure to printCliError (src/cli/program.ts), also
+    // used by the tests that run the CLI in their own process.
+    expect(text('cli/index.ts')).toMatch(/catch \(err\) \{\s*printCliError\(err\);\s*process\.exitCode = 1;/);
+    const program = text('cli/program.ts');
+    const printer = program.slice(program.indexOf('export function printCliError'));
+    expect(printer.match(/\bprint\(/g)).toHaveLength(2); // the expected one-liner, and a bug shown whole
+    expect(printer).toContain('err instanceof PlainError');
+    expect([...program.matchAll(/instanceof (\w+)/g)].map((m) => m[1])).toEqual(['PlainError']);
   });
 });
 

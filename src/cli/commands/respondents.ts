@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Static } from 'typebox';
 import type { ParticipationSchema, RosterReplacedSchema, RosterSchema, WeekLinksSchema } from '../../contract/schemas/admin-checkins.js';
+import { linksCsv } from '../../domain/checkins/rounds.js';
 import { withOperator } from '../operator.js';
 import { printTable } from '../table.js';
 
@@ -92,8 +93,7 @@ export function registerRespondents(program: Command) {
     .action(async (opts: { org: string }) => {
       await withOperator(async (op) => {
         const r = await op.call<Static<typeof WeekLinksSchema>>('POST', `${org(opts.org)}/checkin-links`);
-        console.log('email,team,link');
-        for (const l of r.links) console.log([l.email, l.team ?? '', l.link].map((v) => (/[",\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v)).join(','));
+        process.stdout.write(linksCsv(r.links, '\n'));
         console.error(`${r.links.length} links of the week of ${r.week}. Whoever holds them can answer in someone's place, though still learn no answer.`);
       });
     });

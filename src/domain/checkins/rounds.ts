@@ -118,6 +118,13 @@ export async function runRounds(db: DatabaseExecutor, opts: RoundOptions, now: D
   return report;
 }
 
+/** A cell of the links file: quoted when needed, and never read as a formula by a spreadsheet (a leading =, +, -, @ or tab gets a quote mark). */
+export const csvCell = (v: string) => (/[",\n\r]/.test(v) || /^[=+\-@\t]/.test(v) ? `"${v.replace(/^([=+\-@\t])/, "'$1").replace(/"/g, '""')}"` : v);
+
+/** The week's links as the file every face hands out (console download, operator CLI): a header, then email,team,link per row. */
+export const linksCsv = (links: readonly { email: string; team: string | null; link: string }[], eol = '\r\n') =>
+  `${['email,team,link', ...links.map((l) => [l.email, l.team ?? '', l.link].map(csvCell).join(','))].join(eol)}${eol}`;
+
 /**
  * Without SMTP_URL: the week's links for the organization's own mail tool, one row per respondent
  * whose link nobody opened yet. Each gets a new link (only digests are kept, so a link cannot be

@@ -22,6 +22,3 @@ export const settingsOf = (form: Form) => ({
   reasons: lines(form.reasons),
   flagWords: lines(form.flagWords),
 });
-
-/** A CSV cell of the links file, quoted when needed and never read as a formula by a spreadsheet. */
-export const csvCell = (v: string) => (/[",\n\r]/.test(v) || /^[=+\-@\t]/.test(v) ? `"${v.replace(/^([=+\-@\t])/, "'$1").replace(/"/g, '""')}"` : v);

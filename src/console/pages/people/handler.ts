@@ -2,11 +2,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DatabaseExecutor } from '../../../domain/database.js';
 import { addRespondent, listRoster, moveRespondent, removeRespondent, replaceRoster } from '../../../domain/checkins/roster.js';
 import { readSettings, updateCheckinSettings } from '../../../domain/checkins/settings.js';
-import { exportWeekLinks, participation } from '../../../domain/checkins/rounds.js';
+import { exportWeekLinks, linksCsv, participation } from '../../../domain/checkins/rounds.js';
 import { notice, type Safe } from '../../html.js';
 import { actorOf, CHANGERS, changeOutcome, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { sendPage } from '../../views/layout.js';
-import { csvCell, respondentOf, settingsOf, teamOf } from './form.js';
+import { respondentOf, settingsOf, teamOf } from './form.js';
 import { peopleView } from './view.js';
 
 /**
@@ -61,7 +61,7 @@ export function registerPeoplePages(scope: FastifyInstance, deps: ConsoleDeps & 
   scope.post('/people/links', admin, async (request, reply) => {
     const linkFor = (o: string, t: string) => `${deps.baseUrl}/checkin/o/${encodeURIComponent(o)}#${t}`;
     const { week, links } = await exportWeekLinks(db, request.member.orgId, { linkFor }, actorOf(request), now());
-    const csv = `${['email,team,link', ...links.map((l) => [l.email, l.team ?? '', l.link].map(csvCell).join(','))].join('\r\n')}\r\n`;
+    const csv = linksCsv(links);
     return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="checkin-links-${week}.csv"`).send(csv);
   });
 }
