@@ -6,6 +6,7 @@ import { OVERVIEW_INLINE_TEAM_DAYS, OVERVIEW_MAX_DAYS } from '../../../domain/st
 import { DAY_MS, startOfUtcDay, ymd } from '../../../domain/time.js';
 import type { DailyStats } from '../../../contract/schemas/stats.js';
 import { html, tableRows, type PageOptions, type Safe } from '../../html.js';
+import { assetHref } from '../../assets.js';
 import { navFor } from '../../views/nav.js';
 import { when } from '../../views/layout.js';
 
@@ -53,8 +54,8 @@ export function overviewView({ session: s, at, stats: o, unread, open, moreOpen 
   return {
     title: 'Overview',
     nav: navFor(s, '/console/overview'),
-    scripts: ['/console/assets/uplot.js', '/console/assets/charts.js'],
-    styles: ['/console/assets/uplot.css'],
+    scripts: [assetHref('uplot.js'), assetHref('charts.js')],
+    styles: [assetHref('uplot.css')],
     body: html`<h1>Overview</h1>
 <p>Mood of ${s.orgName} per day (UTC), from ${o.fromDate} to ${o.toDate}: the same figures as <code>GET /v1/stats/daily?from=${o.organization.from}&amp;to=${o.organization.to}</code>.</p>
 <form method="get" action="/console/overview" class="filters">
