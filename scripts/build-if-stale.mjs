@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
  * `npm start`'s prestart, and the tests' globalSetup (test/helpers/build.ts): compiles src/ to dist/
- * only when a source is newer than its compiled file (or a compiler setting newer than dist/), and
- * makes the PGlite template data directory when it is missing. `npm install` builds once
+ * only when a source is newer than its compiled file (or a compiler setting newer than dist/),
+ * copies the assets that are not TypeScript (copy-assets.mjs) when missing or changed, and makes
+ * the PGlite template data directory when it is missing. `npm install` builds once
  * (`prepare`); every later start that changed nothing starts at once instead of running two full
  * TypeScript builds (issue 29: 58-104 s before the first answer).
  */
@@ -10,6 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { copyAssets } from './copy-assets.mjs';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const SRC = join(ROOT, 'src');
@@ -65,6 +67,9 @@ export function ensureBuilt({ log = (line) => console.log(line), allowTypeErrors
     }
     log(`build: compiled in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   }
+  // The files tsc does not write (the console's CSS and JS): copied when missing or changed.
+  const copied = copyAssets();
+  if (copied.length > 0) log(`build: copied ${copied.join(', ')} to dist/`);
   if (pgliteTemplateMissing()) {
     log('build: making the PGlite template data directory');
     execFileSync(process.execPath, [join(DIST, 'db/pglite-init-child.js'), 'template'], { cwd: ROOT, stdio: 'inherit' });

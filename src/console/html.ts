@@ -1,4 +1,5 @@
 import { escapeHtml, html, Safe } from '../http/html.js';
+import { assetHref } from './assets.js';
 
 /** The console's pages are written with the base's escaping template (src/http/html.ts). */
 export { escapeHtml, html, Safe } from '../http/html.js';
@@ -28,7 +29,7 @@ export interface PageOptions {
   /** The signed-in member's navigation; none on the sign-in and invitation pages. */
   nav?: { items: NavItem[]; current: string; email: string; orgName: string; csrf: string };
   body: Safe;
-  /** Extra scripts (classic, deferred, in order) and stylesheets of this page, from /console/assets. */
+  /** Extra scripts (classic, deferred, in order) and stylesheets of this page: their hashed URLs (assetHref). */
   scripts?: string[];
   styles?: string[];
 }
@@ -40,9 +41,9 @@ export function page({ title, nav, body, scripts = [], styles = [] }: PageOption
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Climate Pulse console</title>
-<link rel="stylesheet" href="/console/assets/console.css">
+<link rel="stylesheet" href="${assetHref('console.css')}">
 ${styles.map((href) => html`<link rel="stylesheet" href="${href}">`)}
-<script type="module" src="/console/assets/console.js"></script>
+<script type="module" src="${assetHref('console.js')}"></script>
 ${scripts.map((src) => html`<script src="${src}" defer></script>`)}
 </head>
 <body>

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inviteMember } from '../../src/domain/members.js';
 import { operatorActor } from '../../src/domain/audit.js';
 import { addOrgEndpoint } from '../../src/domain/webhook-endpoints.js';
-import { shownError } from '../../src/console/pages/webhooks/handler.js';
+import { shownError } from '../../src/console/pages/webhooks/view.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { CONSOLE_PASSWORD, ConsoleClient, joinConsole } from '../helpers/console-client.js';
 

@@ -1,16 +1,17 @@
 import type { FastifyInstance } from 'fastify';
-import { CHARTS_JS, CONSOLE_CSS, CONSOLE_JS, UPLOT_CSS, UPLOT_JS } from '../assets.js';
+import { ASSETS } from '../assets.js';
 
-/** The console's stylesheets and scripts, from /console/assets/ (same origin, no inline code). */
+/** A hashed name never changes content: a year, and no revalidation (RFC 8246). */
+export const ASSET_CACHE_CONTROL = 'public, max-age=31536000, immutable';
+
+/**
+ * The console's stylesheets and scripts, from /console/assets/ (same origin, no inline code), each
+ * under its content's hash. Any other name (an old hash, no hash) is the console's 404 page.
+ */
 export function registerAssets(scope: FastifyInstance) {
-  const assets: Record<string, { type: string; body: string }> = {
-    'console.css': { type: 'text/css; charset=utf-8', body: CONSOLE_CSS },
-    'console.js': { type: 'text/javascript; charset=utf-8', body: CONSOLE_JS },
-    'charts.js': { type: 'text/javascript; charset=utf-8', body: CHARTS_JS },
-    'uplot.js': { type: 'text/javascript; charset=utf-8', body: UPLOT_JS },
-    'uplot.css': { type: 'text/css; charset=utf-8', body: UPLOT_CSS },
-  };
-  for (const [name, { type, body }] of Object.entries(assets)) {
-    scope.get(`/assets/${name}`, { schema: { hide: true } }, async (_request, reply) => reply.type(type).header('cache-control', 'no-store').send(body));
-  }
+  scope.get<{ Params: { file: string } }>('/assets/:file', async (request, reply) => {
+    const asset = ASSETS.get(request.params.file);
+    if (!asset) return reply.callNotFound();
+    return reply.type(asset.type).header('cache-control', ASSET_CACHE_CONTROL).send(asset.body);
+  });
 }

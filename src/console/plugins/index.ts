@@ -34,6 +34,7 @@ export {
   cookie,
   pageOf,
   readCookie,
+  Redirect,
   SESSION_COOKIE,
   setSessionCookie,
   type ConsoleDeps,

@@ -101,15 +101,24 @@ export function registerSession(scope: FastifyInstance, deps: ConsoleDeps) {
 type PageRenderer = (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) => Promise<unknown>;
 
 /**
+ * A change done that leads to another page and says nothing there: a session begun, stepped up or
+ * ended (signing in, a second factor, a password changed), where no session keeps a message.
+ */
+export class Redirect {
+  constructor(readonly to: string) {}
+}
+
+/**
  * The answer to a console change (post, redirect, get): done, a 303 to its section's page, which
- * shows what happened (a new secret included) once, so a reload repeats nothing; refused, its page
- * again with the domain's refusal (the API's own message) and the refusal's status, having changed
- * nothing. Anything else is the error handler's 500.
+ * shows what happened (a new secret included) once, so a reload repeats nothing, or a 303 to the
+ * `Redirect` the change names; refused, its page again with the domain's refusal (the API's own
+ * message) and the refusal's status, having changed nothing. Anything else is the error handler's 500.
  */
 export function changeOutcome(render: PageRenderer, next?: (request: FastifyRequest) => string) {
-  return async (request: FastifyRequest, reply: FastifyReply, work: () => Promise<Safe>) => {
+  return async (request: FastifyRequest, reply: FastifyReply, work: () => Promise<Safe | Redirect>) => {
     try {
       const said = await work();
+      if (said instanceof Redirect) return reply.redirect(said.to, 303);
       if (request.keepForNextPage) {
         await request.keepForNextPage(said.text);
         return reply.redirect(next ? next(request) : pageOf(request.url), 303);

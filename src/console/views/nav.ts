@@ -3,7 +3,7 @@ import type { NavItem, PageOptions } from '../html.js';
 
 /**
  * The navigation a member sees: the pages of their role. Every page and change is also guarded on
- * the server (plugins.ts requireRole); hiding a link is never the protection.
+ * the server (plugins/guard.ts, by each route's roles); hiding a link is never the protection.
  */
 export function navItems(session: Pick<ConsoleSession, 'member'>): NavItem[] {
   const items: NavItem[] = [

@@ -1,0 +1,97 @@
+import type { ConsoleSession } from '../../../domain/sessions.js';
+import { MEMBER_ROLES, type InvitationView, type MemberView } from '../../../domain/members.js';
+import { csrfField, html, type PageOptions, type Safe } from '../../html.js';
+import { navFor } from '../../views/nav.js';
+import { when } from '../../views/layout.js';
+
+export interface MembersData {
+  session: ConsoleSession;
+  members: MemberView[];
+  invitations: InvitationView[];
+  /** Whether the organization requires two-factor of every member. */
+  required: boolean;
+  message?: Safe;
+}
+
+/** The members page (owners): members and their roles, invitations, and the two-factor requirement. */
+export function membersView({ session: s, members, invitations, required, message }: MembersData): PageOptions {
+  const roleOptions = (current: string) => MEMBER_ROLES.map((r) => html`<option value="${r}"${r === current ? html` selected` : ''}>${r}</option>`);
+  return {
+    title: 'Members',
+    nav: navFor(s, '/console/members'),
+    body: html`<h1>Members</h1>
+${message ?? ''}
+<div class="table-scroll" role="region" aria-labelledby="members-caption" tabindex="0"><table>
+<caption id="members-caption">Members of ${s.orgName}</caption>
+<thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Two-factor</th><th scope="col">Joined</th><th scope="col">Last sign-in</th><th scope="col">Change</th></tr></thead>
+<tbody>
+${members.map(
+  (m) => html`<tr>
+<td>${m.email}</td><td>${m.role}</td><td>${m.twoFactor ? 'on' : 'off'}</td><td>${when(m.createdAt)}</td>
+<td>${when(m.lastSignInAt)}</td>
+<td>
+<form method="post" action="/console/members/${encodeURIComponent(m.id)}/role">${csrfField(s.csrfToken)}
+<label for="f-role-${m.id}">Role of ${m.email}</label> <select name="role" id="f-role-${m.id}">${roleOptions(m.role)}</select>
+<button type="submit" class="secondary" aria-label="Change role of ${m.email}">Change role</button></form>
+<form method="post" action="/console/members/${encodeURIComponent(m.id)}/remove" data-confirm="Remove ${m.email}? Their sessions end at once.">${csrfField(s.csrfToken)}
+<button type="submit" class="danger" aria-label="Remove ${m.email}">Remove</button></form>
+</td></tr>`,
+)}
+</tbody>
+</table></div>
+<h2>Invite a member</h2>
+<form method="post" action="/console/members/invite" class="stack">
+${csrfField(s.csrfToken)}
+<label for="f-email">Email</label> <input type="email" name="email" required maxlength="254" id="f-email">
+<label for="f-role">Role</label> <select name="role" id="f-role">${roleOptions('viewer')}</select>
+<button type="submit">Invite</button>
+</form>
+${
+  invitations.length > 0
+    ? html`<table><caption>Invitations not yet accepted</caption>
+<thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Invited by</th><th scope="col">Expires</th><th scope="col">Change</th></tr></thead>
+<tbody>${invitations.map(
+        (
+          i,
+        ) => html`<tr><td>${i.email}</td><td>${i.role}</td><td>${i.invitedBy === null ? 'operator' : (members.find((m) => m.id === i.invitedBy)?.email ?? i.invitedBy)}</td><td>${when(i.expiresAt)}</td>
+<td><form method="post" action="/console/members/invitations/${encodeURIComponent(i.id)}/revoke" data-confirm="Revoke the invitation of ${i.email}? Its link stops working at once.">${csrfField(s.csrfToken)}
+<button type="submit" class="danger" aria-label="Revoke invitation of ${i.email}">Revoke</button></form></td></tr>`,
+      )}</tbody></table>`
+    : ''
+}
+<h2>Two-factor authentication</h2>
+<form method="post" action="/console/members/two-factor" class="stack">
+${csrfField(s.csrfToken)}
+<p>${required ? 'Every member must use two-factor authentication.' : 'Two-factor authentication is optional for members.'}</p>
+<input type="hidden" name="required" value="${required ? 'false' : 'true'}">
+<button type="submit" class="secondary">${required ? 'Stop requiring two-factor' : 'Require two-factor for every member'}</button>
+</form>`,
+  };
+}
+
+/** Without SMTP_URL: the new invitation's link, shown once to the inviting owner, and why the address is unproven. */
+export const invitationLinkBox = (inv: { email: string; role: string }, url: string, until: string) =>
+  html`<div class="notice ok" role="status"><p>Invitation for ${inv.email} (${inv.role}) created. Send them this link; it works once, until ${until}, and is shown only now:</p>
+<code class="secret" id="invitation-link">${url}</code> <button type="button" class="secondary" data-copy="invitation-link" hidden>Copy link</button>
+<p><strong>The address is unproven:</strong> this service sends no email (no SMTP_URL), so whoever opens the link becomes this member. Give it to them yourself, over a channel you trust.</p></div>`;
+
+/** The account page: any member's own password and two-factor. */
+export function accountView({ session: s, message }: { session: ConsoleSession; message?: Safe }): PageOptions {
+  return {
+    title: 'Account',
+    nav: navFor(s, '/console/account'),
+    body: html`<h1>Account</h1>
+${message ?? ''}
+<p>Signed in as <strong>${s.member.email}</strong> (${s.member.role}). Two-factor authentication is ${s.member.twoFactor ? 'on' : 'off'}.</p>
+<p><a href="/console/two-factor/enroll">${s.member.twoFactor ? 'Set up a new authenticator app' : 'Turn on two-factor authentication'}</a></p>
+<h2>Change password</h2>
+<form method="post" action="/console/account/password" class="stack">
+${csrfField(s.csrfToken)}
+<input type="email" name="username" value="${s.member.email}" autocomplete="username" hidden>
+<label for="f-current">Current password</label> <input type="password" name="current" autocomplete="current-password" required id="f-current">
+<label for="f-next">New password</label> <input type="password" name="next" autocomplete="new-password" required minlength="12" id="f-next">
+<button type="submit">Change password</button>
+</form>
+<p class="muted">Changing the password ends every session of yours, this one too.</p>`,
+  };
+}

@@ -1,0 +1,17 @@
+import type { Form } from '../../plugins/index.js';
+
+/**
+ * The forms before and at sign-in as the domain's input, unchecked: signIn, completeTwoFactor,
+ * enrollTotp and acceptInvitation check every field (and spend the sign-in limits) themselves.
+ */
+export const credentialsOf = (form: Form) => ({ email: form.email, password: form.password });
+
+/** The email a refused sign-in form shows again (as typed, bounded). */
+export const typedEmailOf = (form: Form | undefined) => (typeof form?.email === 'string' ? form.email.slice(0, 254) : '');
+
+export const codeOf = (form: Form) => form.code;
+
+/** The enrollment form: the code, and the password when a second factor is replaced. */
+export const enrollmentOf = (form: Form) => ({ code: form.code, password: form.password });
+
+export const acceptanceOf = (token: string, form: Form) => ({ token, password: form.password });
