@@ -5,7 +5,7 @@ import {
   insertActionNotingSubscribers,
   listActions,
   recentActions,
-  updateAction,
+  updateActionRow,
   type ActionRow,
   type ActionStatus,
 } from '../db/repositories/actions.js';
@@ -33,7 +33,7 @@ export async function listRecentActionItems(db: Queryable, orgId: string, limit:
 }
 
 /** One action as GET /actions shows it, or null when the organization has none with this id. */
-export async function findActionItem(db: Queryable, orgId: string, id: string): Promise<Action | null> {
+export async function getActionItem(db: Queryable, orgId: string, id: string): Promise<Action | null> {
   const row = await getAction(db, orgId, id);
   return row ? toActionItem(row) : null;
 }
@@ -102,7 +102,7 @@ export function checkTransition(from: ActionStatus, to: ActionStatus) {
  * PATCH /actions/{id}, in the caller's transaction (`tx`), which the audit row shares: it names the
  * fields whose value changed and the new status, never the title's or description's text.
  */
-export async function editAction(tx: Queryable, orgId: string, id: string, body: UpdateActionBody, actor: Actor, now: Date): Promise<{ id: string }> {
+export async function updateAction(tx: Queryable, orgId: string, id: string, body: UpdateActionBody, actor: Actor, now: Date): Promise<{ id: string }> {
   // Locks the row: two edits of one action apply one after the other.
   const action = await getActionForUpdate(tx, orgId, id);
   if (!action) throw notFound('Action');
@@ -117,7 +117,7 @@ export async function editAction(tx: Queryable, orgId: string, id: string, body:
   // After the checks of the body's values: a request that breaks a rule is 400 whatever its status asks.
   if (body.status !== undefined) checkTransition(action.status, body.status);
   const before = (await isSubscribed(tx, orgId, 'action.updated')) ? await currentItem(tx, orgId, id) : null;
-  await updateAction(tx, orgId, id, {
+  await updateActionRow(tx, orgId, id, {
     title: body.title,
     description: body.description,
     endDate,

@@ -10,7 +10,7 @@ import { requireLiveOrg } from './orgs.js';
  * `readAt` to now the first time and keeps it after; unread clears it. Returns the alert as
  * GET /alerts shows it.
  */
-export async function setAlertRead(db: DatabaseExecutor, orgId: string, alertId: string, read: boolean, actor: Actor, now: Date): Promise<Alert> {
+export async function updateAlertRead(db: DatabaseExecutor, orgId: string, alertId: string, read: boolean, actor: Actor, now: Date): Promise<Alert> {
   return db.transaction(async (tx) => {
     await requireLiveOrg(tx, orgId);
     const alert = await markAlertRead(tx, orgId, alertId, read, now);

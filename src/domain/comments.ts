@@ -289,7 +289,7 @@ function openHandle(handle: string): { week: WeekDate; rank: Buffer } | null {
  * count, no cell and no `suppressed` changes, so two answers differ only by that comment. The audit
  * row names the handle, never a pulse.
  */
-export async function setCommentHidden(
+export async function updateCommentHidden(
   db: DatabaseExecutor,
   orgId: string,
   handle: string,

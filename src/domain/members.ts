@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { DatabaseExecutor, Queryable } from './database.js';
 import {
   countOwners,
-  deleteMember,
+  deleteMemberRow,
   deleteMemberSessions,
   deletePendingInvitation,
   deletePendingInvitationsBy,
@@ -14,7 +14,7 @@ import {
   listPendingInvitations,
   lockOrganization,
   readRequireTwoFactor,
-  updateMemberRole,
+  updateMemberRoleRow,
   writeRequireTwoFactor,
   type InvitationRow,
   type MemberRole,
@@ -113,7 +113,7 @@ export async function inviteMember(
 }
 
 /** What the invitation page shows before the password is set (nothing when the link is not usable). */
-export async function readInvitation(db: Queryable, token: string, now: Date): Promise<InvitationRow | null> {
+export async function getInvitation(db: Queryable, token: string, now: Date): Promise<InvitationRow | null> {
   if (typeof token !== 'string' || token.length < 16 || token.length > 128) return null;
   const inv = await findInvitationByToken(db, sha256(token));
   if (!inv || inv.acceptedAt !== null || Date.parse(inv.expiresAt) <= now.getTime()) return null;
@@ -189,7 +189,7 @@ export async function memberOf(db: Queryable, orgId: string, memberId: string): 
 }
 
 /** Removes a member and ends their sessions at once. The last owner cannot be removed. */
-export async function removeMember(db: DatabaseExecutor, orgId: string, memberId: string, actor: Actor, now: Date): Promise<MemberView> {
+export async function deleteMember(db: DatabaseExecutor, orgId: string, memberId: string, actor: Actor, now: Date): Promise<MemberView> {
   await requireLiveOrg(db, orgId);
   return db.transaction(async (tx) => {
     // The organization's row is locked before the owners are counted: of two concurrent changes
@@ -200,14 +200,14 @@ export async function removeMember(db: DatabaseExecutor, orgId: string, memberId
       throw invalid('The last owner of an organization cannot be removed; make another member owner first.');
     await deleteMemberSessions(tx, orgId, memberId);
     await revokeInvitationsBy(tx, orgId, memberId, 'inviter_removed', actor, now);
-    await deleteMember(tx, orgId, memberId);
+    await deleteMemberRow(tx, orgId, memberId);
     await recordAudit(tx, orgId, actor, { action: 'member.removed', target: { kind: 'member', id: memberId }, details: { email: m.email, role: m.role } }, now);
     return memberView(m);
   });
 }
 
 /** Changes a member's role. The last owner cannot be demoted. */
-export async function changeMemberRole(db: DatabaseExecutor, orgId: string, memberId: string, role: unknown, actor: Actor, now: Date): Promise<MemberView> {
+export async function updateMemberRole(db: DatabaseExecutor, orgId: string, memberId: string, role: unknown, actor: Actor, now: Date): Promise<MemberView> {
   const next = checkRole(role);
   await requireLiveOrg(db, orgId);
   return db.transaction(async (tx) => {
@@ -216,7 +216,7 @@ export async function changeMemberRole(db: DatabaseExecutor, orgId: string, memb
     if (m.role === 'owner' && next !== 'owner' && (await countOwners(tx, orgId)) <= 1) {
       throw invalid('The last owner of an organization cannot be demoted; make another member owner first.');
     }
-    await updateMemberRole(tx, orgId, memberId, next);
+    await updateMemberRoleRow(tx, orgId, memberId, next);
     if (m.role === 'owner' && next !== 'owner') await revokeInvitationsBy(tx, orgId, memberId, 'inviter_demoted', actor, now);
     await recordAudit(
       tx,
@@ -229,7 +229,7 @@ export async function changeMemberRole(db: DatabaseExecutor, orgId: string, memb
   });
 }
 
-export async function setRequireTwoFactor(db: DatabaseExecutor, orgId: string, on: boolean, actor: Actor, now: Date): Promise<void> {
+export async function updateRequireTwoFactor(db: DatabaseExecutor, orgId: string, on: boolean, actor: Actor, now: Date): Promise<void> {
   await requireLiveOrg(db, orgId);
   await db.transaction(async (tx) => {
     await writeRequireTwoFactor(tx, orgId, on);

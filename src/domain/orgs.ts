@@ -33,7 +33,7 @@ export async function createOrganization(
 }
 
 /** Deleted organizations too: the operator sees them. */
-export async function showOrganization(db: Queryable, orgId: string): Promise<OrgRecord> {
+export async function getOrganizationRecord(db: Queryable, orgId: string): Promise<OrgRecord> {
   const org = await getOrgRecord(db, orgId);
   if (!org) throw notFound(orgId);
   return org;
@@ -43,7 +43,7 @@ export async function showOrganization(db: Queryable, orgId: string): Promise<Or
  * `PATCH /admin/v1/organizations/{orgId}` and `orgs update`. The audit row names the fields whose
  * value changed (`changed`) with their new values (none of them secret).
  */
-export async function changeOrganization(
+export async function updateOrganization(
   db: DatabaseExecutor,
   orgId: string,
   patch: { name?: string; plan?: string; memberCount?: number },
@@ -93,7 +93,7 @@ export async function deleteOrganization(
  * GET /org: the organization of an API key, as the public API shows it. A key's organization
  * deleted between the key check and this read is `org_not_found`, as the key check would say.
  */
-export async function readOrganization(db: Queryable, orgId: string): Promise<Org> {
+export async function getOrganization(db: Queryable, orgId: string): Promise<Org> {
   const org = await getOrg(db, orgId);
   if (!org) throw new ApiError('org_not_found', 'The organization of this API key no longer exists.');
   return org;
@@ -132,6 +132,6 @@ export async function listOrganizations(db: Queryable, opts: { limit: number; cu
  * keeps its log (the operator API's GET .../audit).
  */
 export async function listOrgAuditEvents(db: Queryable, orgId: string, q: Parameters<typeof listAuditEvents>[2]) {
-  await showOrganization(db, orgId);
+  await getOrganizationRecord(db, orgId);
   return listAuditEvents(db, orgId, q);
 }

@@ -20,8 +20,8 @@ import { ApiError, invalid } from '../contract/errors.js';
 import { newId, randomBase62 } from './ids.js';
 import { requireLiveOrg } from './orgs.js';
 import { recordAudit } from './audit.js';
-import { checkPassword, checkPasswordRule, MAX_PASSWORD, newPasswordHash } from './passwords.js';
-import { INVITATION_UNUSABLE, memberActor, memberView, readInvitation, type MemberView } from './members.js';
+import { checkPassword, checkPasswordRule, MAX_PASSWORD, createPasswordHash } from './passwords.js';
+import { INVITATION_UNUSABLE, memberActor, memberView, getInvitation, type MemberView } from './members.js';
 
 /**
  * Console sessions (CONTRACT.md section 11): signing in (by password, or by accepting an
@@ -71,9 +71,9 @@ export async function acceptInvitation(
   now: Date,
 ): Promise<NewSession & { member: MemberView }> {
   const password = checkPasswordRule(input.password);
-  const inv = await readInvitation(db, input.token, now);
+  const inv = await getInvitation(db, input.token, now);
   if (!inv) throw invalid(INVITATION_UNUSABLE);
-  const passwordHash = await newPasswordHash(db, inv.email, password, null);
+  const passwordHash = await createPasswordHash(db, inv.email, password, null);
   return db.transaction(async (tx) => {
     await requireLiveOrg(tx, inv.orgId);
     if (!(await takeInvitation(tx, inv.orgId, inv.id, now))) throw invalid(INVITATION_UNUSABLE);

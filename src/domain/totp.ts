@@ -25,7 +25,7 @@ const totp = (secret: string, label = 'Climate Pulse') =>
   new TOTP({ issuer: 'Climate Pulse', label, algorithm: 'SHA1', digits: 6, period: 30, secret: Secret.fromBase32(secret) });
 
 /** A new secret to enroll (not stored until a code from it is confirmed) and its otpauth:// URI. */
-export function newTotpSecret(email: string): { secret: string; uri: string } {
+export function createTotpSecret(email: string): { secret: string; uri: string } {
   const secret = new Secret({ size: 20 }).base32;
   return { secret, uri: totp(secret, email).toString() };
 }
@@ -58,7 +58,7 @@ const codeDigest = (code: string) => sha256(code.trim().toLowerCase());
  * only the code): each call replaces the last, so a secret is shown once.
  */
 export async function startTotpEnrollment(db: Queryable, session: ConsoleSession): Promise<{ secret: string; uri: string }> {
-  const made = newTotpSecret(session.member.email);
+  const made = createTotpSecret(session.member.email);
   await setPendingTotpSecret(db, session.orgId, session.idHash, made.secret);
   return made;
 }

@@ -215,7 +215,7 @@ export function parseEventTypes(list: string | undefined): WebhookEventType[] | 
   return types as WebhookEventType[];
 }
 
-export async function addEndpoint(
+export async function createEndpoint(
   db: Queryable,
   orgId: string,
   opts: { url: string; eventTypes: WebhookEventType[] | null; now: Date } & WebhookUrlRules,

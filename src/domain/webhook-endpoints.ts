@@ -1,6 +1,6 @@
 import type { DatabaseExecutor, Queryable } from '../db/executor.js';
 import {
-  deleteEndpoint,
+  deleteEndpointRow,
   disableEndpoint,
   enableEndpoint,
   findDeliveryById,
@@ -18,7 +18,7 @@ import { ApiError, invalid } from '../contract/errors.js';
 import { recordAudit, type Actor } from './audit.js';
 import { requireLiveOrg } from './orgs.js';
 import { parseDateTime } from './time.js';
-import { addEndpoint, newWebhookSecret, SECRET_OVERLAP_MS, sendPing, WEBHOOK_EVENT_TYPES, type WebhookEventType } from './webhook-deliveries.js';
+import { createEndpoint, newWebhookSecret, SECRET_OVERLAP_MS, sendPing, WEBHOOK_EVENT_TYPES, type WebhookEventType } from './webhook-deliveries.js';
 
 /**
  * The operator's webhook operations (`webhooks ...` and `/admin/v1/.../webhook-endpoints`), on
@@ -61,7 +61,7 @@ const view = (e: WebhookEndpoint): EndpointView => ({
   previousSecretExpiresAt: e.previousSecretExpiresAt,
 });
 
-export async function addOrgEndpoint(
+export async function createWebhookEndpoint(
   db: DatabaseExecutor,
   orgId: string,
   opts: { url: string; eventTypes: WebhookEventType[] | null; allowPrivate?: boolean },
@@ -70,7 +70,7 @@ export async function addOrgEndpoint(
 ): Promise<EndpointView & { secret: string }> {
   return db.transaction(async (tx) => {
     await requireLiveOrg(tx, orgId);
-    const e = await addEndpoint(tx, orgId, { url: opts.url, eventTypes: opts.eventTypes, now, allowPrivate: opts.allowPrivate });
+    const e = await createEndpoint(tx, orgId, { url: opts.url, eventTypes: opts.eventTypes, now, allowPrivate: opts.allowPrivate });
     const details = { host: hostOf(e.url), eventTypes: e.eventTypes };
     await recordAudit(tx, orgId, actor, { action: 'webhook_endpoint.created', target: { kind: 'webhook_endpoint', id: e.id }, details }, now);
     return {
@@ -114,12 +114,12 @@ export async function endpointById(db: Queryable, id: string, orgId: OrgScope = 
   return view(await endpointIn(db, orgId, id));
 }
 
-export async function removeOrgEndpoint(db: DatabaseExecutor, orgId: string, id: string, actor: Actor, now: Date): Promise<EndpointView> {
+export async function deleteWebhookEndpoint(db: DatabaseExecutor, orgId: string, id: string, actor: Actor, now: Date): Promise<EndpointView> {
   return db.transaction(async (tx) => {
     await requireLiveOrg(tx, orgId);
     const e = await findEndpointById(tx, id);
     if (!e || e.orgId !== orgId) throw noEndpoint(id);
-    await deleteEndpoint(tx, orgId, id);
+    await deleteEndpointRow(tx, orgId, id);
     const details = { host: hostOf(e.url) };
     await recordAudit(tx, orgId, actor, { action: 'webhook_endpoint.removed', target: { kind: 'webhook_endpoint', id }, details }, now);
     return view(e);

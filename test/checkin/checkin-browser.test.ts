@@ -7,7 +7,7 @@ import { createTestApp, get, type TestApp } from '../helpers/app.js';
 import { BROWSER_MISSING, launchConsoleBrowser, type ConsoleBrowser } from '../helpers/browser.js';
 import { DB_KIND } from '../helpers/db.js';
 import { operatorActor } from '../../src/domain/audit.js';
-import { addRespondent } from '../../src/domain/checkins/roster.js';
+import { createRespondent } from '../../src/domain/checkins/roster.js';
 import { startRoundSchedule } from '../../src/jobs/rounds.js';
 
 /**
@@ -70,7 +70,7 @@ describe.skipIf(BROWSER_MISSING)(`check-ins from the mail, in Chromium (${DB_KIN
         COMMENTS_RELEASE_DELAY_HOURS: '24',
       },
     });
-    for (let i = 1; i <= 6; i++) await addRespondent(t.db, ORG, { email: `web${i}@acme.test`, team: 'Web' }, operatorActor(), now);
+    for (let i = 1; i <= 6; i++) await createRespondent(t.db, ORG, { email: `web${i}@acme.test`, team: 'Web' }, operatorActor(), now);
     await t.app.listen({ host: '127.0.0.1', port });
     cb = await launchConsoleBrowser();
   }, 120_000);

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEYS, readDataset } from '../fixtures/dataset.js';
 import { createTestApp, get, type TestApp } from '../helpers/app.js';
 import { operatorActor } from '../../src/domain/audit.js';
-import { addRespondent, moveRespondent, replaceRoster } from '../../src/domain/checkins/roster.js';
+import { createRespondent, moveRespondent, replaceRoster } from '../../src/domain/checkins/roster.js';
 import { updateCheckinSettings } from '../../src/domain/checkins/settings.js';
 import { runRounds } from '../../src/domain/checkins/rounds.js';
 import { sql } from '../../src/db/executor.js';
@@ -22,9 +22,9 @@ describe('check-ins over HTTP', () => {
 
   beforeAll(async () => {
     t = await createTestApp({ dataset: readDataset(), clock: () => now, env: { COMMENTS_RELEASE_DELAY_HOURS: '24' } });
-    for (let i = 1; i <= 6; i++) await addRespondent(t.db, ORG, { email: `web${i}@acme.test`, team: 'Web' }, op, now);
-    await addRespondent(t.db, ORG, { email: 'small1@acme.test', team: 'Small' }, op, now);
-    await addRespondent(t.db, ORG, { email: 'small2@acme.test', team: 'Small' }, op, now);
+    for (let i = 1; i <= 6; i++) await createRespondent(t.db, ORG, { email: `web${i}@acme.test`, team: 'Web' }, op, now);
+    await createRespondent(t.db, ORG, { email: 'small1@acme.test', team: 'Small' }, op, now);
+    await createRespondent(t.db, ORG, { email: 'small2@acme.test', team: 'Small' }, op, now);
     await updateCheckinSettings(t.db, ORG, { reasons: ['workload', 'team'], flagWords: ['idiot'] }, op, now);
     const report = await runRounds(t.db, { linkFor: (o, tok) => `http://127.0.0.1:3000/checkin/o/${o}#${tok}`, send: async (m) => void mails.push(m) }, now);
     expect(report).toEqual({ mailed: 8, reminded: 0, failed: 0 });

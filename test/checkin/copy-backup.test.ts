@@ -16,7 +16,7 @@ import { PgExecutor } from '../../src/db/pg.js';
 import { PgliteExecutor } from '../../src/db/pglite.js';
 import { loadDataset } from '../../src/domain/dataset.js';
 import { operatorActor } from '../../src/domain/audit.js';
-import { addRespondent } from '../../src/domain/checkins/roster.js';
+import { createRespondent } from '../../src/domain/checkins/roster.js';
 import { runRounds } from '../../src/domain/checkins/rounds.js';
 import { readDataset } from '../fixtures/dataset.js';
 import { answer, linkToken, openAndIssue } from './helpers.js';
@@ -47,7 +47,7 @@ describe('check-ins move with db copy and backup', () => {
     source = await PgliteExecutor.open(join(dir, 'data'));
     await migrate(source);
     await loadDataset(source, readDataset());
-    for (let i = 1; i <= 6; i++) await addRespondent(source, ORG, { email: `web${i}@acme.test`, team: 'Web' }, operatorActor(), now);
+    for (let i = 1; i <= 6; i++) await createRespondent(source, ORG, { email: `web${i}@acme.test`, team: 'Web' }, operatorActor(), now);
     const mails: string[] = [];
     await runRounds(source, { linkFor: (o, t) => `http://x/checkin/o/${o}#${t}`, send: async (m) => void mails.push(m.text) }, now);
     links.push(...mails.map((m) => linkToken(m)!));

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readDataset } from '../fixtures/dataset.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { operatorActor } from '../../src/domain/audit.js';
-import { addRespondent } from '../../src/domain/checkins/roster.js';
+import { createRespondent } from '../../src/domain/checkins/roster.js';
 import { updateCheckinSettings } from '../../src/domain/checkins/settings.js';
 import { runRounds, type SendMail } from '../../src/domain/checkins/rounds.js';
 import { reminderTime, roundTime, zonedInstant } from '../../src/domain/checkins/week.js';
@@ -18,7 +18,8 @@ describe('rounds and reminders', () => {
 
   beforeAll(async () => {
     t = await createTestApp({ dataset: readDataset(), clock: () => new Date('2026-11-26T10:00:00.000Z') });
-    for (let i = 1; i <= 6; i++) await addRespondent(t.db, ORG, { email: `r${i}@acme.test`, team: 'Web' }, operatorActor(), new Date('2026-11-20T00:00:00Z'));
+    for (let i = 1; i <= 6; i++)
+      await createRespondent(t.db, ORG, { email: `r${i}@acme.test`, team: 'Web' }, operatorActor(), new Date('2026-11-20T00:00:00Z'));
     // Tuesday 10:00 in Paris (UTC+1 in November) is 09:00 UTC; the reminder on Thursday, same hour.
     await updateCheckinSettings(
       t.db,
@@ -60,7 +61,7 @@ describe('rounds and reminders', () => {
   });
 
   it('a relay that fails sends nothing and leaves the links for the next run', async () => {
-    await addRespondent(t.db, ORG, { email: 'late@acme.test', team: 'Web' }, operatorActor(), new Date('2026-11-26T11:00:00Z'));
+    await createRespondent(t.db, ORG, { email: 'late@acme.test', team: 'Web' }, operatorActor(), new Date('2026-11-26T11:00:00Z'));
     const failing: SendMail = async () => {
       throw new Error('relay down');
     };

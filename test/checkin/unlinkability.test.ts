@@ -14,7 +14,7 @@ import { migrate } from '../../src/db/migrate.js';
 import { PgliteExecutor } from '../../src/db/pglite.js';
 import { loadDataset } from '../../src/domain/dataset.js';
 import { operatorActor } from '../../src/domain/audit.js';
-import { addRespondent } from '../../src/domain/checkins/roster.js';
+import { createRespondent } from '../../src/domain/checkins/roster.js';
 import { runRounds } from '../../src/domain/checkins/rounds.js';
 import { readDataset } from '../fixtures/dataset.js';
 import { linkToken } from './helpers.js';
@@ -52,7 +52,7 @@ describe('unlinkability of check-in answers', () => {
       },
     });
     app = await buildApp(config, { db, now: () => now, logger: { level: 'debug', stream } });
-    for (let i = 1; i <= 6; i++) await addRespondent(db, ORG, { email: `web${i}@acme.test`, team: 'Web' }, operatorActor(), now);
+    for (let i = 1; i <= 6; i++) await createRespondent(db, ORG, { email: `web${i}@acme.test`, team: 'Web' }, operatorActor(), now);
     const mails: { to: string; text: string }[] = [];
     await runRounds(db, { linkFor: (o, t) => `http://127.0.0.1/checkin/o/${o}#${t}`, send: async (m) => void mails.push(m) }, now);
     const suite = RSABSSA.SHA384.PSS.Randomized();

@@ -4,17 +4,17 @@ import { ApiError } from '../../src/contract/errors.js';
 import { loadDataset } from '../../src/domain/dataset.js';
 import { acceptInvitation, resolveSession, SIGN_IN_REFUSED, signIn } from '../../src/domain/sessions.js';
 import {
-  changeMemberRole,
+  updateMemberRole,
   INVITATION_UNUSABLE,
   inviteMember,
   listMembers,
   listInvitations,
   memberActor,
-  removeMember,
+  deleteMember,
   revokeInvitation,
-  setRequireTwoFactor,
+  updateRequireTwoFactor,
 } from '../../src/domain/members.js';
-import { changePassword } from '../../src/domain/passwords.js';
+import { updatePassword } from '../../src/domain/passwords.js';
 import { completeTwoFactor, enrollTotp, REPLACE_FACTOR_REFUSED, startTotpEnrollment, TWO_FACTOR_REFUSED } from '../../src/domain/totp.js';
 import { operatorActor } from '../../src/domain/audit.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
@@ -97,7 +97,7 @@ describe('revoking invitations (issue 41)', () => {
     const kept = await inviteMember(t.db, 'org_a', { email: 'private@elsewhere.example', role: 'owner' }, actorA, T0);
     const other = await inviteMember(t.db, 'org_a', { email: 'someone@example.com', role: 'viewer' }, OP, T0);
     expect((await listInvitations(t.db, 'org_a', T0)).find((i) => i.id === kept.id)).toMatchObject({ invitedBy: a.memberId, role: 'owner' });
-    await removeMember(t.db, 'org_a', a.memberId, OP, T0);
+    await deleteMember(t.db, 'org_a', a.memberId, OP, T0);
     expect((await refused(acceptInvitation(t.db, { token: kept.token, password: PASSWORD }, null, T0))).message).toBe(INVITATION_UNUSABLE);
     // The operator's invitation is not the removed owner's: it stays.
     expect((await listInvitations(t.db, 'org_a', T0)).map((i) => i.id)).toContain(other.id);
@@ -109,7 +109,7 @@ describe('revoking invitations (issue 41)', () => {
     const a = await member('org_a', 'demoted-owner@example.com', 'owner');
     const actorA = memberActor({ id: a.memberId, email: 'demoted-owner@example.com' }, null);
     const kept = await inviteMember(t.db, 'org_a', { email: 'private2@elsewhere.example', role: 'owner' }, actorA, T0);
-    await changeMemberRole(t.db, 'org_a', a.memberId, 'admin', OP, T0);
+    await updateMemberRole(t.db, 'org_a', a.memberId, 'admin', OP, T0);
     expect((await listInvitations(t.db, 'org_a', T0)).map((i) => i.id)).not.toContain(kept.id);
     expect((await refused(acceptInvitation(t.db, { token: kept.token, password: PASSWORD }, null, T0))).message).toBe(INVITATION_UNUSABLE);
   });
@@ -222,14 +222,14 @@ describe('sessions', () => {
     const owner = await member('org_b', 'second-owner@example.com', 'owner');
     const admin = await member('org_b', 'admin-b@example.com', 'admin');
     expect(await resolveSession(t.db, admin.cookie, T0)).not.toBeNull();
-    await removeMember(t.db, 'org_b', admin.memberId, OP, T0);
+    await deleteMember(t.db, 'org_b', admin.memberId, OP, T0);
     expect(await resolveSession(t.db, admin.cookie, T0)).toBeNull();
-    await removeMember(t.db, 'org_b', owner.memberId, OP, T0);
+    await deleteMember(t.db, 'org_b', owner.memberId, OP, T0);
     const [last] = (await listMembers(t.db, 'org_b')).filter((m) => m.role === 'owner');
-    expect((await refused(removeMember(t.db, 'org_b', last.id, OP, T0))).message).toBe(
+    expect((await refused(deleteMember(t.db, 'org_b', last.id, OP, T0))).message).toBe(
       'The last owner of an organization cannot be removed; make another member owner first.',
     );
-    expect((await refused(changeMemberRole(t.db, 'org_b', last.id, 'admin', OP, T0))).message).toBe(
+    expect((await refused(updateMemberRole(t.db, 'org_b', last.id, 'admin', OP, T0))).message).toBe(
       'The last owner of an organization cannot be demoted; make another member owner first.',
     );
   });
@@ -238,7 +238,7 @@ describe('sessions', () => {
     const m = await member('org_b', 'changer@example.com', 'viewer');
     const other = await signIn(t.db, { email: 'changer@example.com', password: PASSWORD }, '198.51.100.3', T0);
     const session = (await resolveSession(t.db, m.cookie, T0))!;
-    await changePassword(t.db, session, { current: PASSWORD, next: 'an even better passphrase' }, OP, T0);
+    await updatePassword(t.db, session, { current: PASSWORD, next: 'an even better passphrase' }, OP, T0);
     expect(await resolveSession(t.db, m.cookie, T0)).toBeNull();
     expect(await resolveSession(t.db, other.cookie, T0)).toBeNull();
     expect((await signIn(t.db, { email: 'changer@example.com', password: 'an even better passphrase' }, '198.51.100.3', T0)).stage).toBe('active');
@@ -302,9 +302,9 @@ describe('two-factor', () => {
 
   it("an owner's requirement sends a member without two-factor to enrollment only", async () => {
     await member('org_c', 'plain@example.com', 'viewer');
-    await setRequireTwoFactor(t.db, 'org_c', true, OP, T0);
+    await updateRequireTwoFactor(t.db, 'org_c', true, OP, T0);
     const s = await signIn(t.db, { email: 'plain@example.com', password: PASSWORD }, '198.51.100.10', T0);
     expect(s.stage).toBe('enroll');
-    await setRequireTwoFactor(t.db, 'org_c', false, OP, T0);
+    await updateRequireTwoFactor(t.db, 'org_c', false, OP, T0);
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDataset } from '../../src/domain/dataset.js';
-import { changeMemberRole, listMembers, removeMember } from '../../src/domain/members.js';
+import { updateMemberRole, listMembers, deleteMember } from '../../src/domain/members.js';
 import { insertMember } from '../../src/db/repositories/members.js';
 import { operatorActor } from '../../src/domain/audit.js';
 import { PgExecutor } from '../../src/db/pg.js';
@@ -49,7 +49,7 @@ describe(`at least one owner remains under concurrent changes (${DB_KIND})`, () 
     for (let i = 0; i < TRIALS; i++) {
       const org = `org_${i}`;
       const [a, b] = await twoOwners(org);
-      const outcomes = await Promise.all([settle(changeMemberRole(t.db, org, b, 'admin', OP, T0)), settle(changeMemberRole(second, org, a, 'viewer', OP, T0))]);
+      const outcomes = await Promise.all([settle(updateMemberRole(t.db, org, b, 'admin', OP, T0)), settle(updateMemberRole(second, org, a, 'viewer', OP, T0))]);
       expect(outcomes.filter((o) => o === 'done')).toHaveLength(1);
       left.push(await owners(org));
     }
@@ -61,7 +61,7 @@ describe(`at least one owner remains under concurrent changes (${DB_KIND})`, () 
     for (let i = TRIALS; i < 2 * TRIALS; i++) {
       const org = `org_${i}`;
       const [a, b] = await twoOwners(org);
-      await Promise.all([settle(changeMemberRole(t.db, org, a, 'admin', OP, T0)), settle(changeMemberRole(second, org, b, 'admin', OP, T0))]);
+      await Promise.all([settle(updateMemberRole(t.db, org, a, 'admin', OP, T0)), settle(updateMemberRole(second, org, b, 'admin', OP, T0))]);
       left.push(await owners(org));
     }
     expect(left).toEqual(Array(TRIALS).fill(1));
@@ -72,7 +72,7 @@ describe(`at least one owner remains under concurrent changes (${DB_KIND})`, () 
     for (let i = 2 * TRIALS; i < 3 * TRIALS; i++) {
       const org = `org_${i}`;
       const [a, b] = await twoOwners(org);
-      const outcomes = await Promise.all([settle(removeMember(t.db, org, b, OP, T0)), settle(removeMember(second, org, a, OP, T0))]);
+      const outcomes = await Promise.all([settle(deleteMember(t.db, org, b, OP, T0)), settle(deleteMember(second, org, a, OP, T0))]);
       expect(outcomes.sort()).toEqual(['The last owner of an organization cannot be removed; make another member owner first.', 'done']);
       left.push(await owners(org));
     }

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiError } from '../../src/contract/errors.js';
 import { loadDataset } from '../../src/domain/dataset.js';
 import { acceptInvitation, resolveSession, SIGN_IN_REFUSED, signIn } from '../../src/domain/sessions.js';
-import { changePassword, PASSWORD_REFUSED } from '../../src/domain/passwords.js';
+import { updatePassword, PASSWORD_REFUSED } from '../../src/domain/passwords.js';
 import { inviteMember, memberActor } from '../../src/domain/members.js';
 import { operatorActor } from '../../src/domain/audit.js';
 import { FairGate } from '../../src/domain/passwords.js';
@@ -76,9 +76,9 @@ describe(`password checks limited and uniform (${DB_KIND})`, () => {
     const session = (await resolveSession(t.db, s.cookie, T0))!;
     const actor = memberActor(session.member, '198.51.100.50');
     for (let i = 0; i < 10; i++) {
-      expect(await answer(changePassword(t.db, session, { current: `wrong current ${i}`, next: 'a new passphrase here' }, actor, T0))).toBe(PASSWORD_REFUSED);
+      expect(await answer(updatePassword(t.db, session, { current: `wrong current ${i}`, next: 'a new passphrase here' }, actor, T0))).toBe(PASSWORD_REFUSED);
     }
-    expect(await answer(changePassword(t.db, session, { current: PASSWORD, next: 'a new passphrase here' }, actor, T0))).toBe(PASSWORD_REFUSED);
+    expect(await answer(updatePassword(t.db, session, { current: PASSWORD, next: 'a new passphrase here' }, actor, T0))).toBe(PASSWORD_REFUSED);
     expect(await answer(signIn(t.db, { email: 'busy@a.example.com', password: PASSWORD }, '198.51.100.50', T0))).toBe(SIGN_IN_REFUSED);
     expect(await attemptsOf('account@a.example.com')).toBe(10);
     // The password did not change.

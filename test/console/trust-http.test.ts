@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inviteMember } from '../../src/domain/members.js';
 import { operatorActor } from '../../src/domain/audit.js';
-import { addOrgEndpoint } from '../../src/domain/webhook-endpoints.js';
+import { createWebhookEndpoint } from '../../src/domain/webhook-endpoints.js';
 import { shownError } from '../../src/console/pages/webhooks/view.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { CONSOLE_PASSWORD, ConsoleClient, joinConsole } from '../helpers/console-client.js';
@@ -191,7 +191,13 @@ describe('finding 7: what a viewer sees', () => {
     const owner = await join('org_three', 'boss@three.example.com', 'owner', '198.51.100.33');
     const viewer = await join('org_three', 'watcher@three.example.com', 'viewer');
     await owner.submit('/console/members', '/console/members/invite', { email: 'private.person@three.example.com', role: 'admin' });
-    await addOrgEndpoint(t.db, 'org_three', { url: 'https://hooks.example.com/path/with-token?secret=abc', eventTypes: null, allowPrivate: false }, OP, T0);
+    await createWebhookEndpoint(
+      t.db,
+      'org_three',
+      { url: 'https://hooks.example.com/path/with-token?secret=abc', eventTypes: null, allowPrivate: false },
+      OP,
+      T0,
+    );
     const log = (await viewer.get('/console/audit')).body;
     expect(log).toContain('member.invited');
     for (const hidden of ['boss@three.example.com', 'private.person@three.example.com', '198.51.100.33', '192.0.2.10']) expect(log).not.toContain(hidden);

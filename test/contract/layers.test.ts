@@ -174,9 +174,9 @@ describe('every change is audited (src/domain/audit.ts)', () => {
   /** Exported domain functions named like a change that are not an operation on an organization's data, and why. */
   const NOT_OPERATIONS: Record<string, string> = {
     'domain/keys.ts createApiKey': 'a building block of createOrgKey (audited) and of the dataset loader (not audited, docs/decisions.md)',
-    'domain/webhook-deliveries.ts addEndpoint': 'a building block of addOrgEndpoint (audited)',
+    'domain/webhook-deliveries.ts createEndpoint': 'a building block of createWebhookEndpoint (audited)',
     'domain/demo.ts createDemo': 'the demo organization, loaded like a dataset file (not audited)',
-    'domain/plans.ts setPlan': "plans are service-wide, not an organization's data",
+    'domain/plans.ts updatePlan': "plans are service-wide, not an organization's data",
     'domain/sessions.ts acceptInvitation': 'its actor is the person it makes a member (memberActor); it writes member.joined itself',
     'domain/sessions.ts signIn': 'its actor is the member the email names, known only inside; it writes member.signed_in or member.sign_in_failed itself',
   };

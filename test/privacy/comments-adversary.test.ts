@@ -4,7 +4,7 @@ import { loadDataset, type Dataset } from '../../src/domain/dataset.js';
 import { deleteOrganization } from '../../src/domain/orgs.js';
 import { ingestPulses } from '../../src/domain/ingest.js';
 import { moderatePulse } from '../../src/domain/moderation.js';
-import { commentHandle, setCommentHidden } from '../../src/domain/comments.js';
+import { commentHandle, updateCommentHidden } from '../../src/domain/comments.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { CommentModel, mondayOf, ymd, type ModelCell, type ModelPulse } from '../helpers/comment-model.js';
 import { api } from '../helpers/openapi.js';
@@ -113,7 +113,7 @@ describe(`GET /comments under attack, with moderation, late pulses and a twin or
   /** The console's hide (or show) of a released comment, by its handle, as an admin of `org` would. */
   async function hide(org: string, id: string, hidden: boolean) {
     const handle = commentHandle({ week: ymd(models[org].weekOf(id)), rank: models[org].rank(id) });
-    const r = await setCommentHidden(t.db, org, handle, hidden, operatorActor(), new Date());
+    const r = await updateCommentHidden(t.db, org, handle, hidden, operatorActor(), new Date());
     expect(r.changed, `${hidden ? 'hiding' : 'showing'} ${id} in ${org}`).toBe(true);
     if (hidden) models[org].hidden.add(id);
     else models[org].hidden.delete(id);

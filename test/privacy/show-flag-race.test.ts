@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseExecutor } from '../../src/db/executor.js';
 import { PgExecutor } from '../../src/db/pg.js';
 import { operatorActor } from '../../src/domain/audit.js';
-import { CommentReleases, listCommentPage, listCommentPageWithHandles, setCommentHidden } from '../../src/domain/comments.js';
+import { CommentReleases, listCommentPage, listCommentPageWithHandles, updateCommentHidden } from '../../src/domain/comments.js';
 import { loadDataset } from '../../src/domain/dataset.js';
 import { moderatePulse } from '../../src/domain/moderation.js';
 import { createTestDatabase, DB_KIND, type TestDatabase } from '../helpers/db.js';
@@ -62,8 +62,11 @@ describe(`show again and a flag of the same pulse at once (${DB_KIND}, ${TRIALS}
     const handle = first.handles[first.list.items.findIndex((c) => c.comment === 'words 0')];
     let leaked = 0;
     for (let i = 0; i < TRIALS; i++) {
-      await setCommentHidden(t.db, ORG, handle, true, operatorActor(), NOW);
-      await Promise.all([setCommentHidden(t.db, ORG, handle, false, operatorActor(), NOW), moderatePulse(other, ORG, 'r_0', 'FLAGGED', operatorActor(), NOW)]);
+      await updateCommentHidden(t.db, ORG, handle, true, operatorActor(), NOW);
+      await Promise.all([
+        updateCommentHidden(t.db, ORG, handle, false, operatorActor(), NOW),
+        moderatePulse(other, ORG, 'r_0', 'FLAGGED', operatorActor(), NOW),
+      ]);
       const page = await listCommentPage(t.db, ORG, RANGE, releases, NOW);
       if (page.items.some((c) => c.comment === 'words 0')) leaked++;
       await moderatePulse(t.db, ORG, 'r_0', 'CLEAN', operatorActor(), NOW);

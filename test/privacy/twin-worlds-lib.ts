@@ -10,7 +10,7 @@ import { sql, type DatabaseExecutor } from '../../src/db/executor.js';
 import { ROLLUP_TABLES } from '../../src/db/pulse-writes.js';
 import { insertSessionRow } from '../../src/db/repositories/members.js';
 import { operatorActor } from '../../src/domain/audit.js';
-import { CommentReleases, listCommentPageWithHandles, setCommentHidden } from '../../src/domain/comments.js';
+import { CommentReleases, listCommentPageWithHandles, updateCommentHidden } from '../../src/domain/comments.js';
 import { loadDataset } from '../../src/domain/dataset.js';
 import { importPulses } from '../../src/domain/import.js';
 import { ingestPulses } from '../../src/domain/ingest.js';
@@ -445,7 +445,7 @@ export async function openTwinHarness(db: DatabaseExecutor): Promise<TwinHarness
             if (text === null || !ingested(op.twin ? w.twinHolder : spec)) return 'no comment';
             const handle = op.k === 'hide' ? h.shown : h.hidden;
             if (!handle) return 'no handle';
-            const r = await setCommentHidden(db, w.orgId, handle, op.k === 'hide', operatorActor(), now());
+            const r = await updateCommentHidden(db, w.orgId, handle, op.k === 'hide', operatorActor(), now());
             return r.changed;
           }
           default:

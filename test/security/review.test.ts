@@ -16,7 +16,7 @@ import { ConfigError, EnvSchema, isSecretVariable, loadConfig } from '../../src/
 import type { DatabaseExecutor } from '../../src/db/executor.js';
 import { initializeDataDir } from '../../src/db/pglite-init.js';
 import { loadDataset } from '../../src/domain/dataset.js';
-import { addEndpoint, attemptDelivery, checkWebhookUrl, refusedAddressKind, safeLookup } from '../../src/domain/webhook-deliveries.js';
+import { createEndpoint, attemptDelivery, checkWebhookUrl, refusedAddressKind, safeLookup } from '../../src/domain/webhook-deliveries.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { KEYS, NOW, readDataset } from '../fixtures/dataset.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
@@ -299,7 +299,7 @@ describe('finding 6: webhooks never reach internal addresses', () => {
     ['https://100.64.0.1/', 'the URL points to a private (shared) address (100.64.0.1); webhooks go to public hosts only'],
   ])('refuses %s when it is added', async (url, message) => {
     expect(() => checkWebhookUrl(url)).toThrow(message);
-    await expect(addEndpoint(db.db, 'org_x', { url, eventTypes: null, now: new Date() })).rejects.toThrow(message);
+    await expect(createEndpoint(db.db, 'org_x', { url, eventTypes: null, now: new Date() })).rejects.toThrow(message);
   });
 
   it('resolves the host at each delivery and refuses it when any of its addresses is internal', async () => {

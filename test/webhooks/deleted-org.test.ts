@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cancelOrgDeliveries, claimDueDeliveries, listDeliveries, oldestPendingSeconds } from '../../src/db/repositories/webhooks.js';
-import { addEndpoint, deliver, recordEvent } from '../../src/domain/webhook-deliveries.js';
+import { createEndpoint, deliver, recordEvent } from '../../src/domain/webhook-deliveries.js';
 import { createAdminTest, type AdminTest } from '../admin/helpers.js';
 import { startReceiver, type Receiver } from '../helpers/receiver.js';
 
@@ -44,8 +44,8 @@ describe('webhooks of a soft-deleted organization', () => {
         ],
       },
     });
-    endpointId = (await addEndpoint(t.db, 'org_gone', { url: `${rx.url}/live`, eventTypes: ['action.created'], allowPrivate: true, now: new Date() })).id;
-    await addEndpoint(t.db, 'org_gone', { url: `${rx.url}/retry`, eventTypes: ['alert.created'], allowPrivate: true, now: new Date() });
+    endpointId = (await createEndpoint(t.db, 'org_gone', { url: `${rx.url}/live`, eventTypes: ['action.created'], allowPrivate: true, now: new Date() })).id;
+    await createEndpoint(t.db, 'org_gone', { url: `${rx.url}/retry`, eventTypes: ['alert.created'], allowPrivate: true, now: new Date() });
   });
   afterAll(async () => {
     await t.close();
@@ -142,7 +142,7 @@ describe('a delivery on its way when its organization is deleted (issue 43)', ()
       env: { WEBHOOK_ALLOW_PRIVATE: 'true' },
       dataset: { organizations: [{ id: 'org_gone', name: 'Gone', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z' }] },
     });
-    await addEndpoint(t.db, 'org_gone', { url: `${rx.url}/hook`, eventTypes: ['alert.created'], allowPrivate: true, now: new Date() });
+    await createEndpoint(t.db, 'org_gone', { url: `${rx.url}/hook`, eventTypes: ['alert.created'], allowPrivate: true, now: new Date() });
   });
   afterAll(async () => {
     await t.close();

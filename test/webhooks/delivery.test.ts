@@ -5,7 +5,7 @@ import { sql } from '../../src/db/executor.js';
 import { insertAlerts, recentAlerts } from '../../src/db/repositories/alerts.js';
 import { insertEndpoint, listDeliveries, listEndpoints, replayDelivery } from '../../src/db/repositories/webhooks.js';
 import type { Dataset } from '../../src/domain/dataset.js';
-import { addEndpoint, checkWebhookUrl, newWebhookSecret, recordAlertCreated, retryDelayMs, parseRetryAfter } from '../../src/domain/webhook-deliveries.js';
+import { createEndpoint, checkWebhookUrl, newWebhookSecret, recordAlertCreated, retryDelayMs, parseRetryAfter } from '../../src/domain/webhook-deliveries.js';
 import { WebhookWorker } from '../../src/jobs/webhooks.js';
 import { DEFAULT_THRESHOLDS, runAlertEngine } from '../../src/domain/alert-engine.js';
 import { loadDataset } from '../../src/domain/dataset.js';
@@ -50,7 +50,7 @@ describe('webhook delivery', () => {
   const secrets = new Map<string, string>();
 
   const endpoint = async (org: string, path: string, eventTypes: null | ('action.created' | 'action.updated' | 'alert.created')[] = null) => {
-    const e = await addEndpoint(t.db, `org_${org}`, { url: `${rx.url}${path}`, eventTypes, allowPrivate: true, now: new Date() });
+    const e = await createEndpoint(t.db, `org_${org}`, { url: `${rx.url}${path}`, eventTypes, allowPrivate: true, now: new Date() });
     secrets.set(path, e.secret);
     return e;
   };

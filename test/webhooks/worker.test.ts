@@ -2,7 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listDeliveries } from '../../src/db/repositories/webhooks.js';
 import { loadDataset } from '../../src/domain/dataset.js';
-import { addEndpoint, recordEvent } from '../../src/domain/webhook-deliveries.js';
+import { createEndpoint, recordEvent } from '../../src/domain/webhook-deliveries.js';
 import { WebhookWorker } from '../../src/jobs/webhooks.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/db.js';
 import { startReceiver, waitFor, type Receiver } from '../helpers/receiver.js';
@@ -22,7 +22,7 @@ describe('webhook worker', () => {
   });
 
   it('at close abandons the attempt in flight, which is due again at once for the next worker', async () => {
-    const { secret } = await addEndpoint(t.db, 'org_w', { url: `${rx.url}/w`, eventTypes: ['action.created'], allowPrivate: true, now: new Date() });
+    const { secret } = await createEndpoint(t.db, 'org_w', { url: `${rx.url}/w`, eventTypes: ['action.created'], allowPrivate: true, now: new Date() });
     // Not subscribed: nothing is written.
     expect(await t.db.transaction((tx) => recordEvent(tx, 'org_w', 'alert.created', { id: 'al_1' }, new Date()))).toBeNull();
     const eventId = await t.db.transaction((tx) => recordEvent(tx, 'org_w', 'action.created', { $id: 'act_1' }, new Date('2026-11-23T10:00:00.000Z')));

@@ -1,4 +1,4 @@
-import { setAlertRead } from '../../domain/alerts.js';
+import { updateAlertRead } from '../../domain/alerts.js';
 import { operatorActor } from '../../domain/audit.js';
 import { requireJsonObject } from '../../http/plugins/index.js';
 import { AdminNoQuerySchema, OrgItemParamsSchema, adminResponses } from '../../contract/schemas/admin-common.js';
@@ -54,6 +54,6 @@ export function registerAlertRoutes(app: App, { db, now, config }: AdminRouteDep
         response: adminResponses(AlertSchema, 'The alert as GET /v1/alerts shows it.'),
       },
     },
-    async (request) => setAlertRead(db, request.params.orgId, request.params.alertId, request.body.read, operatorActor(request.ip), now()),
+    async (request) => updateAlertRead(db, request.params.orgId, request.params.alertId, request.body.read, operatorActor(request.ip), now()),
   );
 }

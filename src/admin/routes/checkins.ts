@@ -1,6 +1,6 @@
 import { operatorActor } from '../../domain/audit.js';
-import { addRespondent, listRoster, moveRespondent, removeRespondent, replaceRoster } from '../../domain/checkins/roster.js';
-import { readSettings, updateCheckinSettings } from '../../domain/checkins/settings.js';
+import { createRespondent, listRoster, moveRespondent, deleteRespondent, replaceRoster } from '../../domain/checkins/roster.js';
+import { getCheckinSettings, updateCheckinSettings } from '../../domain/checkins/settings.js';
 import { exportWeekLinks, participation } from '../../domain/checkins/rounds.js';
 import { requireLiveOrg } from '../../domain/orgs.js';
 import { requireJsonObject } from '../../http/plugins/index.js';
@@ -60,7 +60,7 @@ export function registerCheckinRoutes(app: App, { db, now, config }: AdminRouteD
     },
     async (request, reply) => {
       reply.code(201);
-      return addRespondent(db, request.params.orgId, request.body, operatorActor(request.ip), now());
+      return createRespondent(db, request.params.orgId, request.body, operatorActor(request.ip), now());
     },
   );
   app.patch(
@@ -97,7 +97,7 @@ export function registerCheckinRoutes(app: App, { db, now, config }: AdminRouteD
       },
     },
     async (request) => {
-      await removeRespondent(db, request.params.orgId, request.params.respondentId, operatorActor(request.ip), now());
+      await deleteRespondent(db, request.params.orgId, request.params.respondentId, operatorActor(request.ip), now());
       return { id: request.params.respondentId };
     },
   );
@@ -136,7 +136,7 @@ export function registerCheckinRoutes(app: App, { db, now, config }: AdminRouteD
     },
     async (request) => {
       await requireLiveOrg(db, request.params.orgId);
-      return readSettings(db, request.params.orgId);
+      return getCheckinSettings(db, request.params.orgId);
     },
   );
   app.patch(

@@ -1,4 +1,4 @@
-import { inviteMember, listInvitations, listMembers, removeMember, revokeInvitation } from '../../domain/members.js';
+import { inviteMember, listInvitations, listMembers, deleteMember, revokeInvitation } from '../../domain/members.js';
 import { operatorActor } from '../../domain/audit.js';
 import { requireJsonObject } from '../../http/plugins/index.js';
 import { AdminNoQuerySchema, OrgIdParamsSchema, OrgItemParamsSchema, adminResponses } from '../../contract/schemas/admin-common.js';
@@ -109,6 +109,6 @@ export function registerMemberRoutes(app: App, { db, now, config }: AdminRouteDe
         response: adminResponses(MemberSchema, 'The member as removed.'),
       },
     },
-    async (request) => removeMember(db, request.params.orgId, request.params.memberId, operatorActor(request.ip), now()),
+    async (request) => deleteMember(db, request.params.orgId, request.params.memberId, operatorActor(request.ip), now()),
   );
 }

@@ -1,6 +1,6 @@
-import { changeOrganization, createOrganization, deleteOrganization, listOrganizations, showOrganization } from '../../domain/orgs.js';
+import { updateOrganization, createOrganization, deleteOrganization, listOrganizations, getOrganizationRecord } from '../../domain/orgs.js';
 import { operatorActor } from '../../domain/audit.js';
-import { setPlan } from '../../domain/plans.js';
+import { updatePlan } from '../../domain/plans.js';
 import { requireJsonObject } from '../../http/plugins/index.js';
 import { AdminNoQuerySchema, OrgIdParamsSchema, adminResponses } from '../../contract/schemas/admin-common.js';
 import {
@@ -66,7 +66,7 @@ export function registerOrgRoutes(app: App, { db, now }: AdminRouteDeps) {
         response: adminResponses(AdminOrgSchema, 'The organization; deletedAt is set when it was deleted.'),
       },
     },
-    async (request) => showOrganization(db, request.params.orgId),
+    async (request) => getOrganizationRecord(db, request.params.orgId),
   );
 
   app.patch(
@@ -84,7 +84,7 @@ export function registerOrgRoutes(app: App, { db, now }: AdminRouteDeps) {
         response: adminResponses(AdminOrgSchema, 'The organization as changed.'),
       },
     },
-    async (request) => changeOrganization(db, request.params.orgId, request.body, operatorActor(request.ip), now()),
+    async (request) => updateOrganization(db, request.params.orgId, request.body, operatorActor(request.ip), now()),
   );
 
   app.delete(
@@ -122,6 +122,6 @@ export function registerOrgRoutes(app: App, { db, now }: AdminRouteDeps) {
         response: adminResponses(PlanSchema, 'The plan as stored.'),
       },
     },
-    async (request) => setPlan(db, { name: request.params.name, ...request.body }),
+    async (request) => updatePlan(db, { name: request.params.name, ...request.body }),
   );
 }

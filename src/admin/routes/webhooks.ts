@@ -1,12 +1,12 @@
 import {
-  addOrgEndpoint,
+  createWebhookEndpoint,
   disableOrgEndpoint,
   enableOrgEndpoint,
   endpointById,
   listOrgDeliveries,
   listOrgEndpoints,
   pingOrgEndpoint,
-  removeOrgEndpoint,
+  deleteWebhookEndpoint,
   replayOrgDelivery,
   resendFailedOrgDeliveries,
   rotateOrgEndpointSecret,
@@ -65,7 +65,7 @@ export function registerWebhookRoutes(app: App, { db, now, config }: AdminRouteD
       },
     },
     async (request, reply) => {
-      const e = await addOrgEndpoint(
+      const e = await createWebhookEndpoint(
         db,
         request.params.orgId,
         { url: request.body.url, eventTypes: request.body.eventTypes ?? null, allowPrivate: config.webhookAllowPrivate },
@@ -89,7 +89,7 @@ export function registerWebhookRoutes(app: App, { db, now, config }: AdminRouteD
         response: adminResponses(EndpointSchema, 'The endpoint removed.'),
       },
     },
-    async (request) => removeOrgEndpoint(db, request.params.orgId, request.params.endpointId, operatorActor(request.ip), now()),
+    async (request) => deleteWebhookEndpoint(db, request.params.orgId, request.params.endpointId, operatorActor(request.ip), now()),
   );
 
   app.get(

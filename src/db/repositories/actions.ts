@@ -214,7 +214,7 @@ const updateQuery = sql(
     RETURNING id`,
 );
 
-export async function updateAction(db: Queryable, orgId: string, id: string, c: ActionChanges): Promise<boolean> {
+export async function updateActionRow(db: Queryable, orgId: string, id: string, c: ActionChanges): Promise<boolean> {
   const rows = await db.query(updateQuery, [
     orgId,
     id,

@@ -52,7 +52,7 @@ export async function insertRespondent(db: Queryable, orgId: string, r: { id: st
 }
 
 const deleteRespondentQuery = sql('respondents.delete', `DELETE FROM respondents WHERE org_id = $1 AND id = $2 RETURNING id`);
-export async function deleteRespondent(db: Queryable, orgId: string, id: string): Promise<boolean> {
+export async function deleteRespondentRow(db: Queryable, orgId: string, id: string): Promise<boolean> {
   return (await db.query(deleteRespondentQuery, [orgId, id])).length > 0;
 }
 

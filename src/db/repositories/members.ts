@@ -95,7 +95,7 @@ export async function insertMember(db: Queryable, m: { orgId: string; id: string
 }
 
 const setRole = sql('members.set_role', `UPDATE members SET role = $3 WHERE org_id = $1 AND id = $2`);
-export async function updateMemberRole(db: Queryable, orgId: string, id: string, role: MemberRole) {
+export async function updateMemberRoleRow(db: Queryable, orgId: string, id: string, role: MemberRole) {
   await db.query(setRole, [orgId, id, role]);
 }
 
@@ -133,7 +133,7 @@ export async function markSignedIn(db: Queryable, orgId: string, id: string, at:
 }
 
 const remove = sql('members.delete', `DELETE FROM members WHERE org_id = $1 AND id = $2`);
-export async function deleteMember(db: Queryable, orgId: string, id: string) {
+export async function deleteMemberRow(db: Queryable, orgId: string, id: string) {
   await db.query(remove, [orgId, id]);
 }
 
@@ -406,7 +406,7 @@ export async function readRequireTwoFactor(db: Queryable, orgId: string): Promis
   return r?.require_two_factor ?? false;
 }
 
-const setRequireTwoFactor = sql('organizations.set_require_two_factor', `UPDATE organizations SET require_two_factor = $2 WHERE id = $1`);
+const updateRequireTwoFactor = sql('organizations.set_require_two_factor', `UPDATE organizations SET require_two_factor = $2 WHERE id = $1`);
 export async function writeRequireTwoFactor(db: Queryable, orgId: string, on: boolean) {
-  await db.query(setRequireTwoFactor, [orgId, on]);
+  await db.query(updateRequireTwoFactor, [orgId, on]);
 }

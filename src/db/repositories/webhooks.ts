@@ -79,7 +79,7 @@ export async function findEndpointById(db: Queryable, id: string): Promise<(Webh
 const deleteEndpointQuery = sql('webhook_endpoints.delete', `DELETE FROM webhook_endpoints WHERE org_id = $1 AND id = $2`);
 
 /** Its deliveries go with it (ON DELETE CASCADE). */
-export async function deleteEndpoint(db: Queryable, orgId: string, id: string): Promise<void> {
+export async function deleteEndpointRow(db: Queryable, orgId: string, id: string): Promise<void> {
   await db.query(deleteEndpointQuery, [orgId, id]);
 }
 

@@ -6,7 +6,7 @@ import { listTeamNames } from '../../db/repositories/teams.js';
 import { ApiError, invalid } from '../../contract/errors.js';
 import { blindSign, SUITE, verifyToken } from '../../crypto/blind-rsa.js';
 import { newId } from '../ids.js';
-import { readOrganization } from '../orgs.js';
+import { getOrganization } from '../orgs.js';
 import { WEEK_MS } from '../time.js';
 import type { CheckinKeys } from './keys.js';
 import { holdsFlaggedWord } from './settings.js';
@@ -51,7 +51,7 @@ export async function openCheckin(db: DatabaseExecutor, keys: CheckinKeys, orgId
   const link = await liveLink(db, orgId, token, now);
   await markLinkOpened(db, orgId, link.respondentId, link.week);
   const key = await keys.keyFor(db, orgId, link.week, link.teamSlot);
-  const org = await readOrganization(db, orgId);
+  const org = await getOrganization(db, orgId);
   const settings = await readCheckinSettings(db, orgId);
   const [team] = link.teamSlot ? await listTeamNames(db, orgId, [link.teamSlot]) : [];
   return {

@@ -3,7 +3,7 @@ import type { Queryable } from '../database.js';
 import type { DatabaseExecutor } from '../../db/executor.js';
 import { dbFailure } from '../../db/errors.js';
 import {
-  deleteRespondent,
+  deleteRespondentRow,
   findRespondent,
   findRespondentByEmail,
   insertRespondent,
@@ -76,7 +76,7 @@ async function teamNamed(tx: Queryable, orgId: string, name: string | null, acto
 
 const taken = () => invalid("'email' is already on the roster.");
 
-export async function addRespondent(
+export async function createRespondent(
   db: DatabaseExecutor,
   orgId: string,
   input: { email: unknown; team?: unknown },
@@ -101,10 +101,10 @@ export async function addRespondent(
   });
 }
 
-export async function removeRespondent(db: DatabaseExecutor, orgId: string, id: string, actor: Actor, now: Date): Promise<void> {
+export async function deleteRespondent(db: DatabaseExecutor, orgId: string, id: string, actor: Actor, now: Date): Promise<void> {
   await requireLiveOrg(db, orgId);
   await db.transaction(async (tx) => {
-    if (!(await deleteRespondent(tx, orgId, id))) throw notFound('Respondent');
+    if (!(await deleteRespondentRow(tx, orgId, id))) throw notFound('Respondent');
     await recordAudit(tx, orgId, actor, { action: 'respondent.removed', target: { kind: 'respondent', id } }, now);
   });
 }
@@ -187,7 +187,7 @@ export async function replaceRoster(db: DatabaseExecutor, orgId: string, csv: st
       }
     }
     for (const gone of current.values()) {
-      await deleteRespondent(tx, orgId, gone.id);
+      await deleteRespondentRow(tx, orgId, gone.id);
       result.removed++;
     }
     await recordAudit(tx, orgId, actor, { action: 'roster.replaced', target: { kind: 'roster', id: null }, details: { ...result } }, now);

@@ -12,7 +12,7 @@ import {
   setLinkToken,
   unopenedLinks,
 } from '../../db/repositories/checkins.js';
-import { readOrganization, requireLiveOrg } from '../orgs.js';
+import { getOrganization, requireLiveOrg } from '../orgs.js';
 import { recordAudit, type Actor } from '../audit.js';
 import { WEEK_MS } from '../time.js';
 import { tokenHash } from './answers.js';
@@ -68,7 +68,7 @@ async function mailLinks(
   pastReminder = false,
 ): Promise<{ sent: number; failed: number }> {
   const send = opts.send!;
-  const org = await readOrganization(db, orgId);
+  const org = await getOrganization(db, orgId);
   let sent = 0;
   for (;;) {
     const claimed = await claimMail(db, orgId, week, kind, opts.batch ?? 50, now, new Date(now.getTime() + (opts.leaseMs ?? 120_000)));

@@ -8,7 +8,7 @@ import { isTimeZone } from './week.js';
 
 export type CheckinSettings = CheckinSettingsRow;
 
-export async function readSettings(db: Queryable, orgId: string): Promise<CheckinSettings> {
+export async function getCheckinSettings(db: Queryable, orgId: string): Promise<CheckinSettings> {
   return readCheckinSettings(db, orgId);
 }
 

@@ -1,7 +1,7 @@
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listDeliveries } from '../../../src/db/repositories/webhooks.js';
-import { addEndpoint } from '../../../src/domain/webhook-deliveries.js';
+import { createEndpoint } from '../../../src/domain/webhook-deliveries.js';
 import { WebhookWorker } from '../../../src/jobs/webhooks.js';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { api } from '../../helpers/openapi.js';
@@ -25,8 +25,8 @@ describe('PATCH /actions/{id}: status transitions, null clears, action.updated',
   beforeAll(async () => {
     t = await createTestApp({ dataset: writesDataset(), now: NOW });
     rx = await startReceiver();
-    secret = (await addEndpoint(t.db, 'org_a', { url: `${rx.url}/a`, eventTypes: ['action.updated'], allowPrivate: true, now: new Date() })).secret;
-    await addEndpoint(t.db, 'org_b', { url: `${rx.url}/b`, eventTypes: null, allowPrivate: true, now: new Date() });
+    secret = (await createEndpoint(t.db, 'org_a', { url: `${rx.url}/a`, eventTypes: ['action.updated'], allowPrivate: true, now: new Date() })).secret;
+    await createEndpoint(t.db, 'org_b', { url: `${rx.url}/b`, eventTypes: null, allowPrivate: true, now: new Date() });
     worker = new WebhookWorker(t.db, { pollMs: 20, timeoutMs: 2000, retryScheduleMs: [100], allowPrivate: true });
     worker.start();
   });

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../contract/errors.js';
 import type { DatabaseExecutor } from '../../../domain/database.js';
-import { createAction, editAction, findActionItem, listRecentActionItems } from '../../../domain/actions.js';
+import { createAction, updateAction, getActionItem, listRecentActionItems } from '../../../domain/actions.js';
 import { listOrgTeams } from '../../../domain/teams.js';
 import { notice, type Safe } from '../../html.js';
 import { actorOf, CHANGERS, changeOutcome, type ConsoleDeps, type Form } from '../../plugins/index.js';
@@ -41,11 +41,11 @@ export function registerActionPages(scope: FastifyInstance, deps: ConsoleDeps & 
   scope.post<{ Params: { actionId: string }; Body: Form }>('/actions/:actionId', admin, async (request, reply) =>
     outcome(request, reply, async () => {
       const orgId = request.member.orgId;
-      const current = await findActionItem(db, orgId, request.params.actionId);
+      const current = await getActionItem(db, orgId, request.params.actionId);
       if (!current) throw new ApiError('not_found', 'No such action in this organization.');
       const body = changeBodyOf(request.body, current);
       if (!body) return notice('Nothing to change.', 'ok');
-      await db.transaction((tx) => editAction(tx, orgId, current.$id, body, actorOf(request), now()));
+      await db.transaction((tx) => updateAction(tx, orgId, current.$id, body, actorOf(request), now()));
       return notice(`Action “${body.title ?? current.title}” saved.`, 'ok');
     }),
   );

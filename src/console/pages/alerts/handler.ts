@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DatabaseExecutor } from '../../../domain/database.js';
-import { listRecentAlerts, setAlertRead } from '../../../domain/alerts.js';
+import { listRecentAlerts, updateAlertRead } from '../../../domain/alerts.js';
 import { notice, type Safe } from '../../html.js';
 import { actorOf, CHANGERS, changeOutcome, type ConsoleDeps } from '../../plugins/index.js';
 import { sendPage } from '../../views/layout.js';
@@ -27,7 +27,7 @@ export function registerAlertPages(scope: FastifyInstance, deps: ConsoleDeps & {
   for (const read of [true, false]) {
     scope.post<{ Params: { alertId: string } }>(`/alerts/:alertId/${read ? 'read' : 'unread'}`, admin, async (request, reply) =>
       outcome(request, reply, async () => {
-        const a = await setAlertRead(db, request.member.orgId, request.params.alertId, read, actorOf(request), now());
+        const a = await updateAlertRead(db, request.member.orgId, request.params.alertId, read, actorOf(request), now());
         return notice(`Alert marked ${read ? 'read' : 'unread'}: ${a.message.slice(0, 120)}`, 'ok');
       }),
     );

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DatabaseExecutor } from '../../../domain/database.js';
-import { listCommentPageWithHandles, setCommentHidden, type CommentReleases } from '../../../domain/comments.js';
+import { listCommentPageWithHandles, updateCommentHidden, type CommentReleases } from '../../../domain/comments.js';
 import { listOrgTeams } from '../../../domain/teams.js';
 import { startOfIsoWeek } from '../../../domain/time.js';
 import { notice, type Safe } from '../../html.js';
@@ -39,7 +39,7 @@ export function registerCommentPages(scope: FastifyInstance, deps: ConsoleDeps &
         (rq, rp, st, msg) => commentsPage(rq, rp, st, msg, f),
         () => commentsHref(f),
       )(request, reply, async () => {
-        const r = await setCommentHidden(db, request.member.orgId, handleOf(request.body), hide, actorOf(request), now());
+        const r = await updateCommentHidden(db, request.member.orgId, handleOf(request.body), hide, actorOf(request), now());
         return notice(
           hide
             ? r.changed

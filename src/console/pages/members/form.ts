@@ -1,8 +1,8 @@
 import type { Form } from '../../plugins/index.js';
 
 /**
- * The members' forms as the domain's input, unchecked: inviteMember, changeMemberRole and
- * changePassword check every field themselves (they take `unknown`), with the messages the
+ * The members' forms as the domain's input, unchecked: inviteMember, updateMemberRole and
+ * updatePassword check every field themselves (they take `unknown`), with the messages the
  * operator API and the CLI give.
  */
 export const invitationOf = (form: Form) => ({ email: form.email, role: form.role });

@@ -2,16 +2,16 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../contract/errors.js';
 import type { DatabaseExecutor } from '../../../domain/database.js';
 import {
-  changeMemberRole,
+  updateMemberRole,
   inviteMember,
   listInvitations,
   listMembers,
-  removeMember,
+  deleteMember,
   requiresTwoFactor,
   revokeInvitation,
-  setRequireTwoFactor,
+  updateRequireTwoFactor,
 } from '../../../domain/members.js';
-import { changePassword } from '../../../domain/passwords.js';
+import { updatePassword } from '../../../domain/passwords.js';
 import { notice, type Safe } from '../../html.js';
 import { actorOf, OWNERS, changeOutcome, clearSessionCookie, Redirect, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { sendPage, when } from '../../views/layout.js';
@@ -68,14 +68,14 @@ export function registerMemberPages(scope: FastifyInstance, deps: ConsoleDeps & 
 
   scope.post<{ Params: { memberId: string }; Body: Form }>('/members/:memberId/role', owner, async (request, reply) =>
     outcome(request, reply, async () => {
-      const m = await changeMemberRole(db, request.member.orgId, request.params.memberId, roleOf(request.body), actorOf(request), now());
+      const m = await updateMemberRole(db, request.member.orgId, request.params.memberId, roleOf(request.body), actorOf(request), now());
       return notice(`${m.email} is now ${m.role}.`, 'ok');
     }),
   );
 
   scope.post<{ Params: { memberId: string } }>('/members/:memberId/remove', owner, async (request, reply) =>
     outcome(request, reply, async () => {
-      const m = await removeMember(db, request.member.orgId, request.params.memberId, actorOf(request), now());
+      const m = await deleteMember(db, request.member.orgId, request.params.memberId, actorOf(request), now());
       return notice(`${m.email} was removed; their sessions ended.`, 'ok');
     }),
   );
@@ -83,7 +83,7 @@ export function registerMemberPages(scope: FastifyInstance, deps: ConsoleDeps & 
   scope.post<{ Body: Form }>('/members/two-factor', owner, async (request, reply) =>
     outcome(request, reply, async () => {
       const on = twoFactorRequiredOf(request.body);
-      await setRequireTwoFactor(db, request.member.orgId, on, actorOf(request), now());
+      await updateRequireTwoFactor(db, request.member.orgId, on, actorOf(request), now());
       return notice(on ? 'Two-factor authentication is now required for every member.' : 'Two-factor authentication is now optional.', 'ok');
     }),
   );
@@ -97,7 +97,7 @@ export function registerMemberPages(scope: FastifyInstance, deps: ConsoleDeps & 
   // A new password ends every session of the member, this one too: the next page is signing in.
   scope.post<{ Body: Form }>('/account/password', async (request, reply) =>
     changeOutcome(accountPage)(request, reply, async () => {
-      await changePassword(db, request.member, passwordChangeOf(request.body), actorOf(request), now());
+      await updatePassword(db, request.member, passwordChangeOf(request.body), actorOf(request), now());
       clearSessionCookie(reply, deps);
       return new Redirect('/console/sign-in');
     }),

@@ -7,7 +7,7 @@ const lines = (v: string | undefined) =>
     .map((l) => l.trim())
     .filter(Boolean);
 
-/** The add form as addRespondent's input (the domain checks the address and the team). */
+/** The add form as createRespondent's input (the domain checks the address and the team). */
 export const respondentOf = (form: Form) => ({ email: form.email ?? '', team: form.team || null });
 
 /** The move form's team: none when left empty. */

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DatabaseExecutor } from '../../../domain/database.js';
-import { addRespondent, listRoster, moveRespondent, removeRespondent, replaceRoster } from '../../../domain/checkins/roster.js';
-import { readSettings, updateCheckinSettings } from '../../../domain/checkins/settings.js';
+import { createRespondent, listRoster, moveRespondent, deleteRespondent, replaceRoster } from '../../../domain/checkins/roster.js';
+import { getCheckinSettings, updateCheckinSettings } from '../../../domain/checkins/settings.js';
 import { exportWeekLinks, linksCsv, participation } from '../../../domain/checkins/rounds.js';
 import { notice, type Safe } from '../../html.js';
 import { actorOf, CHANGERS, changeOutcome, type ConsoleDeps, type Form } from '../../plugins/index.js';
@@ -19,7 +19,7 @@ export function registerPeoplePages(scope: FastifyInstance, deps: ConsoleDeps & 
 
   const peoplePage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) => {
     const s = request.member;
-    const [roster, settings, counts] = await Promise.all([listRoster(db, s.orgId), readSettings(db, s.orgId), participation(db, s.orgId, now())]);
+    const [roster, settings, counts] = await Promise.all([listRoster(db, s.orgId), getCheckinSettings(db, s.orgId), participation(db, s.orgId, now())]);
     return sendPage(reply, status, peopleView({ session: s, roster, settings, counts, mails: Boolean(deps.mailer), message }));
   };
   const outcome = changeOutcome(peoplePage);
@@ -29,7 +29,7 @@ export function registerPeoplePages(scope: FastifyInstance, deps: ConsoleDeps & 
   scope.post('/people', admin, async (request, reply) =>
     outcome(request, reply, async () => {
       const form = request.body as Form;
-      await addRespondent(db, request.member.orgId, respondentOf(form), actorOf(request), now());
+      await createRespondent(db, request.member.orgId, respondentOf(form), actorOf(request), now());
       return notice(`${(form.email ?? '').trim()} added.`, 'ok');
     }),
   );
@@ -41,7 +41,7 @@ export function registerPeoplePages(scope: FastifyInstance, deps: ConsoleDeps & 
   );
   scope.post<{ Params: { id: string } }>('/people/:id/remove', admin, async (request, reply) =>
     outcome(request, reply, async () => {
-      await removeRespondent(db, request.member.orgId, request.params.id, actorOf(request), now());
+      await deleteRespondent(db, request.member.orgId, request.params.id, actorOf(request), now());
       return notice('Removed from the roster.', 'ok');
     }),
   );

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DatabaseExecutor } from '../../../domain/database.js';
 import { acceptInvitation, endSession, saveFlashForCookie, signIn, type ConsoleSession } from '../../../domain/sessions.js';
 import { completeTwoFactor, enrollTotp, startTotpEnrollment } from '../../../domain/totp.js';
-import { memberActor, readInvitation } from '../../../domain/members.js';
+import { memberActor, getInvitation } from '../../../domain/members.js';
 import QRCode from 'qrcode';
 import type { Safe } from '../../html.js';
 import { changeOutcome, clearSessionCookie, formToken, Redirect, setSessionCookie, type ConsoleDeps, type Form } from '../../plugins/index.js';
@@ -92,7 +92,7 @@ export function registerAuthPages(scope: FastifyInstance, deps: ConsoleDeps & { 
   });
 
   const invitationPage = async (request: FastifyRequest<{ Params: { token: string } }>, reply: FastifyReply, status: number, message?: Safe) => {
-    const invitation = await readInvitation(db, request.params.token, now());
+    const invitation = await getInvitation(db, request.params.token, now());
     const csrf = invitation ? formToken(request, reply, deps) : '';
     return sendPage(reply, invitation ? status : 404, invitationView({ invitation, token: request.params.token, csrf, message }));
   };

@@ -1,13 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DatabaseExecutor } from '../../../domain/database.js';
 import {
-  addOrgEndpoint,
+  createWebhookEndpoint,
   disableOrgEndpoint,
   enableOrgEndpoint,
   pageOrgDeliveries,
   listOrgEndpoints,
   pingOrgEndpoint,
-  removeOrgEndpoint,
+  deleteWebhookEndpoint,
   replayOrgDelivery,
   resendFailedOrgDeliveries,
   rotateOrgEndpointSecret,
@@ -63,7 +63,7 @@ export function registerWebhookPages(scope: FastifyInstance, deps: ConsoleDeps &
   scope.post<{ Body: Form }>('/webhooks', admin, async (request, reply) =>
     outcome(request, reply, async () => {
       const body = endpointBodyOf(request.body);
-      const e = await addOrgEndpoint(db, orgOf(request), { ...body, allowPrivate: options.allowPrivate }, actorOf(request), now());
+      const e = await createWebhookEndpoint(db, orgOf(request), { ...body, allowPrivate: options.allowPrivate }, actorOf(request), now());
       return addedSecret(e);
     }),
   );
@@ -99,7 +99,7 @@ export function registerWebhookPages(scope: FastifyInstance, deps: ConsoleDeps &
 
   scope.post<{ Params: { endpointId: string } }>('/webhooks/:endpointId/remove', admin, async (request, reply) =>
     outcome(request, reply, async () => {
-      const e = await removeOrgEndpoint(db, orgOf(request), request.params.endpointId, actorOf(request), now());
+      const e = await deleteWebhookEndpoint(db, orgOf(request), request.params.endpointId, actorOf(request), now());
       return notice(`Endpoint ${e.url} removed, with its delivery history.`, 'ok');
     }),
   );

@@ -1,4 +1,4 @@
-import { editAction } from '../../../domain/actions.js';
+import { updateAction } from '../../../domain/actions.js';
 import { requireJsonObject } from '../../../http/plugins/index.js';
 import { keyActor } from '../../plugins/writes.js';
 import { ActionIdParamsSchema, ActionIdSchema, UpdateActionBodySchema } from '../../../contract/schemas/actions.js';
@@ -26,6 +26,6 @@ export function registerUpdateAction(app: App, { db, now }: RouteDeps) {
         }),
       },
     },
-    async (request) => db.transaction((tx) => editAction(tx, request.principal.orgId, request.params.id, request.body, keyActor(request), now())),
+    async (request) => db.transaction((tx) => updateAction(tx, request.principal.orgId, request.params.id, request.body, keyActor(request), now())),
   );
 }

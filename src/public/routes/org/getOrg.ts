@@ -1,4 +1,4 @@
-import { readOrganization } from '../../../domain/orgs.js';
+import { getOrganization } from '../../../domain/orgs.js';
 import { OrgSchema } from '../../../contract/schemas/org.js';
 import { NoQuerySchema } from '../../../contract/schemas/common.js';
 import { responses } from '../../../contract/schemas/responses.js';
@@ -16,6 +16,6 @@ export function registerGetOrg(app: App, { db }: RouteDeps) {
         response: responses(OrgSchema, 'The organization record.'),
       },
     },
-    async (request) => readOrganization(db, request.principal.orgId),
+    async (request) => getOrganization(db, request.principal.orgId),
   );
 }
