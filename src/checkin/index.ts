@@ -5,7 +5,7 @@ import { ApiError } from '../contract/errors.js';
 import type { DatabaseExecutor } from '../domain/database.js';
 import { type CheckinKeys, publishedKeys } from '../domain/checkins/keys.js';
 import { answerCheckin, issueCheckinToken, openCheckin, type CheckinAnswer } from '../domain/checkins/answers.js';
-import { PAGE_CSP } from '../http/html.js';
+import { setPageHeaders } from '../http/html.js';
 import { aboutPage, checkinPage, CHECKIN_CSS } from './page.js';
 
 /**
@@ -28,6 +28,8 @@ export interface CheckinOptions {
    * random bits, so the limit guards CPU, not guessing).
    */
   perMinute?: number;
+  /** The service is reached over https (`PUBLIC_BASE_URL`): the pages carry HSTS, as the console's. */
+  https?: boolean;
 }
 
 /** The page's script: the client (src/checkin/client/checkin.ts) and the blind-signature library, bundled once at start. */
@@ -90,11 +92,7 @@ export async function registerCheckin(app: FastifyInstance, opts: CheckinOptions
   await app.register(
     async (scope) => {
       scope.addHook('onRequest', async (_request, reply) => {
-        reply.header('content-security-policy', PAGE_CSP);
-        reply.header('referrer-policy', 'no-referrer');
-        reply.header('x-frame-options', 'DENY');
-        reply.header('cross-origin-opener-policy', 'same-origin');
-        reply.header('cross-origin-resource-policy', 'same-origin');
+        setPageHeaders(reply, { https: opts.https ?? false });
       });
       const limited = async (request: FastifyRequest) => {
         if (!limit.take(request.ip, Date.now())) throw new ApiError('rate_limited', 'Too many requests; try again in a minute.', { 'retry-after': '60' });

@@ -1,3 +1,4 @@
+import type { FastifyReply } from 'fastify';
 /**
  * HTML for every page a person reads (the console, the check-in page), escaped by construction: `html` escapes every interpolated value unless
  * it is itself the output of `html` (a `Safe`). Comments, names, titles and emails are written by
@@ -36,3 +37,17 @@ export function html(strings: TemplateStringsArray, ...values: Value[]): Safe {
  */
 export const PAGE_CSP =
   "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'";
+
+/**
+ * The headers of every page a person reads (the console, the check-in page), on top of the base's
+ * nosniff and no-store: the policy above, no referrer, no framing, no window or resource shared
+ * with another origin, and, when the service is reached over https (`PUBLIC_BASE_URL`), HSTS.
+ */
+export function setPageHeaders(reply: FastifyReply, opts: { https: boolean }): void {
+  reply.header('content-security-policy', PAGE_CSP);
+  reply.header('referrer-policy', 'no-referrer');
+  reply.header('x-frame-options', 'DENY');
+  reply.header('cross-origin-opener-policy', 'same-origin');
+  reply.header('cross-origin-resource-policy', 'same-origin');
+  if (opts.https) reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
+}

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { PAGE_CSP } from '../../http/html.js';
+import { PAGE_CSP, setPageHeaders } from '../../http/html.js';
 import type { ConsoleDeps } from './session.js';
 
 /** The console's policy is the one of every page of the service (the base's). */
@@ -14,11 +14,6 @@ export function registerConsoleHeaders(scope: FastifyInstance, deps: Pick<Consol
     route.schema = { ...route.schema, hide: true };
   });
   scope.addHook('onRequest', async (_request, reply) => {
-    reply.header('content-security-policy', CONSOLE_CSP);
-    reply.header('referrer-policy', 'no-referrer');
-    reply.header('x-frame-options', 'DENY');
-    reply.header('cross-origin-opener-policy', 'same-origin');
-    reply.header('cross-origin-resource-policy', 'same-origin');
-    if (deps.secureCookies) reply.header('strict-transport-security', 'max-age=31536000; includeSubDomains');
+    setPageHeaders(reply, { https: deps.secureCookies });
   });
 }
