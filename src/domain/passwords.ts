@@ -267,7 +267,7 @@ export function checkPasswordRule(password: unknown, field = 'password'): string
  * scrypt signs in whichever matches), and never the password of another of them (a sign-in must
  * name one membership). Telling that reaches only someone who knows that other password.
  */
-export async function createPasswordHash(db: Queryable, email: string, password: string, exceptMemberId: string | null): Promise<string> {
+export async function hashMembershipPassword(db: Queryable, email: string, password: string, exceptMemberId: string | null): Promise<string> {
   const others = (await findPasswordHashesByEmail(db, email)).filter((h) => h.id !== exceptMemberId).map((h) => h.passwordHash);
   const hash = await hashPassword(password, others[0]);
   if (others.length > 0 && (await matchPassword(password, others)) >= 0) {
@@ -290,7 +290,7 @@ export async function updatePassword(
   // The same limits and gate as signing in: a session is not a way around them.
   const outcome = await checkPassword(db, { account: m.email.toLowerCase(), address: actor.address ?? '', password: current, stored: [m.passwordHash] }, now);
   if (outcome !== 0) throw new ApiError('unauthorized', PASSWORD_REFUSED);
-  const hash = await createPasswordHash(db, m.email, next, m.id);
+  const hash = await hashMembershipPassword(db, m.email, next, m.id);
   await db.transaction(async (tx) => {
     await updateMemberPassword(tx, m.orgId, m.id, hash);
     await deleteMemberSessions(tx, m.orgId, m.id);

@@ -20,7 +20,7 @@ import { ApiError, invalid } from '../contract/errors.js';
 import { newId, randomBase62 } from './ids.js';
 import { requireLiveOrg } from './orgs.js';
 import { recordAudit } from './audit.js';
-import { checkPassword, checkPasswordRule, MAX_PASSWORD, createPasswordHash } from './passwords.js';
+import { checkPassword, checkPasswordRule, MAX_PASSWORD, hashMembershipPassword } from './passwords.js';
 import { INVITATION_UNUSABLE, memberActor, memberView, getInvitation, type MemberView } from './members.js';
 
 /**
@@ -73,7 +73,7 @@ export async function acceptInvitation(
   const password = checkPasswordRule(input.password);
   const inv = await getInvitation(db, input.token, now);
   if (!inv) throw invalid(INVITATION_UNUSABLE);
-  const passwordHash = await createPasswordHash(db, inv.email, password, null);
+  const passwordHash = await hashMembershipPassword(db, inv.email, password, null);
   return db.transaction(async (tx) => {
     await requireLiveOrg(tx, inv.orgId);
     if (!(await takeInvitation(tx, inv.orgId, inv.id, now))) throw invalid(INVITATION_UNUSABLE);
