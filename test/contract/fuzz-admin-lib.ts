@@ -894,7 +894,7 @@ const ARRANGE: Record<string, Arrange> = {
     c.expect([{ status: 200 }], (r) => (r.id === id ? undefined : mismatch('revoked invitation', r.id, id)));
   },
 
-  createRespondent(c) {
+  addRespondent(c) {
     const b = c.body();
     b.email = `fuzz.${c.rng.int(0, 1e9)}@example.com`;
     b.team = c.rng.chance(0.5) ? null : 'Fuzz team';
@@ -925,7 +925,7 @@ const ARRANGE: Record<string, Arrange> = {
     c.expect([{ status: 200 }], (r) => (r.id === id ? undefined : mismatch('moved', r.id, id)));
   },
 
-  deleteRespondent(c) {
+  removeRespondent(c) {
     const o = c.org();
     const orgId = c.setOrg(o);
     const id = live(o) ? respondents.get(orgId)?.pop() : undefined;
@@ -988,7 +988,7 @@ const ARRANGE: Record<string, Arrange> = {
     c.expect([{ status: 200 }], (r) => ((r.items as unknown[]).length === 0 ? undefined : mismatch('members', r.items, [])));
   },
 
-  deleteMember(c) {
+  removeMember(c) {
     c.setOrg(c.org());
     c.expect(NOT_FOUND);
   },
