@@ -45,6 +45,10 @@ export async function registerConsole(app: FastifyInstance, opts: ConsoleOptions
         baseUrl: (opts.publicBaseUrl ?? opts.listenerBaseUrl ?? 'http://127.0.0.1:3000').replace(/\/+$/, ''),
         mailer: opts.mailer ?? (opts.mail ? smtpMailer(opts.mail.smtpUrl, opts.mail.from!) : undefined),
       };
+      if (!opts.mailer && deps.mailer) {
+        const own = deps.mailer;
+        scope.addHook('onClose', async () => own.close());
+      }
       registerConsolePlugins(scope, deps);
       // Signing in, two-factor and invitations: no member yet.
       registerAuthPages(scope, deps);

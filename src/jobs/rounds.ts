@@ -1,7 +1,9 @@
 import type { Config } from '../config.js';
 import type { DatabaseExecutor } from '../db/executor.js';
+import { serviceSecret } from '../db/repositories/secrets.js';
+import { CheckinKeys } from '../domain/checkins/keys.js';
 import { runRounds, type RoundReport, type SendMail } from '../domain/checkins/rounds.js';
-import { smtpMailer } from '../mail/index.js';
+import { MAIL_CONNECTIONS, smtpMailer } from '../mail/index.js';
 import { consoleBaseUrl } from '../admin/routes/members.js';
 
 /**
@@ -30,11 +32,14 @@ export async function startRoundSchedule(deps: RoundScheduleDeps): Promise<{ sto
   const mailer = deps.config.smtpUrl && deps.config.mailFrom ? smtpMailer(deps.config.smtpUrl, deps.config.mailFrom) : undefined;
   const send = deps.send ?? (mailer ? (m: Parameters<SendMail>[0]) => mailer.send(m) : undefined);
   const linkFor = checkinLink(consoleBaseUrl(deps.config));
+  // The week's keys are made by the round, before its first mail (another instance than the
+  // check-in routes' one: the database's unique index keeps one key per team and week).
+  const keys = new CheckinKeys(await serviceSecret(deps.db, 'checkin_key_seal'));
   const intervalMs = deps.intervalMs ?? ROUNDS_EVERY_MS;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> = Promise.resolve();
-  const runOnce = () => runRounds(deps.db, { linkFor, send }, deps.now?.() ?? new Date());
+  const runOnce = () => runRounds(deps.db, { linkFor, send, keys, inFlight: MAIL_CONNECTIONS }, deps.now?.() ?? new Date());
   const tick = () => {
     running = runOnce().then(
       (r) => {
@@ -56,6 +61,7 @@ export async function startRoundSchedule(deps: RoundScheduleDeps): Promise<{ sto
       stopped = true;
       clearTimeout(timer);
       await running;
+      mailer?.close();
     },
   };
 }

@@ -4,6 +4,7 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { operatorActor } from '../../src/domain/audit.js';
 import { createRespondent } from '../../src/domain/checkins/roster.js';
 import { updateCheckinSettings } from '../../src/domain/checkins/settings.js';
+import { CheckinKeys, publishedKeys } from '../../src/domain/checkins/keys.js';
 import { runRounds, type SendMail } from '../../src/domain/checkins/rounds.js';
 import { reminderTime, roundTime, zonedInstant } from '../../src/domain/checkins/week.js';
 import { linkToken } from './helpers.js';
@@ -72,5 +73,26 @@ describe('rounds and reminders', () => {
     });
     expect(await run('2026-11-26T11:01:00.000Z')).toEqual({ mailed: 1, reminded: 0, failed: 0 });
     expect(mails.at(-1)!.to).toBe('late@acme.test');
+  });
+
+  it("makes the week's keys before its first mail, and a refusal in a group of mails sent at once keeps only the refused for the next run", async () => {
+    const at = new Date('2026-12-01T09:00:00.000Z'); // the next week's round, Tuesday 10:00 in Paris
+    expect((await publishedKeys(t.db, ORG, at)).filter((k) => k.week === '2026-11-30')).toEqual([]);
+    const sentNow: string[] = [];
+    const refuseR3: SendMail = async (m) => {
+      if (m.to === 'r3@acme.test') throw new Error('mailbox full');
+      sentNow.push(m.to);
+    };
+    const keys = new CheckinKeys('rounds test secret');
+    const linkFor = (o: string, tok: string) => `http://h/checkin/o/${o}#${tok}`;
+    // All seven mails at once: six go, and only r3's link waits.
+    expect(await runRounds(t.db, { linkFor, send: refuseR3, keys, inFlight: 7 }, at)).toEqual({ mailed: 6, reminded: 0, failed: 1 });
+    expect(sentNow.sort()).toEqual(['late@acme.test', 'r1@acme.test', 'r2@acme.test', 'r4@acme.test', 'r5@acme.test', 'r6@acme.test']);
+    const week = (await publishedKeys(t.db, ORG, at)).filter((k) => k.week === '2026-11-30');
+    expect(week.map((k) => k.teamName)).toEqual(['Web']);
+    expect(await runRounds(t.db, { linkFor, send, keys }, new Date('2026-12-01T09:01:00.000Z'))).toEqual({ mailed: 1, reminded: 0, failed: 0 });
+    expect(mails.at(-1)!.to).toBe('r3@acme.test');
+    // A later run finds the week's key and makes no second one.
+    expect((await publishedKeys(t.db, ORG, at)).filter((k) => k.week === '2026-11-30').map((k) => k.id)).toEqual(week.map((k) => k.id));
   });
 });

@@ -185,6 +185,12 @@ export async function insertMissingLinks(db: Queryable, orgId: string, week: str
   await db.query(insertLinksQuery, [orgId, week, minTeam]);
 }
 
+/** The team slots ('' for none) that the week's links answer under: one key each. */
+const weekSlotsQuery = sql('checkin_links.week_slots', `SELECT DISTINCT team_slot FROM checkin_links WHERE org_id = $1 AND week = $2::date ORDER BY team_slot`);
+export async function weekTeamSlots(db: Queryable, orgId: string, week: string): Promise<string[]> {
+  return (await db.query<{ team_slot: string }>(weekSlotsQuery, [orgId, week])).map((r) => r.team_slot);
+}
+
 /**
  * Takes up to $4 links of the week whose mail ($5: 'first' or 'reminder') is due and that no other
  * process holds, and holds them until $3. A reminder is due for a link mailed, not yet opened and

@@ -11,11 +11,13 @@ import {
   roundExists,
   setLinkToken,
   unopenedLinks,
+  weekTeamSlots,
 } from '../../db/repositories/checkins.js';
 import { getOrganization, requireLiveOrg } from '../orgs.js';
 import { recordAudit, type Actor } from '../audit.js';
 import { WEEK_MS } from '../time.js';
 import { tokenHash } from './answers.js';
+import type { CheckinKeys } from './keys.js';
 import { MIN_TEAM } from './roster.js';
 import { addWeeks, reminderTime, roundTime, weekOf, weekStart } from './week.js';
 
@@ -36,6 +38,13 @@ export interface RoundOptions {
   send?: SendMail;
   leaseMs?: number;
   batch?: number;
+  /**
+   * The week's keys, made before its first mail: else the first openings of each team wait for a
+   * 2048-bit key to be generated (a second or more under load).
+   */
+  keys?: Pick<CheckinKeys, 'keyFor'>;
+  /** Mails sent at once (default 4, the SMTP pool's connections). */
+  inFlight?: number;
 }
 
 export interface RoundReport {
@@ -53,9 +62,10 @@ const mailText = (orgName: string, link: string, reminder: boolean) =>
   `tell that someone of your team answered, never who. The link stays open until the end of next week.\n`;
 
 /** The round of `week` exists and every respondent has a link (those added since the round too), and its keys exist. */
-async function prepareRound(db: DatabaseExecutor, orgId: string, week: string) {
+async function prepareRound(db: DatabaseExecutor, orgId: string, week: string, keys?: RoundOptions['keys']) {
   await ensureRound(db, orgId, week);
   await insertMissingLinks(db, orgId, week, MIN_TEAM);
+  if (keys) for (const slot of await weekTeamSlots(db, orgId, week)) await keys.keyFor(db, orgId, week, slot);
 }
 
 async function mailLinks(
@@ -69,25 +79,34 @@ async function mailLinks(
 ): Promise<{ sent: number; failed: number }> {
   const send = opts.send!;
   const org = await getOrganization(db, orgId);
+  const inFlight = opts.inFlight ?? 4;
   let sent = 0;
   for (;;) {
     const claimed = await claimMail(db, orgId, week, kind, opts.batch ?? 50, now, new Date(now.getTime() + (opts.leaseMs ?? 120_000)));
     if (claimed.length === 0) return { sent, failed: 0 };
-    for (const [i, c] of claimed.entries()) {
-      const token = newLinkToken();
-      try {
-        await send({
-          to: c.email,
-          subject: `${kind === 'reminder' ? 'Reminder: ' : ''}How was your week? (${org.name})`,
-          text: mailText(org.name, opts.linkFor(orgId, token), kind === 'reminder'),
-        });
-      } catch {
-        // The relay refused or is down: these links wait for the next run (their lease released now).
-        for (const rest of claimed.slice(i)) await releaseLink(db, orgId, rest.respondent_id, week);
-        return { sent, failed: claimed.length - i };
+    // A few mails at once (the transport's pool), each link's token stored once its mail went.
+    for (let at = 0; at < claimed.length; at += inFlight) {
+      const group = claimed.slice(at, at + inFlight);
+      const outcomes = await Promise.allSettled(
+        group.map(async (c) => {
+          const token = newLinkToken();
+          await send({
+            to: c.email,
+            subject: `${kind === 'reminder' ? 'Reminder: ' : ''}How was your week? (${org.name})`,
+            text: mailText(org.name, opts.linkFor(orgId, token), kind === 'reminder'),
+          });
+          await setLinkToken(db, orgId, c.respondent_id, week, kind, tokenHash(token), pastReminder);
+        }),
+      );
+      const failed = group.filter((_, i) => outcomes[i]!.status === 'rejected');
+      sent += group.length - failed.length;
+      if (failed.length > 0) {
+        // The relay refused or is down: these links, and the rest of the batch, wait for the next
+        // run (their lease released now).
+        const rest = [...failed, ...claimed.slice(at + inFlight)];
+        for (const r of rest) await releaseLink(db, orgId, r.respondent_id, week);
+        return { sent, failed: rest.length };
       }
-      await setLinkToken(db, orgId, c.respondent_id, week, kind, tokenHash(token), pastReminder);
-      sent++;
     }
   }
 }
@@ -100,7 +119,7 @@ export async function runRounds(db: DatabaseExecutor, opts: RoundOptions, now: D
     // A round in a zone east of UTC may start before its ISO week does.
     for (const week of [weekOf(now), addWeeks(weekOf(now), 1)]) {
       if (now < roundTime(week, s) || now.getTime() >= weekStart(week).getTime() + WEEK_MS) continue;
-      await prepareRound(db, orgId, week);
+      await prepareRound(db, orgId, week, opts.keys);
       if (!opts.send) continue;
       const remindAt = reminderTime(week, s);
       const pastReminder = remindAt !== null && now >= remindAt;
