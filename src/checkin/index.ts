@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../contract/errors.js';
 import type { DatabaseExecutor } from '../domain/database.js';
 import { type CheckinKeys, publishedKeys } from '../domain/checkins/keys.js';
-import { answerCheckin, issueCheckinToken, openCheckin, type CheckinAnswer } from '../domain/checkins/answers.js';
+import { AnswerWrites, answerCheckin, issueCheckinToken, openCheckin, type CheckinAnswer } from '../domain/checkins/answers.js';
 import { setPageHeaders } from '../http/html.js';
 import { aboutPage, checkinPage, CHECKIN_CSS } from './page.js';
 
@@ -98,6 +98,8 @@ export async function registerCheckin(app: FastifyInstance, opts: CheckinOptions
         if (!limit.take(request.ip, Date.now())) throw new ApiError('rate_limited', 'Too many requests; try again in a minute.', { 'retry-after': '60' });
       };
       const hidden = { schema: { hide: true } };
+      // This process's answers, written together when they arrive together (a group commit).
+      const writes = new AnswerWrites(opts.db);
       const sendHtml = (reply: FastifyReply, text: string) => reply.type('text/html; charset=utf-8').send(text);
 
       scope.get('/o/:orgId', hidden, async (_request, reply) => sendHtml(reply, checkinPage()));
@@ -133,7 +135,14 @@ export async function registerCheckin(app: FastifyInstance, opts: CheckinOptions
         only(b, ['orgId', 'keyId', 'message', 'signature', 'level', 'reason', 'comment']);
         if (typeof b.orgId !== 'string' || !/^[A-Za-z0-9._-]{1,128}$/.test(b.orgId))
           throw new ApiError('invalid_request', "'orgId' must be an organization id.");
-        return answerCheckin(opts.db, opts.keys, b.orgId, b as unknown as CheckinAnswer, { releaseDelayHours: opts.commentsReleaseDelayHours }, opts.now());
+        return answerCheckin(
+          opts.db,
+          opts.keys,
+          b.orgId,
+          b as unknown as CheckinAnswer,
+          { releaseDelayHours: opts.commentsReleaseDelayHours, writes },
+          opts.now(),
+        );
       });
     },
     { prefix: CHECKIN_PREFIX },

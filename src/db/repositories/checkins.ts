@@ -1,4 +1,5 @@
 import { sql, type Queryable } from '../executor.js';
+import { arrayLiteral } from '../pulse-writes.js';
 
 /**
  * The check-ins' tables (migration 0023, CONTRACT.md section 12): the roster, the organization's
@@ -296,11 +297,19 @@ export async function markLinkIssued(db: Queryable, orgId: string, respondentId:
 
 const spendQuery = sql(
   'checkin_spent.insert',
-  `INSERT INTO checkin_spent (org_id, key_id, token_hash) VALUES ($1, $2, $3) ON CONFLICT (org_id, token_hash) DO NOTHING RETURNING key_id`,
+  `INSERT INTO checkin_spent (org_id, key_id, token_hash)
+   SELECT $1, k, decode(h, 'hex') FROM unnest($2::text[], $3::text[]) AS u(k, h)
+   ON CONFLICT (org_id, token_hash) DO NOTHING
+   RETURNING encode(token_hash, 'hex') AS h`,
 );
-/** True when this call spent the token (false: spent before). */
-export async function spendToken(db: Queryable, orgId: string, keyId: string, hash: Buffer): Promise<boolean> {
-  return (await db.query(spendQuery, [orgId, keyId, hash])).length > 0;
+/**
+ * Spends the tokens (each a key id and the hex SHA-256 of its message, all distinct) of one
+ * organization in one statement; returns the digests this call spent (the others were spent before).
+ */
+export async function spendTokens(db: Queryable, orgId: string, tokens: readonly { keyId: string; hashHex: string }[]): Promise<Set<string>> {
+  if (tokens.length === 0) return new Set();
+  const rows = await db.query<{ h: string }>(spendQuery, [orgId, arrayLiteral(tokens.map((t) => t.keyId)), arrayLiteral(tokens.map((t) => t.hashHex))]);
+  return new Set(rows.map((r) => r.h));
 }
 
 /** Per week and team slot: invited (links), opened, and answered (tokens spent under that week's key of that slot). */

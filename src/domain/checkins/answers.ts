@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { DatabaseExecutor } from '../../db/executor.js';
-import { writePulses } from '../../db/pulse-writes.js';
-import { findLinkByToken, markLinkIssued, markLinkOpened, readCheckinSettings, spendToken, type LinkRow } from '../../db/repositories/checkins.js';
+import { writePulses, type NewPulse } from '../../db/pulse-writes.js';
+import { findLinkByToken, markLinkIssued, markLinkOpened, readCheckinSettings, spendTokens, type LinkRow } from '../../db/repositories/checkins.js';
 import { listTeamNames } from '../../db/repositories/teams.js';
 import { ApiError, invalid } from '../../contract/errors.js';
 import { blindSign, SUITE, verifyToken } from '../../crypto/blind-rsa.js';
@@ -126,7 +126,7 @@ export async function answerCheckin(
   keys: CheckinKeys,
   orgId: string,
   a: CheckinAnswer,
-  opts: { releaseDelayHours: number },
+  opts: { releaseDelayHours: number; writes?: AnswerWrites },
   now: Date,
 ): Promise<AnswerReceipt> {
   if (typeof a.keyId !== 'string' || !/^ck_[A-Za-z0-9]{1,64}$/.test(a.keyId)) throw badToken();
@@ -147,27 +147,116 @@ export async function answerCheckin(
   if (now >= checkinClosesAt(key.week)) throw invalid('This check-in has closed.');
   if (!verifyToken(keys.objects(orgId, key).pub, message, signature)) throw badToken();
   const createdAt = answerHour(now);
-  await db.transaction(async (tx) => {
-    if (!(await spendToken(tx, orgId, key.id, createHash('sha256').update(message).digest()))) {
-      throw new ApiError('invalid_transition', 'This check-in token was already used: one answer per token.');
-    }
-    await writePulses(
-      tx,
-      orgId,
-      [
-        {
-          id: newId('pls'),
-          level: a.level as number,
-          reason,
-          comment,
-          moderationStatus: comment !== null && holdsFlaggedWord(comment, settings.flagWords) ? 'FLAGGED' : 'CLEAN',
-          subteamId: key.teamSlot || null,
-          createdAt: createdAt.toISOString(),
-        },
-      ],
-      { onExisting: 'fail' },
-    );
-  });
+  const pulse: NewPulse = {
+    id: newId('pls'),
+    level: a.level as number,
+    reason,
+    comment,
+    moderationStatus: comment !== null && holdsFlaggedWord(comment, settings.flagWords) ? 'FLAGGED' : 'CLEAN',
+    subteamId: key.teamSlot || null,
+    createdAt: createdAt.toISOString(),
+  };
+  const spent = { orgId, keyId: key.id, hashHex: createHash('sha256').update(message).digest('hex'), pulse };
+  const [spentNow] = opts.writes ? [await opts.writes.write(spent)] : await writeAnswers(db, [spent]);
+  if (!spentNow) {
+    throw new ApiError('invalid_transition', 'This check-in token was already used: one answer per token.');
+  }
   const releasedAt = weekStart(weekOf(createdAt)).getTime() + WEEK_MS + opts.releaseDelayHours * 3_600_000;
   return { commentsFrom: comment === null ? null : new Date(releasedAt).toISOString() };
+}
+
+/** An answer to write: its token spent, its pulse written. */
+export interface SpentAnswer {
+  orgId: string;
+  keyId: string;
+  /** SHA-256 of the token's message, hex: what is kept of a spent token. */
+  hashHex: string;
+  pulse: NewPulse;
+}
+
+/**
+ * Spends the answers' tokens and writes the pulses of those spent now, in one transaction (each
+ * organization's pulses in one call of the pulse door); returns, per answer, whether its token was
+ * spent now (false: spent before, or by an earlier answer of the same list). The pulses are
+ * written in the order of their ids (random), not of arrival.
+ */
+export async function writeAnswers(db: DatabaseExecutor, answers: readonly SpentAnswer[]): Promise<boolean[]> {
+  // Per organization, the first answer of each token (by index): a token given twice in the list is spent by the first.
+  const byOrg = new Map<string, Map<string, number>>();
+  for (const [i, a] of answers.entries()) {
+    const org = byOrg.get(a.orgId) ?? new Map<string, number>();
+    byOrg.set(a.orgId, org);
+    if (!org.has(a.hashHex)) org.set(a.hashHex, i);
+  }
+  const accepted = await db.transaction(async (tx) => {
+    const accepted = new Set<number>();
+    for (const [orgId, first] of [...byOrg].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))) {
+      const spent = await spendTokens(
+        tx,
+        orgId,
+        [...first.values()].map((i) => answers[i]!),
+      );
+      const now = [...first.values()].filter((i) => spent.has(answers[i]!.hashHex));
+      const pulses = now.map((i) => answers[i]!.pulse).sort((x, y) => (x.id < y.id ? -1 : 1));
+      await writePulses(tx, orgId, pulses, { onExisting: 'fail' });
+      for (const i of now) accepted.add(i);
+    }
+    return accepted;
+  });
+  return answers.map((_, i) => accepted.has(i));
+}
+
+/**
+ * Answers written together (a group commit): every answer of a round updates the same rollup rows
+ * (the organization's day, hour and minute, its team's day and week), so transactions of one answer
+ * each queue on those rows' locks, one after another (the check-in bench at c=50: p99 163 ms, 598
+ * answers a second). Here an answer that arrives while this process's previous write runs waits
+ * for it and goes with every other waiting answer in the next one: one transaction, one statement
+ * per table, whatever the number. An answer that arrives when nothing runs is written at once, so
+ * a quiet service adds no delay. When a shared transaction fails, each of its answers is tried
+ * alone, so one answer's failure (its team deleted meanwhile) is its own. Answers written together
+ * also share one transaction: the database's order of writes tells less of the order they came in.
+ */
+export class AnswerWrites {
+  private queue: { answer: SpentAnswer; resolve: (spent: boolean) => void; reject: (err: unknown) => void }[] = [];
+  private running = false;
+
+  constructor(
+    private readonly db: DatabaseExecutor,
+    private readonly maxBatch = 500,
+  ) {}
+
+  /** Resolves once the answer's transaction committed: true when its token was spent now, false when spent before. */
+  write(answer: SpentAnswer): Promise<boolean> {
+    const done = new Promise<boolean>((resolve, reject) => this.queue.push({ answer, resolve, reject }));
+    if (!this.running) void this.drain();
+    return done;
+  }
+
+  private async drain() {
+    this.running = true;
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, this.maxBatch);
+        try {
+          const spent = await writeAnswers(
+            this.db,
+            batch.map((b) => b.answer),
+          );
+          for (const [i, b] of batch.entries()) b.resolve(spent[i]!);
+        } catch (err) {
+          if (batch.length === 1) batch[0]!.reject(err);
+          else
+            for (const b of batch) {
+              await writeAnswers(this.db, [b.answer]).then(
+                ([spent]) => b.resolve(spent!),
+                (e: unknown) => b.reject(e),
+              );
+            }
+        }
+      }
+    } finally {
+      this.running = false;
+    }
+  }
 }
