@@ -21,7 +21,8 @@ describe('answers written together', () => {
   const ORG = 'org_acme';
   const now = new Date('2026-11-23T09:30:00.000Z');
   const mails: { to: string; text: string }[] = [];
-  const count = async (q: string) => Number((await t.db.query<{ n: string }>(sql('test.count', q), [ORG]))[0]!.n);
+  // Each statement its own name: PostgreSQL prepares a named statement once per connection.
+  const count = async (q: string) => Number((await t.db.query<{ n: string }>(sql(`test.count ${q}`, q), [ORG]))[0]!.n);
 
   beforeAll(async () => {
     t = await createTestApp({ dataset: readDataset(), clock: () => now });
