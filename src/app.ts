@@ -111,6 +111,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     now: routeDeps.now,
     keys: new CheckinKeys(await serviceSecret(db, 'checkin_key_seal')),
     commentsReleaseDelayHours: config.commentsReleaseDelayHours,
+    perMinute: config.checkinRequestsPerMinute,
     https: config.publicBaseUrl?.startsWith('https://') ?? false,
   });
   await registerPublicApi(app, { routes: routeDeps, keys, authFailures, counters, usage });

@@ -112,6 +112,12 @@ export const VARIABLES = {
   commentCursorSecret: variable('COMMENT_CURSOR_SECRET', Type.Optional(secret(Type.String({ minLength: 32 })))),
   /** Hours after a week ends before its comments are released (late syncs still join it). */
   commentsReleaseDelayHours: variable('COMMENTS_RELEASE_DELAY_HOURS', Type.Number({ minimum: 0, maximum: 720, default: 24 })),
+  /**
+   * Requests to the check-in page's three endpoints (open, issue, answer) per client address and
+   * minute, counted in each process's memory (CONTRACT.md section 12): an office behind one NAT
+   * address opens its links at the round's hour.
+   */
+  checkinRequestsPerMinute: variable('CHECKIN_REQUESTS_PER_MINUTE', Type.Integer({ minimum: 1, maximum: 1_000_000, default: 600 })),
   /** Minutes between alert engine runs in each server process; 0 turns the schedule off. */
   alertsIntervalMinutes: variable('ALERTS_INTERVAL_MINUTES', Type.Integer({ minimum: 0, maximum: 10_080, default: 60 })),
   /** A week is closed (evaluated) this many minutes after the next Monday 00:00 UTC. */

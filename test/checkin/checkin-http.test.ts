@@ -198,4 +198,22 @@ describe('check-ins over HTTP', () => {
       ).statusCode,
     ).toBe(400);
   });
+
+  it('CHECKIN_REQUESTS_PER_MINUTE sets the limit per address', async () => {
+    const small = await createTestApp({ dataset: readDataset(), env: { CHECKIN_REQUESTS_PER_MINUTE: '3' } });
+    try {
+      const send = () =>
+        small.app.inject({
+          method: 'POST',
+          url: '/checkin/answer',
+          remoteAddress: '192.0.2.90',
+          payload: { orgId: ORG, keyId: 'ck_x', message: 'AA', signature: 'AA', level: 3 },
+        });
+      const statuses = [];
+      for (let i = 0; i < 5; i++) statuses.push((await send()).statusCode);
+      expect(statuses).toEqual([400, 400, 400, 429, 429]);
+    } finally {
+      await small.close();
+    }
+  });
 });
