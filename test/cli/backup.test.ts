@@ -6,7 +6,7 @@ import { loadConfig } from '../../src/config.js';
 import { migrate } from '../../src/db/migrate.js';
 import { openDatabase } from '../../src/db/open.js';
 import { createDemo } from '../../src/domain/demo.js';
-import { runCli } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli.js';
 import { startServerProcess, type ServerProcess } from '../helpers/process.js';
 
 /**
@@ -87,7 +87,7 @@ describe('backup of the embedded database while it serves, restored into a new D
     const before = await answers(server.url);
     // Writes racing the backup: each action and its idempotency record are in one transaction.
     const racing = Array.from({ length: 12 }, (_, i) => post(server!.url, `racing ${i}`, `race-key-${i}`));
-    const res = await runCli(['backup', file], { ...ENV, DATA_DIR: dataDir });
+    const res = await runCliInProcess(['backup', file], { ...ENV, DATA_DIR: dataDir });
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
     expect(res.stdout).toMatch(/^backed up the embedded database in .* to .*backup\.tar\.gz \(\d+ bytes, through the running server\)\n$/);
@@ -96,17 +96,19 @@ describe('backup of the embedded database while it serves, restored into a new D
     expect(statuses.filter((s) => s !== 200 && s !== 503)).toEqual([]);
     expect(lstatSync(file).mode & 0o777).toBe(0o600);
     // db copy reads the whole database: it wants the server stopped, and says so before connecting anywhere.
-    const copy = await runCli(['db', 'copy', '--to', 'postgres://nobody@127.0.0.1:1/none'], { ...ENV, DATA_DIR: dataDir });
+    const copy = await runCliInProcess(['db', 'copy', '--to', 'postgres://nobody@127.0.0.1:1/none'], { ...ENV, DATA_DIR: dataDir });
     expect(copy.code).toBe(1);
     expect(copy.stderr).toBe(
       `climate-pulse: a server is running on the embedded database in ${dataDir}: stop it first (db copy moves the whole database, and writes made while it copies would not move); nothing was copied\n`,
     );
     // Refuses to overwrite a file.
-    expect((await runCli(['backup', file], { ...ENV, DATA_DIR: dataDir })).stderr).toBe(`climate-pulse: ${file} exists; name a new file for the backup\n`);
+    expect((await runCliInProcess(['backup', file], { ...ENV, DATA_DIR: dataDir })).stderr).toBe(
+      `climate-pulse: ${file} exists; name a new file for the backup\n`,
+    );
     await server.stop();
     server = undefined;
 
-    const r = await runCli(['restore', file], { ...ENV, DATA_DIR: restored });
+    const r = await runCliInProcess(['restore', file], { ...ENV, DATA_DIR: restored });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^restored .* into .*restored: \d+ files, 1 organization\n$/);
@@ -131,13 +133,13 @@ describe('backup of the embedded database while it serves, restored into a new D
 
   it('backs up without a server too; restore refuses a DATA_DIR that is not empty, and with DATABASE_URL', async () => {
     const second = join(root, 'second.tar.gz');
-    const res = await runCli(['backup', second], { ...ENV, DATA_DIR: restored });
+    const res = await runCliInProcess(['backup', second], { ...ENV, DATA_DIR: restored });
     expect(res.stderr).toBe('');
     expect(res.stdout).toMatch(/\(\d+ bytes\)\n$/);
     const busy = join(root, 'busy');
     mkdirSync(busy);
     writeFileSync(join(busy, 'note.txt'), 'mine');
-    const refused = await runCli(['restore', second], { ...ENV, DATA_DIR: busy });
+    const refused = await runCliInProcess(['restore', second], { ...ENV, DATA_DIR: busy });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toBe(`climate-pulse: ${busy} is not empty; restore into a new or empty DATA_DIR (nothing was changed)\n`);
     expect(readdirSync(busy)).toEqual(['note.txt']);
@@ -148,7 +150,7 @@ describe('backup of the embedded database while it serves, restored into a new D
     writeFileSync(cut, readFileSync(second).subarray(0, Math.floor(statSync(second).size / 2)));
     for (const bad of [garbage, cut]) {
       const dir = join(root, `from-${bad === cut ? 'cut' : 'garbage'}`);
-      const r = await runCli(['restore', bad], { ...ENV, DATA_DIR: dir });
+      const r = await runCliInProcess(['restore', bad], { ...ENV, DATA_DIR: dir });
       expect(r.code, r.stderr).toBe(1);
       expect(r.stderr).toMatch(
         new RegExp(
@@ -157,7 +159,7 @@ describe('backup of the embedded database while it serves, restored into a new D
       );
       expect(existsSync(dir) ? readdirSync(dir) : []).toEqual([]);
     }
-    const pg = await runCli(['restore', second], { ...ENV, DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', DATA_DIR: join(root, 'never') });
+    const pg = await runCliInProcess(['restore', second], { ...ENV, DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', DATA_DIR: join(root, 'never') });
     expect(pg.stderr).toMatch(/^climate-pulse: restore is for the embedded database \(DATA_DIR\) only/);
     expect(existsSync(join(root, 'never'))).toBe(false);
   }, 120_000);

@@ -100,7 +100,7 @@ describe('climate-pulse keys', { timeout: 300_000 }, () => {
   });
 
   it.skipIf(!TEST_DATABASE_URL)('a running server refuses a key revoked by another process within the cache bound', async () => {
-    const secret = (await runCli(['keys', 'create', '--org', 'org_k'], cdb.env)).stdout.trim();
+    const secret = (await cli(['keys', 'create', '--org', 'org_k'], cdb.env)).stdout.trim();
     const s = await openApp(cdb.env, { KEY_CACHE_TTL_MS: '300' });
     try {
       expect((await s.app.inject({ url: '/v1/org', headers: { authorization: `Bearer ${secret}` } })).statusCode).toBe(200);

@@ -16,7 +16,7 @@ import { openDatabase } from '../../src/db/open.js';
 import { PgExecutor } from '../../src/db/pg.js';
 import { createDemo } from '../../src/domain/demo.js';
 import { WebhookWorker } from '../../src/jobs/webhooks.js';
-import { runCli } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli.js';
 import { TEST_CITUS_URL } from '../helpers/db.js';
 import { startReceiver, waitFor, type Receiver } from '../helpers/receiver.js';
 
@@ -232,7 +232,7 @@ for (const target of targets) {
       });
 
       it('copies every table, prints rows and checksums per table, and every public answer is the same byte for byte', async () => {
-        const res = await runCli(['db', 'copy', '--to', empty.url], { DATA_DIR: dataDir, DATABASE_URL: '' });
+        const res = await runCliInProcess(['db', 'copy', '--to', empty.url], { DATA_DIR: dataDir, DATABASE_URL: '' });
         expect(res.stderr).toBe('');
         expect(res.code).toBe(0);
         const lines = res.stdout.trim().split('\n');
@@ -244,7 +244,7 @@ for (const target of targets) {
         expect(lines.at(-1)).toMatch(/^copied \d+ rows in \d+ tables to postgres.* rows and checksums match on both sides$/);
 
         if (target.citus) {
-          const d = await runCli(['citus', 'distribute', '--shard-count', '4'], { DATABASE_URL: empty.url, DATA_DIR: '' });
+          const d = await runCliInProcess(['citus', 'distribute', '--shard-count', '4'], { DATABASE_URL: empty.url, DATA_DIR: '' });
           expect(d.stderr).toBe('');
           expect(d.code).toBe(0);
         }
@@ -299,10 +299,10 @@ for (const target of targets) {
         async () => {
           const next = await emptySchema(target.base!);
           try {
-            const res = await runCli(['db', 'copy', '--to', next.url], { DATABASE_URL: empty.url, DATA_DIR: '' });
+            const res = await runCliInProcess(['db', 'copy', '--to', next.url], { DATABASE_URL: empty.url, DATA_DIR: '' });
             expect(res.stderr).toBe('');
             expect(res.code).toBe(0);
-            const again = await runCli(['db', 'copy', '--to', next.url], { DATABASE_URL: empty.url, DATA_DIR: '' });
+            const again = await runCliInProcess(['db', 'copy', '--to', next.url], { DATABASE_URL: empty.url, DATA_DIR: '' });
             expect(again.code).toBe(1); // now it holds data
             const pulses = (out: string) => out.split('\n').find((l) => l.startsWith('pulses '));
             expect(pulses(res.stdout)).toMatch(/^pulses\s+\d{4,}\s+[0-9a-f]{16}$/);
@@ -352,7 +352,7 @@ for (const target of targets) {
           return r.rows[0];
         };
         const was = await count();
-        const res = await runCli(['db', 'copy', '--to', empty.url], { DATA_DIR: dataDir, DATABASE_URL: '' });
+        const res = await runCliInProcess(['db', 'copy', '--to', empty.url], { DATA_DIR: dataDir, DATABASE_URL: '' });
         expect(res.code).toBe(1);
         expect(res.stdout).toBe('');
         expect(res.stderr).toMatch(
@@ -371,17 +371,17 @@ describe('db copy refusals that need no PostgreSQL', () => {
 
   it('refuses, in one line each, a DATA_DIR without a database, a --to that is not a postgres:// URL, and a target it cannot reach', async () => {
     const missing = join(root, 'missing');
-    let r = await runCli(['db', 'copy', '--to', 'postgres://nobody@127.0.0.1:1/none'], { DATA_DIR: missing, DATABASE_URL: '' });
+    let r = await runCliInProcess(['db', 'copy', '--to', 'postgres://nobody@127.0.0.1:1/none'], { DATA_DIR: missing, DATABASE_URL: '' });
     expect(r.stderr).toBe(`climate-pulse: there is no embedded database in ${missing} to copy (set DATA_DIR, or DATABASE_URL for a PostgreSQL source)\n`);
     expect(existsSync(missing)).toBe(false);
-    r = await runCli(['db', 'copy', '--to', 'mysql://x@h/db'], { DATA_DIR: missing, DATABASE_URL: '' });
+    r = await runCliInProcess(['db', 'copy', '--to', 'mysql://x@h/db'], { DATA_DIR: missing, DATABASE_URL: '' });
     expect(r.stderr).toBe('climate-pulse: --to must be a postgres:// URL of the target database\n');
 
     const dataDir = join(root, 'data');
     const db = await openDatabase(loadConfig({ ...ENV, DATA_DIR: dataDir, DATABASE_URL: '' }));
     await migrate(db);
     await db.close();
-    r = await runCli(['db', 'copy', '--to', 'postgres://nobody:s3cret@127.0.0.1:1/none'], { DATA_DIR: dataDir, DATABASE_URL: '' });
+    r = await runCliInProcess(['db', 'copy', '--to', 'postgres://nobody:s3cret@127.0.0.1:1/none'], { DATA_DIR: dataDir, DATABASE_URL: '' });
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(
       /^climate-pulse: cannot use the target database postgres:\/\/nobody:\*\*\*@127\.0\.0\.1:1\/none: .*ECONNREFUSED.*; nothing was copied\n$/,

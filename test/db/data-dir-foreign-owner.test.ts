@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { openDatabase } from '../../src/db/open.js';
 import { DataDirPermissionsError, initializeDataDir } from '../../src/db/pglite-init.js';
-import { runCli } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli.js';
 import { startServerProcess } from '../helpers/process.js';
 
 /**
@@ -72,7 +72,7 @@ describe.skipIf(ROOT_ONLY)('a data directory or operator socket of another user,
     chownTree(dir, NOBODY);
     const before = readdirSync(dir).sort();
     const line = `climate-pulse: the embedded database in ${dir} belongs to uid ${NOBODY}, not to uid 0 that runs climate-pulse; run climate-pulse as uid ${NOBODY}, or set DATA_DIR to a directory of uid 0\n`;
-    const migrate = await runCli(['migrate'], env(dir));
+    const migrate = await runCliInProcess(['migrate'], env(dir));
     expect([migrate.code, migrate.stderr]).toEqual([1, line]);
     const served = await startServerProcess(env(dir)).then(
       async (s) => {
@@ -97,12 +97,12 @@ describe.skipIf(ROOT_ONLY)('a data directory or operator socket of another user,
     const fake2 = await impostor(join(mine, 'admin.sock'));
     chownSync(join(mine, 'admin.sock'), NOBODY, NOBODY);
     try {
-      const a = await runCli(['keys', 'create', '--org', 'org_any'], env(theirs));
+      const a = await runCliInProcess(['keys', 'create', '--org', 'org_any'], env(theirs));
       expect([a.code, a.stdout]).toEqual([1, '']);
       expect(a.stderr).toBe(
         `climate-pulse: the embedded database in ${theirs} belongs to uid ${NOBODY}, not to uid 0 that runs climate-pulse; run climate-pulse as uid ${NOBODY}, or set DATA_DIR to a directory of uid 0\n`,
       );
-      const b = await runCli(['keys', 'create', '--org', 'org_any'], env(mine));
+      const b = await runCliInProcess(['keys', 'create', '--org', 'org_any'], env(mine));
       expect([b.code, b.stdout]).toEqual([1, '']);
       expect(b.stderr).toBe(
         `climate-pulse: the operator socket ${join(mine, 'admin.sock')} belongs to uid ${NOBODY}, not to uid 0 that runs climate-pulse; run the command as the user that runs the server\n`,
@@ -121,7 +121,7 @@ describe.skipIf(ROOT_ONLY)('a data directory or operator socket of another user,
     mkdirSync(elsewhere);
     const target = join(elsewhere, 'written-by-root');
     symlinkSync(target, join(dir, 'PG_VERSION'));
-    const r = await runCli(['migrate'], env(dir));
+    const r = await runCliInProcess(['migrate'], env(dir));
     expect([r.code, r.stderr]).toEqual([
       1,
       `climate-pulse: the embedded database in ${dir} holds a symbolic link, PG_VERSION -> ${target}; it never follows links in its directory: remove the link (restore the file from a backup if one is missing) and start again\n`,
@@ -134,12 +134,12 @@ describe.skipIf(ROOT_ONLY)('a data directory or operator socket of another user,
     const real = copy('real');
     const link = join(base, 'link');
     symlinkSync(real, link);
-    const r = await runCli(['migrate'], env(link));
+    const r = await runCliInProcess(['migrate'], env(link));
     expect([r.code, r.stderr]).toEqual([
       1,
       `climate-pulse: DATA_DIR ${link} is a symbolic link to ${real}; the embedded database never follows links: set DATA_DIR=${real}\n`,
     ]);
-    expect((await runCli(['migrate'], env(real))).code).toBe(0); // what the line says works
+    expect((await runCliInProcess(['migrate'], env(real))).code).toBe(0); // what the line says works
   });
 
   it("a link or another user's file inside the data directory is refused", async () => {
@@ -148,7 +148,7 @@ describe.skipIf(ROOT_ONLY)('a data directory or operator socket of another user,
     writeFileSync(outside, readFileSync(join(dir, 'postgresql.conf')));
     unlinkSync(join(dir, 'postgresql.conf'));
     symlinkSync(outside, join(dir, 'postgresql.conf'));
-    const linked = await runCli(['migrate'], env(dir));
+    const linked = await runCliInProcess(['migrate'], env(dir));
     expect([linked.code, linked.stderr]).toEqual([
       1,
       `climate-pulse: the embedded database in ${dir} holds a symbolic link, postgresql.conf -> ${outside}; it never follows links in its directory: remove the link (restore the file from a backup if one is missing) and start again\n`,
@@ -156,7 +156,7 @@ describe.skipIf(ROOT_ONLY)('a data directory or operator socket of another user,
     unlinkSync(join(dir, 'postgresql.conf'));
     writeFileSync(join(dir, 'postgresql.conf'), readFileSync(outside), { mode: 0o600 });
     chownSync(join(dir, 'postgresql.conf'), NOBODY, NOBODY);
-    const foreign = await runCli(['migrate'], env(dir));
+    const foreign = await runCliInProcess(['migrate'], env(dir));
     expect([foreign.code, foreign.stderr]).toEqual([
       1,
       `climate-pulse: postgresql.conf in the embedded database in ${dir} belongs to uid ${NOBODY}, not to uid 0 that runs climate-pulse; run climate-pulse as uid ${NOBODY}, or set DATA_DIR to a directory of uid 0\n`,

@@ -20,7 +20,7 @@ import { createEndpoint, attemptDelivery, checkWebhookUrl, refusedAddressKind, s
 import { startServer, type RunningServer } from '../../src/server.js';
 import { KEYS, NOW, readDataset } from '../fixtures/dataset.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { runCli } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli.js';
 import { createTestDatabase, TEST_REDIS_URL, type TestDatabase } from '../helpers/db.js';
 import { expectDocumented } from '../helpers/openapi.js';
 import { CLI, ROOT } from '../helpers/process.js';
@@ -79,19 +79,19 @@ describe("finding 1: the embedded data directory is the owner's only", () => {
   it('refuses to start on a data directory others can read or write, with one line saying how to fix it', async () => {
     const dir = join(base, 'from-template'); // made by the first test
     chmodSync(dir, 0o755);
-    const refused = await runCli(['migrate'], { DATA_DIR: dir, DATABASE_URL: '' });
+    const refused = await runCliInProcess(['migrate'], { DATA_DIR: dir, DATABASE_URL: '' });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toBe(
       `climate-pulse: the embedded database in ${dir} can be read or written by other users (it is 0755); run: chmod -R go-rwx ${dir}\n`,
     );
     for (const mode of [0o750, 0o707, 0o701]) {
       chmodSync(dir, mode);
-      expect((await runCli(['migrate'], { DATA_DIR: dir, DATABASE_URL: '' })).code).toBe(1);
+      expect((await runCliInProcess(['migrate'], { DATA_DIR: dir, DATABASE_URL: '' })).code).toBe(1);
     }
     // Inside an owner-only directory a file left 0666 is out of others' reach: it is narrowed at start.
     chmodSync(dir, 0o700);
     chmodSync(join(dir, 'postgresql.conf'), 0o666);
-    expect((await runCli(['migrate'], { DATA_DIR: dir, DATABASE_URL: '' })).code).toBe(0);
+    expect((await runCliInProcess(['migrate'], { DATA_DIR: dir, DATABASE_URL: '' })).code).toBe(0);
     expect(looseOnes(dir)).toEqual([]);
   }, 120_000);
 });
@@ -246,7 +246,7 @@ describe('finding 5: configuration errors never print a secret', () => {
     'a bad %s is named, with what is wrong, and its value is not printed',
     async (name, value, message) => {
       expect(() => loadConfig({ [name]: value })).toThrow(new ConfigError(message));
-      const res = await runCli(['migrate'], { [name]: value, DATA_DIR: join(tmpdir(), 'cp-never-opened') });
+      const res = await runCliInProcess(['migrate'], { [name]: value, DATA_DIR: join(tmpdir(), 'cp-never-opened') });
       expect(res.code).toBe(1);
       expect(res.stderr).toBe(`climate-pulse: ${message}\n`);
       expect(res.stderr + res.stdout).not.toContain(SECRET);

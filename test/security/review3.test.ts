@@ -27,7 +27,7 @@ import { createDemo } from '../../src/domain/demo.js';
 import { startServer, type RunningServer } from '../../src/server.js';
 import { KEYS, NOW, readDataset } from '../fixtures/dataset.js';
 import { createAdminTest, TOKEN as ADMIN_TEST_TOKEN, type AdminTest } from '../admin/helpers.js';
-import { runCli } from '../helpers/cli.js';
+import { runCliInProcess } from '../helpers/cli.js';
 import { createTestDatabase, TEST_DATABASE_URL, TEST_REDIS_URL, type TestDatabase } from '../helpers/db.js';
 import pg from 'pg';
 
@@ -112,7 +112,7 @@ describe('finding 2: a backup of the embedded database never stalls the server',
     expect(statSync(file).size).toBeGreaterThan(48 << 20);
 
     const restored = join(root, 'restored');
-    const r = await runCli(['restore', file], { ...EMBEDDED, DATA_DIR: restored });
+    const r = await runCliInProcess(['restore', file], { ...EMBEDDED, DATA_DIR: restored });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const db = await openDatabase(loadConfig({ ...EMBEDDED, DATA_DIR: restored }));
@@ -311,7 +311,7 @@ describe('finding 5: restore and db copy fail in one line and leave nothing', ()
     } finally {
       await db.close();
     }
-    const made = await runCli(['backup', good], { ...EMBEDDED, DATA_DIR: source });
+    const made = await runCliInProcess(['backup', good], { ...EMBEDDED, DATA_DIR: source });
     expect(made.stderr).toBe('');
     // The same backup, as if taken by a PGlite of PostgreSQL 16: its files unpacked, PG_VERSION changed, packed again.
     const files = join(root, 'pg16');
@@ -330,7 +330,7 @@ describe('finding 5: restore and db copy fail in one line and leave nothing', ()
     const open = join(root, 'world-writable');
     mkdirSync(open);
     chmodSync(open, 0o777);
-    const r = await runCli(['restore', good], { ...EMBEDDED, DATA_DIR: open });
+    const r = await runCliInProcess(['restore', good], { ...EMBEDDED, DATA_DIR: open });
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(
       `climate-pulse: ${open} can be written by others (mode 777), who could plant a link in it during the restore; chmod 700 it or name a new directory (nothing was restored)\n`,
@@ -340,7 +340,7 @@ describe('finding 5: restore and db copy fail in one line and leave nothing', ()
 
   it('restore refuses a backup this PGlite cannot open in one line, and leaves no files (new and existing empty directory)', async () => {
     const fresh = join(root, 'from-pg16');
-    const r = await runCli(['restore', v16], { ...EMBEDDED, DATA_DIR: fresh });
+    const r = await runCliInProcess(['restore', v16], { ...EMBEDDED, DATA_DIR: fresh });
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(
@@ -349,7 +349,7 @@ describe('finding 5: restore and db copy fail in one line and leave nothing', ()
     expect(existsSync(fresh)).toBe(false);
     const empty = join(root, 'empty-0700');
     mkdirSync(empty, { mode: 0o700 });
-    const again = await runCli(['restore', v16], { ...EMBEDDED, DATA_DIR: empty });
+    const again = await runCliInProcess(['restore', v16], { ...EMBEDDED, DATA_DIR: empty });
     expect(again.code).toBe(1);
     expect(again.stderr.split('\n')).toHaveLength(2);
     expect(readdirSync(empty)).toEqual([]);
@@ -358,7 +358,7 @@ describe('finding 5: restore and db copy fail in one line and leave nothing', ()
   it('db copy to a server that has no TLS where the URL asks for it: one line', async () => {
     const port = await fakeServer((s) => s.write('N')); // the answer to an SSLRequest: no TLS here
     const url = `postgres://someone@127.0.0.1:${port}/target?sslmode=verify-full`;
-    const r = await runCli(['db', 'copy', '--to', url], { ...EMBEDDED, DATA_DIR: source });
+    const r = await runCliInProcess(['db', 'copy', '--to', url], { ...EMBEDDED, DATA_DIR: source });
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(`climate-pulse: cannot use the target database ${url}: The server does not support SSL connections; nothing was copied\n`);
   }, 60_000);
@@ -366,7 +366,7 @@ describe('finding 5: restore and db copy fail in one line and leave nothing', ()
   it('db copy to a port where something else listens and never answers: one line after the connection timeout', async () => {
     const port = await fakeServer(() => {});
     const url = `postgres://someone@127.0.0.1:${port}/target`;
-    const r = await runCli(['db', 'copy', '--to', url], { ...EMBEDDED, DATA_DIR: source });
+    const r = await runCliInProcess(['db', 'copy', '--to', url], { ...EMBEDDED, DATA_DIR: source });
     expect(r.code).toBe(1);
     expect(r.stderr).toBe(`climate-pulse: cannot use the target database ${url}: Connection terminated due to connection timeout; nothing was copied\n`);
   }, 60_000);
@@ -381,7 +381,7 @@ describe('finding 5: restore and db copy fail in one line and leave nothing', ()
         await admin.query(`CREATE SCHEMA ${schema}`);
         const url = new URL(TEST_DATABASE_URL!);
         url.searchParams.set('options', `-c search_path=${schema} -c default_transaction_read_only=on`);
-        const r = await runCli(['db', 'copy', '--to', url.toString()], { ...EMBEDDED, DATA_DIR: source });
+        const r = await runCliInProcess(['db', 'copy', '--to', url.toString()], { ...EMBEDDED, DATA_DIR: source });
         expect(r.code).toBe(1);
         expect(r.stderr).toMatch(
           /^climate-pulse: cannot use the target database postgres:\/\/[^ ]+: cannot execute CREATE TABLE in a read-only transaction \(SQLSTATE 25006\); nothing was copied\n$/,

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCliDatabase, runCli } from '../helpers/cli.js';
+import { createCliDatabase, runCliInProcess } from '../helpers/cli.js';
 import { TEST_DATABASE_URL } from '../helpers/db.js';
 import { freePort, startServerProcess, type ServerProcess } from '../helpers/process.js';
 import { startReceiver, waitFor, type Receiver, type Received } from '../helpers/receiver.js';
@@ -53,7 +53,7 @@ describe('webhooks across processes and restarts', () => {
     Object.assign(cdb.env, { WEBHOOK_ALLOW_PRIVATE: 'true' });
     const file = join(tmpdir(), `webhooks-ds-${process.pid}.json`);
     writeFileSync(file, JSON.stringify(dataset));
-    expect((await runCli(['load', file], cdb.env)).code).toBe(0);
+    expect((await runCliInProcess(['load', file], cdb.env)).code).toBe(0);
     rx = await startReceiver((_path, _n, body) => {
       const t = (JSON.parse(body) as { data: { title?: string } }).data.title ?? '';
       if (t.startsWith('hang') && !hungOnce.has(t)) {
@@ -71,20 +71,20 @@ describe('webhooks across processes and restarts', () => {
   });
 
   it('operator commands; signed with the printed secret; pending events survive SIGKILL; failures are listed and replayed', async () => {
-    const refused = await runCli(['webhooks', 'add', '--org', 'org_p', '--url', 'http://example.com/hook'], cdb.env);
+    const refused = await runCliInProcess(['webhooks', 'add', '--org', 'org_p', '--url', 'http://example.com/hook'], cdb.env);
     expect(refused.code).toBe(1);
     expect(refused.stderr.trim()).toBe('climate-pulse: the URL must be https:// (http:// only to loopback, in tests, with WEBHOOK_ALLOW_PRIVATE=true)');
-    const badType = await runCli(['webhooks', 'add', '--org', 'org_p', '--url', `${rx.url}/x`, '--events', 'action.created,pulse.created'], cdb.env);
+    const badType = await runCliInProcess(['webhooks', 'add', '--org', 'org_p', '--url', `${rx.url}/x`, '--events', 'action.created,pulse.created'], cdb.env);
     expect(badType.stderr.trim()).toBe('climate-pulse: unknown event type "pulse.created" (known: alert.created, action.created, action.updated)');
 
-    const added = await runCli(['webhooks', 'add', '--org', 'org_p', '--url', `${rx.url}/hook`], cdb.env);
+    const added = await runCliInProcess(['webhooks', 'add', '--org', 'org_p', '--url', `${rx.url}/hook`], cdb.env);
     expect(added.code).toBe(0);
     const secret = added.stdout.trim();
     expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     const endpointId = /added endpoint (whe_[0-9A-Za-z]{16}) for org_p/.exec(added.stderr)![1];
     const verify = (r: Received) => new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as { type: string; data: Record<string, unknown> };
 
-    const listed = await runCli(['webhooks', 'list', '--org', 'org_p', '--json'], cdb.env);
+    const listed = await runCliInProcess(['webhooks', 'list', '--org', 'org_p', '--json'], cdb.env);
     expect(JSON.parse(listed.stdout)).toEqual([
       {
         id: endpointId,
@@ -97,7 +97,7 @@ describe('webhooks across processes and restarts', () => {
     ]);
     expect(listed.stdout).not.toContain(secret);
 
-    const ping = await runCli(['webhooks', 'test', endpointId], cdb.env);
+    const ping = await runCliInProcess(['webhooks', 'test', endpointId], cdb.env);
     expect(ping.code).toBe(0);
     expect(ping.stdout.trim()).toMatch(new RegExp(`^ping msg_[0-9A-Za-z]{16} delivered to ${rx.url}/hook: HTTP 200 \\(delivery whd_[0-9a-f]{32}\\)$`));
     expect(verify(rx.received[0])).toEqual({ type: 'ping', timestamp: expect.stringMatching(/Z$/), data: { endpointId } });
@@ -140,20 +140,23 @@ describe('webhooks across processes and restarts', () => {
     expect(await server.stop('SIGTERM')).toBe(0);
     expect(server.output()).not.toMatch(/"level":(50|60)/);
 
-    const failed = JSON.parse((await runCli(['webhooks', 'deliveries', '--org', 'org_p', '--failed', '--json'], cdb.env)).stdout);
+    const failed = JSON.parse((await runCliInProcess(['webhooks', 'deliveries', '--org', 'org_p', '--failed', '--json'], cdb.env)).stdout);
     expect(failed).toEqual([
       expect.objectContaining({ type: 'action.created', endpointId, status: 'failed', attempts: 3, lastStatusCode: 500, lastError: 'HTTP 500' }),
     ]);
-    const all = JSON.parse((await runCli(['webhooks', 'deliveries', '--org', 'org_p', '--json'], cdb.env)).stdout) as { type: string; status: string }[];
+    const all = JSON.parse((await runCliInProcess(['webhooks', 'deliveries', '--org', 'org_p', '--json'], cdb.env)).stdout) as {
+      type: string;
+      status: string;
+    }[];
     expect(all.map((d) => [d.type, d.status])).toEqual([
       ['action.created', 'failed'],
       ['action.created', 'succeeded'],
       ['action.created', 'succeeded'],
       ['ping', 'succeeded'],
     ]);
-    const replayed = await runCli(['webhooks', 'replay', failed[0].id], cdb.env);
+    const replayed = await runCliInProcess(['webhooks', 'replay', failed[0].id], cdb.env);
     expect(replayed.stdout.trim()).toBe(`replaying ${failed[0].id} (event ${failed[0].eventId}, action.created) to ${rx.url}/hook`);
-    expect((await runCli(['webhooks', 'replay', failed[0].id], cdb.env)).stderr.trim()).toBe(
+    expect((await runCliInProcess(['webhooks', 'replay', failed[0].id], cdb.env)).stderr.trim()).toBe(
       `climate-pulse: delivery ${failed[0].id} is pending; only failed deliveries are replayed`,
     );
 
@@ -164,10 +167,10 @@ describe('webhooks across processes and restarts', () => {
     expect(id(rx.received.at(-1)!)).toBe(failed[0].eventId);
     expect(await server.stop('SIGTERM')).toBe(0);
 
-    const removed = await runCli(['webhooks', 'remove', endpointId], cdb.env);
+    const removed = await runCliInProcess(['webhooks', 'remove', endpointId], cdb.env);
     expect(removed.stdout.trim()).toBe(`removed ${endpointId} (${rx.url}/hook) of org_p`);
-    expect(JSON.parse((await runCli(['webhooks', 'list', '--org', 'org_p', '--json'], cdb.env)).stdout)).toEqual([]);
-    expect((await runCli(['webhooks', 'test', endpointId], cdb.env)).stderr.trim()).toBe(`climate-pulse: no webhook endpoint "${endpointId}"`);
+    expect(JSON.parse((await runCliInProcess(['webhooks', 'list', '--org', 'org_p', '--json'], cdb.env)).stdout)).toEqual([]);
+    expect((await runCliInProcess(['webhooks', 'test', endpointId], cdb.env)).stderr.trim()).toBe(`climate-pulse: no webhook endpoint "${endpointId}"`);
   }, 300_000);
 
   it.skipIf(!TEST_DATABASE_URL)(
@@ -180,7 +183,7 @@ describe('webhooks across processes and restarts', () => {
       flaky = () => random() < 0.2;
       const secrets: string[] = [];
       for (const path of ['/one', '/two']) {
-        const added = await runCli(['webhooks', 'add', '--org', 'org_p', '--url', `${rx.url}${path}`, '--events', 'action.created'], cdb.env);
+        const added = await runCliInProcess(['webhooks', 'add', '--org', 'org_p', '--url', `${rx.url}${path}`, '--events', 'action.created'], cdb.env);
         secrets.push(added.stdout.trim());
       }
       const env = { ...cdb.env, WEBHOOK_POLL_MS: '20', WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_RETRY_SCHEDULE: '50ms,50ms,50ms,50ms,50ms,50ms,50ms' };

@@ -9,7 +9,7 @@ import { rotateOrgEndpointSecret } from '../../src/domain/webhook-endpoints.js';
 import { deliver, recordEvent, SECRET_OVERLAP_MS, signingSecrets } from '../../src/domain/webhook-deliveries.js';
 import { sinceTime } from '../../src/cli/commands/webhooks.js';
 import { createAdminTest, type AdminTest } from '../admin/helpers.js';
-import { createCliDatabase, openApp, runCli } from '../helpers/cli.js';
+import { createCliDatabase, openApp, runCliInProcess } from '../helpers/cli.js';
 import { expectDocumentedEvent } from '../helpers/openapi.js';
 import { startReceiver, type Receiver, type Received } from '../helpers/receiver.js';
 
@@ -290,7 +290,7 @@ describe('climate-pulse webhooks rotate-secret|disable|resend-failed', { timeout
     cdb = await createCliDatabase();
     const file = join(tmpdir(), `rotation-ds-${process.pid}.json`);
     writeFileSync(file, JSON.stringify({ organizations: [{ id: 'org_cli', name: 'CLI', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z' }] }));
-    expect((await runCli(['load', file], { ...cdb.env })).code).toBe(0);
+    expect((await runCliInProcess(['load', file], { ...cdb.env })).code).toBe(0);
   });
   afterAll(async () => {
     await cdb.close();
@@ -307,11 +307,11 @@ describe('climate-pulse webhooks rotate-secret|disable|resend-failed', { timeout
 
   it('rotates a secret (printed once), disables an endpoint and resends failed deliveries, through the same operations', async () => {
     const env = { ...cdb.env, WEBHOOK_ALLOW_PRIVATE: 'true' };
-    const added = await runCli(['webhooks', 'add', '--org', 'org_cli', '--url', `${rx.url}/cli`, '--json'], env);
+    const added = await runCliInProcess(['webhooks', 'add', '--org', 'org_cli', '--url', `${rx.url}/cli`, '--json'], env);
     expect(added.code).toBe(0);
     const e = JSON.parse(added.stdout) as { id: string; secret: string };
 
-    const rotated = await runCli(['webhooks', 'rotate-secret', e.id], env);
+    const rotated = await runCliInProcess(['webhooks', 'rotate-secret', e.id], env);
     expect(rotated.code).toBe(0);
     const secret = rotated.stdout.trim();
     expect(secret).toMatch(/^whsec_/);
@@ -321,19 +321,19 @@ describe('climate-pulse webhooks rotate-secret|disable|resend-failed', { timeout
         `^new secret for ${e.id} \\(${rx.url}/cli\\)\\. The secret is shown only now: store it safely\\. Until \\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z every delivery is signed with the old and the new secret; after that with the new one only\\.\\n$`,
       ),
     );
-    const json = JSON.parse((await runCli(['webhooks', 'rotate-secret', e.id, '--json'], env)).stdout);
+    const json = JSON.parse((await runCliInProcess(['webhooks', 'rotate-secret', e.id, '--json'], env)).stdout);
     expect(json).toEqual({ id: e.id, url: `${rx.url}/cli`, secret: expect.stringMatching(/^whsec_/), previousSecretExpiresAt: expect.stringMatching(/Z$/) });
 
     // A ping while the server is stopped is sent by the CLI itself: both signatures.
-    expect((await runCli(['webhooks', 'test', e.id], env)).code).toBe(0);
+    expect((await runCliInProcess(['webhooks', 'test', e.id], env)).code).toBe(0);
     const [r] = rx.on('/cli');
     expect([verifies(e.secret, r), verifies(secret, r), verifies(json.secret, r)]).toEqual([false, true, true]);
 
-    const disabled = await runCli(['webhooks', 'disable', e.id], env);
+    const disabled = await runCliInProcess(['webhooks', 'disable', e.id], env);
     expect(disabled.stdout).toBe(`disabled ${e.id} (${rx.url}/cli) of org_cli: disabled by the operator\n`);
-    const resend = await runCli(['webhooks', 'resend-failed', '--org', 'org_cli', '--since', '1h'], env);
+    const resend = await runCliInProcess(['webhooks', 'resend-failed', '--org', 'org_cli', '--since', '1h'], env);
     expect(resend.stdout).toMatch(/^resending 0 failed deliveries of org_cli since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\n$/);
-    expect((await runCli(['webhooks', 'resend-failed', '--org', 'org_cli', '--since', 'soon'], env)).stderr).toBe(
+    expect((await runCliInProcess(['webhooks', 'resend-failed', '--org', 'org_cli', '--since', 'soon'], env)).stderr).toBe(
       "climate-pulse: Body field 'since' must be an RFC 3339 date-time with an offset or Z, like 2026-11-20T08:15:00Z, from 0001-01-01T00:00:00.000Z to 9999-12-31T23:59:59.999Z.\n",
     );
 
