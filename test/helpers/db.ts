@@ -20,6 +20,13 @@ const TEST_CITUS_SHARDS = Number(process.env.TEST_CITUS_SHARDS || 4);
 export const TEST_DATABASE_URL = TEST_CITUS_URL || process.env.TEST_DATABASE_URL || undefined;
 export const TEST_REDIS_URL = process.env.TEST_REDIS_URL || undefined;
 export const DB_KIND = TEST_DATABASE_URL ? 'postgres' : 'pglite';
+/**
+ * Set by .ci/run for its PostgreSQL pass, which follows the PGlite pass: tests that open an embedded
+ * database of their own whatever the pass (its data directory's modes, its backup and restore) are
+ * marked `skipIf(EMBEDDED_RAN)`, since they ran in the PGlite pass already and would run on PGlite
+ * again. Unset (a developer's run on PostgreSQL alone), they run.
+ */
+export const EMBEDDED_RAN = Boolean(process.env.TEST_EMBEDDED_RAN);
 
 export interface TestDatabase {
   db: DatabaseExecutor;

@@ -28,7 +28,7 @@ import { startServer, type RunningServer } from '../../src/server.js';
 import { KEYS, NOW, readDataset } from '../fixtures/dataset.js';
 import { createAdminTest, TOKEN as ADMIN_TEST_TOKEN, type AdminTest } from '../admin/helpers.js';
 import { runCliInProcess } from '../helpers/cli.js';
-import { createTestDatabase, TEST_DATABASE_URL, TEST_REDIS_URL, type TestDatabase } from '../helpers/db.js';
+import { createTestDatabase, EMBEDDED_RAN, TEST_DATABASE_URL, TEST_REDIS_URL, type TestDatabase } from '../helpers/db.js';
 import pg from 'pg';
 
 const TOKEN = 'review3-operator-token-0123456789abcdef';
@@ -48,7 +48,7 @@ function startBackup(socketPath: string): Promise<{ res: IncomingMessage; abort:
 /** Leftovers of a backup in this process's temporary directory (what the old copy aside left). */
 const leftovers = () => readdirSync(tmpdir()).filter((n) => n.startsWith(`climate-pulse-backup-${process.pid}-`));
 
-describe('finding 2: a backup of the embedded database never stalls the server', () => {
+describe.skipIf(EMBEDDED_RAN)('finding 2: a backup of the embedded database never stalls the server', () => {
   const root = mkdtempSync(join(tmpdir(), 'cp-review3-backup-'));
   const dataDir = join(root, 'data');
   let server: RunningServer;
@@ -150,7 +150,7 @@ describe('finding 2: a backup of the embedded database never stalls the server',
   }, 120_000);
 });
 
-describe('finding 2: a backup whose reader never reads is ended, and keeps no later one waiting', () => {
+describe.skipIf(EMBEDDED_RAN)('finding 2: a backup whose reader never reads is ended, and keeps no later one waiting', () => {
   const root = mkdtempSync(join(tmpdir(), 'cp-review3-stall-'));
   let db: PgliteExecutor;
   beforeAll(async () => {
@@ -326,50 +326,66 @@ describe('finding 5: restore and db copy fail in one line and leave nothing', ()
     rmSync(root, { recursive: true, force: true });
   });
 
-  it('restore refuses an empty directory others can write (a link planted in it during the unpack was followed), and writes nothing', async () => {
-    const open = join(root, 'world-writable');
-    mkdirSync(open);
-    chmodSync(open, 0o777);
-    const r = await runCliInProcess(['restore', good], { ...EMBEDDED, DATA_DIR: open });
-    expect(r.code).toBe(1);
-    expect(r.stderr).toBe(
-      `climate-pulse: ${open} can be written by others (mode 777), who could plant a link in it during the restore; chmod 700 it or name a new directory (nothing was restored)\n`,
-    );
-    expect(readdirSync(open)).toEqual([]);
-  }, 60_000);
+  it.skipIf(EMBEDDED_RAN)(
+    'restore refuses an empty directory others can write (a link planted in it during the unpack was followed), and writes nothing',
+    async () => {
+      const open = join(root, 'world-writable');
+      mkdirSync(open);
+      chmodSync(open, 0o777);
+      const r = await runCliInProcess(['restore', good], { ...EMBEDDED, DATA_DIR: open });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toBe(
+        `climate-pulse: ${open} can be written by others (mode 777), who could plant a link in it during the restore; chmod 700 it or name a new directory (nothing was restored)\n`,
+      );
+      expect(readdirSync(open)).toEqual([]);
+    },
+    60_000,
+  );
 
-  it('restore refuses a backup this PGlite cannot open in one line, and leaves no files (new and existing empty directory)', async () => {
-    const fresh = join(root, 'from-pg16');
-    const r = await runCliInProcess(['restore', v16], { ...EMBEDDED, DATA_DIR: fresh });
-    expect(r.code).toBe(1);
-    expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(
-      new RegExp(`^climate-pulse: ${escapeRegExp(v16)} holds a database this PGlite cannot open \\(PostgreSQL 16 files: [^\\n]+\\); nothing was restored\n$`),
-    );
-    expect(existsSync(fresh)).toBe(false);
-    const empty = join(root, 'empty-0700');
-    mkdirSync(empty, { mode: 0o700 });
-    const again = await runCliInProcess(['restore', v16], { ...EMBEDDED, DATA_DIR: empty });
-    expect(again.code).toBe(1);
-    expect(again.stderr.split('\n')).toHaveLength(2);
-    expect(readdirSync(empty)).toEqual([]);
-  }, 60_000);
+  it.skipIf(EMBEDDED_RAN)(
+    'restore refuses a backup this PGlite cannot open in one line, and leaves no files (new and existing empty directory)',
+    async () => {
+      const fresh = join(root, 'from-pg16');
+      const r = await runCliInProcess(['restore', v16], { ...EMBEDDED, DATA_DIR: fresh });
+      expect(r.code).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(
+        new RegExp(`^climate-pulse: ${escapeRegExp(v16)} holds a database this PGlite cannot open \\(PostgreSQL 16 files: [^\\n]+\\); nothing was restored\n$`),
+      );
+      expect(existsSync(fresh)).toBe(false);
+      const empty = join(root, 'empty-0700');
+      mkdirSync(empty, { mode: 0o700 });
+      const again = await runCliInProcess(['restore', v16], { ...EMBEDDED, DATA_DIR: empty });
+      expect(again.code).toBe(1);
+      expect(again.stderr.split('\n')).toHaveLength(2);
+      expect(readdirSync(empty)).toEqual([]);
+    },
+    60_000,
+  );
 
-  it('db copy to a server that has no TLS where the URL asks for it: one line', async () => {
-    const port = await fakeServer((s) => s.write('N')); // the answer to an SSLRequest: no TLS here
-    const url = `postgres://someone@127.0.0.1:${port}/target?sslmode=verify-full`;
-    const r = await runCliInProcess(['db', 'copy', '--to', url], { ...EMBEDDED, DATA_DIR: source });
-    expect(r.code).toBe(1);
-    expect(r.stderr).toBe(`climate-pulse: cannot use the target database ${url}: The server does not support SSL connections; nothing was copied\n`);
-  }, 60_000);
+  it.skipIf(EMBEDDED_RAN)(
+    'db copy to a server that has no TLS where the URL asks for it: one line',
+    async () => {
+      const port = await fakeServer((s) => s.write('N')); // the answer to an SSLRequest: no TLS here
+      const url = `postgres://someone@127.0.0.1:${port}/target?sslmode=verify-full`;
+      const r = await runCliInProcess(['db', 'copy', '--to', url], { ...EMBEDDED, DATA_DIR: source });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toBe(`climate-pulse: cannot use the target database ${url}: The server does not support SSL connections; nothing was copied\n`);
+    },
+    60_000,
+  );
 
-  it('db copy to a port where something else listens and never answers: one line after the connection timeout', async () => {
-    const port = await fakeServer(() => {});
-    const url = `postgres://someone@127.0.0.1:${port}/target`;
-    const r = await runCliInProcess(['db', 'copy', '--to', url], { ...EMBEDDED, DATA_DIR: source });
-    expect(r.code).toBe(1);
-    expect(r.stderr).toBe(`climate-pulse: cannot use the target database ${url}: Connection terminated due to connection timeout; nothing was copied\n`);
-  }, 60_000);
+  it.skipIf(EMBEDDED_RAN)(
+    'db copy to a port where something else listens and never answers: one line after the connection timeout',
+    async () => {
+      const port = await fakeServer(() => {});
+      const url = `postgres://someone@127.0.0.1:${port}/target`;
+      const r = await runCliInProcess(['db', 'copy', '--to', url], { ...EMBEDDED, DATA_DIR: source });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toBe(`climate-pulse: cannot use the target database ${url}: Connection terminated due to connection timeout; nothing was copied\n`);
+    },
+    60_000,
+  );
 
   it.skipIf(!TEST_DATABASE_URL)(
     'db copy to a read-only target: one line with the SQLSTATE, and nothing written there',
