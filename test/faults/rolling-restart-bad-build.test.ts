@@ -204,9 +204,16 @@ describe.skipIf(!TEST_DATABASE_URL)('rolling restarts and crash loops with WORKE
       'worker N exited (1); starting another in 2 s (3 exits within 120 s; at 4 the primary stops)',
       'worker N exited (1): 4 worker exits within 120 s (WORKER_CRASH_LIMIT); stopping every worker, the primary exits 1',
     ]);
-    // The back-off is real: after "in 2 s", no worker started listening for 2 s.
+    // The back-off is real: within 2 s of "in 2 s", no worker started listening but those whose
+    // restart was scheduled before it (the 1 s one may start after that line: with WORKERS=2 the
+    // exits of two workers interleave). Every worker prints one "listening on" line when it starts.
     const third = seen.find((e) => e.line.includes('starting another in 2 s'));
-    const nextListening = seen.find((e) => third && e.at > third.at && /listening on/.test(e.line));
-    if (third && nextListening) expect(nextListening.at - third.at).toBeGreaterThanOrEqual(1_900);
+    expect(third, s.output()).toBeDefined();
+    const listening = seen.filter((e) => /listening on/.test(e.line));
+    const startedBefore = listening.filter((e) => e.at <= third!.at).length;
+    // Started or scheduled before the third exit: the 2 first workers and the restarts after exits 1 and 2.
+    const pending = 2 + 2 - startedBefore;
+    const soon = listening.filter((e) => e.at > third!.at && e.at - third!.at < 1_900).length;
+    expect(soon, s.output()).toBeLessThanOrEqual(pending);
   }, 150_000);
 });
