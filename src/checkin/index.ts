@@ -59,19 +59,29 @@ const clientScript = () =>
     return Promise.reject(err);
   }));
 
-/** A window of one minute per key, in memory: nothing of it reaches a disk, a log or Redis. */
-class MemoryLimit {
-  private counts = new Map<string, number>();
+/**
+ * A sliding window of one minute per key, in memory: nothing of it reaches a disk, a log or Redis.
+ * Two fixed windows weighted by the current one's overlap with the last minute (as a sliding-window
+ * counter does): a burst across a window's edge gets no second allowance, unlike a fixed window,
+ * which let 2x the limit through in a few seconds (issue 52, L10).
+ */
+export class MemoryLimit {
+  private current = new Map<string, number>();
+  private previous = new Map<string, number>();
   private windowStart = 0;
   constructor(private readonly perMinute: number) {}
   take(key: string, now: number): boolean {
-    if (now - this.windowStart >= 60_000) {
-      this.counts.clear();
-      this.windowStart = now;
+    const elapsed = now - this.windowStart;
+    if (elapsed >= 60_000) {
+      this.previous = elapsed >= 120_000 ? new Map() : this.current;
+      this.current = new Map();
+      this.windowStart = elapsed >= 120_000 ? now : this.windowStart + 60_000;
     }
-    const n = (this.counts.get(key) ?? 0) + 1;
-    this.counts.set(key, n);
-    return n <= this.perMinute;
+    const weight = 1 - (now - this.windowStart) / 60_000;
+    const used = (this.previous.get(key) ?? 0) * weight + (this.current.get(key) ?? 0);
+    if (used + 1 > this.perMinute) return false;
+    this.current.set(key, (this.current.get(key) ?? 0) + 1);
+    return true;
   }
 }
 
@@ -80,6 +90,13 @@ const body = (request: FastifyRequest) => {
   if (typeof b !== 'object' || b === null || Array.isArray(b)) throw new ApiError('invalid_json', 'The body must be a JSON object.');
   return b as Record<string, unknown>;
 };
+
+const ORG_ID = /^[A-Za-z0-9._-]{1,128}$/;
+/** An organization id from a path or body; anything else (a NUL, a control character) is 400 before any query. */
+function orgIdOf(v: unknown, field: string): string {
+  if (typeof v !== 'string' || !ORG_ID.test(v)) throw new ApiError('invalid_request', `'${field}' must be an organization id.`);
+  return v;
+}
 
 function only(b: Record<string, unknown>, fields: string[]) {
   const extra = Object.keys(b).find((k) => !fields.includes(k));
@@ -112,7 +129,7 @@ export async function registerCheckin(app: FastifyInstance, opts: CheckinOptions
       );
 
       scope.get<{ Params: { orgId: string } }>('/keys/:orgId', hidden, async (request, reply) => {
-        const keys = await publishedKeys(opts.db, request.params.orgId, opts.now());
+        const keys = await publishedKeys(opts.db, orgIdOf(request.params.orgId, 'orgId'), opts.now());
         reply.header('cache-control', 'public, max-age=60');
         return { keys };
       });
@@ -120,25 +137,23 @@ export async function registerCheckin(app: FastifyInstance, opts: CheckinOptions
       scope.post<{ Params: { orgId: string } }>('/o/:orgId/open', { ...hidden, preHandler: limited }, async (request) => {
         const b = body(request);
         only(b, ['token']);
-        return openCheckin(opts.db, opts.keys, request.params.orgId, b.token, opts.now());
+        return openCheckin(opts.db, opts.keys, orgIdOf(request.params.orgId, 'orgId'), b.token, opts.now());
       });
 
       scope.post<{ Params: { orgId: string } }>('/o/:orgId/issue', { ...hidden, preHandler: limited }, async (request) => {
         const b = body(request);
         only(b, ['token', 'blindedMessage']);
-        const sig = await issueCheckinToken(opts.db, opts.keys, request.params.orgId, b.token, b.blindedMessage, opts.now());
+        const sig = await issueCheckinToken(opts.db, opts.keys, orgIdOf(request.params.orgId, 'orgId'), b.token, b.blindedMessage, opts.now());
         return { blindSignature: sig.toString('base64url') };
       });
 
       scope.post('/answer', { ...hidden, preHandler: limited }, async (request) => {
         const b = body(request);
-        only(b, ['orgId', 'keyId', 'message', 'signature', 'level', 'reason', 'comment']);
-        if (typeof b.orgId !== 'string' || !/^[A-Za-z0-9._-]{1,128}$/.test(b.orgId))
-          throw new ApiError('invalid_request', "'orgId' must be an organization id.");
+        only(b, ['orgId', 'keyId', 'message', 'signature', 'level', 'reason', 'comment', 'team']);
         return answerCheckin(
           opts.db,
           opts.keys,
-          b.orgId,
+          orgIdOf(b.orgId, 'orgId'),
           b as unknown as CheckinAnswer,
           { releaseDelayHours: opts.commentsReleaseDelayHours, writes },
           opts.now(),

@@ -27,6 +27,7 @@ export function checkinPage(): string {
     html`<h1>${WORDS.title}</h1>
 <p id="org" class="org"></p>
 <p id="team" class="team"></p>
+<p id="team-size" class="muted" hidden></p>
 <p id="nojs" class="notice error">${WORDS.noScript}</p>
 <p id="loading" class="muted" role="status" hidden>${WORDS.loading}</p>
 <p id="status" hidden role="alert"></p>
@@ -42,6 +43,14 @@ ${WORDS.levels.map((label, i) => html`<label class="level"><input type="radio" n
 </fieldset>
 <label for="comment" class="comment-label">${WORDS.comment}</label>
 <textarea id="comment" name="comment" maxlength="2000" rows="4"></textarea>
+<fieldset id="attach" class="reasons" hidden>
+<legend>${WORDS.attachLegend}</legend>
+<label><input type="radio" name="team" value="yes" id="attach-yes"> <span id="attach-yes-label"></span></label>
+<label><input type="radio" name="team" value="no" id="attach-no"> ${WORDS.attachNo}</label>
+<p class="muted">${WORDS.attachNoHint}</p>
+<p id="attach-why" class="notice" hidden>${WORDS.recentJoinersWhy}</p>
+</fieldset>
+<p id="small-org" class="notice error" hidden></p>
 <p class="kept">${WORDS.kept} <a href="/checkin/about">${WORDS.howItWorks}</a></p>
 <button type="submit">${WORDS.submit}</button>
 </form>

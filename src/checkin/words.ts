@@ -23,7 +23,23 @@ export const WORDS = {
   linkGone: 'This link is not valid or has closed. A new one comes with the next check-in.',
   keyMismatch:
     'Stopped: the key this page was given is not the one published for your team and week. Answering could let the service recognise you, so nothing was sent.',
-  alreadyIssued: 'This link was already used to prepare an answer, perhaps in another browser. Finish there; each link gives one answer a week.',
+  alreadyIssued:
+    'This link was already used to send an answer, or to start one, in another browser or on another device. Each link gives one answer a week, so nothing more can be sent from here. If that was not you, ask the people who run the check-ins for a new link.',
+  openedBefore:
+    'This link was opened before (perhaps by your mail program checking it, or in another browser), but nothing was sent then. You can answer here.',
+  resumed: 'You started an answer in this browser before: it is ready to send below.',
+  teamSize: (people: number, joined: number) =>
+    `Your team has ${people} people on this week's check-in${joined > 0 ? `; ${joined === 1 ? 'one of them' : `${joined} of them`} joined it in the last four weeks` : ''}.`,
+  attachLegend: 'Attach your team to your answer?',
+  attachYes: (name: string) => `Attach my team (${name})`,
+  attachNo: "Don't attach my team",
+  attachNoHint: 'Without your team, your answer counts for the whole organization and shows no team.',
+  recentJoinersWhy:
+    "Someone joined your team recently, so \u201cDon't attach my team\u201d is chosen: when a team has just changed, the answers of its people are easier to tell apart. You may still attach it.",
+  smallOrgKey: (people: number) =>
+    `Careful: ${people === 0 ? 'nobody else answers' : `only ${people} ${people === 1 ? 'person answers' : 'people answer'}`} without a team by default, so an answer without a team could be narrowed to fewer than 5 people.`,
+  wrongWeek:
+    "Stopped: the date on this device is not in this link's week, so the page cannot check that the key it was given is this week's key for everyone. Check the device's date and time, or use the link of this week's mail. Nothing was sent.",
   alreadyAnswered: 'This answer was already recorded. Thank you.',
   failed: 'Something went wrong; nothing was recorded. Reload the page to try again.',
   thanksTitle: 'Thank you',

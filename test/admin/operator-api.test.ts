@@ -95,6 +95,7 @@ describe('operator API', () => {
       '/admin/v1/organizations/{orgId}/pulses/{pulseId}',
       '/admin/v1/organizations/{orgId}/respondents',
       '/admin/v1/organizations/{orgId}/respondents/{respondentId}',
+      '/admin/v1/organizations/{orgId}/respondents/{respondentId}/resend-link',
       '/admin/v1/organizations/{orgId}/roster',
       '/admin/v1/organizations/{orgId}/webhook-deliveries',
       '/admin/v1/organizations/{orgId}/webhook-deliveries/resend-failed',

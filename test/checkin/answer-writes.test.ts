@@ -59,9 +59,13 @@ describe('answers written together', () => {
       },
     };
     const key = await new CheckinKeys('answer writes test').keyFor(t.db, ORG, '2026-11-23', 'team_web');
+    // Room for more answers than the team's twelve (a key takes no more answers than its capacity: the next test).
+    await t.db.query(sql('t.room', `UPDATE checkin_round_slots SET capacity = 100 WHERE org_id = $1 AND team_slot = 'team_web'`), [ORG]);
     const spent = (team: string | null): SpentAnswer => ({
       orgId: ORG,
       keyId: key.id,
+      week: '2026-11-23',
+      slot: 'team_web',
       hashHex: createHash('sha256').update(randomBytes(32)).digest('hex'),
       pulse: { id: newId('pls'), level: 3, reason: null, comment: null, moderationStatus: 'CLEAN', subteamId: team, createdAt: '2026-11-23T09:00:00.000Z' },
     });
@@ -69,7 +73,7 @@ describe('answers written together', () => {
     const answers = Array.from({ length: 20 }, () => spent('team_web'));
     const again = answers[3]!;
     const outcomes = await Promise.all([...answers, again].map((a) => writes.write(a)));
-    expect(outcomes).toEqual([...answers.map(() => true), false]);
+    expect(outcomes).toEqual([...answers.map(() => 'written'), 'spent']);
     // The first alone (nothing was running), the other twenty in one more.
     expect(transactions).toBe(2);
 
@@ -78,13 +82,51 @@ describe('answers written together', () => {
     const good = [spent('team_web'), spent('team_web')];
     const results = await Promise.allSettled([good[0]!, spent('team_nope'), good[1]!].map((a) => writes.write(a)));
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
-    expect((results[0] as PromiseFulfilledResult<boolean>).value).toBe(true);
-    expect((results[2] as PromiseFulfilledResult<boolean>).value).toBe(true);
+    expect((results[0] as PromiseFulfilledResult<string>).value).toBe('written');
+    expect((results[2] as PromiseFulfilledResult<string>).value).toBe('written');
     const ids = good.map((g) => g.pulse.id);
     expect(
       (await t.db.query<{ id: string }>(sql('test.ids', 'SELECT id FROM pulses WHERE org_id = $1 AND id = ANY($2::text[]) ORDER BY id'), [ORG, ids])).map(
         (r) => r.id,
       ),
     ).toEqual([...ids].sort());
+  });
+
+  it('a key takes no more answers than the people it was made for: past its capacity, 409 and nothing written', async () => {
+    const key = await new CheckinKeys('answer writes test').keyFor(t.db, ORG, '2026-11-23', 'team_web');
+    const [{ answered }] = await t.db.query<{ answered: number }>(
+      sql('t.answered', `SELECT answered FROM checkin_round_slots WHERE org_id = $1 AND team_slot = 'team_web'`),
+      [ORG],
+    );
+    await t.db.query(sql('t.full', `UPDATE checkin_round_slots SET capacity = $2 WHERE org_id = $1 AND team_slot = 'team_web'`), [ORG, answered + 1]);
+    const one = (): SpentAnswer => ({
+      orgId: ORG,
+      keyId: key.id,
+      week: '2026-11-23',
+      slot: 'team_web',
+      hashHex: createHash('sha256').update(randomBytes(32)).digest('hex'),
+      pulse: {
+        id: newId('pls'),
+        level: 2,
+        reason: null,
+        comment: null,
+        moderationStatus: 'CLEAN',
+        subteamId: 'team_web',
+        createdAt: '2026-11-23T09:00:00.000Z',
+      },
+    });
+    const pair = [one(), one()];
+    const writes = new AnswerWrites(t.db);
+    expect((await Promise.all(pair.map((a) => writes.write(a)))).sort()).toEqual(['full', 'written']);
+    const ids = pair.map((a) => a.pulse.id);
+    expect((await t.db.query(sql('t.full_ids', 'SELECT id FROM pulses WHERE org_id = $1 AND id = ANY($2::text[])'), [ORG, ids])).length).toBe(1);
+    expect(
+      (
+        await t.db.query(sql('t.full_spent', "SELECT 1 AS x FROM checkin_spent WHERE org_id = $1 AND encode(token_hash, 'hex') = ANY($2::text[])"), [
+          ORG,
+          pair.map((a) => a.hashHex),
+        ])
+      ).length,
+    ).toBe(1);
   });
 });

@@ -70,7 +70,9 @@ describe.skipIf(BROWSER_MISSING)(`check-ins from the mail, in Chromium (${DB_KIN
         COMMENTS_RELEASE_DELAY_HOURS: '24',
       },
     });
-    for (let i = 1; i <= 6; i++) await createRespondent(t.db, ORG, { email: `web${i}@acme.test`, team: 'Web' }, operatorActor(), now);
+    // On the roster since October: nobody joined Web in the four weeks before the round, so the page attaches the team by default.
+    for (let i = 1; i <= 6; i++)
+      await createRespondent(t.db, ORG, { email: `web${i}@acme.test`, team: 'Web' }, operatorActor(), new Date('2026-10-01T00:00:00.000Z'));
     await t.app.listen({ host: '127.0.0.1', port });
     cb = await launchConsoleBrowser();
   }, 120_000);
@@ -118,11 +120,12 @@ describe.skipIf(BROWSER_MISSING)(`check-ins from the mail, in Chromium (${DB_KIN
       const real = await route.fetch();
       const body = (await real.json()) as { keys: { publicKey: string }[] };
       const other = (await t.app.inject({ method: 'GET', url: `/checkin/keys/${ORG}` })).json() as { keys: unknown[] };
-      expect(other.keys).toHaveLength(1);
+      expect(other.keys).toHaveLength(2); // Web's key and the organization's
       // The same published list, but the key swapped for one the page was not given.
       body.keys = body.keys.map((k) => ({ ...k, publicKey: k.publicKey.slice(0, 60) + (k.publicKey[60] === 'A' ? 'B' : 'A') + k.publicKey.slice(61) }));
       await route.fulfill({ response: real, json: body });
     });
+    await context.clock.setFixedTime(now);
     const page = await context.newPage();
     await page.goto(links.get('web1@acme.test')!);
     await expect.poll(() => page.getByRole('alert').textContent()).toContain('is not the one published for your team and week');
@@ -138,6 +141,8 @@ describe.skipIf(BROWSER_MISSING)(`check-ins from the mail, in Chromium (${DB_KIN
       const context = await cb.context();
       await context.close();
       const phone = await cb.browser.newContext({ viewport: { width: 360, height: 740 } });
+      // The page answers under the key of the week its own clock is in: the device's clock reads the test's time.
+      await phone.clock.setFixedTime(now);
       await phone.route('**/*', (route) => (new URL(route.request().url()).hostname === '127.0.0.1' ? route.continue() : route.abort()));
       phone.on('request', (r: Request) => r.url().endsWith('/checkin/answer') && answers.push(JSON.parse(r.postData()!)));
       const page = await phone.newPage();
@@ -148,11 +153,14 @@ describe.skipIf(BROWSER_MISSING)(`check-ins from the mail, in Chromium (${DB_KIN
       expect(await page.locator('#team').textContent()).toBe('Team: Web');
       if (i === 0) {
         await cb.audit(page, 'check-in page');
-        // Keyboard alone: focus the first answer, pick with the arrows, type, submit with Enter.
+        // Keyboard alone: focus the first answer, pick with the arrows, type, pass the team's
+        // choice (attached by default here) and the link to how it works, submit with Enter.
+        expect(await page.getByRole('radio', { name: 'Attach my team (Web)' }).isChecked()).toBe(true);
         await page.getByRole('radio', { name: '1 · Very bad' }).focus();
         await page.keyboard.press('Space');
         await page.keyboard.press('Tab');
         await page.keyboard.type('Keyboard only, all good.');
+        await page.keyboard.press('Tab');
         await page.keyboard.press('Tab');
         await page.keyboard.press('Tab');
         await page.keyboard.press('Enter');
@@ -170,7 +178,7 @@ describe.skipIf(BROWSER_MISSING)(`check-ins from the mail, in Chromium (${DB_KIN
     }
     expect(answers).toHaveLength(6);
     // What the answer carried: the token and the answer, nothing of the link or the person.
-    for (const a of answers) expect(Object.keys(a).sort()).toEqual(['comment', 'keyId', 'level', 'message', 'orgId', 'reason', 'signature']);
+    for (const a of answers) expect(Object.keys(a).sort()).toEqual(['comment', 'keyId', 'level', 'message', 'orgId', 'reason', 'signature', 'team']);
     expect(cb.violations).toEqual([]);
     expect(cb.leaving).toEqual([]);
 
@@ -181,9 +189,10 @@ describe.skipIf(BROWSER_MISSING)(`check-ins from the mail, in Chromium (${DB_KIN
 
     // A second issuance for the week, in a fresh browser: refused, and the page says so.
     const fresh = await cb.context();
+    await fresh.clock.setFixedTime(now);
     const page = await fresh.newPage();
     await page.goto(links.get('web3@acme.test')!);
-    await expect.poll(() => page.getByRole('alert').textContent()).toContain('already used to prepare an answer');
+    await expect.poll(() => page.getByRole('alert').textContent()).toContain('already used to send an answer, or to start one');
     await fresh.close();
     const token = new URL(links.get('web3@acme.test')!).hash.slice(1);
     const reissue = await fetch(`${base}/checkin/o/${ORG}/issue`, {

@@ -21,6 +21,15 @@ describe('check-in keys made once', () => {
 
   it('20 concurrent callers in one process, then another process: one key', async () => {
     const secret = await serviceSecret(t.db, 'checkin_key_seal');
+    // Keys for real rounds only: a week that no round started gets none, whatever is asked.
+    await expect(new CheckinKeys(secret).keyFor(t.db, 'org_acme', '2026-11-23', 'team_web')).rejects.toMatchObject({ statusCode: 404 });
+    await t.db.query(sql('t.keys_round', `INSERT INTO checkin_rounds (org_id, week, started_at) VALUES ('org_acme', '2026-11-23', '2026-11-23T09:00:00Z')`));
+    await t.db.query(
+      sql(
+        't.keys_slot',
+        `INSERT INTO checkin_round_slots (org_id, week, team_slot, respondents, recent_joiners, capacity) VALUES ('org_acme', '2026-11-23', 'team_web', 5, 0, 5)`,
+      ),
+    );
     const one = new CheckinKeys(secret);
     const keys = await Promise.all(Array.from({ length: 20 }, () => one.keyFor(t.db, 'org_acme', '2026-11-23', 'team_web')));
     expect(new Set(keys.map((k) => k.id)).size).toBe(1);

@@ -76,10 +76,11 @@ describe('check-ins in the operator API', () => {
     );
   });
 
-  it("exports the week's links without SMTP: one per unopened respondent, new each time; participation from 5", async () => {
+  it("exports the week's links without SMTP: the round's links once, then new links for everyone only when asked, never voiding any; participation from 5", async () => {
     const first = await t.call('POST', `${ORG}/checkin-links`);
     expect(first.statusCode, first.body).toBe(200);
-    const body = first.json() as { week: string; links: { email: string; team: string | null; link: string }[] };
+    const body = first.json() as { week: string; renewed: boolean; links: { email: string; team: string | null; link: string }[] };
+    expect(body.renewed).toBe(false);
     expect(body.links.map((l) => l.email)).toEqual([
       'none@acme.test',
       'solo@acme.test',
@@ -92,10 +93,22 @@ describe('check-ins in the operator API', () => {
     expect(body.links.every((l) => /^https:\/\/pulse\.example\.test\/checkin\/o\/org_acme#[A-Za-z0-9_-]{32}$/.test(l.link))).toBe(true);
     const token = body.links[2].link.split('#')[1];
     expect((await t.app.inject({ method: 'POST', url: '/checkin/o/org_acme/open', payload: { token } })).statusCode).toBe(200);
-    const second = (await t.call('POST', `${ORG}/checkin-links`)).json() as typeof body;
-    expect(second.links).toHaveLength(6); // w1 opened theirs
+    // A second file says what it would do, and does nothing until asked: who opened their link in between cannot show.
+    const refused = await t.call('POST', `${ORG}/checkin-links`);
+    expect(refused.statusCode).toBe(409);
+    expect(refused.json().error).toEqual({
+      code: 'invalid_transition',
+      message:
+        "This week's links were handed out already. A new file makes a new link for each of the 7 people of this week's round; the links of the earlier file keep working, and each team's key still takes no more answers than the team has people. Ask for new links to make them (--new in the CLI, renew=true in the operator API).",
+    });
+    expect((await t.call('POST', `${ORG}/checkin-links?renew=yes`)).statusCode).toBe(400);
+    const second = (await t.call('POST', `${ORG}/checkin-links?renew=true`)).json() as typeof body;
+    expect(second.renewed).toBe(true);
+    expect(second.links.map((l) => l.email)).toEqual(body.links.map((l) => l.email));
+    expect(new Set([...second.links, ...body.links].map((l) => l.link)).size).toBe(14);
+    // No link is voided: the first file's unopened link still opens.
     expect((await t.app.inject({ method: 'POST', url: '/checkin/o/org_acme/open', payload: { token: body.links[3].link.split('#')[1] } })).statusCode).toBe(
-      404,
+      200,
     );
     const p = (await t.call('GET', `${ORG}/checkin-participation`)).json();
     expect(p.items).toEqual([

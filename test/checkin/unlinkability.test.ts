@@ -131,13 +131,15 @@ describe('unlinkability of check-in answers', () => {
 
   const text = (v: unknown) => JSON.stringify(v, (_k, x) => (x instanceof Uint8Array ? Buffer.from(x).toString('hex') : typeof x === 'bigint' ? String(x) : x));
 
-  it('the exchange happened: 6 pulses in Web at one hour, 6 spent tokens, 6 issued links', () => {
+  it('the exchange happened: 6 pulses in Web at one hour, 6 spent tokens, 6 issued links, no link waiting', () => {
     const pulses = tables.pulses.filter((p) => p.org_id === ORG && String(p.comment ?? '').startsWith('comment number'));
     expect(pulses).toHaveLength(6);
     expect(new Set(pulses.map((p) => new Date(p.created_at as string).toISOString()))).toEqual(new Set(['2026-11-23T09:00:00.000Z']));
     expect(new Set(pulses.map((p) => p.subteam_id))).toEqual(new Set(['team_web']));
     expect(tables.checkin_spent).toHaveLength(6);
-    expect(tables.checkin_links.filter((l) => l.issued)).toHaveLength(6);
+    expect(tables.checkin_round_links.filter((l) => l.state === 2)).toHaveLength(6);
+    // What waits is Thursday's reminders, which carry no link.
+    expect(tables.checkin_outbox.map((o) => [o.kind, o.token_sealed])).toEqual(Array.from({ length: 6 }, () => ['reminder', null]));
     expect(logs.filter((l) => l.includes('"route":"/checkin/answer"'))).toHaveLength(6);
   });
 
@@ -191,9 +193,12 @@ describe('unlinkability of check-in answers', () => {
   });
 
   it('every respondent of the team is an equally good candidate for every pulse: what is kept of each respondent is the same', () => {
-    // Per respondent, everything kept about their week: their link row without its token digests.
-    const perRespondent = tables.checkin_links.map(({ respondent_id: _r, token_hash: _t, reminder_hash: _h, ...rest }) => text(rest));
+    // Per respondent, everything kept about their week: their place in the round, the same for all.
+    const perRespondent = tables.checkin_round_members.map(({ respondent_id: _r, ...rest }) => text(rest));
+    expect(perRespondent).toHaveLength(6);
     expect(new Set(perRespondent).size).toBe(1);
+    // The links name no one: a digest, the week, the key's slot and a state.
+    expect(Object.keys(tables.checkin_round_links[0]).sort()).toEqual(['org_id', 'state', 'team_slot', 'token_hash', 'week']);
     // The spent tokens: one key (the team's of the week), no time, nothing else.
     expect(new Set(tables.checkin_spent.map((s) => s.key_id)).size).toBe(1);
     expect(Object.keys(tables.checkin_spent[0]).sort()).toEqual(['key_id', 'org_id', 'token_hash']);

@@ -987,7 +987,22 @@ const ARRANGE: Record<string, Arrange> = {
     const o = c.org();
     c.setOrg(o);
     if (!live(o)) return c.expect(NOT_FOUND);
-    c.expect([{ status: 200 }], (r) => (Array.isArray(r.links) ? undefined : mismatch('links', r.links, 'a list')));
+    // The week's first file is 200; once its links were handed out, a later one is 409 unless asked to renew them.
+    const renew = c.d.queryValues.renew === true || c.d.queryValues.renew === 'true';
+    c.expect(renew ? [{ status: 200 }] : [{ status: 200 }, { status: 409, code: 'invalid_transition' }], (r) =>
+      r.error !== undefined || Array.isArray(r.links) ? undefined : mismatch('links', r.links, 'a list'),
+    );
+  },
+
+  resendCheckinLink(c) {
+    const o = c.org();
+    const orgId = c.setOrg(o);
+    if (!live(o)) return c.expect(NOT_FOUND);
+    const id = respondents.get(orgId)?.at(-1);
+    if (id === undefined) return c.expect(NOT_FOUND);
+    // A person gets a new link only when this week's round started with them on it.
+    c.d.path.respondentId = id;
+    c.expect([{ status: 200 }, { status: 409, code: 'invalid_transition' }]);
   },
 
   getCheckinParticipation(c) {

@@ -1,7 +1,7 @@
 import { operatorActor } from '../../domain/audit.js';
 import { createRespondent, listRoster, moveRespondent, deleteRespondent, replaceRoster } from '../../domain/checkins/roster.js';
 import { getCheckinSettings, updateCheckinSettings } from '../../domain/checkins/settings.js';
-import { exportWeekLinks, participation } from '../../domain/checkins/rounds.js';
+import { exportWeekLinks, participation, resendCheckinLink } from '../../domain/checkins/rounds.js';
 import { requireLiveOrg } from '../../domain/orgs.js';
 import { requireJsonObject } from '../../http/plugins/index.js';
 import { AdminNoQuerySchema, OrgIdParamsSchema, OrgItemParamsSchema, adminResponses } from '../../contract/schemas/admin-common.js';
@@ -14,7 +14,9 @@ import {
   ReplaceRosterBodySchema,
   RespondentIdSchema,
   RosterReplacedSchema,
+  ResentLinkSchema,
   RosterSchema,
+  WeekLinksQuerySchema,
   WeekLinksSchema,
 } from '../../contract/schemas/admin-checkins.js';
 import { checkinLink } from '../../jobs/rounds.js';
@@ -156,6 +158,8 @@ export function registerCheckinRoutes(app: App, { db, now, config }: AdminRouteD
     },
     async (request) => updateCheckinSettings(db, request.params.orgId, request.body as Record<string, unknown>, operatorActor(request.ip), now()),
   );
+  const mails = Boolean(config.smtpUrl && config.mailFrom);
+  const linkFor = checkinLink(consoleBaseUrl(config));
   app.post(
     '/organizations/:orgId/checkin-links',
     {
@@ -163,14 +167,30 @@ export function registerCheckinRoutes(app: App, { db, now, config }: AdminRouteD
         operationId: 'exportCheckinLinks',
         summary: "The week's links, for a mail tool of the organization's own",
         description:
-          "Without SMTP_URL: a new personal link for every respondent whose link of this week nobody opened yet (starting the week's round if needed). Whoever holds them can answer in someone's place, though still learn no answer. Links of an earlier export stop working.",
+          "Without SMTP_URL only (with it: 409, the links go by mail). Starts the week's round when it has not started. The first call hands out the link the round made for each of its people; they are then nowhere in the service. A later call is refused with 409, saying what it would do, unless `renew=true`: then a new link for everyone of the round, the earlier links still working. Whoever holds the links can answer in someone's place, though still learn no answer.",
         tags,
-        querystring: AdminNoQuerySchema,
+        querystring: WeekLinksQuerySchema,
         params: OrgIdParamsSchema,
         response: adminResponses(WeekLinksSchema, "The week's links."),
       },
     },
-    async (request) => exportWeekLinks(db, request.params.orgId, { linkFor: checkinLink(consoleBaseUrl(config)) }, operatorActor(request.ip), now()),
+    async (request) => exportWeekLinks(db, request.params.orgId, { linkFor, mails, renew: request.query.renew === true }, operatorActor(request.ip), now()),
+  );
+  app.post(
+    '/organizations/:orgId/respondents/:respondentId/resend-link',
+    {
+      schema: {
+        operationId: 'resendCheckinLink',
+        summary: "A new link for one person of this week's round",
+        description:
+          "For a person who lost their link. Makes as many new links as their key has people, in random order, and gives them one (by mail with SMTP_URL, else in this answer); the others are never handed out, so the audited re-send does not single out the link. Their earlier link keeps working. A person not on this week's round (added since it started): 409.",
+        tags,
+        querystring: AdminNoQuerySchema,
+        params: OrgItemParamsSchema('respondentId', 'Respondent id.'),
+        response: adminResponses(ResentLinkSchema, 'The week and, without SMTP, the link.'),
+      },
+    },
+    async (request) => resendCheckinLink(db, request.params.orgId, request.params.respondentId, { linkFor, mails }, operatorActor(request.ip), now()),
   );
   app.get(
     '/organizations/:orgId/checkin-participation',

@@ -2,8 +2,10 @@
  * The check-in page's script (bundled by esbuild with @cloudflare/blindrsa-ts and served from
  * /checkin/assets/checkin.js). It reads the personal link's token from the address's fragment
  * (never sent to the server by the browser), opens the link, checks the key against the
- * published one, blinds a random message, has it signed, unblinds it and keeps the token until the
- * answer is sent: the answer carries the token and nothing that names the link or the person.
+ * published one for the week this device's clock is in, and only at the respondent's first
+ * gesture on the form (never on load: mail scanners run pages) blinds a random message, has it
+ * signed, unblinds it and keeps the token until the answer is sent: the answer carries the token
+ * and nothing that names the link or the person.
  */
 import { RSABSSA } from '@cloudflare/blindrsa-ts';
 import { WORDS } from '../words.js';
@@ -11,15 +13,39 @@ import { WORDS } from '../words.js';
 type Opened = {
   orgName: string;
   week: string;
+  closesAt: string;
   teamId: string | null;
   teamName: string | null;
   keyId: string;
   publicKey: string;
   reasons: string[];
-  issued: boolean;
+  state: 'new' | 'opened' | 'issued';
+  team: { people: number; recentJoiners: number } | null;
+  organization: { people: number };
 };
 type Published = { keys: { id: string; week: string; teamId: string | null; publicKey: string }[] };
 type Token = { keyId: string; message: string; signature: string };
+
+const DAY = 86_400_000;
+const WEEK = 7 * DAY;
+/** The grace hours after a week (src/domain/checkins/week.ts GRACE_HOURS) and how early a round may start. */
+const GRACE = 72 * 3_600_000;
+const EARLY = 24 * 3_600_000;
+const weekStartOf = (t: number) => {
+  const day = Math.floor(t / DAY);
+  // 1970-01-01 was a Thursday: ISO weekday 4.
+  return (day - ((day + 3) % 7)) * DAY;
+};
+/**
+ * Whether this device's clock puts it in the link's week: in it, in the grace hours after it, or
+ * in the day before it (a round in a zone ahead of UTC). The page answers only under the key of
+ * such a week, so the service cannot hand one person the key of a week of its own.
+ */
+function weekFitsClock(week: string, now: number): boolean {
+  const start = Date.parse(`${week}T00:00:00.000Z`);
+  if (!Number.isFinite(start) || weekStartOf(start) !== start) return false;
+  return now >= start - EARLY && now < start + WEEK + GRACE;
+}
 
 const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T;
 const b64u = (b: Uint8Array) =>
@@ -62,14 +88,20 @@ async function main() {
   if (link) history.replaceState(null, '', location.pathname);
   if (!link) return say(WORDS.linkMissing);
 
+  // Opening marks the link opened and issues nothing: a mail scanner that runs the page uses nothing up.
   const opened = await post<Opened>(`/checkin/o/${encodeURIComponent(orgId)}/open`, { token: link });
   if (opened.status === 404) return say(WORDS.linkGone);
   if (opened.status !== 200) return say(WORDS.failed);
   const o = opened.body;
   $('org').textContent = WORDS.org(o.orgName);
   $('team').textContent = WORDS.team(o.teamName);
+  if (o.team) {
+    $('team-size').textContent = WORDS.teamSize(o.team.people, o.team.recentJoiners);
+    $('team-size').hidden = false;
+  }
 
-  // The key must be the one published for everyone of this team and week, and the only one.
+  // The key must be the one published for everyone of this team and week, the week this device's clock is in.
+  if (!weekFitsClock(o.week, Date.now())) return say(WORDS.wrongWeek);
   const published = (await (await fetch(`/checkin/keys/${encodeURIComponent(orgId)}`, { credentials: 'omit' })).json()) as Published;
   const mine = published.keys.filter((k) => k.week === o.week && k.teamId === o.teamId);
   if (mine.length !== 1 || mine[0].id !== o.keyId || mine[0].publicKey !== o.publicKey) return say(WORDS.keyMismatch);
@@ -77,19 +109,46 @@ async function main() {
   const suite = RSABSSA.SHA384.PSS.Randomized();
   const spki = unb64u(o.publicKey);
   const publicKey = await crypto.subtle.importKey('spki', spki, { name: 'RSA-PSS', hash: 'SHA-384' }, true, ['verify']);
-  let token: Token | null = JSON.parse(localStorage.getItem(stored) ?? 'null') as Token | null;
-  if (token && token.keyId !== o.keyId) token = null;
-  if (!token) {
-    if (o.issued) return say(WORDS.alreadyIssued);
-    const prepared = suite.prepare(crypto.getRandomValues(new Uint8Array(32)));
-    const { blindedMsg, inv } = await suite.blind(publicKey, prepared);
-    const issued = await post<{ blindSignature: string }>(`/checkin/o/${encodeURIComponent(orgId)}/issue`, { token: link, blindedMessage: b64u(blindedMsg) });
-    if (issued.status === 409) return say(WORDS.alreadyIssued);
-    if (issued.status !== 200) return say(WORDS.failed);
-    const signature = await suite.finalize(publicKey, prepared, unb64u(issued.body.blindSignature), inv);
-    token = { keyId: o.keyId, message: b64u(prepared), signature: b64u(signature) };
-    localStorage.setItem(stored, JSON.stringify(token));
+  let saved: Token | null = JSON.parse(localStorage.getItem(stored) ?? 'null') as Token | null;
+  if (saved && saved.keyId !== o.keyId) saved = null;
+  if (!saved && o.state === 'issued') return say(WORDS.alreadyIssued);
+  if (saved) say(WORDS.resumed, 'ok');
+  else if (o.state === 'opened') say(WORDS.openedBefore, 'ok');
+
+  /** The token, obtained once, at the first gesture on the form. */
+  let token: Promise<Token | 'issued' | 'failed'> | null = saved ? Promise.resolve(saved) : null;
+  const obtain = () =>
+    (token ??= (async () => {
+      const prepared = suite.prepare(crypto.getRandomValues(new Uint8Array(32)));
+      const { blindedMsg, inv } = await suite.blind(publicKey, prepared);
+      const issued = await post<{ blindSignature: string }>(`/checkin/o/${encodeURIComponent(orgId)}/issue`, { token: link, blindedMessage: b64u(blindedMsg) });
+      if (issued.status === 409) return 'issued' as const;
+      if (issued.status !== 200) return 'failed' as const;
+      const signature = await suite.finalize(publicKey, prepared, unb64u(issued.body.blindSignature), inv);
+      const t: Token = { keyId: o.keyId, message: b64u(prepared), signature: b64u(signature) };
+      localStorage.setItem(stored, JSON.stringify(t));
+      return t;
+    })().catch(() => 'failed' as const));
+
+  const form = $<HTMLFormElement>('answer');
+  // "Don't attach my team": offered with every team, chosen from the start when someone joined it recently.
+  const attachNo = $<HTMLInputElement>('attach-no');
+  const smallOrg = $('small-org');
+  const orgKeySmall = o.organization.people < 5;
+  const showSmallOrg = () => {
+    const withoutTeam = !o.team || attachNo.checked;
+    smallOrg.textContent = WORDS.smallOrgKey(o.organization.people);
+    smallOrg.hidden = !(withoutTeam && orgKeySmall);
+  };
+  if (o.team) {
+    $('attach-yes-label').textContent = WORDS.attachYes(o.teamName ?? '');
+    const recent = o.team.recentJoiners > 0;
+    $<HTMLInputElement>(recent ? 'attach-no' : 'attach-yes').checked = true;
+    $('attach-why').hidden = !recent;
+    $('attach').hidden = false;
+    for (const input of form.querySelectorAll<HTMLInputElement>('input[name="team"]')) input.addEventListener('change', showSmallOrg);
   }
+  showSmallOrg();
 
   const reasons = $('reasons');
   if (o.reasons.length > 0) {
@@ -106,9 +165,9 @@ async function main() {
     }
     reasons.hidden = false;
   }
-  const form = $<HTMLFormElement>('answer');
   form.hidden = false;
   $('loading').hidden = true;
+  for (const gesture of ['pointerdown', 'keydown', 'input', 'change']) form.addEventListener(gesture, () => void obtain(), { once: true });
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     const data = new FormData(form);
@@ -118,18 +177,30 @@ async function main() {
     const comment = String(data.get('comment') ?? '');
     const button = form.querySelector('button')!;
     button.disabled = true;
+    const t = await obtain();
+    if (t === 'issued') {
+      form.hidden = true;
+      return say(WORDS.alreadyIssued);
+    }
+    if (t === 'failed') {
+      token = null;
+      button.disabled = false;
+      return say(WORDS.failed);
+    }
     const answered = await post<{ commentsFrom: string | null }>('/checkin/answer', {
       orgId,
-      keyId: token!.keyId,
-      message: token!.message,
-      signature: token!.signature,
+      keyId: t.keyId,
+      message: t.message,
+      signature: t.signature,
       level,
       reason: reason && reason !== '' ? String(reason) : null,
       comment: comment.trim() === '' ? null : comment,
+      team: !(o.team && attachNo.checked),
     });
     if (answered.status === 200 || answered.status === 409) {
       localStorage.removeItem(stored);
       form.hidden = true;
+      $('status').hidden = true;
       $('thanks').hidden = false;
       $('thanks-text').textContent = answered.status === 409 ? WORDS.alreadyAnswered : WORDS.thanks;
       if (answered.status === 200 && answered.body.commentsFrom) {

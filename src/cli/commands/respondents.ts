@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Static } from 'typebox';
-import type { ParticipationSchema, RosterReplacedSchema, RosterSchema, WeekLinksSchema } from '../../contract/schemas/admin-checkins.js';
+import type { ParticipationSchema, ResentLinkSchema, RosterReplacedSchema, RosterSchema, WeekLinksSchema } from '../../contract/schemas/admin-checkins.js';
 import { linksCsv } from '../../domain/checkins/rounds.js';
 import { withOperator } from '../operator.js';
 import { printTable } from '../table.js';
@@ -61,13 +61,29 @@ export function registerRespondents(program: Command) {
 
   respondents
     .command('remove')
-    .description('remove a person from the roster (answers already given stay, tied to no one)')
+    .description("remove a person from the roster from the next round (this week's link keeps working; answers already given stay, tied to no one)")
     .requiredOption('--org <id>', 'organization id')
     .argument('<respondent>', 'the respondent id (rsp_…)')
     .action(async (id: string, opts: { org: string }) => {
       await withOperator(async (op) => {
         await op.call('DELETE', `${org(opts.org)}/respondents/${encodeURIComponent(id)}`);
         console.log(`removed ${id} from the roster of ${opts.org}`);
+      });
+    });
+
+  respondents
+    .command('resend')
+    .description('a new link of this week for a person who lost theirs (by mail with SMTP_URL, else printed); their earlier link keeps working')
+    .requiredOption('--org <id>', 'organization id')
+    .argument('<respondent>', 'the respondent id (rsp_…)')
+    .action(async (id: string, opts: { org: string }) => {
+      await withOperator(async (op) => {
+        const r = await op.call<Static<typeof ResentLinkSchema>>('POST', `${org(opts.org)}/respondents/${encodeURIComponent(id)}/resend-link`);
+        if (r.link === null) console.log(`a new link of the week of ${r.week} goes to ${id} by mail within a minute; their earlier link keeps working`);
+        else {
+          console.log(r.link);
+          console.error(`the new link of the week of ${r.week} for ${id}, shown only now; their earlier link keeps working`);
+        }
       });
     });
 
@@ -88,13 +104,18 @@ export function registerRespondents(program: Command) {
 
   checkins
     .command('links')
-    .description("print this week's personal links as CSV (email,team,link) for the organization's own mail tool; links of an earlier export stop working")
+    .description(
+      "without SMTP_URL: print this week's personal links as CSV (email,team,link) for the organization's own mail tool. The first time, the links the round made; once they were handed out, only with --new: a new link for everyone, the earlier ones still working",
+    )
     .requiredOption('--org <id>', 'organization id')
-    .action(async (opts: { org: string }) => {
+    .option('--new', "when this week's links were handed out already: make a new link for everyone of the round")
+    .action(async (opts: { org: string; new?: boolean }) => {
       await withOperator(async (op) => {
-        const r = await op.call<Static<typeof WeekLinksSchema>>('POST', `${org(opts.org)}/checkin-links`);
+        const r = await op.call<Static<typeof WeekLinksSchema>>('POST', `${org(opts.org)}/checkin-links${opts.new ? '?renew=true' : ''}`);
         process.stdout.write(linksCsv(r.links, '\n'));
-        console.error(`${r.links.length} links of the week of ${r.week}. Whoever holds them can answer in someone's place, though still learn no answer.`);
+        console.error(
+          `${r.links.length} ${r.renewed ? 'new links (the earlier ones keep working)' : 'links'} of the week of ${r.week}. Whoever holds them can answer in someone's place, though still learn no answer.`,
+        );
       });
     });
 

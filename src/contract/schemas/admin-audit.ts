@@ -49,6 +49,7 @@ export const AUDIT_ACTIONS = [
   'roster.replaced',
   'checkin_settings.updated',
   'checkin_links.exported',
+  'checkin_link.resent',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

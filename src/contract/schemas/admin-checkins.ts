@@ -80,9 +80,22 @@ export const CheckinSettingsSchema = Type.Object(
 );
 export const CheckinSettingsPatchSchema = Type.Partial(CheckinSettingsSchema, { additionalProperties: false });
 
+export const WeekLinksQuerySchema = Type.Object(
+  {
+    renew: Type.Optional(
+      Type.Boolean({
+        description:
+          "true: when this week's links were handed out already, make a new link for everyone of the round (the earlier links keep working). Without it such a call is refused with 409, saying what it would do.",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const WeekLinksSchema = Type.Object(
   {
     week: Type.String({ format: 'date', description: "Monday of the round's ISO week." }),
+    renewed: Type.Boolean({ description: 'true: new links for everyone of the round; the links of an earlier file keep working.' }),
     links: Type.Array(
       Type.Object(
         {
@@ -92,7 +105,20 @@ export const WeekLinksSchema = Type.Object(
         },
         { additionalProperties: false },
       ),
-      { description: 'One new link per respondent whose link nobody opened yet; links of an earlier export stop working.' },
+      {
+        description:
+          'The first file of the week: the link the round made for each of its people. A later one (renew): a new link for each; no link is ever voided, and each key takes no more answers than the people it was made for.',
+      },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export const ResentLinkSchema = Type.Object(
+  {
+    week: Type.String({ format: 'date', description: "Monday of the round's ISO week." }),
+    link: Nullable(
+      Type.String({ minLength: 1, maxLength: 2048, description: 'Without SMTP_URL: the new link, in this answer only. With it: null, the link goes by mail.' }),
     ),
   },
   { additionalProperties: false },

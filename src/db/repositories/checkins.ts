@@ -47,7 +47,10 @@ export async function findRespondent(db: Queryable, orgId: string, id: string): 
   return r ? toRespondent(r) : null;
 }
 
-const insertRespondentQuery = sql('respondents.insert', `INSERT INTO respondents (org_id, id, email, team_id, created_at) VALUES ($1, $2, $3, $4, $5)`);
+const insertRespondentQuery = sql(
+  'respondents.insert',
+  `INSERT INTO respondents (org_id, id, email, team_id, created_at, team_since) VALUES ($1, $2, $3, $4, $5, $5)`,
+);
 export async function insertRespondent(db: Queryable, orgId: string, r: { id: string; email: string; teamId: string | null; createdAt: Date }) {
   await db.query(insertRespondentQuery, [orgId, r.id, r.email, r.teamId, r.createdAt.toISOString()]);
 }
@@ -57,9 +60,14 @@ export async function deleteRespondentRow(db: Queryable, orgId: string, id: stri
   return (await db.query(deleteRespondentQuery, [orgId, id])).length > 0;
 }
 
-const moveRespondentQuery = sql('respondents.move', `UPDATE respondents SET team_id = $3 WHERE org_id = $1 AND id = $2 RETURNING id`);
-export async function setRespondentTeam(db: Queryable, orgId: string, id: string, teamId: string | null): Promise<boolean> {
-  return (await db.query(moveRespondentQuery, [orgId, id, teamId])).length > 0;
+/** A new team, joined now (`team_since`: the page counts who joined a team in the last four weeks). */
+const moveRespondentQuery = sql(
+  'respondents.move',
+  `UPDATE respondents SET team_id = $3, team_since = CASE WHEN team_id IS DISTINCT FROM $3 THEN $4::timestamptz ELSE team_since END
+    WHERE org_id = $1 AND id = $2 RETURNING id`,
+);
+export async function setRespondentTeam(db: Queryable, orgId: string, id: string, teamId: string | null, now: Date): Promise<boolean> {
+  return (await db.query(moveRespondentQuery, [orgId, id, teamId, now.toISOString()])).length > 0;
 }
 
 const teamSizesQuery = sql(
@@ -146,7 +154,9 @@ export async function insertCheckinKey(db: Queryable, orgId: string, k: CheckinK
 const publishedQuery = sql(
   'checkin_keys.published',
   `SELECT k.id, k.week::text AS week, k.team_slot, k.public_spki, t.name AS team_name
-     FROM checkin_keys k LEFT JOIN teams t ON t.org_id = k.org_id AND t.id = k.team_slot
+     FROM checkin_keys k
+     JOIN checkin_round_slots s ON s.org_id = k.org_id AND s.week = k.week AND s.team_slot = k.team_slot
+     LEFT JOIN teams t ON t.org_id = k.org_id AND t.id = k.team_slot
     WHERE k.org_id = $1 AND k.week >= $2::date
     ORDER BY k.week DESC, k.team_slot`,
 );
@@ -158,141 +168,278 @@ export async function listPublishedKeys(db: Queryable, orgId: string, fromWeek: 
   return rows.map((r) => ({ id: r.id, week: r.week, teamSlot: r.team_slot, teamName: r.team_name, publicSpki: Buffer.from(r.public_spki) }));
 }
 
-const insertRoundQuery = sql('checkin_rounds.insert', `INSERT INTO checkin_rounds (org_id, week) VALUES ($1, $2::date) ON CONFLICT DO NOTHING`);
-const roundExistsQuery = sql('checkin_rounds.exists', `SELECT 1 AS x FROM checkin_rounds WHERE org_id = $1 AND week = $2::date`);
-export async function ensureRound(db: Queryable, orgId: string, week: string) {
-  await db.query(insertRoundQuery, [orgId, week]);
-}
-export async function roundExists(db: Queryable, orgId: string, week: string): Promise<boolean> {
-  return (await db.query(roundExistsQuery, [orgId, week])).length > 0;
-}
-
 /**
- * A link for every respondent of the roster who has none for the week (the round's first run, and
- * respondents added later that week), in the team they are in now, or in none when that team has
- * fewer than `minTeam` respondents on the roster.
+ * The round of a week, fixed at its start: made once (its primary key decides among processes),
+ * with the reasons and flag words in force then. Returns whether this call made it.
  */
-const insertLinksQuery = sql(
-  'checkin_links.insert_missing',
-  `INSERT INTO checkin_links (org_id, respondent_id, week, team_slot)
-   SELECT r.org_id, r.id, $2::date,
-          CASE WHEN r.team_id IS NOT NULL AND (SELECT count(*) FROM respondents s WHERE s.org_id = r.org_id AND s.team_id = r.team_id) >= $3
-               THEN r.team_id ELSE '' END
-     FROM respondents r
-    WHERE r.org_id = $1
-   ON CONFLICT (org_id, respondent_id, week) DO NOTHING`,
+const insertRoundQuery = sql(
+  'checkin_rounds.insert',
+  `INSERT INTO checkin_rounds (org_id, week, started_at, reasons, flag_words) VALUES ($1, $2::date, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING week`,
 );
-export async function insertMissingLinks(db: Queryable, orgId: string, week: string, minTeam: number) {
-  await db.query(insertLinksQuery, [orgId, week, minTeam]);
-}
-
-/** The team slots ('' for none) that the week's links answer under: one key each. */
-const weekSlotsQuery = sql('checkin_links.week_slots', `SELECT DISTINCT team_slot FROM checkin_links WHERE org_id = $1 AND week = $2::date ORDER BY team_slot`);
-export async function weekTeamSlots(db: Queryable, orgId: string, week: string): Promise<string[]> {
-  return (await db.query<{ team_slot: string }>(weekSlotsQuery, [orgId, week])).map((r) => r.team_slot);
-}
-
-/**
- * Takes up to $4 links of the week whose mail ($5: 'first' or 'reminder') is due and that no other
- * process holds, and holds them until $3. A reminder is due for a link mailed, not yet opened and
- * not yet reminded.
- */
-const claimMailQuery = sql(
-  'checkin_links.claim_mail',
-  `WITH due AS (
-     SELECT l.org_id, l.respondent_id, l.week FROM checkin_links l
-      WHERE l.org_id = $1 AND l.week = $2::date
-        AND (l.lease_until IS NULL OR l.lease_until < $6)
-        AND CASE WHEN $5 = 'first' THEN NOT l.mailed ELSE l.mailed AND NOT l.reminded AND NOT l.opened AND NOT l.issued END
-      ORDER BY l.respondent_id
-      LIMIT $4
-      FOR UPDATE SKIP LOCKED)
-   UPDATE checkin_links l SET lease_until = $3
-     FROM due, respondents r
-    WHERE l.org_id = due.org_id AND l.respondent_id = due.respondent_id AND l.week = due.week
-      AND r.org_id = l.org_id AND r.id = l.respondent_id
-   RETURNING l.respondent_id, r.email`,
-);
-export async function claimMail(db: Queryable, orgId: string, week: string, kind: 'first' | 'reminder', limit: number, now: Date, leaseUntil: Date) {
-  return db.query<{ respondent_id: string; email: string }>(claimMailQuery, [orgId, week, leaseUntil.toISOString(), limit, kind, now.toISOString()]);
-}
-
-const setFirstTokenQuery = sql(
-  'checkin_links.set_first_token',
-  `UPDATE checkin_links SET token_hash = $4, mailed = true, reminded = reminded OR $5, lease_until = NULL WHERE org_id = $1 AND respondent_id = $2 AND week = $3::date`,
-);
-const setReminderTokenQuery = sql(
-  'checkin_links.set_reminder_token',
-  `UPDATE checkin_links SET reminder_hash = $4, reminded = true, lease_until = NULL WHERE org_id = $1 AND respondent_id = $2 AND week = $3::date`,
-);
-/**
- * The link's token for this mail, and the mail marked sent: what a process does once its mail went.
- * `noReminder`: a first mail sent after the reminder's time (someone added late) needs no reminder.
- */
-export async function setLinkToken(
+export async function insertRound(
   db: Queryable,
   orgId: string,
-  respondentId: string,
   week: string,
-  kind: 'first' | 'reminder',
-  hash: Buffer,
-  noReminder = false,
-) {
-  if (kind === 'first') await db.query(setFirstTokenQuery, [orgId, respondentId, week, hash, noReminder]);
-  else await db.query(setReminderTokenQuery, [orgId, respondentId, week, hash]);
+  r: { startedAt: Date; reasons: string[]; flagWords: string[] },
+): Promise<boolean> {
+  return (await db.query(insertRoundQuery, [orgId, week, r.startedAt.toISOString(), r.reasons, r.flagWords])).length > 0;
 }
 
-const releaseQuery = sql('checkin_links.release', `UPDATE checkin_links SET lease_until = NULL WHERE org_id = $1 AND respondent_id = $2 AND week = $3::date`);
-export async function releaseLink(db: Queryable, orgId: string, respondentId: string, week: string) {
-  await db.query(releaseQuery, [orgId, respondentId, week]);
+export interface RoundRow {
+  week: string;
+  startedAt: string;
+  reasons: string[];
+  flagWords: string[];
 }
-
-/** The links of the week nobody opened yet, with their respondent: the CSV file's rows (without SMTP). */
-const unopenedQuery = sql(
-  'checkin_links.unopened',
-  `SELECT l.respondent_id, r.email, t.name AS team_name
-     FROM checkin_links l JOIN respondents r ON r.org_id = l.org_id AND r.id = l.respondent_id
-     LEFT JOIN teams t ON t.org_id = r.org_id AND t.id = r.team_id
-    WHERE l.org_id = $1 AND l.week = $2::date AND NOT l.opened AND NOT l.issued
-    ORDER BY lower(r.email)
-    FOR UPDATE OF l`,
+const roundQuery = sql(
+  'checkin_rounds.read',
+  `SELECT week::text AS week, started_at, reasons, flag_words FROM checkin_rounds WHERE org_id = $1 AND week = $2::date`,
 );
-export async function unopenedLinks(db: Queryable, orgId: string, week: string) {
-  return db.query<{ respondent_id: string; email: string; team_name: string | null }>(unopenedQuery, [orgId, week]);
+export async function findRound(db: Queryable, orgId: string, week: string): Promise<RoundRow | null> {
+  const [r] = await db.query<{ week: string; started_at: Date; reasons: string[]; flag_words: string[] }>(roundQuery, [orgId, week]);
+  return r ? { week: r.week, startedAt: iso(r.started_at), reasons: r.reasons, flagWords: r.flag_words } : null;
+}
+
+/** The roster as the round takes it: who, in which team, since when. */
+const rosterForRoundQuery = sql('respondents.for_round', `SELECT id, team_id, team_since FROM respondents WHERE org_id = $1 ORDER BY id`);
+export async function rosterForRound(db: Queryable, orgId: string) {
+  return (await db.query<{ id: string; team_id: string | null; team_since: Date }>(rosterForRoundQuery, [orgId])).map((r) => ({
+    id: r.id,
+    teamId: r.team_id,
+    teamSince: new Date(r.team_since),
+  }));
+}
+
+export interface SlotRow {
+  teamSlot: string;
+  respondents: number;
+  recentJoiners: number;
+  capacity: number;
+  answered: number;
+}
+const insertSlotsQuery = sql(
+  'checkin_round_slots.insert',
+  `INSERT INTO checkin_round_slots (org_id, week, team_slot, respondents, recent_joiners, capacity)
+   SELECT $1, $2::date, s, n, j, c FROM unnest($3::text[], $4::int[], $5::int[], $6::int[]) AS u(s, n, j, c)`,
+);
+export async function insertSlots(db: Queryable, orgId: string, week: string, slots: readonly Omit<SlotRow, 'answered'>[]) {
+  await db.query(insertSlotsQuery, [
+    orgId,
+    week,
+    arrayLiteral(slots.map((s) => s.teamSlot)),
+    arrayLiteral(slots.map((s) => s.respondents)),
+    arrayLiteral(slots.map((s) => s.recentJoiners)),
+    arrayLiteral(slots.map((s) => s.capacity)),
+  ]);
+}
+const slotsQuery = sql(
+  'checkin_round_slots.list',
+  `SELECT team_slot, respondents, recent_joiners, capacity, answered FROM checkin_round_slots WHERE org_id = $1 AND week = $2::date ORDER BY team_slot`,
+);
+type DbSlot = { team_slot: string; respondents: number; recent_joiners: number; capacity: number; answered: number };
+const toSlot = (r: DbSlot): SlotRow => ({
+  teamSlot: r.team_slot,
+  respondents: r.respondents,
+  recentJoiners: r.recent_joiners,
+  capacity: r.capacity,
+  answered: r.answered,
+});
+export async function roundSlots(db: Queryable, orgId: string, week: string): Promise<SlotRow[]> {
+  return (await db.query<DbSlot>(slotsQuery, [orgId, week])).map(toSlot);
+}
+
+const slotExistsQuery = sql('checkin_round_slots.exists', `SELECT 1 AS x FROM checkin_round_slots WHERE org_id = $1 AND week = $2::date AND team_slot = $3`);
+/** Whether a round of the week started with that key slot: keys are made for such slots only. */
+export async function slotExists(db: Queryable, orgId: string, week: string, teamSlot: string): Promise<boolean> {
+  return (await db.query(slotExistsQuery, [orgId, week, teamSlot])).length > 0;
+}
+
+/**
+ * Takes `n` answers from the slot's key when it has room for them all; false when it has not (the
+ * key accepts at most as many answers as the people it was made for). The row's lock orders the
+ * answers of one key, as the rollups' do.
+ */
+const takeAnswersQuery = sql(
+  'checkin_round_slots.take',
+  `UPDATE checkin_round_slots SET answered = answered + $4
+    WHERE org_id = $1 AND week = $2::date AND team_slot = $3 AND answered + $4 <= capacity
+   RETURNING answered`,
+);
+export async function takeAnswers(db: Queryable, orgId: string, week: string, teamSlot: string, n: number): Promise<boolean> {
+  return (await db.query(takeAnswersQuery, [orgId, week, teamSlot, n])).length > 0;
+}
+
+const insertMembersQuery = sql(
+  'checkin_round_members.insert',
+  `INSERT INTO checkin_round_members (org_id, week, respondent_id, team_slot)
+   SELECT $1, $2::date, r, s FROM unnest($3::text[], $4::text[]) AS u(r, s)`,
+);
+export async function insertMembers(db: Queryable, orgId: string, week: string, members: readonly { respondentId: string; teamSlot: string }[]) {
+  await db.query(insertMembersQuery, [orgId, week, arrayLiteral(members.map((m) => m.respondentId)), arrayLiteral(members.map((m) => m.teamSlot))]);
+}
+const memberQuery = sql(
+  'checkin_round_members.find',
+  `SELECT team_slot FROM checkin_round_members WHERE org_id = $1 AND week = $2::date AND respondent_id = $3`,
+);
+/** The key slot the respondent answers under in the week's round; null when they are not on it. */
+export async function memberSlot(db: Queryable, orgId: string, week: string, respondentId: string): Promise<string | null> {
+  const [r] = await db.query<{ team_slot: string }>(memberQuery, [orgId, week, respondentId]);
+  return r ? r.team_slot : null;
+}
+const membersQuery = sql(
+  'checkin_round_members.list',
+  `SELECT respondent_id, team_slot FROM checkin_round_members WHERE org_id = $1 AND week = $2::date ORDER BY respondent_id`,
+);
+export async function roundMembers(db: Queryable, orgId: string, week: string) {
+  return (await db.query<{ respondent_id: string; team_slot: string }>(membersQuery, [orgId, week])).map((r) => ({
+    respondentId: r.respondent_id,
+    teamSlot: r.team_slot,
+  }));
+}
+
+/** Links that name no one, in the order given (the caller's random order), in one statement. */
+const insertLinksQuery = sql(
+  'checkin_round_links.insert',
+  `INSERT INTO checkin_round_links (org_id, token_hash, week, team_slot)
+   SELECT $1, decode(h, 'hex'), $2::date, s FROM unnest($3::text[], $4::text[]) WITH ORDINALITY AS u(h, s, i) ORDER BY i`,
+);
+export async function insertLinks(db: Queryable, orgId: string, week: string, links: readonly { hashHex: string; teamSlot: string }[]) {
+  if (links.length === 0) return;
+  await db.query(insertLinksQuery, [orgId, week, arrayLiteral(links.map((l) => l.hashHex)), arrayLiteral(links.map((l) => l.teamSlot))]);
+}
+
+export interface OutboxRow {
+  id: string;
+  respondentId: string;
+  kind: 'first' | 'reminder' | 'resent';
+  /** The link's token sealed by one process (src/domain/checkins/outbox-seal.ts); null for a reminder. */
+  tokenSealed: string | null;
+  sealedBy: string | null;
+  /** Until when only the sealing process may send it (it renews this at each try). */
+  sealedUntil: Date | null;
+  dueAt: Date;
+}
+const insertOutboxQuery = sql(
+  'checkin_outbox.insert',
+  `INSERT INTO checkin_outbox (org_id, id, week, respondent_id, kind, token_sealed, sealed_by, sealed_until, due_at)
+   SELECT $1, i, $2::date, r, k, t, b, su::timestamptz, d::timestamptz
+     FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[]) WITH ORDINALITY AS u(i, r, k, t, b, su, d, n) ORDER BY n`,
+);
+export async function insertOutbox(db: Queryable, orgId: string, week: string, rows: readonly OutboxRow[]) {
+  if (rows.length === 0) return;
+  await db.query(insertOutboxQuery, [
+    orgId,
+    week,
+    arrayLiteral(rows.map((r) => r.id)),
+    arrayLiteral(rows.map((r) => r.respondentId)),
+    arrayLiteral(rows.map((r) => r.kind)),
+    arrayLiteral(rows.map((r) => r.tokenSealed)),
+    arrayLiteral(rows.map((r) => r.sealedBy)),
+    arrayLiteral(rows.map((r) => r.sealedUntil?.toISOString() ?? null)),
+    arrayLiteral(rows.map((r) => r.dueAt.toISOString())),
+  ]);
+}
+
+/**
+ * Takes up to $4 mails of the week that are due and that no other process holds, and holds them
+ * until $3, with their address: reminders, rows this process sealed ($6, their seal renewed until
+ * $7), and rows sealed by a process that is gone (its seal not renewed in time), which the caller
+ * gives new links.
+ */
+const claimOutboxQuery = sql(
+  'checkin_outbox.claim',
+  `WITH due AS (
+     SELECT o.org_id, o.id FROM checkin_outbox o
+      WHERE o.org_id = $1 AND o.week = $2::date AND o.due_at <= $5
+        AND (o.lease_until IS NULL OR o.lease_until < $5)
+        AND (o.sealed_by IS NULL OR o.sealed_by = $6 OR o.sealed_until < $5)
+      ORDER BY o.id
+      LIMIT $4
+      FOR UPDATE SKIP LOCKED)
+   UPDATE checkin_outbox o SET lease_until = $3, sealed_until = CASE WHEN o.sealed_by = $6 THEN $7::timestamptz ELSE o.sealed_until END
+     FROM due, respondents r
+    WHERE o.org_id = due.org_id AND o.id = due.id
+      AND r.org_id = o.org_id AND r.id = o.respondent_id
+   RETURNING o.id, o.kind, o.respondent_id, o.token_sealed, o.sealed_by, r.email`,
+);
+export async function claimOutbox(db: Queryable, orgId: string, week: string, limit: number, now: Date, leaseUntil: Date, sealId: string, sealedUntil: Date) {
+  return db.query<{ id: string; kind: OutboxRow['kind']; respondent_id: string; token_sealed: string | null; sealed_by: string | null; email: string }>(
+    claimOutboxQuery,
+    [orgId, week, leaseUntil.toISOString(), limit, now.toISOString(), sealId, sealedUntil.toISOString()],
+  );
+}
+
+const resealOutboxQuery = sql(
+  'checkin_outbox.reseal',
+  `UPDATE checkin_outbox SET token_sealed = $3, sealed_by = $4, sealed_until = $5 WHERE org_id = $1 AND id = $2`,
+);
+/** A new link's token for a waiting mail whose sealing process is gone. */
+export async function resealOutboxRow(db: Queryable, orgId: string, id: string, tokenSealed: string, sealedBy: string, sealedUntil: Date) {
+  await db.query(resealOutboxQuery, [orgId, id, tokenSealed, sealedBy, sealedUntil.toISOString()]);
+}
+
+const eraseOutboxQuery = sql('checkin_outbox.erase', `DELETE FROM checkin_outbox WHERE org_id = $1 AND id = $2`);
+/** The relay took the mail: the row that tied its person to a link is gone. */
+export async function eraseOutboxRow(db: Queryable, orgId: string, id: string) {
+  await db.query(eraseOutboxQuery, [orgId, id]);
+}
+const releaseOutboxQuery = sql('checkin_outbox.release', `UPDATE checkin_outbox SET lease_until = NULL WHERE org_id = $1 AND id = $2`);
+export async function releaseOutboxRow(db: Queryable, orgId: string, id: string) {
+  await db.query(releaseOutboxQuery, [orgId, id]);
+}
+
+/** Mails of weeks whose links have closed: never sent, dropped. */
+const dropStaleOutboxQuery = sql('checkin_outbox.drop_stale', `DELETE FROM checkin_outbox WHERE org_id = $1 AND week < $2::date`);
+export async function dropStaleOutbox(db: Queryable, orgId: string, beforeWeek: string) {
+  await db.query(dropStaleOutboxQuery, [orgId, beforeWeek]);
+}
+
+/** The people of the round, with their address and team name (the links file's rows), by address. */
+const roundPeopleQuery = sql(
+  'checkin_round_members.people',
+  `SELECT m.respondent_id, m.team_slot, r.email, t.name AS team_name
+     FROM checkin_round_members m JOIN respondents r ON r.org_id = m.org_id AND r.id = m.respondent_id
+     LEFT JOIN teams t ON t.org_id = r.org_id AND t.id = r.team_id
+    WHERE m.org_id = $1 AND m.week = $2::date
+    ORDER BY lower(r.email)`,
+);
+export async function roundPeople(db: Queryable, orgId: string, week: string) {
+  return db.query<{ respondent_id: string; team_slot: string; email: string; team_name: string | null }>(roundPeopleQuery, [orgId, week]);
+}
+
+/** How many links the week's round has made: none yet means its links were never handed out. */
+const linkCountQuery = sql('checkin_round_links.count', `SELECT count(*)::int AS n FROM checkin_round_links WHERE org_id = $1 AND week = $2::date`);
+export async function weekLinkCount(db: Queryable, orgId: string, week: string): Promise<number> {
+  const [r] = await db.query<{ n: number }>(linkCountQuery, [orgId, week]);
+  return r?.n ?? 0;
 }
 
 export interface LinkRow {
-  respondentId: string;
   week: string;
   teamSlot: string;
-  opened: boolean;
-  issued: boolean;
+  state: number;
 }
 const linkByTokenQuery = sql(
-  'checkin_links.by_token',
-  `SELECT respondent_id, week::text AS week, team_slot, opened, issued FROM checkin_links
-    WHERE org_id = $1 AND (token_hash = $2 OR reminder_hash = $2)`,
+  'checkin_round_links.by_token',
+  `SELECT week::text AS week, team_slot, state FROM checkin_round_links WHERE org_id = $1 AND token_hash = $2`,
 );
 export async function findLinkByToken(db: Queryable, orgId: string, hash: Buffer): Promise<LinkRow | null> {
-  const [r] = await db.query<{ respondent_id: string; week: string; team_slot: string; opened: boolean; issued: boolean }>(linkByTokenQuery, [orgId, hash]);
-  return r ? { respondentId: r.respondent_id, week: r.week, teamSlot: r.team_slot, opened: r.opened, issued: r.issued } : null;
+  const [r] = await db.query<{ week: string; team_slot: string; state: number }>(linkByTokenQuery, [orgId, hash]);
+  return r ? { week: r.week, teamSlot: r.team_slot, state: r.state } : null;
 }
 
-const markOpenedQuery = sql(
-  'checkin_links.mark_opened',
-  `UPDATE checkin_links SET opened = true WHERE org_id = $1 AND respondent_id = $2 AND week = $3::date AND NOT opened`,
-);
-export async function markLinkOpened(db: Queryable, orgId: string, respondentId: string, week: string) {
-  await db.query(markOpenedQuery, [orgId, respondentId, week]);
+const markOpenedQuery = sql('checkin_round_links.opened', `UPDATE checkin_round_links SET state = 1 WHERE org_id = $1 AND token_hash = $2 AND state = 0`);
+export async function markLinkOpened(db: Queryable, orgId: string, hash: Buffer) {
+  await db.query(markOpenedQuery, [orgId, hash]);
 }
 
 const markIssuedQuery = sql(
-  'checkin_links.mark_issued',
-  `UPDATE checkin_links SET issued = true, opened = true WHERE org_id = $1 AND respondent_id = $2 AND week = $3::date AND NOT issued RETURNING respondent_id`,
+  'checkin_round_links.issued',
+  `UPDATE checkin_round_links SET state = 2 WHERE org_id = $1 AND token_hash = $2 AND state < 2 RETURNING state`,
 );
-/** True when this call is the one that issued the week's token (false: it was issued before). */
-export async function markLinkIssued(db: Queryable, orgId: string, respondentId: string, week: string): Promise<boolean> {
-  return (await db.query(markIssuedQuery, [orgId, respondentId, week])).length > 0;
+/** True when this call is the one that issued the link's token (false: it was issued before). */
+export async function markLinkIssued(db: Queryable, orgId: string, hash: Buffer): Promise<boolean> {
+  return (await db.query(markIssuedQuery, [orgId, hash])).length > 0;
 }
 
 const spendQuery = sql(
@@ -312,20 +459,14 @@ export async function spendTokens(db: Queryable, orgId: string, tokens: readonly
   return new Set(rows.map((r) => r.h));
 }
 
-/** Per week and team slot: invited (links), opened, and answered (tokens spent under that week's key of that slot). */
+/** Per week and key slot: the people of the round, links opened (counted from the unnamed links) and answers taken. */
 const participationQuery = sql(
-  'checkin_links.participation',
-  `WITH l AS (
-     SELECT week, team_slot, count(*)::int AS invited, count(*) FILTER (WHERE opened OR issued)::int AS opened
-       FROM checkin_links WHERE org_id = $1 AND week >= $2::date GROUP BY week, team_slot),
-   a AS (
-     SELECT k.week, k.team_slot, count(*)::int AS answered
-       FROM checkin_spent s JOIN checkin_keys k ON k.org_id = s.org_id AND k.id = s.key_id
-      WHERE s.org_id = $1 AND k.week >= $2::date GROUP BY k.week, k.team_slot)
-   SELECT coalesce(l.week, a.week)::text AS week, coalesce(l.team_slot, a.team_slot) AS team_slot, t.name AS team_name,
-          coalesce(l.invited, 0) AS invited, coalesce(l.opened, 0) AS opened, coalesce(a.answered, 0) AS answered
-     FROM l FULL JOIN a ON a.week = l.week AND a.team_slot = l.team_slot
-     LEFT JOIN teams t ON t.org_id = $1 AND t.id = coalesce(l.team_slot, a.team_slot)
+  'checkin_round_slots.participation',
+  `SELECT s.week::text AS week, s.team_slot, t.name AS team_name, s.respondents AS invited,
+          (SELECT count(*) FROM checkin_round_links l WHERE l.org_id = s.org_id AND l.week = s.week AND l.team_slot = s.team_slot AND l.state > 0)::int AS opened,
+          s.answered
+     FROM checkin_round_slots s LEFT JOIN teams t ON t.org_id = s.org_id AND t.id = s.team_slot
+    WHERE s.org_id = $1 AND s.week >= $2::date AND (s.respondents > 0 OR s.answered > 0)
     ORDER BY 1 DESC, 3 NULLS LAST, 2`,
 );
 export async function participationRows(db: Queryable, orgId: string, fromWeek: string) {

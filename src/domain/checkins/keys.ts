@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes, type KeyObject } from 'node:crypto';
 import type { Queryable } from '../database.js';
-import { findCheckinKey, findCheckinKeyFor, insertCheckinKey, listPublishedKeys, type CheckinKeyRow } from '../../db/repositories/checkins.js';
+import { findCheckinKey, findCheckinKeyFor, insertCheckinKey, listPublishedKeys, slotExists, type CheckinKeyRow } from '../../db/repositories/checkins.js';
+import { ApiError } from '../../contract/errors.js';
 import { generateBlindKeyPair, privateKeyOf, publicKeyOf, SUITE } from '../../crypto/blind-rsa.js';
 import { newId } from '../ids.js';
 import { addWeeks, weekOf } from './week.js';
@@ -55,6 +56,8 @@ export class CheckinKeys {
   }
 
   private async make(db: Queryable, orgId: string, week: string, teamSlot: string): Promise<CheckinKeyRow> {
+    // Keys for real rounds only: a week and slot that no round started get none, whatever a row says.
+    if (!(await slotExists(db, orgId, week, teamSlot))) throw new ApiError('not_found', 'This check-in link is not valid or has closed.');
     const pair = await generateBlindKeyPair();
     const id = newId('ck');
     await insertCheckinKey(db, orgId, { id, week, teamSlot, publicSpki: pair.publicSpki, privateSealed: this.seal(orgId, id, pair.privatePkcs8) });
@@ -88,9 +91,10 @@ export interface PublishedKey {
 }
 
 /**
- * GET /checkin/keys/{orgId}: the public keys of the previous, current and next weeks, the same for
- * every caller (SPKI DER, base64url), so that anyone can see that everyone of a team and week was
- * given the one key.
+ * GET /checkin/keys/{orgId}: the public keys of the rounds of the previous, current and next weeks,
+ * the same for every caller (SPKI DER, base64url), so that anyone can see that everyone of a team
+ * and week was given the one key. A key is made once per round and slot and never changed or
+ * removed, so the list of a week only grows.
  */
 export async function publishedKeys(db: Queryable, orgId: string, now: Date): Promise<PublishedKey[]> {
   const rows = await listPublishedKeys(db, orgId, addWeeks(weekOf(now), -1));

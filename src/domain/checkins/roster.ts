@@ -46,6 +46,13 @@ export async function listRoster(db: Queryable, orgId: string): Promise<Roster> 
   };
 }
 
+/** One respondent of the roster (email and team), or 404. */
+export async function getRespondent(db: Queryable, orgId: string, id: string): Promise<RespondentRow> {
+  const r = await findRespondent(db, orgId, id);
+  if (!r) throw notFound('Respondent');
+  return r;
+}
+
 function checkEmail(raw: unknown, field: string): string {
   if (typeof raw !== 'string') throw invalid(`'${field}' must be an email address.`);
   const email = raw.trim();
@@ -115,7 +122,7 @@ export async function moveRespondent(db: DatabaseExecutor, orgId: string, id: st
   await db.transaction(async (tx) => {
     if (!(await findRespondent(tx, orgId, id))) throw notFound('Respondent');
     const teamId = await teamNamed(tx, orgId, teamName, actor, now);
-    await setRespondentTeam(tx, orgId, id, teamId);
+    await setRespondentTeam(tx, orgId, id, teamId, now);
     await recordAudit(tx, orgId, actor, { action: 'respondent.moved', target: { kind: 'respondent', id }, details: { team: teamId } }, now);
   });
 }
@@ -181,7 +188,7 @@ export async function replaceRoster(db: DatabaseExecutor, orgId: string, csv: st
       } else {
         current.delete(row.email.toLowerCase());
         if (had.teamId !== teamId) {
-          await setRespondentTeam(tx, orgId, had.id, teamId);
+          await setRespondentTeam(tx, orgId, had.id, teamId, now);
           result.moved++;
         } else result.unchanged++;
       }

@@ -9,8 +9,16 @@ export const weekOf = (t: Date): string => ymd(startOfIsoWeek(t));
 export const weekStart = (week: string): Date => new Date(`${week}T00:00:00.000Z`);
 export const addWeeks = (week: string, n: number): string => ymd(new Date(weekStart(week).getTime() + n * WEEK_MS));
 
-/** A link and its token serve through the end of the ISO week after their own. */
-export const checkinClosesAt = (week: string): Date => new Date(weekStart(week).getTime() + 2 * WEEK_MS);
+/**
+ * A link and its token serve through their week and its grace hours: an answer given in them
+ * still belongs to the link's week. The page, by its own clock, answers under the key of the week
+ * before only during these hours.
+ */
+export const GRACE_HOURS = 72;
+export const checkinClosesAt = (week: string): Date => new Date(weekStart(week).getTime() + WEEK_MS + GRACE_HOURS * 3_600_000);
+
+/** How long before its ISO week a round may start: a zone ahead of UTC (at most 14 hours) starts Monday's round on Sunday. */
+export const EARLY_START_HOURS = 24;
 
 export function isTimeZone(tz: string): boolean {
   try {
@@ -63,5 +71,12 @@ export const reminderTime = (week: string, s: RoundSchedule): Date | null =>
     ? zonedInstant(ymd(new Date(weekStart(week).getTime() + (s.reminderWeekday - 1) * DAY_MS)), s.hour, s.timeZone)
     : null;
 
-/** The createdAt of a check-in's pulse: the answer's time rounded down to the hour. */
-export const answerHour = (now: Date): Date => new Date(Math.floor(now.getTime() / 3_600_000) * 3_600_000);
+/**
+ * The createdAt of a check-in's pulse: the answer's time rounded down to the hour, inside the
+ * link's week (its last hour for an answer in the grace hours, its first for one before the week).
+ */
+export function answerHour(now: Date, week: string): Date {
+  const hour = Math.floor(now.getTime() / 3_600_000) * 3_600_000;
+  const first = weekStart(week).getTime();
+  return new Date(Math.min(Math.max(hour, first), first + WEEK_MS - 3_600_000));
+}

@@ -2,7 +2,7 @@ import type { ConsoleSession } from '../../../domain/sessions.js';
 import type { Roster } from '../../../domain/checkins/roster.js';
 import { MIN_TEAM } from '../../../domain/checkins/roster.js';
 import type { CheckinSettings } from '../../../domain/checkins/settings.js';
-import type { ParticipationCell } from '../../../domain/checkins/rounds.js';
+import type { ParticipationCell, linksFileState } from '../../../domain/checkins/rounds.js';
 import { csrfField, html, type PageOptions, type Safe } from '../../html.js';
 import { navFor } from '../../views/nav.js';
 
@@ -13,6 +13,8 @@ export interface PeopleData {
   roster: Roster;
   settings: CheckinSettings;
   counts: ParticipationCell[];
+  /** The week's links file: whether the round started, how many links wait to be handed out, its people. */
+  links: Awaited<ReturnType<typeof linksFileState>>;
   /** Whether this server mails the links (SMTP_URL set); without it the page offers them as a CSV file. */
   mails: boolean;
   message?: Safe;
@@ -22,7 +24,7 @@ export interface PeopleData {
  * The People page (CONTRACT.md section 12): the check-in roster, the round's settings and word
  * list, the week's links without SMTP, and participation counts shown only from 5.
  */
-export function peopleView({ session: s, roster, settings, counts, mails, message }: PeopleData): PageOptions {
+export function peopleView({ session: s, roster, settings, counts, links, mails, message }: PeopleData): PageOptions {
   const csrf = csrfField(s.csrfToken);
   const count = (n: number | null) => (n === null ? `fewer than ${MIN_TEAM}` : String(n));
   return {
@@ -32,6 +34,7 @@ export function peopleView({ session: s, roster, settings, counts, mails, messag
 ${message ?? ''}
 <p>The people asked the weekly check-in “How was your week?”. They are not members of the console: each gets a personal link by email every week, and answers anonymously (<a href="/checkin/about">how it works</a>).</p>
 <p class="notice ok" role="note">A team with fewer than ${MIN_TEAM} people on this roster answers without a team: its answers count for the whole organization and show no team, since in a team that small the answers could be told apart.</p>
+<p>Each week is fixed when its round starts: who is on it, in which team, and the reasons and flag words. Changes you make here apply from the next round, so that nobody can be singled out by a change made while answers arrive.</p>
 <h2>Roster</h2>
 ${
   roster.respondents.length === 0
@@ -45,6 +48,7 @@ ${
           i,
         ) => html`<tr><td class="wrap"><bdi>${r.email}</bdi></td><td><bdi>${r.teamName ?? ''}</bdi></td><td>${r.answersWithTeam ? html`team <bdi>${r.teamName ?? ''}</bdi>` : 'the organization (no team)'}</td><td>
 <form method="post" action="/console/people/${encodeURIComponent(r.id)}/move">${csrf}<label class="visually-hidden" for="m-${i}">New team for ${r.email}</label><input name="team" id="m-${i}" value="${r.teamName ?? ''}" maxlength="80"><button type="submit" class="secondary">Move</button></form>
+<form method="post" action="/console/people/${encodeURIComponent(r.id)}/resend">${csrf}<button type="submit" class="secondary" aria-label="Send a new link to ${r.email}">New link</button></form>
 <form method="post" action="/console/people/${encodeURIComponent(r.id)}/remove" data-confirm="Remove ${r.email} from the roster?">${csrf}<button type="submit" class="danger" aria-label="Remove ${r.email}">Remove</button></form>
 </td></tr>`,
       )}</tbody></table></div>`
@@ -72,8 +76,11 @@ ${csrf}
 <h2>This week's links</h2>
 ${
   mails
-    ? html`<p>Links go by email on ${WEEKDAYS[settings.weekday - 1]} at ${String(settings.hour).padStart(2, '0')}:00 (${settings.timeZone}).</p>`
-    : html`<p>This server sends no mail (SMTP_URL is not set). Download the week's links as a CSV file for your own mail tool. Whoever holds the file can answer in someone's place, though still learn no answer. Each download makes new links for everyone who has not opened theirs; earlier files stop working.</p>
+    ? html`<p>Links go by email on ${WEEKDAYS[settings.weekday - 1]} at ${String(settings.hour).padStart(2, '0')}:00 (${settings.timeZone}). A reminder goes to everyone of the round, since the service cannot know who answered. Someone who lost their link can get a new one with “New link” in the roster.</p>`
+    : links.handedOut && links.people > 0
+      ? html`<p>This server sends no mail. This week's links were handed out already, and the service keeps no copy of them. A new file makes a new link for each of the ${links.people} ${links.people === 1 ? 'person' : 'people'} of this week's round; the links of the earlier file keep working, and each team still gives no more answers than it has people. Whoever holds the file can answer in someone's place, though still learn no answer.</p>
+<form method="post" action="/console/people/links">${csrf}<input type="hidden" name="renew" value="1"><button type="submit">Make new links for everyone (CSV)</button></form>`
+      : html`<p>This server sends no mail. Download the week's links as a CSV file for your own mail tool${links.started ? html` (a link for each of the ${links.people} ${links.people === 1 ? 'person' : 'people'} of this week's round)` : " (this starts this week's round)"}. The file is the only copy: the service keeps none of the links. Whoever holds the file can answer in someone's place, though still learn no answer.</p>
 <form method="post" action="/console/people/links">${csrf}<button type="submit">Download this week's links (CSV)</button></form>`
 }
 <h2>Check-in settings</h2>
