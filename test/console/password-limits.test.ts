@@ -40,11 +40,13 @@ const answer = (p: Promise<unknown>) =>
   );
 const rows = async (table: string) =>
   (await t.db.query<{ n: number }>({ name: `t.n.${table}`, text: `SELECT count(*)::int AS n FROM ${table}` } as never, []))[0].n;
+/** A key's attempts since T0 (the acceptances an hour before keep one each, outside every window here). */
 const attemptsOf = async (key: string) =>
   (
-    await t.db.query<{ n: number }>({ name: 't.a', text: `SELECT COALESCE(sum(count), 0)::int AS n FROM console_sign_in_attempts WHERE key = $1` } as never, [
-      key,
-    ])
+    await t.db.query<{ n: number }>(
+      { name: 't.a', text: `SELECT COALESCE(sum(count), 0)::int AS n FROM console_sign_in_attempts WHERE key = $1 AND window_start >= $2` } as never,
+      [key, T0.toISOString()],
+    )
   )[0].n;
 
 describe(`password checks limited and uniform (${DB_KIND})`, () => {
