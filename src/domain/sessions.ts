@@ -7,6 +7,7 @@ import {
   findSessionWithMember,
   insertMember,
   insertSessionRow,
+  lockOrganization,
   markSignedIn,
   readRequireTwoFactor,
   setSessionFlashRow,
@@ -20,7 +21,7 @@ import { ApiError, invalid } from '../contract/errors.js';
 import { newId, randomBase62 } from './ids.js';
 import { requireLiveOrg } from './orgs.js';
 import { recordAudit } from './audit.js';
-import { checkPassword, checkPasswordRule, MAX_PASSWORD, hashMembershipPassword } from './passwords.js';
+import { checkPasswordMatches, checkPasswordRule, chooseMembershipPassword, MAX_PASSWORD } from './passwords.js';
 import { INVITATION_UNUSABLE, memberActor, memberView, getInvitation, type MemberView } from './members.js';
 
 /**
@@ -63,7 +64,18 @@ async function stageAfterPassword(db: Queryable, m: MemberRow): Promise<SessionS
   return (await readRequireTwoFactor(db, m.orgId)) ? 'enroll' : 'active';
 }
 
-/** Opening an invitation: the person sets a password and is signed in. */
+/** What an acceptance past the limits answers: its link is used up, as by any well-formed post. */
+export const ACCEPTANCE_LIMITED =
+  'Too many password attempts were made from this address or for this email, so this invitation link is now used up. Wait 15 minutes, then ask for a new one.';
+
+/**
+ * Opening an invitation: the person sets a password and is signed in. A well-formed post uses the
+ * link up before anything else, whatever follows (a second post finds it used); a malformed form
+ * (the password not text of 12 to 1024 characters, or a token that cannot be one) changes nothing
+ * (docs/decisions.md, issue 52). The password is hashed in the password gate under the sign-in
+ * limits, and never compared with the address's other memberships: the answer and the work (one
+ * scrypt) are the same whether the address is a member elsewhere or not.
+ */
 export async function acceptInvitation(
   db: DatabaseExecutor,
   input: { token: string; password: unknown },
@@ -73,11 +85,19 @@ export async function acceptInvitation(
   const password = checkPasswordRule(input.password);
   const inv = await getInvitation(db, input.token, now);
   if (!inv) throw invalid(INVITATION_UNUSABLE);
-  const passwordHash = await hashMembershipPassword(db, inv.email, password, null);
+  const usable = await db.transaction(async (tx) => {
+    await requireLiveOrg(tx, inv.orgId);
+    if (!(await takeInvitation(tx, inv.orgId, inv.id, now))) return false;
+    // A member of this organization already (invited twice, accepted once): the owner knows it.
+    return (await findMemberByEmailInOrg(tx, inv.orgId, inv.email)) === null;
+  });
+  if (!usable) throw invalid(INVITATION_UNUSABLE);
+  const passwordHash = await chooseMembershipPassword(db, { email: inv.email, address, password, exceptMemberId: null }, now);
+  if (passwordHash === 'limited') throw new ApiError('unauthorized', ACCEPTANCE_LIMITED);
   return db.transaction(async (tx) => {
     await requireLiveOrg(tx, inv.orgId);
-    if (!(await takeInvitation(tx, inv.orgId, inv.id, now))) throw invalid(INVITATION_UNUSABLE);
-    // A member of this organization already (invited twice, accepted once): the owner knows it.
+    // Two links of one address to one organization, accepted at once: the second finds the first's member.
+    await lockOrganization(tx, inv.orgId);
     if (await findMemberByEmailInOrg(tx, inv.orgId, inv.email)) throw invalid(INVITATION_UNUSABLE);
     const m: MemberRow = {
       orgId: inv.orgId,
@@ -104,25 +124,39 @@ export async function acceptInvitation(
   });
 }
 
+export type SignedIn = NewSession & { member: MemberView };
+
+/** Several memberships of the email open with the password: the organizations to choose from, oldest membership first. */
+export interface OrganizationChoice {
+  choices: Array<{ orgId: string; name: string }>;
+}
+
+/** The answer when a password opens several memberships and none of them was chosen. */
+export const CHOOSE_ORGANIZATION = 'Your password opens the console of more than one organization. Choose one, and enter your password again.';
+
 /**
  * Email and password. The check spends the account's and the address's limits (passwords.ts) and
  * runs through the process's gate; a refusal has one message whatever failed, takes the time of a
  * check either way, and writes nothing more for a member than for an unknown email (no audit row:
- * the limits' own counts are the record of failed attempts).
+ * the limits' own counts are the record of failed attempts). Memberships of one address may share
+ * a password: when it opens several, `organization` (an organization id) names the one to sign in
+ * to, and without it the answer is the choice, offered only to whoever typed that password.
  */
-export async function signIn(
+export async function signInOrChoose(
   db: DatabaseExecutor,
-  input: { email: unknown; password: unknown },
+  input: { email: unknown; password: unknown; organization?: unknown },
   address: string,
   now: Date,
-): Promise<NewSession & { member: MemberView }> {
+): Promise<SignedIn | OrganizationChoice> {
   const email = typeof input.email === 'string' ? input.email.trim().toLowerCase().slice(0, 254) : '';
   const password = typeof input.password === 'string' ? input.password.slice(0, MAX_PASSWORD) : '';
   // Every membership of the address in a live organization (one query, a member's or not).
   const found = email ? await findMembersByEmail(db, email) : [];
-  const outcome = await checkPassword(db, { account: email, address, password, stored: found.map((x) => x.passwordHash) }, now);
-  const m = typeof outcome === 'number' ? found[outcome] : undefined;
-  if (!m) throw new ApiError('unauthorized', SIGN_IN_REFUSED);
+  const outcome = await checkPasswordMatches(db, { account: email, address, password, stored: found.map((x) => x.passwordHash) }, now);
+  const opened = outcome === 'limited' ? [] : outcome.map((i) => found[i]);
+  if (opened.length === 0) throw new ApiError('unauthorized', SIGN_IN_REFUSED);
+  const m = opened.length === 1 ? opened[0] : opened.find((x) => x.orgId === input.organization);
+  if (!m) return { choices: opened.map((x) => ({ orgId: x.orgId, name: x.orgName })) };
   const stage = await stageAfterPassword(db, m);
   return db.transaction(async (tx) => {
     if (stage !== 'totp') {
@@ -137,6 +171,18 @@ export async function signIn(
     }
     return { ...(await openSession(tx, m, stage, address, now)), member: memberView(m) };
   });
+}
+
+/** signInOrChoose for a caller with no way to offer the choice: a password that opens several memberships without `organization` is refused with CHOOSE_ORGANIZATION. */
+export async function signIn(
+  db: DatabaseExecutor,
+  input: { email: unknown; password: unknown; organization?: unknown },
+  address: string,
+  now: Date,
+): Promise<SignedIn> {
+  const done = await signInOrChoose(db, input, address, now);
+  if ('choices' in done) throw invalid(CHOOSE_ORGANIZATION);
+  return done;
 }
 
 export interface ConsoleSession {

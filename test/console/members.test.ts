@@ -2,7 +2,7 @@ import { TOTP, Secret } from 'otpauth';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/contract/errors.js';
 import { loadDataset } from '../../src/domain/dataset.js';
-import { acceptInvitation, resolveSession, SIGN_IN_REFUSED, signIn } from '../../src/domain/sessions.js';
+import { acceptInvitation, CHOOSE_ORGANIZATION, resolveSession, SIGN_IN_REFUSED, signIn, signInOrChoose } from '../../src/domain/sessions.js';
 import {
   updateMemberRole,
   INVITATION_UNUSABLE,
@@ -126,7 +126,7 @@ describe('revoking invitations (issue 41)', () => {
 });
 
 describe('an address in two organizations (issue 41, finding 5)', () => {
-  it("another organization's acceptance of your HR lead's address neither blocks nor tells: both memberships work, each with its own password", async () => {
+  it("another organization's acceptance of your HR lead's address neither blocks nor tells: both memberships work, and a password two of them share asks which (issue 52, H1)", async () => {
     // Another organization's owner invites the address and opens the link themselves.
     const squat = await inviteMember(t.db, 'org_d', { email: 'hr.lead@shared.example', role: 'owner' }, OP, T0);
     const theirs = await acceptInvitation(t.db, { token: squat.token, password: 'the squatters password' }, null, T0);
@@ -143,11 +143,31 @@ describe('an address in two organizations (issue 41, finding 5)', () => {
       [],
     );
     expect(new Set(hashes.map((h) => h.password_hash.split('$')[4])).size).toBe(1); // one salt: one scrypt signs in either
-    // Only someone who knows the other membership's password hears of it.
+    // A third organization's acceptance with the password of another membership is not compared
+    // with it (issue 52, H1: that comparison answered a guess at it): it joins as any other.
     const third = await inviteMember(t.db, 'org_a', { email: 'hr.lead@shared.example', role: 'viewer' }, OP, T0);
-    expect((await refused(acceptInvitation(t.db, { token: third.token, password: 'the hr leads own one' }, null, T0))).message).toBe(
-      'Choose a password that you do not use for your membership of another organization on this service.',
+    expect((await acceptInvitation(t.db, { token: third.token, password: 'the hr leads own one' }, null, T0)).orgId).toBe('org_a');
+    // Signing in with it asks which organization, of whoever typed it, then signs in to the one named.
+    expect(await signInOrChoose(t.db, { email: 'hr.lead@shared.example', password: 'the hr leads own one' }, '198.51.100.60', T0)).toEqual({
+      choices: [
+        { orgId: 'org_a', name: 'org_a' },
+        { orgId: 'org_c', name: 'org_c' },
+      ],
+    });
+    expect((await refused(signIn(t.db, { email: 'hr.lead@shared.example', password: 'the hr leads own one' }, '198.51.100.60', T0))).message).toBe(
+      CHOOSE_ORGANIZATION,
     );
+    for (const orgId of ['org_a', 'org_c']) {
+      const s = await signIn(t.db, { email: 'hr.lead@shared.example', password: 'the hr leads own one', organization: orgId }, '198.51.100.60', T0);
+      expect(s.orgId).toBe(orgId);
+    }
+    // An organization the password does not open is no choice: the list again.
+    expect(
+      await signInOrChoose(t.db, { email: 'hr.lead@shared.example', password: 'the hr leads own one', organization: 'org_d' }, '198.51.100.60', T0),
+    ).toMatchObject({ choices: [{ orgId: 'org_a' }, { orgId: 'org_c' }] });
+    expect(
+      (await signIn(t.db, { email: 'hr.lead@shared.example', password: 'the squatters password', organization: 'org_c' }, '198.51.100.60', T0)).orgId,
+    ).toBe('org_d');
   });
 });
 

@@ -45,15 +45,19 @@ const member = (r: RawMember): MemberRow => ({
 
 const COLUMNS = 'org_id, id, email, role, password_hash, totp_secret, totp_last_step, recovery_codes, created_at, last_sign_in_at';
 
-/** Every membership of an address in a live organization, oldest first (an address may be a member of several). */
+/**
+ * Every membership of an address in a live organization, oldest first (an address may be a member
+ * of several), with its organization's name (what a member whose password opens several chooses from).
+ */
 const byEmail = sql(
   'members.by_email',
-  `SELECT m.org_id, m.id, m.email, m.role, m.password_hash, m.totp_secret, m.totp_last_step, m.recovery_codes, m.created_at, m.last_sign_in_at
+  `SELECT m.org_id, m.id, m.email, m.role, m.password_hash, m.totp_secret, m.totp_last_step, m.recovery_codes, m.created_at, m.last_sign_in_at,
+          o.name AS org_name
      FROM members m JOIN organizations o ON o.id = m.org_id AND o.deleted_at IS NULL
     WHERE lower(m.email) = lower($1) ORDER BY m.created_at, m.org_id`,
 );
-export async function findMembersByEmail(db: Queryable, email: string): Promise<MemberRow[]> {
-  return (await db.query<RawMember>(byEmail, [email])).map(member);
+export async function findMembersByEmail(db: Queryable, email: string): Promise<Array<MemberRow & { orgName: string }>> {
+  return (await db.query<RawMember & { org_name: string }>(byEmail, [email])).map((r) => ({ ...member(r), orgName: r.org_name }));
 }
 
 /** The password hashes of every membership of an address, deleted organizations' too (they share one salt). */

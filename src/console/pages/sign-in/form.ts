@@ -4,7 +4,7 @@ import type { Form } from '../../plugins/index.js';
  * The forms before and at sign-in as the domain's input, unchecked: signIn, completeTwoFactor,
  * enrollTotp and acceptInvitation check every field (and spend the sign-in limits) themselves.
  */
-export const credentialsOf = (form: Form) => ({ email: form.email, password: form.password });
+export const credentialsOf = (form: Form) => ({ email: form.email, password: form.password, organization: form.organization });
 
 /** The email a refused sign-in form shows again (as typed, bounded). */
 export const typedEmailOf = (form: Form | undefined) => (typeof form?.email === 'string' ? form.email.slice(0, 254) : '');

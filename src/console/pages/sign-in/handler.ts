@@ -1,10 +1,19 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DatabaseExecutor } from '../../../domain/database.js';
-import { acceptInvitation, endSession, saveFlashForCookie, signIn, type ConsoleSession } from '../../../domain/sessions.js';
+import {
+  acceptInvitation,
+  CHOOSE_ORGANIZATION,
+  endSession,
+  saveFlashForCookie,
+  signInOrChoose,
+  type ConsoleSession,
+  type OrganizationChoice,
+} from '../../../domain/sessions.js';
 import { completeTwoFactor, enrollTotp, startTotpEnrollment } from '../../../domain/totp.js';
 import { memberActor, getInvitation } from '../../../domain/members.js';
 import QRCode from 'qrcode';
 import type { Safe } from '../../html.js';
+import { invalid } from '../../../contract/errors.js';
 import { changeOutcome, clearSessionCookie, formToken, Redirect, setSessionCookie, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { sendPage } from '../../views/layout.js';
 import { acceptanceOf, codeOf, credentialsOf, enrollmentOf, typedEmailOf } from './form.js';
@@ -21,21 +30,28 @@ export function registerAuthPages(scope: FastifyInstance, deps: ConsoleDeps & { 
 
   scope.get('/', hidden, async (request, reply) => reply.redirect(request.consoleSession ? '/console/overview' : '/console/sign-in', 303));
 
-  const signInPage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) =>
-    sendPage(reply, status, signInView({ csrf: formToken(request, reply, deps), email: typedEmailOf(request.body as Form | undefined), message }));
+  const signInPage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe, choices?: OrganizationChoice['choices']) =>
+    sendPage(reply, status, signInView({ csrf: formToken(request, reply, deps), email: typedEmailOf(request.body as Form | undefined), message, choices }));
 
   scope.get('/sign-in', hidden, async (request, reply) => {
     if (request.consoleSession?.stage === 'active') return reply.redirect('/console/overview', 303);
     return signInPage(request, reply, 200);
   });
 
-  scope.post<{ Body: Form }>('/sign-in', hidden, async (request, reply) =>
-    changeOutcome(signInPage)(request, reply, async () => {
-      const s = await signIn(db, credentialsOf(request.body), request.ip, now());
+  scope.post<{ Body: Form }>('/sign-in', hidden, async (request, reply) => {
+    // The organizations the password opens, when it opens several: the page asks which (status 200).
+    let choices: OrganizationChoice['choices'] | undefined;
+    const page = (rq: FastifyRequest, rp: FastifyReply, status: number, message?: Safe) => signInPage(rq, rp, choices ? 200 : status, message, choices);
+    return changeOutcome(page)(request, reply, async () => {
+      const s = await signInOrChoose(db, credentialsOf(request.body), request.ip, now());
+      if ('choices' in s) {
+        choices = s.choices;
+        throw invalid(CHOOSE_ORGANIZATION);
+      }
       setSessionCookie(reply, s.cookie, deps);
       return nextStep(s.stage);
-    }),
-  );
+    });
+  });
 
   const codePage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) =>
     sendPage(reply, status, codeView({ csrf: formToken(request, reply, deps), message }));

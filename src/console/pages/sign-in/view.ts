@@ -4,8 +4,28 @@ import { MIN_PASSWORD } from '../../../domain/passwords.js';
 import { csrfField, html, notice, type PageOptions, type Safe } from '../../html.js';
 import { navFor } from '../../views/nav.js';
 
-/** The sign-in page: email and password. `csrf` is the form cookie's token (no session yet). */
-export function signInView({ csrf, email, message }: { csrf: string; email: string; message?: Safe }): PageOptions {
+/**
+ * The sign-in page: email and password. `csrf` is the form cookie's token (no session yet).
+ * `choices`: the organizations whose consoles the password just typed opens, when it opens several
+ * (shown only to whoever typed it); the password is asked again with the choice.
+ */
+export function signInView({
+  csrf,
+  email,
+  message,
+  choices,
+}: {
+  csrf: string;
+  email: string;
+  message?: Safe;
+  choices?: Array<{ orgId: string; name: string }>;
+}): PageOptions {
+  const choice = choices?.length
+    ? html`<fieldset>
+<legend>Organization</legend>
+${choices.map((c, i) => html`<label><input type="radio" name="organization" value="${c.orgId}" required${i === 0 ? html` checked` : ''}> ${c.name}</label>`)}
+</fieldset>`
+    : '';
   return {
     title: 'Sign in',
     body: html`<h1>Sign in</h1>
@@ -13,6 +33,7 @@ ${message ?? ''}
 <form method="post" action="/console/sign-in" class="stack">
 ${csrfField(csrf)}
 <label for="f-email">Email</label> <input type="email" name="email" autocomplete="username" required value="${email}" id="f-email">
+${choice}
 <label for="f-password">Password</label> <input type="password" name="password" autocomplete="current-password" required id="f-password">
 <button type="submit">Sign in</button>
 </form>
