@@ -198,7 +198,7 @@ describe('the console: audit export, retention and sessions', () => {
       expect(body).toMatch(/<a href="\/console\/sessions" aria-current="page">Sessions<\/a>/);
     });
 
-    it('"Sign out other sessions" ends every other session of the member, keeps this one and the other members\'', async () => {
+    it("signing out other sessions ends every other session of the member, keeps this one and the other members'", async () => {
       const phone = await signIn('198.51.100.30');
       expect((await liveRows(ADMIN))[0].n).toBe(3);
       const res = await phone.submit('/console/sessions', '/console/sessions/end-others', {});
@@ -213,7 +213,7 @@ describe('the console: audit export, retention and sessions', () => {
       expect((await phone.get('/console/sessions')).body).toContain('<p>You have no other session.</p>');
     });
 
-    it('"Sign out everywhere" ends every session of the member, this one included', async () => {
+    it('signing out everywhere ends every session of the member, this one included', async () => {
       const phone = await signIn('198.51.100.40');
       await signIn('198.51.100.41');
       const res = await phone.submit('/console/sessions', '/console/sessions/end-all', {});
