@@ -9,6 +9,7 @@ import { migrate } from './db/migrate.js';
 import { openDatabase } from './db/open.js';
 import { purgeIdempotencyRecords } from './db/repositories/idempotency.js';
 import { startAlertSchedule } from './jobs/alerts.js';
+import { startRetentionSchedule } from './jobs/retention.js';
 import { startRoundSchedule } from './jobs/rounds.js';
 import { WebhookWorker } from './jobs/webhooks.js';
 import { KEEP_ALIVE_HINT_S, QUIET_MAX_MS, trackConnections, type ConnectionDrain } from './http/drain.js';
@@ -91,6 +92,8 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
   webhooks.start();
   // Every process runs the check-in rounds; each link is leased by one process, so each mail goes once.
   const rounds = await startRoundSchedule({ db, config, log: app.log });
+  // Every process enforces the organizations' retention; a row is deleted once, whoever gets it.
+  const retention = startRetentionSchedule({ db, log: app.log });
   const drains = [publicDrain, ...operator.drains, ...(metrics ? [metrics.drain] : [])];
   let closing: Promise<void> | undefined;
   const close = () =>
@@ -116,6 +119,7 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
       clearInterval(purgeTimer);
       const alertsStopped = alerts?.stop(); // no new run; one in progress finishes before the pool closes
       const roundsStopped = rounds.stop();
+      const retentionStopped = retention.stop();
       if (config.shutdownDelayMs > 0) {
         // The port still serves while load balancers see /readyz fail and stop sending; answers
         // close their connections so that clients reconnect through them, elsewhere.
@@ -133,6 +137,7 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
       await app.close(); // its onClose hooks: Redis, the key-usage flush
       await alertsStopped;
       await roundsStopped;
+      await retentionStopped;
       await webhooks.close();
       await db.close();
       clearTimeout(timer);

@@ -190,3 +190,11 @@ export async function backupThroughSocket(socketPath: string, out: NodeJS.Writab
     await pipeline(res, out);
   });
 }
+
+/** A GET through the running server whose answer is a file (an export): each chunk is handed to `take` as it comes. */
+export async function downloadThroughSocket(socketPath: string, path: string, take: (chunk: Buffer) => Promise<void>): Promise<void> {
+  await socketRequest(socketPath, 'GET', path, {}, async (status, res) => {
+    if (status >= 400) throw errorOf(status, await readAll(res));
+    for await (const chunk of res) await take(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string));
+  });
+}

@@ -13,6 +13,7 @@ import { registerActionPages } from './pages/actions/handler.js';
 import { registerCommentPages } from './pages/comments/handler.js';
 import { registerWebhookPages } from './pages/webhooks/handler.js';
 import { registerPeoplePages } from './pages/people/handler.js';
+import { registerSessionPages } from './pages/sessions/handler.js';
 
 export { CONSOLE_PREFIX };
 
@@ -65,6 +66,7 @@ export async function registerConsole(app: FastifyInstance, opts: ConsoleOptions
         registerActionPages(members, deps);
         registerCommentPages(members, deps);
         registerPeoplePages(members, deps);
+        registerSessionPages(members, deps);
       });
     },
     { prefix: CONSOLE_PREFIX },

@@ -1,7 +1,16 @@
-import type { Queryable } from '../db/executor.js';
-import { insertAuditEvent, listAuditEvents as listRows, type AuditActorKind, type AuditRow } from '../db/repositories/audit.js';
+import type { DatabaseExecutor, Queryable } from '../db/executor.js';
+import {
+  insertAuditEvent,
+  listAuditEvents as listRows,
+  listAuditEventsInRange,
+  type AuditActorKind,
+  type AuditKeyset,
+  type AuditRow,
+} from '../db/repositories/audit.js';
+import { getOrgRecord } from '../db/repositories/orgs.js';
 import { AUDIT_ACTIONS, type AuditAction, type AuditEvent, type AuditEventList } from '../contract/schemas/admin-audit.js';
-import { invalid } from '../contract/errors.js';
+import { ApiError, invalid } from '../contract/errors.js';
+import { csvLine } from './csv.js';
 import { newId } from './ids.js';
 import { decodeKeysetCursor, encodeKeysetCursor } from './pulses.js';
 
@@ -138,4 +147,124 @@ export async function listAuditEvents(
   const items = rows.slice(0, limit).map(toItem);
   const last = items[items.length - 1];
   return { items, nextCursor: rows.length > limit ? encodeKeysetCursor({ createdAt: last.createdAt, id: last.id }) : null };
+}
+
+/** A URL's host, or a word saying it could not be read (a viewer sees a webhook endpoint's host only). */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return '(unreadable URL)';
+  }
+}
+
+/**
+ * An event as a viewer may read it (CONTRACT.md section 11: members' emails, addresses and
+ * invitations are for owners and admins): a member actor by id only, no address, no detail named
+ * email or address, a URL as its host, any other text with an `@` hidden. The console's audit page
+ * and every export a viewer makes go through this one function.
+ */
+export function auditEventForViewer(e: AuditEvent): AuditEvent {
+  const details: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(e.details)) {
+    if (k === 'email' || k === 'address') continue;
+    if (typeof v === 'string' && (k === 'url' || /^https?:\/\//.test(v))) details[k] = hostOf(v);
+    else if (typeof v === 'string' && v.includes('@')) details[k] = '(hidden)';
+    else details[k] = v;
+  }
+  const actor = e.actor.kind === 'member' ? { kind: e.actor.kind, id: e.actor.id, label: `a member (${e.actor.id ?? 'unknown'})` } : e.actor;
+  return { ...e, actor, address: null, details };
+}
+
+export const AUDIT_EXPORT_FORMATS = ['jsonl', 'csv'] as const;
+export type AuditExportFormat = (typeof AUDIT_EXPORT_FORMATS)[number];
+
+/** The columns of the CSV export, in order; `details` is the event's details as JSON. */
+export const AUDIT_CSV_COLUMNS = ['id', 'createdAt', 'actorKind', 'actorId', 'actorLabel', 'action', 'targetKind', 'targetId', 'address', 'details'] as const;
+
+/** One event as a CSV record (every cell through csvCell: none is read as a formula). */
+export const auditCsvLine = (e: AuditEvent): string =>
+  csvLine([e.id, e.createdAt, e.actor.kind, e.actor.id, e.actor.label, e.action, e.target.kind, e.target.id, e.address, JSON.stringify(e.details)]);
+
+/** Events read per query while exporting: the memory an export holds, whatever the log's size. */
+export const EXPORT_BATCH = 500;
+
+export interface AuditExportRange {
+  /** Inclusive. */
+  from: string;
+  /** Exclusive. */
+  to: string;
+}
+
+const instantOf = (value: unknown, name: string): Date | undefined => {
+  if (value === undefined || value === null || value === '') return undefined;
+  const d = typeof value === 'string' ? new Date(value) : new Date(Number.NaN);
+  if (Number.isNaN(d.getTime()) || d.getUTCFullYear() < 1 || d.getUTCFullYear() > 9999) throw invalid(`'${name}' must be a date-time (RFC 3339).`);
+  return d;
+};
+
+/**
+ * The range of an export: `from` inclusive (default: the log's beginning), `to` exclusive
+ * (default: now, so that rows written while it streams are not in it). `from` must be before `to`.
+ */
+export function checkExportRange(q: { from?: unknown; to?: unknown }, now: Date): AuditExportRange {
+  const from = instantOf(q.from, 'from') ?? new Date('1970-01-01T00:00:00.000Z');
+  const to = instantOf(q.to, 'to') ?? now;
+  if (from.getTime() >= to.getTime()) throw invalid("'from' must be before 'to'.");
+  return { from: from.toISOString(), to: to.toISOString() };
+}
+
+export function checkExportFormat(format: unknown): AuditExportFormat {
+  if (!AUDIT_EXPORT_FORMATS.includes(format as AuditExportFormat)) throw invalid("'format' must be jsonl or csv.");
+  return format as AuditExportFormat;
+}
+
+/**
+ * `GET /admin/v1/organizations/{orgId}/audit-events/export`, the console's export and
+ * `climate-pulse audit export`: the organization's log over a range, oldest first, as JSON lines
+ * (one AuditEvent per line) or CSV (a header, then AUDIT_CSV_COLUMNS), read EXPORT_BATCH rows at a
+ * time as the reader takes them, so a large log is never held at once. `viewer`: every event as
+ * auditEventForViewer makes it. The export is a change of its own in the log (`audit_log.exported`,
+ * with its format and range), written before the first line: the organization sees who took a copy.
+ * 404 for an unknown or erased organization; a deleted one keeps its log.
+ */
+export async function exportAuditLog(
+  db: DatabaseExecutor,
+  orgId: string,
+  q: { format: AuditExportFormat; range: AuditExportRange; viewer: boolean },
+  actor: Actor,
+  now: Date,
+): Promise<AsyncIterable<string>> {
+  if (!(await getOrgRecord(db, orgId))) throw new ApiError('not_found', `no organization ${JSON.stringify(orgId)}`);
+  await db.transaction((tx) =>
+    recordAudit(
+      tx,
+      orgId,
+      actor,
+      {
+        action: 'audit_log.exported',
+        target: { kind: 'audit_log', id: null },
+        details: { format: q.format, from: q.range.from, to: q.range.to, redacted: q.viewer },
+      },
+      now,
+    ),
+  );
+  return auditLines(db, orgId, q);
+}
+
+async function* auditLines(db: Queryable, orgId: string, q: { format: AuditExportFormat; range: AuditExportRange; viewer: boolean }): AsyncGenerator<string> {
+  if (q.format === 'csv') yield csvLine(AUDIT_CSV_COLUMNS);
+  let after: AuditKeyset | null = null;
+  for (;;) {
+    const rows = await listAuditEventsInRange(db, orgId, { ...q.range, after, limit: EXPORT_BATCH });
+    let chunk = '';
+    for (const row of rows) {
+      const e = q.viewer ? auditEventForViewer(toItem(row)) : toItem(row);
+      chunk += q.format === 'csv' ? auditCsvLine(e) : `${JSON.stringify(e)}\n`;
+    }
+    if (chunk) yield chunk;
+    if (rows.length < EXPORT_BATCH) return;
+    const last = rows[rows.length - 1];
+    after = { createdAt: last.createdAt, id: last.id };
+  }
 }

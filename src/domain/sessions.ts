@@ -20,7 +20,8 @@ import {
 import { ApiError, invalid } from '../contract/errors.js';
 import { newId, randomBase62 } from './ids.js';
 import { requireLiveOrg } from './orgs.js';
-import { recordAudit } from './audit.js';
+import { recordAudit, type Actor } from './audit.js';
+import { deleteMemberSessionRows, listMemberSessionRows } from '../db/repositories/sessions.js';
 import { checkPasswordMatches, checkPasswordRule, chooseMembershipPassword, MAX_PASSWORD } from './passwords.js';
 import { INVITATION_UNUSABLE, memberActor, memberView, getInvitation, type MemberView } from './members.js';
 
@@ -251,4 +252,54 @@ export async function resolveSession(db: Queryable, cookie: string | undefined, 
 
 export async function endSession(db: Queryable, session: Pick<ConsoleSession, 'orgId' | 'idHash'>): Promise<void> {
   await deleteSession(db, session.orgId, session.idHash);
+}
+
+/** One of a member's own sessions, as their sessions page shows it. */
+export interface MemberSession {
+  createdAt: string;
+  lastSeenAt: string;
+  /** The address it was opened from (as TRUST_PROXY decides); the user agent is not kept. */
+  address: string | null;
+  stage: SessionStage;
+  /** The session this request is made with. */
+  current: boolean;
+}
+
+const isLive = (s: { createdAt: string; lastSeenAt: string }, now: Date) =>
+  now.getTime() - Date.parse(s.lastSeenAt) < SESSION_IDLE_MS && now.getTime() - Date.parse(s.createdAt) < SESSION_MAX_MS;
+
+/**
+ * The signed-in member's own sessions that are still alive (not idle for 12 hours, not 7 days old),
+ * the most recently used first, the current one marked. Only the member's own: never another's.
+ */
+export async function listMemberSessions(db: Queryable, session: Pick<ConsoleSession, 'orgId' | 'idHash' | 'member'>, now: Date): Promise<MemberSession[]> {
+  const rows = await listMemberSessionRows(db, session.orgId, session.member.id);
+  return rows
+    .filter((r) => isLive(r, now))
+    .map((r) => ({ createdAt: r.createdAt, lastSeenAt: r.lastSeenAt, address: r.address, stage: r.stage, current: r.idHash.equals(session.idHash) }));
+}
+
+/**
+ * "Sign out everywhere" (docs/decisions.md, "A member's own sessions"): ends every session of the
+ * signed-in member but the current one, or, with `includeCurrent`, every one (the member is then
+ * signed out here too). One transaction with its audit row (`member.sessions_ended`, how many).
+ */
+export async function signOutEverywhere(
+  db: DatabaseExecutor,
+  session: Pick<ConsoleSession, 'orgId' | 'idHash' | 'member'>,
+  opts: { includeCurrent: boolean },
+  actor: Actor,
+  now: Date,
+): Promise<{ ended: number }> {
+  return db.transaction(async (tx) => {
+    const ended = await deleteMemberSessionRows(tx, session.orgId, session.member.id, opts.includeCurrent ? null : session.idHash);
+    await recordAudit(
+      tx,
+      session.orgId,
+      actor,
+      { action: 'member.sessions_ended', target: { kind: 'member', id: session.member.id }, details: { ended, includingCurrent: opts.includeCurrent } },
+      now,
+    );
+    return { ended };
+  });
 }

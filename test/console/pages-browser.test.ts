@@ -205,6 +205,15 @@ describe.skipIf(BROWSER_MISSING)("the organization's pages in a browser", () => 
       expect(await page.getByRole('cell', { name: what, exact: true }).count(), what).toBeGreaterThan(0);
     }
     await cb.audit(page, 'audit log');
+    expect(await page.getByRole('button', { name: 'Export' }).count()).toBe(1);
+
+    // Sessions: this one, marked; signing out everywhere else leaves it.
+    await page.getByRole('link', { name: 'Sessions', exact: true }).click();
+    await page.waitForURL(/\/console\/sessions$/);
+    expect(await page.getByRole('cell', { name: 'this one', exact: true }).count()).toBe(1);
+    expect(await page.getByRole('button', { name: 'Sign out everywhere', exact: true }).count()).toBe(1);
+    await cb.audit(page, 'sessions');
+    await page.screenshot({ path: shot('sessions') });
   });
 
   it('a viewer reads every page, sees no control that changes anything, and nothing ran or left', async () => {

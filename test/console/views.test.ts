@@ -230,6 +230,8 @@ describe('every console view escapes hostile text', () => {
           nextCursor: null,
         } as never,
         next: null,
+        retention: { auditDays: 365, deliveryDays: 30 },
+        today: new Date(WHEN),
       }),
     );
     expect(audit).toContain(`<td>${ESCAPED} (member)</td><td>team.created</td><td>team ${ESCAPED}</td><td>-</td><td>name: ${ESCAPED}</td>`);

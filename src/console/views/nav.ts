@@ -18,6 +18,7 @@ export function navItems(session: Pick<ConsoleSession, 'member'>): NavItem[] {
   if (session.member.role === 'owner') items.push({ href: '/console/members', label: 'Members' });
   items.push({ href: '/console/audit', label: 'Audit log' });
   items.push({ href: '/console/account', label: 'Account' });
+  items.push({ href: '/console/sessions', label: 'Sessions' });
   return items;
 }
 

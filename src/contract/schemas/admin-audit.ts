@@ -50,6 +50,9 @@ export const AUDIT_ACTIONS = [
   'checkin_settings.updated',
   'checkin_links.exported',
   'checkin_link.resent',
+  'audit_log.exported',
+  'retention.updated',
+  'member.sessions_ended',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -128,3 +131,48 @@ export const AuditEventListSchema = Type.Object(
   },
 );
 export type AuditEventList = Static<typeof AuditEventListSchema>;
+
+/** Days an organization keeps its audit entries, and its webhook delivery log (docs/decisions.md). */
+export const RETENTION_BOUNDS = { auditDays: { min: 30, max: 3650, default: 365 }, deliveryDays: { min: 1, max: 365, default: 30 } } as const;
+
+const auditDays = Type.Integer({
+  format: 'int32',
+  minimum: RETENTION_BOUNDS.auditDays.min,
+  maximum: RETENTION_BOUNDS.auditDays.max,
+  description: `Days an audit entry is kept, ${RETENTION_BOUNDS.auditDays.min}-${RETENTION_BOUNDS.auditDays.max} (default ${RETENTION_BOUNDS.auditDays.default}); older ones are deleted by the retention job.`,
+});
+const deliveryDays = Type.Integer({
+  format: 'int32',
+  minimum: RETENTION_BOUNDS.deliveryDays.min,
+  maximum: RETENTION_BOUNDS.deliveryDays.max,
+  description: `Days a finished webhook delivery (and then its event's payload) is kept, ${RETENTION_BOUNDS.deliveryDays.min}-${RETENTION_BOUNDS.deliveryDays.max} (default ${RETENTION_BOUNDS.deliveryDays.default}); a pending delivery is never deleted.`,
+});
+
+export const RetentionSchema = Type.Object(
+  { auditDays, deliveryDays },
+  {
+    additionalProperties: false,
+    description: 'How long the organization keeps its audit log and its webhook delivery log.',
+    examples: [{ auditDays: 365, deliveryDays: 30 }],
+  },
+);
+export type Retention = Static<typeof RetentionSchema>;
+
+export const RetentionPatchSchema = Type.Object(
+  { auditDays: Type.Optional(auditDays), deliveryDays: Type.Optional(deliveryDays) },
+  { additionalProperties: false, minProperties: 1, description: 'The values to change; a field not given keeps its value.' },
+);
+export type RetentionPatch = Static<typeof RetentionPatchSchema>;
+
+export const AuditExportQuerySchema = Type.Object(
+  {
+    format: Type.Union([Type.Literal('jsonl'), Type.Literal('csv')], {
+      description:
+        'jsonl: one event per line, each the shape of an item of listAuditEvents; csv: a header row, then id, createdAt, actorKind, actorId, actorLabel, action, targetKind, targetId, address, details (JSON). No CSV cell starts with = + - @, a tab or a carriage return: such a cell gets a leading apostrophe, so no spreadsheet reads it as a formula.',
+    }),
+    from: Type.Optional(DateTimeSchema('The first instant of the range (inclusive); default: the beginning of the log.', '2026-11-01T00:00:00.000Z')),
+    to: Type.Optional(DateTimeSchema('The end of the range (exclusive); default: the time of the request.', '2026-12-01T00:00:00.000Z')),
+  },
+  { additionalProperties: false },
+);
+export type AuditExportQuery = Static<typeof AuditExportQuerySchema>;

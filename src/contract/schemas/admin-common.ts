@@ -14,15 +14,17 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 const HEADERS = { 'X-Request-Id': COMMON_HEADERS['X-Request-Id'] };
 const RETRY_AFTER = { 'Retry-After': { type: 'integer', format: 'int32', minimum: 1, maximum: 3600, description: 'Whole seconds to wait.' } };
 
-/** `mediaType`: the success answer is not JSON (the file import streams NDJSON); the errors still are. */
+/** `mediaType`: the success answer is not JSON (the file import streams NDJSON), or one of several; the errors still are. */
 export function adminResponses(
   ok: TSchema,
   description: string,
-  opts: { status?: 200 | 201; conflict?: string; badRequest?: string; mediaType?: string } = {},
+  opts: { status?: 200 | 201; conflict?: string; badRequest?: string; mediaType?: string | readonly string[] } = {},
 ) {
-  const success = opts.mediaType
-    ? { description, headers: HEADERS, content: { [opts.mediaType]: { schema: ok } } }
-    : { ...ok, 'x-response-description': description, headers: HEADERS };
+  const types = opts.mediaType === undefined ? [] : typeof opts.mediaType === 'string' ? [opts.mediaType] : opts.mediaType;
+  const success =
+    types.length > 0
+      ? { description, headers: HEADERS, content: Object.fromEntries(types.map((t) => [t, { schema: ok }])) }
+      : { ...ok, 'x-response-description': description, headers: HEADERS };
   const out: Record<number, unknown> = { [opts.status ?? 200]: success };
   for (const status of [400, 401, 404, 409, 500, 503]) {
     out[status] = {

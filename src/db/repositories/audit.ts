@@ -94,22 +94,63 @@ function listQuery(f: AuditFilter): { q: NamedQuery; params: unknown[] } {
   return { q, params };
 }
 
+interface AuditDbRow {
+  id: string;
+  created_at: Date;
+  actor_kind: AuditActorKind;
+  actor_id: string | null;
+  actor_label: string;
+  action: string;
+  target_kind: string;
+  target_id: string | null;
+  address: string | null;
+  details: Record<string, unknown> | string;
+}
+
 /** An organization's rows, newest first by (created_at, id), after the keyset when one is given. */
 export async function listAuditEvents(db: Queryable, orgId: string, f: AuditFilter): Promise<AuditRow[]> {
   const { q, params } = listQuery(f);
-  const rows = await db.query<{
-    id: string;
-    created_at: Date;
-    actor_kind: AuditActorKind;
-    actor_id: string | null;
-    actor_label: string;
-    action: string;
-    target_kind: string;
-    target_id: string | null;
-    address: string | null;
-    details: Record<string, unknown> | string;
-  }>(q, [orgId, ...params]);
-  return rows.map((r) => ({
+  return (await db.query<AuditDbRow>(q, [orgId, ...params])).map(rowOf);
+}
+
+/**
+ * The rows of a range, oldest first by (created_at, id): `from` inclusive, `to` exclusive, after
+ * the keyset of the previous batch. The export reads the log this way, a batch at a time, on
+ * audit_events_recent read forward from the range's start.
+ */
+const rangeQuery = sql(
+  'audit_events.range',
+  `SELECT id, created_at, actor_kind, actor_id, actor_label, action, target_kind, target_id, address, details
+     FROM audit_events
+    WHERE org_id = $1 AND created_at >= $2::timestamptz AND created_at < $3::timestamptz
+      AND (created_at, id) > ($4::timestamptz, $5::text)
+    ORDER BY created_at, id
+    LIMIT $6`,
+);
+export async function listAuditEventsInRange(
+  db: Queryable,
+  orgId: string,
+  r: { from: string; to: string; after: AuditKeyset | null; limit: number },
+): Promise<AuditRow[]> {
+  // The first batch starts "after" an instant before the range, with an id below every id.
+  const after = r.after ?? { createdAt: r.from, id: '' };
+  return (await db.query<AuditDbRow>(rangeQuery, [orgId, r.from, r.to, after.createdAt, after.id, r.limit])).map(rowOf);
+}
+
+const deleteExpiredQuery = sql(
+  'audit_events.delete_expired',
+  `DELETE FROM audit_events
+    WHERE org_id = $1 AND id IN (
+      SELECT id FROM audit_events WHERE org_id = $1 AND created_at < $2::timestamptz ORDER BY created_at LIMIT $3)
+   RETURNING 1 AS n`,
+);
+/** Deletes at most `limit` of the organization's rows older than `before`, oldest first; how many. */
+export async function deleteExpiredAuditEvents(db: Queryable, orgId: string, before: Date, limit: number): Promise<number> {
+  return (await db.query(deleteExpiredQuery, [orgId, before.toISOString(), limit])).length;
+}
+
+function rowOf(r: AuditDbRow): AuditRow {
+  return {
     id: r.id,
     createdAt: iso(r.created_at),
     actorKind: r.actor_kind,
@@ -120,5 +161,5 @@ export async function listAuditEvents(db: Queryable, orgId: string, f: AuditFilt
     targetId: r.target_id,
     address: r.address,
     details: typeof r.details === 'string' ? (JSON.parse(r.details) as Record<string, unknown>) : r.details,
-  }));
+  };
 }

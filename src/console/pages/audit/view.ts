@@ -1,16 +1,20 @@
-import type { AuditEventList } from '../../../contract/schemas/admin-audit.js';
-import { AUDIT_ACTIONS } from '../../../contract/schemas/admin-audit.js';
-import { AUDIT_ACTOR_KINDS } from '../../../domain/audit.js';
+import type { AuditEvent, AuditEventList, Retention } from '../../../contract/schemas/admin-audit.js';
+import { AUDIT_ACTIONS, RETENTION_BOUNDS } from '../../../contract/schemas/admin-audit.js';
+import { AUDIT_ACTOR_KINDS, auditEventForViewer } from '../../../domain/audit.js';
 import type { ConsoleSession } from '../../../domain/sessions.js';
-import { html, type PageOptions } from '../../html.js';
+import { csrfField, html, type PageOptions, type Safe } from '../../html.js';
 import { navFor } from '../../views/nav.js';
-import { hostOf, when } from '../../views/layout.js';
+import { when } from '../../views/layout.js';
 
 const KINDS = AUDIT_ACTOR_KINDS;
 
 interface AuditPage {
   session: ConsoleSession;
   log: AuditEventList;
+  retention: Retention;
+  /** The export form's default days: the last 30 up to this one. */
+  today: Date;
+  message?: Safe;
   actorKind?: string;
   action?: string;
   /** The link to the next page, with the same filters. */
@@ -18,34 +22,22 @@ interface AuditPage {
 }
 
 /** The audit log page: the filters, and one page of changes, newest first. */
-export function auditView({ session: s, log, actorKind, action, next }: AuditPage): PageOptions {
+export function auditView({ session: s, log, actorKind, action, next, retention, today, message }: AuditPage): PageOptions {
   // What only owners may see stays out of a viewer's log: members' emails and addresses, and of a
-  // webhook endpoint anything but its host.
+  // webhook endpoint anything but its host (the domain's one rule, which the export applies too).
   const viewer = s.member.role === 'viewer';
-  const forViewer = (k: string, v: unknown): string | null => {
-    if (k === 'email' || k === 'address') return null;
-    if (typeof v === 'string' && (k === 'url' || /^https?:\/\//.test(v))) return hostOf(v);
-    if (typeof v === 'string' && v.includes('@')) return '(hidden)';
-    return typeof v === 'string' ? v : JSON.stringify(v);
-  };
+  const items = viewer ? log.items.map(auditEventForViewer) : log.items;
   const detail = (d: Record<string, unknown>) =>
     Object.entries(d)
-      .map(([k, v]) => {
-        const text = viewer ? forViewer(k, v) : typeof v === 'string' ? v : JSON.stringify(v);
-        return text === null ? null : `${k}: ${text}`;
-      })
-      .filter((x) => x !== null)
+      .map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`)
       .join(', ');
-  const who = (e: (typeof log.items)[number]) =>
-    e.actor.kind === 'operator'
-      ? 'operator'
-      : viewer && e.actor.kind === 'member'
-        ? `a member (${e.actor.id ?? 'unknown'})`
-        : `${e.actor.label} (${e.actor.kind})`;
+  const who = (e: AuditEvent) =>
+    e.actor.kind === 'operator' ? 'operator' : viewer && e.actor.kind === 'member' ? e.actor.label : `${e.actor.label} (${e.actor.kind})`;
   return {
     title: 'Audit log',
     nav: navFor(s, '/console/audit'),
     body: html`<h1>Audit log</h1>
+${message ?? ''}
 <form method="get" action="/console/audit" class="filters">
 <label for="f-actor">Actor</label> <select name="actor" id="f-actor"><option value="">any</option>${KINDS.map((k) => html`<option value="${k}"${k === actorKind ? html` selected` : ''}>${k}</option>`)}</select>
 <label for="f-action">Action</label> <select name="action" id="f-action"><option value="">any</option>${AUDIT_ACTIONS.map((a) => html`<option value="${a}"${a === action ? html` selected` : ''}>${a}</option>`)}</select>
@@ -57,9 +49,45 @@ ${
     : html`<table>
 <caption>Changes to ${s.orgName}, newest first</caption>
 <thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">On</th><th scope="col">From</th><th scope="col">Details</th></tr></thead>
-<tbody>${log.items.map((e) => html`<tr><td>${when(e.createdAt, 'never', 'second')}</td><td>${who(e)}</td><td>${e.action}</td><td>${e.target.kind}${e.target.id ? ` ${e.target.id}` : ''}</td><td>${viewer ? 'hidden' : (e.address ?? '-')}</td><td>${detail(e.details)}</td></tr>`)}</tbody>
+<tbody>${items.map((e) => html`<tr><td>${when(e.createdAt, 'never', 'second')}</td><td>${who(e)}</td><td>${e.action}</td><td>${e.target.kind}${e.target.id ? ` ${e.target.id}` : ''}</td><td>${viewer ? 'hidden' : (e.address ?? '-')}</td><td>${detail(e.details)}</td></tr>`)}</tbody>
 </table>`
 }
-${next ? html`<p><a href="${next}">Older changes</a></p>` : ''}`,
+${next ? html`<p><a href="${next}">Older changes</a></p>` : ''}
+${exportSection(s, today)}
+${retentionSection(s, retention)}`,
   };
+}
+
+const DAY_MS = 86_400_000;
+const day = (d: Date) => d.toISOString().slice(0, 10);
+
+/** The export form: a range of UTC days, both included, and a format; a file, never a page. */
+function exportSection(s: ConsoleSession, today: Date): Safe {
+  return html`<h2>Export</h2>
+<form method="get" action="/console/audit/export" class="filters">
+<label for="x-from">From</label> <input type="date" name="from" id="x-from" value="${day(new Date(today.getTime() - 29 * DAY_MS))}">
+<label for="x-to">To</label> <input type="date" name="to" id="x-to" value="${day(today)}">
+<label for="x-format">Format</label> <select name="format" id="x-format"><option value="csv" selected>CSV</option><option value="jsonl">JSON lines</option></select>
+<button type="submit" class="secondary">Export</button>
+</form>
+<p class="muted">Every change of those days (UTC), oldest first. No CSV cell is read as a formula. The export is itself recorded in this log.${
+    s.member.role === 'viewer' ? " As on this page, members' emails and addresses are left out." : ''
+  }</p>`;
+}
+
+/** How long the log is kept: owners change it, every other member reads it. */
+function retentionSection(s: ConsoleSession, r: Retention): Safe {
+  const b = RETENTION_BOUNDS;
+  if (s.member.role !== 'owner') {
+    return html`<h2>Retention</h2>
+<p>Audit entries are kept ${r.auditDays} days, webhook delivery logs ${r.deliveryDays} days; older ones are deleted. Owners can change this.</p>`;
+  }
+  return html`<h2>Retention</h2>
+<form method="post" action="/console/audit/retention" class="stack">
+${csrfField(s.csrfToken)}
+<label for="r-audit">Keep audit entries (days, ${b.auditDays.min}-${b.auditDays.max})</label> <input type="number" name="auditDays" id="r-audit" required min="${b.auditDays.min}" max="${b.auditDays.max}" value="${r.auditDays}">
+<label for="r-delivery">Keep webhook delivery logs (days, ${b.deliveryDays.min}-${b.deliveryDays.max})</label> <input type="number" name="deliveryDays" id="r-delivery" required min="${b.deliveryDays.min}" max="${b.deliveryDays.max}" value="${r.deliveryDays}">
+<button type="submit">Save retention</button>
+</form>
+<p class="muted">Older entries are deleted within the hour and cannot be brought back.</p>`;
 }
