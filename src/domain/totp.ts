@@ -63,13 +63,16 @@ export async function startTotpEnrollment(db: Queryable, session: ConsoleSession
   return made;
 }
 
+/** The refusal of an enrollment whose password is wrong, missing or over the sign-in limits. */
 export const REPLACE_FACTOR_REFUSED =
-  'Enter your current password to replace your authenticator app (or too many attempts were made: password checks pause for 15 minutes after 10).';
+  'Enter your current password to set up an authenticator app (or too many attempts were made: password checks pause for 15 minutes after 10).';
 
 /**
  * Confirms enrollment with a code from the session's new secret; answers the ten recovery codes,
- * shown once. Replacing a second factor already on asks for the password again (checked under the
- * sign-in limits). A session held at enrollment steps up to active under a new id (its cookie).
+ * shown once. Every enrollment asks for the password again, the first as well as a replacement
+ * (issue 52, L5: an open session alone, left or stolen, could bind the account to someone else's
+ * app), checked by checkPassword under the sign-in limits before the code is. A session held at
+ * enrollment steps up to active under a new id (its cookie).
  */
 export async function enrollTotp(
   db: DatabaseExecutor,
@@ -79,11 +82,9 @@ export async function enrollTotp(
   now: Date,
 ): Promise<{ recoveryCodes: string[]; renewed: NewSession | null }> {
   const m = await memberOf(db, session.orgId, session.member.id);
-  if (m.totpSecret !== null) {
-    const password = typeof input.password === 'string' ? input.password : '';
-    const outcome = await checkPassword(db, { account: m.email.toLowerCase(), address: actor.address ?? '', password, stored: [m.passwordHash] }, now);
-    if (outcome !== 0) throw new ApiError('unauthorized', REPLACE_FACTOR_REFUSED);
-  }
+  const password = typeof input.password === 'string' ? input.password : '';
+  const outcome = await checkPassword(db, { account: m.email.toLowerCase(), address: actor.address ?? '', password, stored: [m.passwordHash] }, now);
+  if (outcome !== 0) throw new ApiError('unauthorized', REPLACE_FACTOR_REFUSED);
   const secret = await readPendingTotpSecret(db, session.orgId, session.idHash);
   const step = secret ? matchStep(secret, normalizeCode(input.code), now) : null;
   if (!secret || step === null) throw invalid('The code does not match; enter the six digits your authenticator app shows now.');
