@@ -45,7 +45,7 @@ describe("issue 52 L3: a viewer reads a key's creator as a role, never an email"
   }, 60_000);
   afterAll(async () => t?.close());
 
-  it('the viewer reads roles, "a former member" and "the operator", and no member\'s email anywhere on the page', async () => {
+  it("the viewer reads roles, a former member and the operator, and no member's email anywhere on the page", async () => {
     const page = await viewer.get('/console/keys');
     expect(page.statusCode).toBe(200);
     expect(creatorCell(rowOf(page.body, 'by-owner'))).toBe('an owner');
