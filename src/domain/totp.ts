@@ -1,16 +1,20 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { Secret, TOTP } from 'otpauth';
 import type { DatabaseExecutor, Queryable } from './database.js';
 import {
   deleteSession,
   findMember,
+  listClearTotpSecrets,
   markSignedIn,
   readPendingTotpSecret,
+  replaceClearTotpSecret,
   setPendingTotpSecret,
   updateMemberTotp,
   useRecoveryCode,
   useTotpStep,
+  type MemberRow,
 } from '../db/repositories/members.js';
+import { serviceSecret } from '../db/repositories/secrets.js';
 import { ApiError, invalid } from '../contract/errors.js';
 import { recordAudit, type Actor } from './audit.js';
 import { checkPassword, spendAttempt } from './passwords.js';
@@ -28,6 +32,91 @@ const totp = (secret: string, label = 'Climate Pulse') =>
 export function createTotpSecret(email: string): { secret: string; uri: string } {
   const secret = new Secret({ size: 20 }).base32;
   return { secret, uri: totp(secret, email).toString() };
+}
+
+/*
+ * TOTP secrets at rest (issue 52, L4): sealed like the other secrets the service keeps (the
+ * check-in keys): AES-256-GCM under a key derived from the service secret `totp_seal`, bound to
+ * the organization and the member (or the enrolling session), stored as `sealed:v1:<base64url of
+ * iv, ciphertext, tag>` in the same text column. A copy of the members table alone (an export, a
+ * log of a row, a column read by mistake) holds no usable secret, and a sealed value moved to
+ * another member's row does not open. `db copy`, backup and restore move service_secrets with the
+ * rows, so a copy opens them. Secrets written in clear before migration 0025 are sealed at the
+ * console's start (sealClearTotpSecrets) and, should one remain, when it is next used.
+ */
+const SEALED = 'sealed:v1:';
+const sealKeys = new WeakMap<object, Promise<Buffer>>();
+
+/** The seal key of a database, read once per executor (serviceSecret writes it the first time). */
+function sealKeyOf(db: Queryable): Promise<Buffer> {
+  let key = sealKeys.get(db);
+  if (!key) {
+    key = serviceSecret(db, 'totp_seal').then((secret) => createHash('sha256').update('climate-pulse totp seal\0').update(secret).digest());
+    key.catch(() => sealKeys.delete(db));
+    sealKeys.set(db, key);
+  }
+  return key;
+}
+
+const memberBinding = (orgId: string, memberId: string) => `member\0${orgId}\0${memberId}`;
+const sessionBinding = (orgId: string, idHash: Buffer) => `session\0${orgId}\0${idHash.toString('hex')}`;
+
+function seal(key: Buffer, binding: string, secret: string): string {
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  cipher.setAAD(Buffer.from(binding));
+  return SEALED + Buffer.concat([iv, cipher.update(secret, 'utf8'), cipher.final(), cipher.getAuthTag()]).toString('base64url');
+}
+
+/**
+ * A sealed secret that does not open (another database's seal key, or a value moved from another
+ * row) refuses the code as the server's failure (500, logged): a member is never let through.
+ */
+export const TOTP_SEAL_BROKEN = "A two-factor secret does not open with this database's seal key (service secret totp_seal).";
+
+function unseal(key: Buffer, binding: string, stored: string): string {
+  const bytes = Buffer.from(stored.slice(SEALED.length), 'base64url');
+  try {
+    if (bytes.length < 29) throw new Error('too short');
+    const decipher = createDecipheriv('aes-256-gcm', key, bytes.subarray(0, 12));
+    decipher.setAAD(Buffer.from(binding));
+    decipher.setAuthTag(bytes.subarray(bytes.length - 16));
+    return Buffer.concat([decipher.update(bytes.subarray(12, bytes.length - 16)), decipher.final()]).toString('utf8');
+  } catch {
+    throw new ApiError('internal_error', TOTP_SEAL_BROKEN);
+  }
+}
+
+export const isSealedTotpSecret = (stored: string) => stored.startsWith(SEALED);
+
+/** A member's secret in clear, for checking a code: opened, or (still in clear) sealed in place first. */
+async function memberSecret(db: Queryable, m: MemberRow & { totpSecret: string }): Promise<string> {
+  const key = await sealKeyOf(db);
+  if (isSealedTotpSecret(m.totpSecret)) return unseal(key, memberBinding(m.orgId, m.id), m.totpSecret);
+  await replaceClearTotpSecret(db, m.orgId, m.id, m.totpSecret, seal(key, memberBinding(m.orgId, m.id), m.totpSecret));
+  return m.totpSecret;
+}
+
+const SWEEP_BATCH = 500;
+
+/**
+ * Seals every TOTP secret still stored in clear (migration 0025 cannot: SQL has no AES-GCM, and the
+ * seal key is derived here). Run at every start of the console (src/console/plugins/totp-sealing.ts);
+ * a row changed meanwhile is left to the next pass, or to its next use. Answers how many it sealed.
+ */
+export async function sealClearTotpSecrets(db: Queryable): Promise<number> {
+  let sealed = 0;
+  for (;;) {
+    const rows = await listClearTotpSecrets(db, SWEEP_BATCH);
+    if (rows.length === 0) return sealed;
+    const key = await sealKeyOf(db);
+    let progress = 0;
+    for (const r of rows) {
+      if (await replaceClearTotpSecret(db, r.orgId, r.id, r.secret, seal(key, memberBinding(r.orgId, r.id), r.secret))) progress++;
+    }
+    sealed += progress;
+    if (rows.length < SWEEP_BATCH || progress === 0) return sealed;
+  }
 }
 
 /** A code as typed: apps show "123 456", people paste "123-456" or add spaces around a recovery code. */
@@ -59,17 +148,21 @@ const codeDigest = (code: string) => sha256(code.trim().toLowerCase());
  */
 export async function startTotpEnrollment(db: Queryable, session: ConsoleSession): Promise<{ secret: string; uri: string }> {
   const made = createTotpSecret(session.member.email);
-  await setPendingTotpSecret(db, session.orgId, session.idHash, made.secret);
+  const key = await sealKeyOf(db);
+  await setPendingTotpSecret(db, session.orgId, session.idHash, seal(key, sessionBinding(session.orgId, session.idHash), made.secret));
   return made;
 }
 
+/** The refusal of an enrollment whose password is wrong, missing or over the sign-in limits. */
 export const REPLACE_FACTOR_REFUSED =
-  'Enter your current password to replace your authenticator app (or too many attempts were made: password checks pause for 15 minutes after 10).';
+  'Enter your current password to set up an authenticator app (or too many attempts were made: password checks pause for 15 minutes after 10).';
 
 /**
  * Confirms enrollment with a code from the session's new secret; answers the ten recovery codes,
- * shown once. Replacing a second factor already on asks for the password again (checked under the
- * sign-in limits). A session held at enrollment steps up to active under a new id (its cookie).
+ * shown once. Every enrollment asks for the password again, the first as well as a replacement
+ * (issue 52, L5: an open session alone, left or stolen, could bind the account to someone else's
+ * app), checked by checkPassword under the sign-in limits before the code is. A session held at
+ * enrollment steps up to active under a new id (its cookie).
  */
 export async function enrollTotp(
   db: DatabaseExecutor,
@@ -79,17 +172,19 @@ export async function enrollTotp(
   now: Date,
 ): Promise<{ recoveryCodes: string[]; renewed: NewSession | null }> {
   const m = await memberOf(db, session.orgId, session.member.id);
-  if (m.totpSecret !== null) {
-    const password = typeof input.password === 'string' ? input.password : '';
-    const outcome = await checkPassword(db, { account: m.email.toLowerCase(), address: actor.address ?? '', password, stored: [m.passwordHash] }, now);
-    if (outcome !== 0) throw new ApiError('unauthorized', REPLACE_FACTOR_REFUSED);
-  }
-  const secret = await readPendingTotpSecret(db, session.orgId, session.idHash);
+  const password = typeof input.password === 'string' ? input.password : '';
+  const outcome = await checkPassword(db, { account: m.email.toLowerCase(), address: actor.address ?? '', password, stored: [m.passwordHash] }, now);
+  if (outcome !== 0) throw new ApiError('unauthorized', REPLACE_FACTOR_REFUSED);
+  const key = await sealKeyOf(db);
+  const pending = await readPendingTotpSecret(db, session.orgId, session.idHash);
+  // A pending secret written in clear by the previous version (a rolling restart) is still taken.
+  const secret = pending && isSealedTotpSecret(pending) ? unseal(key, sessionBinding(session.orgId, session.idHash), pending) : pending;
   const step = secret ? matchStep(secret, normalizeCode(input.code), now) : null;
   if (!secret || step === null) throw invalid('The code does not match; enter the six digits your authenticator app shows now.');
   const codes = Array.from({ length: 10 }, recoveryCode);
+  const sealed = seal(key, memberBinding(session.orgId, session.member.id), secret);
   const renewed = await db.transaction(async (tx) => {
-    await updateMemberTotp(tx, session.orgId, session.member.id, secret, step, codes.map(codeDigest));
+    await updateMemberTotp(tx, session.orgId, session.member.id, sealed, step, codes.map(codeDigest));
     await setPendingTotpSecret(tx, session.orgId, session.idHash, null);
     await markSignedIn(tx, session.orgId, session.member.id, now);
     await recordAudit(
@@ -115,7 +210,7 @@ export async function completeTwoFactor(db: DatabaseExecutor, session: ConsoleSe
   if (!spent) throw new ApiError('unauthorized', TWO_FACTOR_REFUSED);
   let ok = false;
   if (m?.totpSecret) {
-    const step = matchStep(m.totpSecret, text, now);
+    const step = matchStep(await memberSecret(db, { ...m, totpSecret: m.totpSecret }), text, now);
     ok =
       step !== null
         ? await useTotpStep(db, m.orgId, m.id, step)

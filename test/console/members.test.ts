@@ -277,13 +277,15 @@ describe('two-factor', () => {
       /^otpauth:\/\/totp\/Climate%20Pulse:totp%40example\.com\?issuer=Climate%20Pulse&secret=[A-Z2-7]{32}&algorithm=SHA1&digits=6&period=30$/,
     );
     // The client cannot choose the secret: a code of an all-zero secret it sends is a wrong code.
-    expect((await refused(enrollTotp(t.db, session, { secret: 'A'.repeat(32), code: code('A'.repeat(32), T0) } as never, OP, T0))).code).toBe(
+    expect(
+      (await refused(enrollTotp(t.db, session, { secret: 'A'.repeat(32), code: code('A'.repeat(32), T0), password: PASSWORD } as never, OP, T0))).code,
+    ).toBe('invalid_request');
+    expect((await refused(enrollTotp(t.db, session, { code: '000000' === code(secret, T0) ? '111111' : '000000', password: PASSWORD }, OP, T0))).code).toBe(
       'invalid_request',
     );
-    expect((await refused(enrollTotp(t.db, session, { code: '000000' === code(secret, T0) ? '111111' : '000000' }, OP, T0))).code).toBe('invalid_request');
     // Typed as the apps show it, with a space (issue 41).
     const typed = code(secret, T0);
-    const { recoveryCodes } = await enrollTotp(t.db, session, { code: `${typed.slice(0, 3)} ${typed.slice(3)}` }, OP, T0);
+    const { recoveryCodes } = await enrollTotp(t.db, session, { code: `${typed.slice(0, 3)} ${typed.slice(3)}`, password: PASSWORD }, OP, T0);
     expect(recoveryCodes).toHaveLength(10);
     expect(new Set(recoveryCodes).size).toBe(10);
 

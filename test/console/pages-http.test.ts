@@ -260,8 +260,11 @@ describe('the organization pages of the console', () => {
     const made = await admin.submit('/console/keys', '/console/keys', { name: 'creator check', scope: 'read' });
     expect(made.statusCode).toBe(200);
     for (let i = 0; i < 101; i++) await createOrgKey(t.db, 'org_pages', { name: `later ${i}` }, operatorActor(), T0);
-    const row = /<tr>\s*<td>creator check<\/td>[\s\S]*?<\/tr>/.exec((await viewer.get('/console/keys')).body)?.[0] ?? '';
+    const row = /<tr>\s*<td>creator check<\/td>[\s\S]*?<\/tr>/.exec((await admin.get('/console/keys')).body)?.[0] ?? '';
     expect(row).toContain('<td>admin@pages.example.com</td>');
+    // A viewer reads the creator's role, never an email (issue 52, L3: test/console/keys-creator.test.ts).
+    const viewerRow = /<tr>\s*<td>creator check<\/td>[\s\S]*?<\/tr>/.exec((await viewer.get('/console/keys')).body)?.[0] ?? '';
+    expect(viewerRow).toContain('<td>an admin</td>');
   });
 
   it('a viewer reads every page and every change is refused on the server', async () => {

@@ -3,7 +3,7 @@ import { Secret, TOTP } from 'otpauth';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { BROWSER_MISSING, joinConsole, launchConsoleBrowser, type ConsoleBrowser } from '../helpers/browser.js';
+import { BROWSER_MISSING, joinConsole, launchConsoleBrowser, PASSWORD, type ConsoleBrowser } from '../helpers/browser.js';
 
 /**
  * Issue 41, the HR lead's list, at 360 px in headless Chromium with axe-core: the QR code, codes
@@ -71,6 +71,7 @@ describe.skipIf(BROWSER_MISSING)('the console on a phone', () => {
     expect(await fitsWidth(page)).toBe(true);
     await cb.audit(page, 'enrollment at 360 px');
     const code = codeAt(secret, Date.now());
+    await page.getByLabel(/^current password$/i).fill(PASSWORD);
     await page.getByLabel(/^code$/i).fill(`${code.slice(0, 3)} ${code.slice(3)}`);
     await page.getByRole('button', { name: /turn on two-factor/i }).click();
     await page.waitForURL(`${base}/console/two-factor/recovery-codes`);

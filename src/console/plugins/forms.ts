@@ -5,11 +5,58 @@ import { checkBody } from '../../http/validation.js';
 /** An HTML form's fields: application/x-www-form-urlencoded, one value per name. */
 export type Form = Record<string, string>;
 
-/** The form body parser: a field given twice is refused. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this refuses
+const CONTROL_BUT_LINES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
+
+/**
+ * The console's textareas, whose text is lines: the only fields that may hold a tab, a line feed
+ * or a carriage return (a pasted roster, the reasons and the flag words of the check-in settings).
+ */
+export const MULTILINE_FIELDS: ReadonlySet<string> = new Set(['csv', 'reasons', 'flagWords']);
+
+/**
+ * Whether text holds a control character (Unicode's Cc: C0, DEL and C1), NUL included, that no
+ * console entry takes: PostgreSQL cannot store NUL (a 500 at nine entries, issue 52), and no
+ * field, id or query parameter of the console means one. Multi-line text may hold tab, LF and CR.
+ */
+export const holdsControl = (text: string, multiline = false) => (multiline ? CONTROL_BUT_LINES : CONTROL).test(text);
+
+const REFUSED = 'holds a control character (such as NUL), which the console does not accept';
+
+/**
+ * Every console entry's text, refused in one place before anything reads it (issue 52, L1): the
+ * form parser refuses a field's name or value, and this hook a path parameter or a query
+ * parameter, with 400 and the console's error page. The refusal never repeats the value, and the
+ * request's log line holds only the route (src/http/plugins/request-log.ts).
+ */
+async function refuseControlInAddress(request: FastifyRequest) {
+  for (const value of Object.values((request.params ?? {}) as Record<string, unknown>)) {
+    if (typeof value === 'string' && holdsControl(value)) throw new ApiError('invalid_request', `The address ${REFUSED}.`);
+  }
+  for (const [name, value] of Object.entries((request.query ?? {}) as Record<string, unknown>)) {
+    if (holdsControl(name)) throw new ApiError('invalid_request', `A query parameter's name ${REFUSED}.`);
+    for (const v of Array.isArray(value) ? value : [value]) {
+      if (typeof v === 'string' && holdsControl(v)) throw new ApiError('invalid_request', `The query parameter '${name}' ${REFUSED}.`);
+    }
+  }
+}
+
+/**
+ * The console's one body parser, for HTML forms (a JSON body would reach the handlers unchecked:
+ * any other type is 415): a field given twice is refused, and so is a control character in a
+ * field's name or value (tab, LF and CR allowed in MULTILINE_FIELDS only); with it, the hook that
+ * refuses one in the address (path and query).
+ */
 export function registerFormParser(scope: FastifyInstance) {
+  scope.addHook('onRequest', refuseControlInAddress);
+  scope.removeAllContentTypeParsers();
   scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_request, body, done) => {
     const form: Form = {};
     for (const [k, v] of new URLSearchParams(body as string)) {
+      if (holdsControl(k)) return done(new ApiError('invalid_request', `A form field's name ${REFUSED}.`));
+      if (holdsControl(v, MULTILINE_FIELDS.has(k))) return done(new ApiError('invalid_request', `The form field '${k}' ${REFUSED}.`));
       if (Object.hasOwn(form, k)) return done(new ApiError('invalid_request', `The form field '${k}' is given more than once.`));
       form[k] = v;
     }

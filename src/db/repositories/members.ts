@@ -10,6 +10,7 @@ export interface MemberRow {
   email: string;
   role: MemberRole;
   passwordHash: string;
+  /** The TOTP secret as stored: sealed (src/domain/totp.ts), or in clear if written before migration 0025; null when not enrolled. */
   totpSecret: string | null;
   totpLastStep: number | null;
   recoveryCodes: Buffer[];
@@ -111,6 +112,26 @@ export async function updateMemberPassword(db: Queryable, orgId: string, id: str
 const setTotp = sql('members.set_totp', `UPDATE members SET totp_secret = $3, totp_last_step = $4, recovery_codes = $5 WHERE org_id = $1 AND id = $2`);
 export async function updateMemberTotp(db: Queryable, orgId: string, id: string, secret: string | null, lastStep: number | null, codes: Buffer[]) {
   await db.query(setTotp, [orgId, id, secret, lastStep, codes]);
+}
+
+/**
+ * Migration 0025's rows: members whose TOTP secret is still in clear (written before it, or by a
+ * process of the previous version during a rolling restart), across organizations, as the
+ * start-up sweep reads them (members is a reference table on Citus, like the sign-in's lookup).
+ */
+const clearTotp = sql(
+  'members.clear_totp',
+  `SELECT org_id, id, totp_secret FROM members WHERE totp_secret IS NOT NULL AND totp_secret NOT LIKE 'sealed:%' ORDER BY org_id, id LIMIT $1`,
+);
+export async function listClearTotpSecrets(db: Queryable, limit: number): Promise<{ orgId: string; id: string; secret: string }[]> {
+  const rows = await db.query<{ org_id: string; id: string; totp_secret: string }>(clearTotp, [limit]);
+  return rows.map((r) => ({ orgId: r.org_id, id: r.id, secret: r.totp_secret }));
+}
+
+/** Replaces a clear TOTP secret by its sealed form, only if the row still holds that clear one (a concurrent enrollment wins). */
+const resealTotp = sql('members.reseal_totp', `UPDATE members SET totp_secret = $4 WHERE org_id = $1 AND id = $2 AND totp_secret = $3 RETURNING id`);
+export async function replaceClearTotpSecret(db: Queryable, orgId: string, id: string, clear: string, sealed: string): Promise<boolean> {
+  return (await db.query(resealTotp, [orgId, id, clear, sealed])).length === 1;
 }
 
 /** Takes a TOTP step only if it is later than the last one used: a code works once, also under concurrency. */

@@ -124,16 +124,33 @@ export function sendError(reply: FastifyReply, e: ApiError) {
 
 /**
  * Database errors carry values clients sent (titles, descriptions, Idempotency-Keys): PGlite's
- * the statement's parameters (`params`), PostgreSQL's `detail` the failing row or key. The log
- * keeps the message, the SQLSTATE and the statement, not the values.
+ * the statement's parameters (`params`), PostgreSQL's `detail` the failing row or key, its
+ * `where` a bind parameter's value (`unnamed portal parameter $3 = '...'`), and a data
+ * exception's message (SQLSTATE class 22: `invalid input syntax for type uuid: "..."`) the value
+ * itself, in `stack` too. The log keeps the message's words, the SQLSTATE and the statement, not
+ * the values; a cause is treated the same way.
  */
 const VALUE_FIELDS = ['params', 'detail'] as const;
-function withoutValues<E extends object>(err: E): E {
-  if (!VALUE_FIELDS.some((f) => f in err)) return err;
-  const copy = Object.create(Object.getPrototypeOf(err)) as E;
+const QUOTED_VALUE = /: ".*"$/s;
+const PARAMETER_VALUE = / = '.*'/s;
+export function withoutValues<E extends object>(err: E, depth = 0): E {
+  const e = err as Record<string, unknown>;
+  const message = typeof e.message === 'string' ? e.message : '';
+  const dataException = typeof e.code === 'string' && e.code.startsWith('22') && QUOTED_VALUE.test(message);
+  const where = typeof e.where === 'string' && PARAMETER_VALUE.test(e.where);
+  const cause = depth < 3 && e.cause !== null && typeof e.cause === 'object' ? withoutValues(e.cause, depth + 1) : e.cause;
+  if (!VALUE_FIELDS.some((f) => f in err) && !dataException && !where && cause === e.cause) return err;
+  const copy = Object.create(Object.getPrototypeOf(err)) as Record<string, unknown>;
   Object.defineProperties(copy, Object.getOwnPropertyDescriptors(err));
-  for (const f of VALUE_FIELDS) if (f in copy) (copy as Record<string, unknown>)[f] = '[redacted]';
-  return copy;
+  for (const f of VALUE_FIELDS) if (f in copy) copy[f] = '[redacted]';
+  if (dataException) {
+    const redacted = message.replace(QUOTED_VALUE, ': "[redacted]"');
+    copy.message = redacted;
+    if (typeof copy.stack === 'string') copy.stack = copy.stack.split(message).join(redacted);
+  }
+  if (where) copy.where = (e.where as string).replace(PARAMETER_VALUE, " = '[redacted]'");
+  if (cause !== e.cause) copy.cause = cause;
+  return copy as E;
 }
 
 /** Every error, our own and Fastify's, and every unmatched route, answered in the contract's one shape. */

@@ -28,7 +28,7 @@ export async function registerBase(app: FastifyInstance, opts: BaseOptions): Pro
   await app.register(bearerReading);
 }
 
-export { contractErrors, sendError, toApiError } from './errors.js';
+export { contractErrors, sendError, toApiError, withoutValues } from './errors.js';
 export { bodyRules, requireJsonObject } from './body-rules.js';
 export { responseHeaders } from './headers.js';
 export { drain } from './drain.js';

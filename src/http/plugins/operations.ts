@@ -17,16 +17,21 @@ const SEGMENT_MAX = 24;
 /** The longest path logged. */
 const PATH_MAX = 256;
 
+/** A control character in a path segment, raw or percent-encoded (C0, DEL, and C1 as UTF-8). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this finds
+const CONTROL_SEGMENT = /[\u0000-\u001f\u007f-\u009f]|%[01][0-9a-f]|%7f|%c2%[89][0-9a-f]/i;
+
 /**
  * The path of a request no route matched, as it may be logged: never its query string or
  * fragment (a key, cursor or token may ride there), no long segment whole (a key pasted in
- * the path), at most PATH_MAX characters.
+ * the path), no segment holding a control character (a value every face refuses, issue 52),
+ * at most PATH_MAX characters.
  */
 export function unmatchedPath(url: string): string {
   const path = url.split(/[?#]/, 1)[0];
   const safe = path
     .split('/')
-    .map((s) => (s.length > SEGMENT_MAX ? `${s.slice(0, 8)}…` : s))
+    .map((s) => (CONTROL_SEGMENT.test(s) ? '[refused]' : s.length > SEGMENT_MAX ? `${s.slice(0, 8)}…` : s))
     .join('/');
   return safe.length > PATH_MAX ? `${safe.slice(0, PATH_MAX)}…` : safe;
 }

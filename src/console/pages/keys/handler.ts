@@ -2,11 +2,12 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../contract/errors.js';
 import type { DatabaseExecutor } from '../../../domain/database.js';
 import { createOrgKey, listOrgKeys, revokeOrgKey, rollOrgKey } from '../../../domain/keys.js';
+import { listMembers } from '../../../domain/members.js';
 import { html, notice, type Safe } from '../../html.js';
 import { actorOf, CHANGERS, changeOutcome, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { newKeyOf, rollDelayOf } from './form.js';
 import { secretBox, sendPage, when } from '../../views/layout.js';
-import { keysView, stateOf, type ConsoleKey } from './view.js';
+import { creatorForViewer, keysView, stateOf, type ConsoleKey } from './view.js';
 
 /** The API keys page (CONTRACT.md section 11): every member reads it; admins and owners change keys. */
 export function registerKeyPages(scope: FastifyInstance, deps: ConsoleDeps & { db: DatabaseExecutor }) {
@@ -16,7 +17,12 @@ export function registerKeyPages(scope: FastifyInstance, deps: ConsoleDeps & { d
   const keysPage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) => {
     const s = request.member;
     const at = now();
-    const keys: ConsoleKey[] = (await listOrgKeys(db, s.orgId)).map((k) => ({ ...k, state: stateOf(k, at) })).reverse();
+    let keys: ConsoleKey[] = (await listOrgKeys(db, s.orgId)).map((k) => ({ ...k, state: stateOf(k, at) })).reverse();
+    if (s.member.role === 'viewer') {
+      // Members' emails are for owners (CONTRACT.md section 11): a viewer's page never receives one.
+      const roles = new Map((await listMembers(db, s.orgId)).map((m) => [m.email.toLowerCase(), m.role]));
+      keys = keys.map((k) => ({ ...k, createdBy: creatorForViewer(k.createdBy, roles) }));
+    }
     return sendPage(reply, status, keysView({ session: s, keys, message }));
   };
 

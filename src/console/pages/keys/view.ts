@@ -1,5 +1,6 @@
 import type { KeyListing } from '../../../contract/schemas/admin-keys.js';
 import { ROLL_DELAYS } from '../../../domain/keys.js';
+import type { MemberRole } from '../../../domain/members.js';
 import type { ConsoleSession } from '../../../domain/sessions.js';
 import { csrfField, html, type PageOptions, type Safe } from '../../html.js';
 import { navFor } from '../../views/nav.js';
@@ -11,6 +12,21 @@ export type ConsoleKey = KeyListing & { state: 'active' | 'expired' | 'revoked' 
 export function stateOf(k: KeyListing, now: Date): ConsoleKey['state'] {
   if (k.revokedAt !== null) return 'revoked';
   return k.expiresAt !== null && Date.parse(k.expiresAt) <= now.getTime() ? 'expired' : 'active';
+}
+
+const ROLE_NAMES: Record<MemberRole, string> = { owner: 'an owner', admin: 'an admin', viewer: 'a viewer' };
+
+/**
+ * A key's creator as a viewer reads it: a member by their role today ('an admin'), or 'a former
+ * member', never by email (issue 52, L3); 'the operator'; a key (its display prefix) as it is.
+ * `roles`: the organization's members' roles by lower-cased email.
+ */
+export function creatorForViewer(createdBy: string | null, roles: ReadonlyMap<string, MemberRole>): string | null {
+  if (createdBy === null) return null;
+  if (createdBy === 'operator') return 'the operator';
+  if (!createdBy.includes('@')) return createdBy;
+  const role = roles.get(createdBy.toLowerCase());
+  return role ? ROLE_NAMES[role] : 'a former member';
 }
 
 /** The API keys page: the keys, newest first, and for admins and owners the forms that change them. */

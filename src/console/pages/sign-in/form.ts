@@ -11,7 +11,7 @@ export const typedEmailOf = (form: Form | undefined) => (typeof form?.email === 
 
 export const codeOf = (form: Form) => form.code;
 
-/** The enrollment form: the code, and the password when a second factor is replaced. */
+/** The enrollment form: the code, and the password (every enrollment asks for it again). */
 export const enrollmentOf = (form: Form) => ({ code: form.code, password: form.password });
 
 export const acceptanceOf = (token: string, form: Form) => ({ token, password: form.password });

@@ -67,8 +67,8 @@ export interface EnrollData {
 
 /**
  * Setting up two-factor: the secret shown once, as a QR code and as text. Required by the
- * organization, it is a step of signing in (no navigation); replacing a second factor asks for the
- * password again.
+ * organization, it is a step of signing in (no navigation). Every enrollment, the first included,
+ * asks for the password again.
  */
 export function enrollView({ session: s, secret, uri, qr, message }: EnrollData): PageOptions {
   const required = s.stage === 'enroll';
@@ -83,7 +83,11 @@ ${
 <form method="post" action="/console/sign-out" class="signout-inline">${csrfField(s.csrfToken)}<button type="submit" class="secondary">Sign out</button></form>`
     : ''
 }
-${replacing ? html`<p>Two-factor authentication is on. Setting up a new authenticator app replaces the old one: enter your password to confirm.</p>` : ''}
+${
+  replacing
+    ? html`<p>Two-factor authentication is on. Setting up a new authenticator app replaces the old one: enter your password to confirm.</p>`
+    : html`<p>Enter your password to confirm that the app you set up is yours.</p>`
+}
 ${message ?? ''}
 <ol>
 <li><p>Scan this QR code with your authenticator app:</p>
@@ -94,12 +98,8 @@ ${message ?? ''}
 </ol>
 <form method="post" action="/console/two-factor/enroll" class="stack">
 ${csrfField(s.csrfToken)}
-${
-  replacing
-    ? html`<input type="email" name="username" value="${s.member.email}" autocomplete="username" hidden>
-<label for="f-password">Current password</label> <input type="password" name="password" autocomplete="current-password" required id="f-password">`
-    : ''
-}
+<input type="email" name="username" value="${s.member.email}" autocomplete="username" hidden>
+<label for="f-password">Current password</label> <input type="password" name="password" autocomplete="current-password" required id="f-password">
 <label for="f-code">Code</label> <input name="code" inputmode="numeric" autocomplete="one-time-code" required maxlength="11" id="f-code">
 <button type="submit">Turn on two-factor</button>
 </form>`,
