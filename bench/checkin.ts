@@ -90,7 +90,9 @@ export interface CheckinBenchResult {
     perProcess: number[];
     /** From the first process's start to the last mail received. */
     seconds: number;
-    linksMailed: number;
+    /** Links the round made (they name no one), and mails still waiting with a link. */
+    links: number;
+    linksWaiting: number;
     leasesLeft: number;
     /** Mails received in the 5 s after the last one was expected (none, when each went once). */
     lateMails: number;
@@ -338,7 +340,9 @@ async function mailRound(url: string, respondents: number, processes: number, lo
     const c = new pg.Client({ connectionString: url });
     await c.connect();
     const { rows } = await c.query(
-      `SELECT count(*) FILTER (WHERE mailed)::int AS mailed, count(*) FILTER (WHERE lease_until IS NOT NULL)::int AS leased FROM checkin_links WHERE org_id = $1`,
+      `SELECT (SELECT count(*) FROM checkin_round_links WHERE org_id = $1)::int AS links,
+              (SELECT count(*) FROM checkin_outbox WHERE org_id = $1 AND token_sealed IS NOT NULL)::int AS waiting,
+              (SELECT count(*) FROM checkin_outbox WHERE org_id = $1 AND lease_until IS NOT NULL)::int AS leased`,
       [ORG],
     );
     await c.end();
@@ -349,7 +353,8 @@ async function mailRound(url: string, respondents: number, processes: number, lo
       duplicates: [...byTo.values()].filter((n) => n > 1).length,
       perProcess: Array.from({ length: processes }, (_, p) => mails.filter((m) => m.from === `p${p + 1}@bench.example.com`).length),
       seconds,
-      linksMailed: rows[0].mailed as number,
+      links: rows[0].links as number,
+      linksWaiting: rows[0].waiting as number,
       leasesLeft: rows[0].leased as number,
       lateMails: mails.length - counted,
     };
@@ -593,7 +598,7 @@ export function checkinMarkdown(r: CheckinBenchResult): string {
     '',
     `One organization, ${r.respondents.toLocaleString('en')} respondents (${r.teams} teams of about ${Math.round((r.respondents - TINY) / r.teams)}, and ${TINY} in a team too small to answer as one), database \`${CHECKIN_BENCH_DB}\`; the roster replaced from one CSV file in ${r.rosterSeconds.toFixed(1)} s.`,
     '',
-    `**Mail.** ${r.mail.processes} server processes sent the round at once to an SMTP server started by the bench: ${r.mail.mails.toLocaleString('en')} mails to ${r.mail.recipients.toLocaleString('en')} recipients, ${r.mail.duplicates} recipient${r.mail.duplicates === 1 ? '' : 's'} with more than one, ${r.mail.lateMails} late (split ${r.mail.perProcess.join(' + ')}), in ${r.mail.seconds.toFixed(1)} s from the first process's start; ${r.mail.linksMailed.toLocaleString('en')} links marked mailed, ${r.mail.leasesLeft} leases left.`,
+    `**Mail.** ${r.mail.processes} server processes sent the round at once to an SMTP server started by the bench: ${r.mail.mails.toLocaleString('en')} mails to ${r.mail.recipients.toLocaleString('en')} recipients, ${r.mail.duplicates} recipient${r.mail.duplicates === 1 ? '' : 's'} with more than one, ${r.mail.lateMails} late (split ${r.mail.perProcess.join(' + ')}), in ${r.mail.seconds.toFixed(1)} s from the first process's start (the process that started the round sends its links: the others cannot open its outbox's seal); ${r.mail.links.toLocaleString('en')} links made, ${r.mail.linksWaiting} still waiting, ${r.mail.leasesLeft} leases left.`,
     '',
     `**Signing** (one blind signature, ${r.signing.keyBits}-bit key, this machine): the service's (OpenSSL's raw RSA operation, then its result checked against the public key) ${r.signing.serviceMs.toFixed(3)} ms, mean of ${r.signing.serviceRuns.toLocaleString('en')}; the raw operation alone ${r.signing.rawMs.toFixed(3)} ms; the check-in page library's own \`blindSign\` (BigInt arithmetic) ${r.signing.libraryMs.toFixed(0)} ms, mean of ${r.signing.libraryRuns}: **${(r.signing.libraryMs / r.signing.serviceMs).toFixed(0)}x** the service's.`,
     '',

@@ -26,7 +26,13 @@ describe('operator API: fuzzing findings', () => {
       for (const [method, op] of Object.entries(methods)) {
         if (path.endsWith('/pulses/import')) continue;
         // The backup's 200 is the gzipped tar it streams; its errors are JSON like the rest.
-        const streamed = path === '/admin/v1/backup' ? { '200': ['application/gzip'] } : {};
+        // The audit log's export is JSON lines or CSV, as asked (issue 52).
+        const streamed =
+          path === '/admin/v1/backup'
+            ? { '200': ['application/gzip'] }
+            : path.endsWith('/audit-events/export')
+              ? { '200': ['application/x-ndjson', 'text/csv'] }
+              : {};
         for (const [status, r] of Object.entries(op.responses)) {
           expect(Object.keys(r.content), `${method} ${path} ${status}`).toEqual((streamed as Record<string, string[]>)[status] ?? ['application/json']);
         }

@@ -96,7 +96,11 @@ describe(`a quiet round against everything the service keeps (${DB_KIND})`, () =
       expect((await answer(app, ORG, token, { level: 3, comment: `quiet ${person.email.length}` })).statusCode).toBe(200);
       // The attacker's polls: the new pulse in the API, the participation counts, then every table.
       const pulses = (
-        await app.inject({ method: 'GET', url: '/v1/pulses?from=2026-11-23T00:00:00.000Z&to=2026-11-30T00:00:00.000Z&limit=200', headers: { authorization: `Bearer ${KEYS.acme}` } })
+        await app.inject({
+          method: 'GET',
+          url: '/v1/pulses?from=2026-11-23T00:00:00.000Z&to=2026-11-30T00:00:00.000Z&limit=200',
+          headers: { authorization: `Bearer ${KEYS.acme}` },
+        })
       ).json().items as { id: string }[];
       const fresh = pulses.filter((p) => !seen.has(p.id));
       expect(fresh).toHaveLength(1);

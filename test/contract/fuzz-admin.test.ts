@@ -27,8 +27,9 @@ describe('operator API contract fuzzing', () => {
       expect(n.invalid, `${op} invalid`).toBeGreaterThan(5);
       // Valid requests did succeed, not only meet the documented 404 of a deleted or unknown thing.
       // (Removing a member needs one, and only a person accepting an invitation makes one: tested in test/console/.
-      // A backup needs a DATA_DIR on disk, and the fuzzer's database is in memory or PostgreSQL: tested in test/cli/backup.test.ts.)
-      if (op !== 'removeMember' && op !== 'backupDatabase')
+      // A backup needs a DATA_DIR on disk, and the fuzzer's database is in memory or PostgreSQL: tested in test/cli/backup.test.ts.
+      // A re-sent link needs the week's round started with that person on it: tested in test/checkin/name-no-one.test.ts.)
+      if (op !== 'removeMember' && op !== 'backupDatabase' && op !== 'resendCheckinLink')
         expect(
           Object.keys(result.stats.validAnswers[op]).some((s) => s.startsWith('2')),
           `${op} answered a valid request with 2xx`,
@@ -40,4 +41,4 @@ describe('operator API contract fuzzing', () => {
   }, 180_000);
 });
 
-const RUNS = 1800;
+const RUNS = 2000; // about 44 per operation (45 of them)
