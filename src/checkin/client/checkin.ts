@@ -8,6 +8,7 @@
  * and nothing that names the link or the person.
  */
 import { RSABSSA } from '@cloudflare/blindrsa-ts';
+import { EARLY_START_HOURS, GRACE_HOURS } from '../../domain/checkins/window.js';
 import { WORDS } from '../words.js';
 
 type Opened = {
@@ -28,9 +29,8 @@ type Token = { keyId: string; message: string; signature: string };
 
 const DAY = 86_400_000;
 const WEEK = 7 * DAY;
-/** The grace hours after a week (src/domain/checkins/week.ts GRACE_HOURS) and how early a round may start. */
-const GRACE = 72 * 3_600_000;
-const EARLY = 24 * 3_600_000;
+const GRACE = GRACE_HOURS * 3_600_000;
+const EARLY = EARLY_START_HOURS * 3_600_000;
 const weekStartOf = (t: number) => {
   const day = Math.floor(t / DAY);
   // 1970-01-01 was a Thursday: ISO weekday 4.

@@ -1,4 +1,5 @@
 import { DAY_MS, startOfIsoWeek, WEEK_MS, ymd } from '../time.js';
+import { GRACE_HOURS } from './window.js';
 
 /**
  * The weeks of check-ins: ISO weeks (UTC, CONTRACT.md section 5), each named by its Monday
@@ -14,11 +15,7 @@ export const addWeeks = (week: string, n: number): string => ymd(new Date(weekSt
  * still belongs to the link's week. The page, by its own clock, answers under the key of the week
  * before only during these hours.
  */
-export const GRACE_HOURS = 72;
 export const checkinClosesAt = (week: string): Date => new Date(weekStart(week).getTime() + WEEK_MS + GRACE_HOURS * 3_600_000);
-
-/** How long before its ISO week a round may start: a zone ahead of UTC (at most 14 hours) starts Monday's round on Sunday. */
-export const EARLY_START_HOURS = 24;
 
 export function isTimeZone(tz: string): boolean {
   try {
