@@ -41,6 +41,8 @@ export const WORDS = {
   wrongWeek:
     "Stopped: the date on this device is not in this link's week, so the page cannot check that the key it was given is this week's key for everyone. Check the device's date and time, or use the link of this week's mail. Nothing was sent.",
   alreadyAnswered: 'This answer was already recorded. Thank you.',
+  keyFull:
+    "This week's check-in has taken as many answers as your team has people, so nothing was recorded. If you did not answer this week, tell the people who run the check-ins.",
   failed: 'Something went wrong; nothing was recorded. Reload the page to try again.',
   thanksTitle: 'Thank you',
   thanks: 'Your answer was recorded, without your name.',

@@ -187,7 +187,7 @@ async function main() {
       button.disabled = false;
       return say(WORDS.failed);
     }
-    const answered = await post<{ commentsFrom: string | null }>('/checkin/answer', {
+    const answered = await post<{ commentsFrom: string | null; error?: { message: string } }>('/checkin/answer', {
       orgId,
       keyId: t.keyId,
       message: t.message,
@@ -197,6 +197,13 @@ async function main() {
       comment: comment.trim() === '' ? null : comment,
       team: !(o.team && attachNo.checked),
     });
+    // A 409 is a token spent before (this answer, sent again) or, rarely, a key that took as many answers as its people.
+    const full = answered.status === 409 && !/already used/.test(answered.body.error?.message ?? '');
+    if (full) {
+      localStorage.removeItem(stored);
+      form.hidden = true;
+      return say(WORDS.keyFull);
+    }
     if (answered.status === 200 || answered.status === 409) {
       localStorage.removeItem(stored);
       form.hidden = true;
