@@ -58,7 +58,20 @@ describe.skipIf(!TEST_CITUS_URL)(`the schema distributed on Citus${SKIP_REASON}`
     for (const table of COORDINATOR_TABLES) expect(roles[table], table).toBe('coordinator');
     const distributed = rows.filter((r) => role(r) === 'distributed');
     expect(distributed.map((r) => r.table)).toEqual(
-      expect.arrayContaining(['teams', 'pulses', 'pulse_totals', 'pulse_clean_week_stats', 'webhook_deliveries']),
+      expect.arrayContaining([
+        'teams',
+        'pulses',
+        'pulse_totals',
+        'pulse_clean_week_stats',
+        'webhook_deliveries',
+        // Issue 51's round (migration 0024): colocated with the roster and the keys they refer to.
+        'respondents',
+        'checkin_keys',
+        'checkin_round_slots',
+        'checkin_round_members',
+        'checkin_round_links',
+        'checkin_outbox',
+      ]),
     );
     expect(distributed.length + REFERENCE_TABLES.length + COORDINATOR_TABLES.length).toBe(rows.length);
     expect(new Set(distributed.map((r) => r.colocation)).size).toBe(1);
