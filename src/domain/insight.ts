@@ -63,15 +63,13 @@ export interface Insight {
 export const HEATMAP_MAX_WEEKS = 53;
 
 /**
- * The organization's total of one week: the sum over its slots, shown from 5 and only when the
- * slots' hidden counts together are 0 or at least 5 (section 5's remainder rule), so that the total
- * minus the teams shown never tells a count under 5.
+ * The organization's total of one week: the sum over its slots, shown from 5 like every count.
+ * The total minus the teams shown can tell how many of a slot under 5 were asked or answered: a
+ * count, never a level, and one that GET /v1/pulses (every pulse with its team) tells key holders
+ * anyway. Withholding the total whenever a small team answered (section 5's remainder rule) left
+ * nearly every organization without one (docs/decisions.md).
  */
-function totalOf(counts: number[]): number | null {
-  const total = counts.reduce((a, n) => a + n, 0);
-  const hidden = counts.filter((n) => n < MIN_TEAM).reduce((a, n) => a + n, 0);
-  return total >= MIN_TEAM && (hidden === 0 || hidden >= MIN_TEAM) ? total : null;
-}
+const totalOf = (counts: number[]): number | null => from5(counts.reduce((a, n) => a + n, 0));
 
 const from5 = (n: number) => (n >= MIN_TEAM ? n : null);
 

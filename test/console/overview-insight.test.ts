@@ -77,7 +77,10 @@ beforeAll(async () => {
   });
   const slot = (week: string, team: string, respondents: number, answered: number) =>
     t.db.query(
-      sql('t.slot', `INSERT INTO checkin_round_slots (org_id, week, team_slot, respondents, recent_joiners, capacity, answered) VALUES ($1, $2, $3, $4, 0, $4, $5)`),
+      sql(
+        't.slot',
+        `INSERT INTO checkin_round_slots (org_id, week, team_slot, respondents, recent_joiners, capacity, answered) VALUES ($1, $2, $3, $4, 0, $4, $5)`,
+      ),
       [ORG, week, team, respondents, answered],
     );
   for (const week of ['2026-11-09', '2026-11-16']) {
@@ -94,14 +97,13 @@ afterAll(async () => {
 });
 
 describe("the Overview's insight", () => {
-  it('participation as a rate only where both counts are shown; the total only when the hidden counts are 0 or at least 5', async () => {
+  it("participation as a rate only where both counts are shown, and the organization's total with its rate", async () => {
     const i = await overviewInsight(t.db, ORG, { fromDate: '2026-11-01', toDate: '2026-11-20' }, NOW);
     expect([i.thisWeek, i.lastWeek]).toEqual(['2026-11-16', '2026-11-09']);
     // Last week: every slot's answers shown (6 and 5), so the total is; 11 of 18.
     expect(i.participation.organization.lastWeek).toEqual({ invited: 18, answered: 11, rate: 11 / 18 });
-    // This week the organization's own slot answered 3: its count is hidden, and so is the total,
-    // which minus Support's 7 would tell it.
-    expect(i.participation.organization.thisWeek).toEqual({ invited: 16, answered: null, rate: null });
+    // This week the organization's own slot answered 3: its count is hidden, the total is not.
+    expect(i.participation.organization.thisWeek).toEqual({ invited: 16, answered: 10, rate: 10 / 16 });
     expect(i.participation.slots).toEqual([
       { teamId: 'team_b', teamName: 'Sales', thisWeek: null, lastWeek: { invited: 8, answered: 5, rate: 5 / 8 } },
       { teamId: 'team_a', teamName: 'Support', thisWeek: { invited: 10, answered: 7, rate: 0.7 }, lastWeek: { invited: 10, answered: 6, rate: 0.6 } },
@@ -125,7 +127,10 @@ describe("the Overview's insight", () => {
     const res = await admin.get('/console/overview?from=2026-11-01&to=2026-11-20');
     expect(res.statusCode).toBe(200);
     expect(res.body).toContain('Last week (from 9 Nov 2026): 11 of 18 people answered (61%).');
-    expect(res.body).toContain('This week (from 16 Nov 2026): 16 people asked, and the answers are not shown');
+    expect(res.body).toContain('This week (from 16 Nov 2026): 10 of 16 people answered (63%).');
+    expect(res.body).toContain(
+      '<tr><th scope="row">Without a team (people without one, and teams under 5)</th><td>fewer than 5 answered of 6</td><td>no round</td></tr>',
+    );
     expect(res.body).toContain('<tr><th scope="row"><bdi>Support</bdi></th><td>70% (7 of 10)</td><td>60% (6 of 10)</td></tr>');
     expect(res.body).toContain(
       'In the week from 9 Nov 2026, the average level was 4.00 from 8 pulses: 1.00 higher than the 3.00 of the four weeks from 12 Oct 2026 (10 pulses).',
