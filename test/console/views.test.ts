@@ -175,7 +175,7 @@ describe('every console view escapes hostile text', () => {
     expect(text).toContain(`<td class="wrap"><bdi>${ESCAPED}</bdi></td>`);
     expect(text).toContain(`aria-label="Mark unread: Alert: ${ESCAPED}"`);
     expect(text).not.toContain('MOOD_DROP');
-    expect(text).toContain('2 lines: those of one team and week are one line. 1 alert unread.');
+    expect(text).toContain('(up to 50), newest first. The alerts of one team and week are one line. 1 unread.');
   });
 
   it('actions: the title, the description and the team, in the table and the edit form', () => {

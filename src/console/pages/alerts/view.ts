@@ -2,16 +2,15 @@ import type { Alert } from '../../../contract/schemas/alerts.js';
 import type { ConsoleSession } from '../../../domain/sessions.js';
 import { csrfField, html, type PageOptions, type Safe } from '../../html.js';
 import { navFor } from '../../views/nav.js';
-import { NOUNS, PLAIN, type Speaker } from '../../words.js';
+import { PLAIN, type Speaker } from '../../words.js';
 import { alertLines, type AlertLine } from './sentences.js';
 
 /** The page's words (English until the catalogue takes them). */
 const W = {
   title: 'Alerts',
-  intro: (shown: number, org: Safe, lines: string, unread: string) =>
-    html`The ${shown} newest alerts of <bdi>${org}</bdi>, newest first, as ${lines}: those of one team and week are one line. ${unread}.`,
-  unreadCount: (n: number, speaker: Speaker) => (n === 0 ? 'None unread' : `${speaker.count(n, NOUNS.alert)} unread`),
-  line: { one: '# line', other: '# lines' },
+  intro: (shown: number, org: Safe, unread: string) =>
+    html`The newest alerts of <bdi>${org}</bdi> (up to ${shown}), newest first. The alerts of one team and week are one line. ${unread}`,
+  unreadCount: (n: number) => (n === 0 ? 'None is unread.' : `${n} unread.`),
   none: 'No alerts yet.',
   caption: 'Alerts, newest first',
   columns: { state: 'State', raised: 'Raised', what: 'What happened', change: 'Change' },
@@ -51,7 +50,7 @@ export function alertsView({ session: s, alerts, shown, message, speaker = PLAIN
     nav: navFor(s, '/console/alerts'),
     body: html`<h1>${W.title}</h1>
 ${message ?? ''}
-<p>${W.intro(shown, html`${s.orgName}`, speaker.count(lines.length, W.line), W.unreadCount(unread, speaker))}</p>
+<p>${W.intro(shown, html`${s.orgName}`, W.unreadCount(unread))}</p>
 ${
   lines.length === 0
     ? html`<p>${W.none}</p>`
