@@ -137,7 +137,7 @@ describe("the Overview's insight", () => {
     );
     expect(res.body).toContain('75% of last week&#39;s answers were 4 or 5 (good or very good), against 0% in the four weeks before.');
     expect(res.body).toContain('A cell of fewer than 5 pulses is hidden');
-    expect(res.body.match(/<td class="heat heat-hidden">/g)).toHaveLength(4 + 2 + 2);
+    expect(res.body.match(/<td class="h h0">under 5/g)).toHaveLength(4 + 2 + 2);
     const [running] = res.body.split('<details class="developers"');
     expect(running).not.toContain('GET /v1');
   });

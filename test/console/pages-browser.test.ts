@@ -204,7 +204,7 @@ describe.skipIf(BROWSER_MISSING)("the organization's pages in a browser", () => 
     expect(await page.locator('#change').textContent()).toMatch(/^In the week from .*, the average level was \d\.\d\d from \d+ pulses: .* four weeks from/);
     expect(await page.locator('#high-share').textContent()).toMatch(/^\d+% of last week's answers were 4 or 5/);
     expect(await page.getByRole('rowheader', { name: 'Sales' }).count()).toBe(1);
-    expect(await page.locator('#heatmap tr', { hasText: 'Sales' }).locator('td.heat-hidden').count()).toBeGreaterThan(3);
+    expect(await page.locator('#heatmap tr', { hasText: 'Sales' }).locator('td.h0').count()).toBeGreaterThan(3);
     await page.screenshot({ path: shot('overview'), fullPage: true });
     // One team's chart, chosen with the select (the page past the inline bound works the same way).
     await page.getByLabel('Team chart').selectOption('team_a');
@@ -283,6 +283,26 @@ describe.skipIf(BROWSER_MISSING)("the organization's pages in a browser", () => 
     }
     await cb.audit(page, 'audit log');
     expect(await page.getByRole('button', { name: 'Export' }).count()).toBe(1);
+
+    // API keys: a key made, then rolled with the form's default, a day of overlap (issue 53).
+    await page.getByRole('link', { name: 'API keys', exact: true }).click();
+    await page.getByLabel('Name', { exact: true }).fill('Power BI dashboard');
+    await page.getByRole('button', { name: 'Create key' }).click();
+    const made = (await page.getByLabel('New API key').textContent())!.trim();
+    expect(await page.getByLabel('Old key of Power BI dashboard expires').inputValue()).toBe('24h');
+    await page.getByRole('button', { name: 'Roll' }).first().click();
+    await page.getByText(/rolled; the old one expires/).waitFor();
+    const rolledAt = Date.now();
+    const expires = (await get(t.app, '/v1/stats', made)).statusCode;
+    expect(expires).toBe(200);
+    const [old] = await t.db.query<{ expires_at: Date }>(
+      sql('t.old_key', `SELECT expires_at FROM api_keys WHERE org_id = 'org_pb' AND name = 'Power BI dashboard' AND expires_at IS NOT NULL`),
+      [],
+    );
+    expect(Math.abs(old.expires_at.getTime() - (rolledAt + 86_400_000))).toBeLessThan(60_000);
+    await cb.audit(page, 'keys');
+    await page.goto(`${base}/console/keys`);
+    await page.screenshot({ path: screenshotPath('console.png'), fullPage: true });
 
     // Sessions: this one, marked; signing out everywhere else leaves it.
     await page.getByRole('link', { name: 'Sessions', exact: true }).click();

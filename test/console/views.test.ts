@@ -9,6 +9,7 @@ import { webhooksView, addedSecret } from '../../src/console/pages/webhooks/view
 import { accountView, invitationLinkBox, membersView } from '../../src/console/pages/members/view.js';
 import { codeView, enrollView, invitationView, recoveryCodesBox, signInView } from '../../src/console/pages/sign-in/view.js';
 import { keysView } from '../../src/console/pages/keys/view.js';
+import { rollDelayOf } from '../../src/console/pages/keys/form.js';
 import { auditView } from '../../src/console/pages/audit/view.js';
 
 /**
@@ -116,12 +117,8 @@ describe('every console view escapes hostile text', () => {
     );
     expect(text).toContain('50% of last week&#39;s answers were 4 or 5 (good or very good), against 55% in the four weeks before.');
     // The heatmap: a row header per team, the figure in text, a hidden cell with its reason.
-    expect(text).toContain(
-      `<tr><th scope="row"><bdi>${ESCAPED}</bdi></th><td class="heat heat-4"><span class="level">3.5</span> <span class="pulses">7 pulses</span></td></tr>`,
-    );
-    expect(text).toContain(
-      `<tr><th scope="row"><bdi>s${ESCAPED}</bdi></th><td class="heat heat-hidden"><span aria-hidden="true">under 5</span><span class="visually-hidden">fewer than 5 pulses: hidden</span></td></tr>`,
-    );
+    expect(text).toContain(`<tr><th scope="row"><bdi>${ESCAPED}</bdi></th><td class="h h4"><b>3.5</b> 7 pulses</tr>`);
+    expect(text).toContain(`<tr><th scope="row"><bdi>s${ESCAPED}</bdi></th><td class="h h0">under 5</tr>`);
     // Two alerts of one team and week are one sentence; another alert keeps its message.
     expect(text).toContain(
       `<li>Week of 9 Nov 2026, <bdi>${ESCAPED}</bdi>: mood averaged 2.00 from 6 answers, at or below the low level of 2.50 and 1.10 lower than the usual of the 4 weeks before (3.10). <span class="muted">(19 Nov 2026, 08:30 UTC)</span></li>`,
@@ -310,7 +307,9 @@ describe('every console view escapes hostile text', () => {
     const keys = rendered(keysView({ session: session('admin'), keys: [key] }));
     expect(keys).toContain(`<td>${ESCAPED}</td><td><code>cp_live_ab…</code></td>`);
     expect(keys).toContain(`aria-label="Revoke ${ESCAPED}"`);
-    // A roll keeps the old key a day unless the form says otherwise.
+    // A roll keeps the old key a day unless the form says otherwise, and so does a post without the field.
+    expect(rollDelayOf({})).toBe('24h');
+    expect(rollDelayOf({ expiresIn: 'now' })).toBe('now');
     expect(keys).toContain('<option value="now">now</option><option value="1h">in 1 hour</option><option value="24h" selected>in 24 hours</option>');
     expect(keys).toContain('<td>19 Nov 2026, 08:30 UTC</td>');
     const audit = rendered(
