@@ -132,6 +132,8 @@ describe.skipIf(BROWSER_MISSING)('the console in a browser', () => {
     await page.getByRole('link', { name: /turn on two-factor/i }).click();
     await audit(page, 'enroll');
     const secret = (await page.locator('#totp-secret').textContent())!.replace(/\s+/g, '');
+    // Every enrollment asks for the current password (issue 52, L5).
+    await page.getByLabel(/^current password$/i).fill(PASSWORD);
     await page.getByLabel(/^code$/i).fill(codeAt(secret, Date.now()));
     await page.getByRole('button', { name: /turn on two-factor/i }).click();
     await page.getByRole('heading', { name: /recovery codes/i }).waitFor();

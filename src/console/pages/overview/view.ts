@@ -194,7 +194,7 @@ function heatmap(i: Insight, sp: Speaker): Safe {
 <caption id="heat-caption">${W.heatCaption(sp.day(h.weeks[0]), sp.day(lastDay))}</caption>
 <thead><tr><th scope="col">${W.heatCorner}</th>${h.weeks.map((w) => html`<th scope="col"><span aria-hidden="true">${sp.shortDay(w)}</span><span class="visually-hidden">${W.weekCol(sp.day(w))}</span></th>`)}</tr></thead>
 <tbody>
-<tr class="org"><th scope="row">${W.heatOrg}</th>${heatCells(h.organization, sp)}</tr>
+<tr class="whole"><th scope="row">${W.heatOrg}</th>${heatCells(h.organization, sp)}</tr>
 ${h.teams.map((t) => html`<tr><th scope="row"><bdi>${t.name}</bdi></th>${heatCells(t.cells, sp)}</tr>`)}
 </tbody>
 </table></div>
