@@ -4,12 +4,12 @@ import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
 /**
- * The console's stylesheets and scripts: real files (src/console/assets/, copied beside the
+ * The console's stylesheets, scripts and icon: real files (src/console/assets/, copied beside the
  * compiled JS into dist/console/assets/ by the build), and uPlot from its own package (never a
  * CDN). Each is served under a name that holds the hash of its content, `console.<hash>.css`, and
  * cached for a year: a new content is a new name, so no browser keeps an old file after a release.
  */
-export type AssetName = 'console.css' | 'console.js' | 'charts.js' | 'uplot.css' | 'uplot.js';
+export type AssetName = 'console.css' | 'console.js' | 'charts.js' | 'uplot.css' | 'uplot.js' | 'favicon.svg';
 
 export interface Asset {
   /** The name a page links: `console.<hash>.css`. */
@@ -26,10 +26,11 @@ const SOURCES: Record<AssetName, string> = {
   'console.css': fileURLToPath(new URL('./assets/console.css', import.meta.url)),
   'console.js': fileURLToPath(new URL('./assets/console.js', import.meta.url)),
   'charts.js': fileURLToPath(new URL('./assets/charts.js', import.meta.url)),
+  'favicon.svg': fileURLToPath(new URL('./assets/favicon.svg', import.meta.url)),
   'uplot.css': requireFromHere.resolve('uplot/dist/uPlot.min.css'),
   'uplot.js': requireFromHere.resolve('uplot/dist/uPlot.iife.min.js'),
 };
-const TYPES: Record<string, string> = { css: 'text/css; charset=utf-8', js: 'text/javascript; charset=utf-8' };
+const TYPES: Record<string, string> = { css: 'text/css; charset=utf-8', js: 'text/javascript; charset=utf-8', svg: 'image/svg+xml' };
 
 function load(name: AssetName): Asset {
   let body: Buffer;

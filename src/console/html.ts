@@ -41,6 +41,7 @@ export function page({ title, nav, body, scripts = [], styles = [] }: PageOption
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · Climate Pulse console</title>
+<link rel="icon" href="${assetHref('favicon.svg')}" type="image/svg+xml">
 <link rel="stylesheet" href="${assetHref('console.css')}">
 ${styles.map((href) => html`<link rel="stylesheet" href="${href}">`)}
 <script type="module" src="${assetHref('console.js')}"></script>

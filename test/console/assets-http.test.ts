@@ -54,13 +54,15 @@ describe("the console's assets", () => {
     const overview = await admin.get('/console/overview');
     const urls = [...new Set([...linked(signIn.body), ...linked(overview.body)])];
     expect(urls.map((u) => u.replace(/\.[0-9a-f]{16}\./, '.HASH.')).sort()).toEqual(
-      ['charts.HASH.js', 'console.HASH.css', 'console.HASH.js', 'uplot.HASH.css', 'uplot.HASH.js'].map((f) => `/console/assets/${f}`),
+      ['charts.HASH.js', 'console.HASH.css', 'console.HASH.js', 'favicon.HASH.svg', 'uplot.HASH.css', 'uplot.HASH.js'].map((f) => `/console/assets/${f}`),
     );
     for (const url of urls) {
       const res = await t.app.inject({ method: 'GET', url });
       expect(res.statusCode, url).toBe(200);
       expect(res.headers['cache-control'], url).toBe(IMMUTABLE);
-      expect(res.headers['content-type'], url).toBe(url.endsWith('.css') ? 'text/css; charset=utf-8' : 'text/javascript; charset=utf-8');
+      expect(res.headers['content-type'], url).toBe(
+        url.endsWith('.css') ? 'text/css; charset=utf-8' : url.endsWith('.svg') ? 'image/svg+xml' : 'text/javascript; charset=utf-8',
+      );
       expect(res.headers['content-security-policy'], url).toContain("default-src 'self'");
       expect(res.headers['x-content-type-options'], url).toBe('nosniff');
       expect(url, 'the name holds the first 16 hex digits of the SHA-256 of the body').toContain(`.${sha(res.rawPayload).slice(0, 16)}.`);

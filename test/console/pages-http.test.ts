@@ -91,7 +91,7 @@ afterAll(() => t?.close());
 
 const cells = (body: string, tableId: string) => {
   const table = new RegExp(`<table id="${tableId}"[\\s\\S]*?</table>`).exec(body)?.[0] ?? '';
-  return [...table.matchAll(/<tr><td>([^<]*)(?:<\/td>)?<td>([^<]*)(?:<\/td>)?<td>([^<]*)(?:<\/td>)?(?:<\/tr>)?/g)].map((m) => ({
+  return [...table.matchAll(/<tr><td><time datetime="([^"]*)">[^<]*<\/time>(?:<\/td>)?<td>([^<]*)(?:<\/td>)?<td>([^<]*)(?:<\/td>)?(?:<\/tr>)?/g)].map((m) => ({
     date: m[1],
     count: Number(m[2]),
     avg: Number(m[3]),
@@ -110,7 +110,10 @@ describe('the organization pages of the console', () => {
     expect(cells(res.body, 'days-org')).toHaveLength(3);
     // Team A (index 0 by name): 7 pulses on 2026-11-03, levels 1,2,3,4,5,1,2.
     expect(cells(res.body, 'days-team-0')).toEqual([{ date: '2026-11-03', count: 7, avg: 2.57 }]);
-    expect(cells(res.body, 'days-team-1')).toEqual([{ date: '2026-11-19', count: 1, avg: 4 }]);
+    // Team B's one pulse is a figure under 5: no day of its chart, no figure in its row, but words.
+    expect(res.body).not.toContain('<table id="days-team-1"');
+    expect(res.body).toContain('No day of this team had 5 pulses or more in this range.');
+    expect(res.body).toContain(`<tr><td><bdi>Team B</bdi></td><td colspan="2">fewer than 5 pulses: counted in the organization&#39;s total only</td>`);
     expect(res.body).toContain('data-chart-for="days-org"');
     expect(res.body).toContain('&lt;b&gt;Team A&lt;/b&gt;');
     expect(res.body).toContain('Mood fell &lt;script&gt;alert(3)&lt;/script&gt;'); // an unread alert
@@ -299,14 +302,8 @@ describe('the organization pages of the console', () => {
     // Six teams over 365 days: 2,190 days of figures.
     const year = await viewer.get('/console/overview?from=2025-11-21&to=2026-11-20');
     expect(year.statusCode).toBe(200);
-    expect(summary(year.body)).toEqual([
-      ['&lt;b&gt;Team A&lt;/b&gt;', 7, '2.57'],
-      ['Team B', 1, '4.00'],
-      ['Zeta 1', 0, '–'],
-      ['Zeta 2', 0, '–'],
-      ['Zeta 3', 0, '–'],
-      ['Zeta 4', 0, '–'],
-    ]);
+    expect(summary(year.body)).toEqual([['&lt;b&gt;Team A&lt;/b&gt;', 7, '2.57']]);
+    expect(year.body.match(/<td colspan="2">fewer than 5 pulses: counted in the organization&#39;s total only<\/td>/g)).toHaveLength(5);
     expect(year.body).not.toContain('<table id="days-team-');
     expect(year.body).toContain('href="/console/overview?from=2025-11-21&amp;to=2026-11-20&amp;team=team_a#days-team-0-figure"');
     const a = await viewer.get('/console/overview?from=2025-11-21&to=2026-11-20&team=team_a');

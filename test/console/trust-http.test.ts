@@ -199,7 +199,7 @@ describe('finding 7: what a viewer sees', () => {
       T0,
     );
     const log = (await viewer.get('/console/audit')).body;
-    expect(log).toContain('member.invited');
+    expect(log).toContain('<td>Member invited</td>');
     for (const hidden of ['boss@three.example.com', 'private.person@three.example.com', '198.51.100.33', '192.0.2.10']) expect(log).not.toContain(hidden);
     const ownerLog = (await owner.get('/console/audit')).body;
     expect(ownerLog).toContain('private.person@three.example.com');

@@ -1,21 +1,40 @@
 /*
  * Charts of the overview (a classic script after uPlot's): each `[data-chart-for=ID]` is drawn from the
- * rows of the table ID (date, pulses, average level), so a chart shows exactly the figures of its
- * table. uPlot sets element styles from script (CSSOM), which style-src 'self' allows; nothing
- * inline in markup.
+ * rows of the table ID (the day in its `time` element's datetime, pulses, average level), so a chart
+ * shows exactly the figures of its table. Every day of the box's [data-from, data-to] is a point: a
+ * day the table does not list is null, and `spanGaps: false` leaves a gap there instead of a line
+ * across it. The x axis counts whole days (ticks of 1, 2, 7, 14 or 28 days, never hours), written
+ * in the reader's locale (data-locale). uPlot sets element styles from script (CSSOM), which style-src 'self'
+ * allows; nothing inline in markup.
  */
 const LEVEL = '#0b5394';
 const COUNT = '#8a4b00';
+const DAY_S = 86_400;
+const dayOf = (iso) => Date.parse(`${iso}T00:00:00Z`) / 1000;
 for (const box of document.querySelectorAll('[data-chart-for]')) {
   const table = document.getElementById(box.dataset.chartFor);
   if (!table || typeof uPlot !== 'function') continue;
-  const xs = [],
-    avg = [],
-    count = [];
+  let dayWords;
+  try {
+    dayWords = new Intl.DateTimeFormat(box.dataset.locale || 'en-GB', { timeZone: 'UTC', day: 'numeric', month: 'short' });
+  } catch {
+    dayWords = new Intl.DateTimeFormat('en-GB', { timeZone: 'UTC', day: 'numeric', month: 'short' });
+  }
+  const listed = new Map();
   for (const row of table.tBodies[0].rows) {
-    xs.push(Date.parse(`${row.cells[0].textContent}T00:00:00Z`) / 1000);
-    count.push(Number(row.cells[1].textContent));
-    avg.push(Number(row.cells[2].textContent));
+    const time = row.cells[0].querySelector('time');
+    listed.set(dayOf(time ? time.dateTime : row.cells[0].textContent), [Number(row.cells[2].textContent), Number(row.cells[1].textContent)]);
+  }
+  const first = dayOf(box.dataset.from);
+  const last = dayOf(box.dataset.to);
+  const xs = [];
+  const avg = [];
+  const count = [];
+  for (let t = first; t <= last; t += DAY_S) {
+    const v = listed.get(t);
+    xs.push(t);
+    avg.push(v ? v[0] : null);
+    count.push(v ? v[1] : null);
   }
   const width = Math.max(280, Math.min(box.clientWidth || 900, 1100));
   new uPlot(
@@ -23,12 +42,19 @@ for (const box of document.querySelectorAll('[data-chart-for]')) {
       width,
       height: 240,
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
-      scales: { x: { time: true }, level: { range: [1, 5] }, pulses: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
-      axes: [{}, { scale: 'level', label: 'Average level' }, { scale: 'pulses', side: 1, label: 'Pulses', grid: { show: false } }],
+      scales: { x: { time: true }, level: { range: [1, 5] }, pulses: { range: (_u, _min, max) => [0, Math.max(1, max ?? 1)] } },
+      axes: [
+        {
+          incrs: [1, 2, 7, 14, 28, 56, 91].map((d) => d * DAY_S),
+          values: (_u, splits) => splits.map((s) => dayWords.format(new Date(s * 1000))),
+        },
+        { scale: 'level', label: 'Average level' },
+        { scale: 'pulses', side: 1, label: 'Pulses', grid: { show: false } },
+      ],
       series: [
-        { label: 'Date' },
-        { label: 'Average level', scale: 'level', stroke: LEVEL, width: 2, value: (_u, v) => (v == null ? '' : v.toFixed(2)) },
-        { label: 'Pulses', scale: 'pulses', stroke: COUNT, width: 1, dash: [4, 3] },
+        { label: 'Day', value: (_u, v) => (v == null ? '' : dayWords.format(new Date(v * 1000))) },
+        { label: 'Average level', scale: 'level', stroke: LEVEL, width: 2, spanGaps: false, value: (_u, v) => (v == null ? '–' : v.toFixed(2)) },
+        { label: 'Pulses', scale: 'pulses', stroke: COUNT, width: 1, dash: [4, 3], spanGaps: false, value: (_u, v) => (v == null ? '–' : String(v)) },
       ],
     },
     [xs, avg, count],

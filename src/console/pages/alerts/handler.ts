@@ -2,12 +2,17 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DatabaseExecutor } from '../../../domain/database.js';
 import { listRecentAlerts, updateAlertRead } from '../../../domain/alerts.js';
 import { notice, type Safe } from '../../html.js';
-import { actorOf, CHANGERS, changeOutcome, type ConsoleDeps } from '../../plugins/index.js';
+import { ApiError } from '../../../contract/errors.js';
+import { ALERT_TYPES } from '../../../domain/alert-engine.js';
+import { actorOf, CHANGERS, changeOutcome, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { sendPage } from '../../views/layout.js';
+import { speakerOf } from '../../views/speaker.js';
 import { alertsView } from './view.js';
 
 /** The page lists this many of the newest alerts (GET /alerts answers at most 50 too). */
 const PAGE_ALERTS = 50;
+/** A line is one group's week: at most one alert of each type the engine raises. */
+const MAX_PER_LINE = ALERT_TYPES.length;
 
 /** The alerts page (CONTRACT.md section 11): newest first, unread marked; admins and owners set the read marker. */
 export function registerAlertPages(scope: FastifyInstance, deps: ConsoleDeps & { db: DatabaseExecutor }) {
@@ -16,19 +21,27 @@ export function registerAlertPages(scope: FastifyInstance, deps: ConsoleDeps & {
 
   const alertsPage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) => {
     const s = request.member;
-    const alerts = await listRecentAlerts(db, s.orgId, PAGE_ALERTS);
-    return sendPage(reply, status, alertsView({ session: s, alerts, shown: PAGE_ALERTS, message }));
+    const [alerts, speaker] = await Promise.all([listRecentAlerts(db, s.orgId, PAGE_ALERTS), speakerOf(db, request)]);
+    return sendPage(reply, status, alertsView({ session: s, alerts, shown: PAGE_ALERTS, message, speaker }));
   };
   const outcome = changeOutcome(alertsPage);
 
   scope.get('/alerts', async (request, reply) => alertsPage(request, reply, 200));
 
-  // The buttons carry no field: the address says which alert and which way.
+  // The address says which alert and which way; a line of several alerts (one team and week) names
+  // the others in `with`, and each is marked by the same operation as PATCH /v1/alerts/{id}.
   for (const read of [true, false]) {
-    scope.post<{ Params: { alertId: string } }>(`/alerts/:alertId/${read ? 'read' : 'unread'}`, admin, async (request, reply) =>
+    scope.post<{ Params: { alertId: string }; Body: Form }>(`/alerts/:alertId/${read ? 'read' : 'unread'}`, admin, async (request, reply) =>
       outcome(request, reply, async () => {
-        const a = await updateAlertRead(db, request.member.orgId, request.params.alertId, read, actorOf(request), now());
-        return notice(`Alert marked ${read ? 'read' : 'unread'}: ${a.message.slice(0, 120)}`, 'ok');
+        const others = (request.body?.with ?? '').split(' ').filter((id) => id !== '' && id !== request.params.alertId);
+        if (others.length > MAX_PER_LINE - 1) throw new ApiError('invalid_request', `A line holds at most ${MAX_PER_LINE} alerts.`);
+        const marked = [];
+        for (const id of [request.params.alertId, ...new Set(others)])
+          marked.push(await updateAlertRead(db, request.member.orgId, id, read, actorOf(request), now()));
+        return notice(
+          `${marked.length === 1 ? 'Alert' : `${marked.length} alerts`} marked ${read ? 'read' : 'unread'}: ${marked[0].message.slice(0, 120)}`,
+          'ok',
+        );
       }),
     );
   }

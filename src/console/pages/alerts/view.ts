@@ -2,7 +2,26 @@ import type { Alert } from '../../../contract/schemas/alerts.js';
 import type { ConsoleSession } from '../../../domain/sessions.js';
 import { csrfField, html, type PageOptions, type Safe } from '../../html.js';
 import { navFor } from '../../views/nav.js';
-import { when } from '../../views/layout.js';
+import { PLAIN, type Speaker } from '../../words.js';
+import { alertLines, type AlertLine } from './sentences.js';
+
+/** The page's words (English until the catalogue takes them). */
+const W = {
+  title: 'Alerts',
+  intro: (shown: number, org: Safe, unread: string) =>
+    html`The newest alerts of <bdi>${org}</bdi> (up to ${shown}), newest first. The alerts of one team and week are one line. ${unread}`,
+  unreadCount: (n: number) => (n === 0 ? 'None is unread.' : `${n} unread.`),
+  none: 'No alerts yet.',
+  caption: 'Alerts, newest first',
+  columns: { state: 'State', raised: 'Raised', what: 'What happened', change: 'Change' },
+  unread: 'Unread',
+  read: (at: string) => `Read ${at}`,
+  markRead: 'Mark read',
+  markUnread: 'Mark unread',
+  viewers: 'Viewers can read alerts but not mark them.',
+  developers: 'For developers',
+  api: html`Each line is one or more alerts of <code>GET /v1/alerts</code> (the engine raises a low level, a drop and fewer answers of one team and week as separate alerts, each with its <code>type</code>). Marking a line read sets the <code>readAt</code> of each of its alerts.`,
+};
 
 export interface AlertsData {
   session: ConsoleSession;
@@ -10,36 +29,51 @@ export interface AlertsData {
   alerts: Alert[];
   shown: number;
   message?: Safe;
+  speaker?: Speaker;
 }
 
-/** The alerts page: newest first, unread marked; for admins and owners a button that sets the read marker. */
-export function alertsView({ session: s, alerts, shown, message }: AlertsData): PageOptions {
+/** The alerts that a line's button marks besides the one its address names: the hidden field `with`. */
+export const withIds = (line: AlertLine) =>
+  line.alerts
+    .slice(1)
+    .map((a) => a.id)
+    .join(' ');
+
+/** The alerts page: one sentence per team and week, newest first, unread marked; for admins and owners a button that sets the read marker. */
+export function alertsView({ session: s, alerts, shown, message, speaker = PLAIN }: AlertsData): PageOptions {
   const canChange = s.member.role !== 'viewer';
-  const unread = alerts.filter((a) => a.readAt === null).length;
+  const lines = alertLines(alerts, speaker);
+  const unread = lines.filter((l) => l.unread).length;
+  const readAt = (l: AlertLine) => l.alerts.map((a) => a.readAt).find((r) => r !== null) ?? null;
   return {
-    title: 'Alerts',
+    title: W.title,
     nav: navFor(s, '/console/alerts'),
-    body: html`<h1>Alerts</h1>
+    body: html`<h1>${W.title}</h1>
 ${message ?? ''}
-<p>The ${shown} newest alerts of ${s.orgName}, newest first; ${unread} unread. Marking one read sets the <code>readAt</code> that <code>GET /v1/alerts</code> shows.</p>
+<p>${W.intro(shown, html`${s.orgName}`, W.unreadCount(unread))}</p>
 ${
-  alerts.length === 0
-    ? html`<p>No alerts yet.</p>`
+  lines.length === 0
+    ? html`<p>${W.none}</p>`
     : html`<table>
-<caption>Alerts, newest first</caption>
-<thead><tr><th scope="col">State</th><th scope="col">Raised</th><th scope="col">Type</th><th scope="col">Week</th><th scope="col">Team</th><th scope="col">Message</th>${canChange ? html`<th scope="col">Change</th>` : ''}</tr></thead>
-<tbody>${alerts.map(
-        (a) => html`<tr${a.readAt === null ? html` class="unread"` : ''}>
-<td>${a.readAt === null ? 'Unread' : html`Read ${when(a.readAt)}`}</td><td>${when(a.createdAt)}</td><td>${a.type}</td><td>${a.weekISO ?? ''}</td><td><bdi>${a.subteamName ?? ''}</bdi></td><td class="wrap"><bdi>${a.message}</bdi></td>
+<caption>${W.caption}</caption>
+<thead><tr><th scope="col">${W.columns.state}</th><th scope="col">${W.columns.raised}</th><th scope="col">${W.columns.what}</th>${canChange ? html`<th scope="col">${W.columns.change}</th>` : ''}</tr></thead>
+<tbody>${lines.map((l) => {
+        const verb = l.unread ? W.markRead : W.markUnread;
+        const first = l.alerts[0];
+        return html`<tr${l.unread ? html` class="unread"` : ''}>
+<td>${l.unread ? W.unread : W.read(speaker.when(readAt(l)))}</td><td>${speaker.when(l.createdAt)}</td><td class="wrap">${l.sentence}</td>
 ${
   canChange
-    ? html`<td><form method="post" action="/console/alerts/${encodeURIComponent(a.id)}/${a.readAt === null ? 'read' : 'unread'}">${csrfField(s.csrfToken)}
-<button type="submit" class="secondary" aria-label="${a.readAt === null ? 'Mark read' : 'Mark unread'}: ${a.message.slice(0, 80)}">${a.readAt === null ? 'Mark read' : 'Mark unread'}</button></form></td>`
+    ? html`<td><form method="post" action="/console/alerts/${encodeURIComponent(first.id)}/${l.unread ? 'read' : 'unread'}">${csrfField(s.csrfToken)}${
+        l.alerts.length > 1 ? html`<input type="hidden" name="with" value="${withIds(l)}">` : ''
+      }
+<button type="submit" class="secondary" aria-label="${verb}: ${l.label}">${verb}</button></form></td>`
     : ''
-}</tr>`,
-      )}</tbody>
+}</tr>`;
+      })}</tbody>
 </table>`
 }
-${canChange ? '' : html`<p class="muted">Viewers can read alerts but not mark them.</p>`}`,
+${canChange ? '' : html`<p class="muted">${W.viewers}</p>`}
+<details class="developers"><summary>${W.developers}</summary><p>${W.api}</p></details>`,
   };
 }

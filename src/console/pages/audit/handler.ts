@@ -7,6 +7,7 @@ import { notice, type Safe } from '../../html.js';
 import { auditFiltersOf, exportOf, retentionOf } from './form.js';
 import { auditView } from './view.js';
 import { sendPage } from '../../views/layout.js';
+import { speakerOf } from '../../views/speaker.js';
 import { actorOf, changeOutcome, OWNERS, queryText, type ConsoleDeps, type Form } from '../../plugins/index.js';
 
 const EXPORT_TYPES = { jsonl: 'application/x-ndjson', csv: 'text/csv; charset=utf-8' } as const;
@@ -28,8 +29,8 @@ export function registerAuditPage(scope: FastifyInstance, deps: ConsoleDeps & { 
     const next = log.nextCursor
       ? `/console/audit?${new URLSearchParams({ ...(actorKind ? { actor: actorKind } : {}), ...(action ? { action } : {}), cursor: log.nextCursor })}`
       : null;
-    const retention = await getRetention(db, s.orgId);
-    return sendPage(reply, status, auditView({ session: s, log, actorKind, action, next, retention, today: now(), message }));
+    const [retention, speaker] = await Promise.all([getRetention(db, s.orgId), speakerOf(db, request)]);
+    return sendPage(reply, status, auditView({ session: s, log, actorKind, action, next, retention, today: now(), message, speaker }));
   };
 
   scope.get<{ Querystring: Record<string, string | string[]> }>('/audit', async (request, reply) => auditPage(request, reply, 200));

@@ -4,9 +4,21 @@ import { AUDIT_ACTOR_KINDS, auditEventForViewer } from '../../../domain/audit.js
 import type { ConsoleSession } from '../../../domain/sessions.js';
 import { csrfField, html, type PageOptions, type Safe } from '../../html.js';
 import { navFor } from '../../views/nav.js';
-import { when } from '../../views/layout.js';
+import { AUDIT_AREAS, AUDIT_WORDS, auditWords, PLAIN, type Speaker } from '../../words.js';
 
 const KINDS = AUDIT_ACTOR_KINDS;
+
+/** The page's words (English until the catalogue takes them). */
+const W = {
+  kinds: { member: 'a member', operator: 'the operator', key: 'an API key' } as Record<string, string>,
+  any: 'any',
+};
+
+/** The actions by area, in words, for the filter: the codes stay the values the URL carries. */
+const GROUPED = AUDIT_AREAS.map((area) => ({
+  area,
+  actions: AUDIT_ACTIONS.filter((a) => AUDIT_WORDS[a].area === area).sort((a, b) => AUDIT_WORDS[a].words.localeCompare(AUDIT_WORDS[b].words, 'en')),
+}));
 
 interface AuditPage {
   session: ConsoleSession;
@@ -15,6 +27,8 @@ interface AuditPage {
   /** The export form's default days: the last 30 up to this one. */
   today: Date;
   message?: Safe;
+  /** Dates in the reader's locale and the organization's time zone (PLAIN: en-GB, UTC). */
+  speaker?: Speaker;
   actorKind?: string;
   action?: string;
   /** The link to the next page, with the same filters. */
@@ -22,7 +36,7 @@ interface AuditPage {
 }
 
 /** The audit log page: the filters, and one page of changes, newest first. */
-export function auditView({ session: s, log, actorKind, action, next, retention, today, message }: AuditPage): PageOptions {
+export function auditView({ session: s, log, actorKind, action, next, retention, today, message, speaker = PLAIN }: AuditPage): PageOptions {
   // What only owners may see stays out of a viewer's log: members' emails and addresses, and of a
   // webhook endpoint anything but its host (the domain's one rule, which the export applies too).
   const viewer = s.member.role === 'viewer';
@@ -39,8 +53,11 @@ export function auditView({ session: s, log, actorKind, action, next, retention,
     body: html`<h1>Audit log</h1>
 ${message ?? ''}
 <form method="get" action="/console/audit" class="filters">
-<label for="f-actor">Actor</label> <select name="actor" id="f-actor"><option value="">any</option>${KINDS.map((k) => html`<option value="${k}"${k === actorKind ? html` selected` : ''}>${k}</option>`)}</select>
-<label for="f-action">Action</label> <select name="action" id="f-action"><option value="">any</option>${AUDIT_ACTIONS.map((a) => html`<option value="${a}"${a === action ? html` selected` : ''}>${a}</option>`)}</select>
+<label for="f-actor">Who</label> <select name="actor" id="f-actor"><option value="">${W.any}</option>${KINDS.map((k) => html`<option value="${k}"${k === actorKind ? html` selected` : ''}>${W.kinds[k] ?? k}</option>`)}</select>
+<label for="f-action">What</label> <select name="action" id="f-action"><option value="">${W.any}</option>${GROUPED.map(
+      (g) =>
+        html`<optgroup label="${g.area}">${g.actions.map((a) => html`<option value="${a}"${a === action ? html` selected` : ''}>${AUDIT_WORDS[a].words}</option>`)}</optgroup>`,
+    )}</select>
 <button type="submit" class="secondary">Filter</button>
 </form>
 ${
@@ -49,7 +66,7 @@ ${
     : html`<table>
 <caption>Changes to ${s.orgName}, newest first</caption>
 <thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">On</th><th scope="col">From</th><th scope="col">Details</th></tr></thead>
-<tbody>${items.map((e) => html`<tr><td>${when(e.createdAt, 'never', 'second')}</td><td>${who(e)}</td><td>${e.action}</td><td>${e.target.kind}${e.target.id ? ` ${e.target.id}` : ''}</td><td>${viewer ? 'hidden' : (e.address ?? '-')}</td><td>${detail(e.details)}</td></tr>`)}</tbody>
+<tbody>${items.map((e) => html`<tr><td>${speaker.when(e.createdAt, 'never', 'second')}</td><td>${who(e)}</td><td>${auditWords(e.action)}</td><td>${e.target.kind}${e.target.id ? ` ${e.target.id}` : ''}</td><td>${viewer ? 'hidden' : (e.address ?? '-')}</td><td>${detail(e.details)}</td></tr>`)}</tbody>
 </table>`
 }
 ${next ? html`<p><a href="${next}">Older changes</a></p>` : ''}

@@ -20,5 +20,11 @@ export function newKeyOf(form: Form) {
   return { name, scope, expiresAt: expiryOf(form.expires) };
 }
 
+/**
+ * How long the old key of a roll stays valid unless the form says otherwise: a day of overlap, so
+ * that the programs using it can move to the new one (rolling "now" cut them off at once).
+ */
+export const DEFAULT_ROLL_DELAY: RollDelay = '24h';
+
 /** The roll form: how long the old key stays valid (the domain refuses an unknown delay). */
-export const rollDelayOf = (form: Form) => form.expiresIn as RollDelay;
+export const rollDelayOf = (form: Form) => (form.expiresIn === undefined || form.expiresIn === '' ? DEFAULT_ROLL_DELAY : (form.expiresIn as RollDelay));

@@ -6,7 +6,8 @@ import { listMembers } from '../../../domain/members.js';
 import { html, notice, type Safe } from '../../html.js';
 import { actorOf, CHANGERS, changeOutcome, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { newKeyOf, rollDelayOf } from './form.js';
-import { secretBox, sendPage, when } from '../../views/layout.js';
+import { secretBox, sendPage } from '../../views/layout.js';
+import { speakerOf } from '../../views/speaker.js';
 import { creatorForViewer, keysView, stateOf, type ConsoleKey } from './view.js';
 
 /** The API keys page (CONTRACT.md section 11): every member reads it; admins and owners change keys. */
@@ -23,7 +24,7 @@ export function registerKeyPages(scope: FastifyInstance, deps: ConsoleDeps & { d
       const roles = new Map((await listMembers(db, s.orgId)).map((m) => [m.email.toLowerCase(), m.role]));
       keys = keys.map((k) => ({ ...k, createdBy: creatorForViewer(k.createdBy, roles) }));
     }
-    return sendPage(reply, status, keysView({ session: s, keys, message }));
+    return sendPage(reply, status, keysView({ session: s, keys, message, speaker: await speakerOf(db, request) }));
   };
 
   const shownOnce = (secret: string, what: string) =>
@@ -51,7 +52,8 @@ export function registerKeyPages(scope: FastifyInstance, deps: ConsoleDeps & { d
   scope.post<{ Params: { keyId: string } }>('/keys/:keyId/roll', admin, async (request, reply) =>
     outcome(request, reply, async () => {
       const rolled = await rollOrgKey(db, request.member.orgId, request.params.keyId, rollDelayOf(request.body as Form), actorOf(request), now());
-      return shownOnce(rolled.key, `Key ${rolled.name ?? rolled.prefix} rolled; the old one expires ${when(rolled.oldExpiresAt)}`);
+      const speaker = await speakerOf(db, request);
+      return shownOnce(rolled.key, `Key ${rolled.name ?? rolled.prefix} rolled; the old one expires ${speaker.when(rolled.oldExpiresAt)}`);
     }),
   );
 

@@ -4,7 +4,8 @@ import type { MemberRole } from '../../../domain/members.js';
 import type { ConsoleSession } from '../../../domain/sessions.js';
 import { csrfField, html, type PageOptions, type Safe } from '../../html.js';
 import { navFor } from '../../views/nav.js';
-import { when } from '../../views/layout.js';
+import { PLAIN, type Speaker } from '../../words.js';
+import { DEFAULT_ROLL_DELAY } from './form.js';
 
 export type ConsoleKey = KeyListing & { state: 'active' | 'expired' | 'revoked' };
 
@@ -30,7 +31,18 @@ export function creatorForViewer(createdBy: string | null, roles: ReadonlyMap<st
 }
 
 /** The API keys page: the keys, newest first, and for admins and owners the forms that change them. */
-export function keysView({ session: s, keys, message }: { session: ConsoleSession; keys: ConsoleKey[]; message?: Safe }): PageOptions {
+export function keysView({
+  session: s,
+  keys,
+  message,
+  speaker = PLAIN,
+}: {
+  session: ConsoleSession;
+  keys: ConsoleKey[];
+  message?: Safe;
+  speaker?: Speaker;
+}): PageOptions {
+  const when = speaker.when;
   const canChange = s.member.role !== 'viewer';
   const row = (k: ConsoleKey) => html`<tr>
 <td>${k.name ?? '(no name)'}</td><td><code>${k.prefix}…</code></td><td>${k.scope === 'read' ? 'read' : 'read and write'}</td><td>${k.createdBy ?? 'unknown'}</td>
@@ -38,7 +50,7 @@ export function keysView({ session: s, keys, message }: { session: ConsoleSessio
 <td>${
     canChange && k.state === 'active'
       ? html`<form method="post" action="/console/keys/${encodeURIComponent(k.id)}/roll">${csrfField(s.csrfToken)}
-<label for="f-expiresIn-${k.id}">Old key of ${k.name ?? k.prefix} expires</label> <select name="expiresIn" id="f-expiresIn-${k.id}">${ROLL_DELAYS.map((d) => html`<option value="${d.value}">${d.label}</option>`)}</select>
+<label for="f-expiresIn-${k.id}">Old key of ${k.name ?? k.prefix} expires</label> <select name="expiresIn" id="f-expiresIn-${k.id}">${ROLL_DELAYS.map((d) => html`<option value="${d.value}"${d.value === DEFAULT_ROLL_DELAY ? html` selected` : ''}>${d.label}</option>`)}</select>
 <button type="submit" class="secondary">Roll</button></form>
 <form method="post" action="/console/keys/${encodeURIComponent(k.id)}/revoke" data-confirm="Revoke ${k.name ?? k.prefix}? Clients using it get 401 within 5 seconds.">${csrfField(s.csrfToken)}
 <button type="submit" class="danger" aria-label="Revoke ${k.name ?? k.prefix}">Revoke</button></form>`

@@ -1,0 +1,208 @@
+import type { AuditAction } from '../contract/schemas/admin-audit.js';
+
+/**
+ * Words for people (CONTRACT.md section 11, amended): dates and times in the reader's locale and
+ * time zone, numbers and plurals that read right, audit events named in words. Every word here is
+ * English for now; the catalogue of section 12's *In the respondent's language* takes them later,
+ * which is why the words of a page sit together (here, or in a const at the top of its view).
+ */
+
+/** The locale when the request names none this runtime knows: day before month, month in letters. */
+export const DEFAULT_LOCALE = 'en-GB';
+
+/**
+ * The first language of an `Accept-Language` header (by its q weights) that Intl supports, else
+ * DEFAULT_LOCALE. A malformed tag is skipped, never an error: the header is the browser's, not the
+ * member's choice.
+ */
+export function localeOf(header: string | undefined): string {
+  if (!header) return DEFAULT_LOCALE;
+  const tags = header
+    .split(',')
+    .slice(0, 20)
+    .map((part, i) => {
+      const [tag, ...params] = part.trim().split(';');
+      const q = params.map((p) => /^\s*q=([01](?:\.\d{0,3})?)\s*$/.exec(p)).find(Boolean);
+      return { tag: tag.trim(), q: q ? Number(q[1]) : 1, i };
+    })
+    .filter((t) => t.q > 0 && /^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$/.test(t.tag))
+    .sort((a, b) => b.q - a.q || a.i - b.i);
+  for (const { tag } of tags) {
+    try {
+      const [supported] = Intl.DateTimeFormat.supportedLocalesOf([tag]);
+      if (supported) return supported;
+    } catch {
+      // not a tag Intl takes: the next one
+    }
+  }
+  return DEFAULT_LOCALE;
+}
+
+/** A plural's English forms: `#` is the number, written in the reader's locale. */
+export interface PluralWords {
+  one: string;
+  other: string;
+}
+
+/** How a page speaks to its reader: their locale, and the organization's time zone (or UTC). */
+export interface Speaker {
+  locale: string;
+  timeZone: string;
+  /** An instant: "19 Nov 2026, 09:30 CET" (to the second when asked); `none` when there is none. */
+  when(iso: string | null | undefined, none?: string, precision?: 'minute' | 'second'): string;
+  /** A calendar day (YYYY-MM-DD, a UTC day as the figures count them): "19 Nov 2026". */
+  day(date: string): string;
+  /** The same without the year: "19 Nov" (a chart's axis, a heatmap's column). */
+  shortDay(date: string): string;
+  /** A figure with `digits` decimals, in the locale's digits and separator. */
+  number(n: number, digits?: number): string;
+  /** A share (0-1) as a whole percentage: "62%". */
+  percent(share: number): string;
+  /** A count with its noun: "1 person", "5 people". */
+  count(n: number, words: PluralWords): string;
+}
+
+const cache = new Map<string, Intl.DateTimeFormat | Intl.NumberFormat | Intl.PluralRules>();
+function memo<T extends Intl.DateTimeFormat | Intl.NumberFormat | Intl.PluralRules>(key: string, make: () => T): T {
+  let f = cache.get(key) as T | undefined;
+  if (!f) {
+    f = make();
+    if (cache.size > 500) cache.clear();
+    cache.set(key, f);
+  }
+  return f;
+}
+
+/** Whether Intl knows the zone (a settings row holds an IANA name; anything else reads as UTC). */
+function zoneOrUtc(tz: string | undefined): string {
+  if (!tz) return 'UTC';
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: tz });
+    return tz;
+  } catch {
+    return 'UTC';
+  }
+}
+
+export function speakerFor(acceptLanguage: string | undefined, timeZone?: string): Speaker {
+  const locale = localeOf(acceptLanguage);
+  const tz = zoneOrUtc(timeZone);
+  const instant = (precision: 'minute' | 'second') =>
+    memo(
+      `i|${locale}|${tz}|${precision}`,
+      () =>
+        new Intl.DateTimeFormat(locale, {
+          timeZone: tz,
+          day: 'numeric',
+          month: 'short',
+          year: 'numeric',
+          hour: '2-digit',
+          minute: '2-digit',
+          ...(precision === 'second' ? { second: '2-digit' } : {}),
+          timeZoneName: 'short',
+        }),
+    );
+  const days = (year: boolean) =>
+    memo(
+      `d|${locale}|${year}`,
+      () => new Intl.DateTimeFormat(locale, { timeZone: 'UTC', day: 'numeric', month: 'short', ...(year ? { year: 'numeric' } : {}) }),
+    );
+  const plural = memo(`p|${locale}`, () => new Intl.PluralRules(locale));
+  const num = (digits: number) =>
+    memo(`n|${locale}|${digits}`, () => new Intl.NumberFormat(locale, { minimumFractionDigits: digits, maximumFractionDigits: digits }));
+  const pct = memo(`%|${locale}`, () => new Intl.NumberFormat(locale, { style: 'percent', maximumFractionDigits: 0 }));
+  const utcDay = (date: string) => new Date(`${date}T00:00:00.000Z`);
+  return {
+    locale,
+    timeZone: tz,
+    when: (iso, none = 'never', precision = 'minute') => (iso ? instant(precision).format(new Date(iso)) : none),
+    day: (date) => days(true).format(utcDay(date)),
+    shortDay: (date) => days(false).format(utcDay(date)),
+    number: (n, digits = 0) => num(digits).format(n),
+    percent: (share) => pct.format(share),
+    // English has two forms; a locale with more (few, many) takes `other` until the catalogue has them.
+    count: (n, w) => (plural.select(n) === 'one' ? w.one : w.other).replace('#', num(0).format(n)),
+  };
+}
+
+/** The speaker of pages that have no request at hand (tests, the CLI): DEFAULT_LOCALE, UTC. */
+export const PLAIN = speakerFor(undefined, 'UTC');
+
+/** Nouns the pages count. */
+export const NOUNS = {
+  person: { one: '# person', other: '# people' },
+  pulse: { one: '# pulse', other: '# pulses' },
+  answer: { one: '# answer', other: '# answers' },
+  alert: { one: '# alert', other: '# alerts' },
+  team: { one: '# team', other: '# teams' },
+  week: { one: '# week', other: '# weeks' },
+  day: { one: '# day', other: '# days' },
+} as const satisfies Record<string, PluralWords>;
+
+/** The areas of the audit log, in the order its filter lists them. */
+export const AUDIT_AREAS = [
+  'Organization',
+  'Members and sign-in',
+  'API keys',
+  'Teams and pulses',
+  'Alerts and actions',
+  'Comments',
+  'Check-ins',
+  'Webhooks',
+  'Audit log',
+] as const;
+export type AuditArea = (typeof AUDIT_AREAS)[number];
+
+/**
+ * Every audit code in words, with its area. A `Record` over AuditAction, so a code added to the
+ * contract without words here fails the type check (and test/console/words.test.ts).
+ */
+export const AUDIT_WORDS: Record<AuditAction, { area: AuditArea; words: string }> = {
+  'organization.created': { area: 'Organization', words: 'Organization created' },
+  'organization.updated': { area: 'Organization', words: 'Organization changed' },
+  'organization.deleted': { area: 'Organization', words: 'Organization deleted' },
+  'organization.two_factor_required': { area: 'Organization', words: 'Two-factor requirement changed' },
+  'retention.updated': { area: 'Organization', words: 'Retention changed' },
+  'member.invited': { area: 'Members and sign-in', words: 'Member invited' },
+  'member.invitation_revoked': { area: 'Members and sign-in', words: 'Invitation revoked' },
+  'member.joined': { area: 'Members and sign-in', words: 'Member joined' },
+  'member.role_changed': { area: 'Members and sign-in', words: "Member's role changed" },
+  'member.removed': { area: 'Members and sign-in', words: 'Member removed' },
+  'member.signed_in': { area: 'Members and sign-in', words: 'Signed in' },
+  'member.sign_in_failed': { area: 'Members and sign-in', words: 'Sign-in refused' },
+  'member.two_factor_enabled': { area: 'Members and sign-in', words: 'Two-factor turned on' },
+  'member.password_changed': { area: 'Members and sign-in', words: 'Password changed' },
+  'member.sessions_ended': { area: 'Members and sign-in', words: 'Sessions ended' },
+  'key.created': { area: 'API keys', words: 'API key created' },
+  'key.rolled': { area: 'API keys', words: 'API key rolled' },
+  'key.revoked': { area: 'API keys', words: 'API key revoked' },
+  'team.created': { area: 'Teams and pulses', words: 'Team created' },
+  'pulses.ingested': { area: 'Teams and pulses', words: 'Pulses received' },
+  'pulses.imported': { area: 'Teams and pulses', words: 'Pulses imported' },
+  'pulse.moderated': { area: 'Teams and pulses', words: 'Pulse moderated' },
+  'alert.read': { area: 'Alerts and actions', words: 'Alert marked read' },
+  'alert.unread': { area: 'Alerts and actions', words: 'Alert marked unread' },
+  'action.created': { area: 'Alerts and actions', words: 'Action created' },
+  'action.updated': { area: 'Alerts and actions', words: 'Action changed' },
+  'comment.hidden': { area: 'Comments', words: 'Comment hidden' },
+  'comment.shown': { area: 'Comments', words: 'Comment shown again' },
+  'respondent.added': { area: 'Check-ins', words: 'Person added to the roster' },
+  'respondent.removed': { area: 'Check-ins', words: 'Person removed from the roster' },
+  'respondent.moved': { area: 'Check-ins', words: 'Person moved to another team' },
+  'roster.replaced': { area: 'Check-ins', words: 'Roster replaced' },
+  'checkin_settings.updated': { area: 'Check-ins', words: 'Check-in settings changed' },
+  'checkin_links.exported': { area: 'Check-ins', words: 'Check-in links downloaded' },
+  'checkin_link.resent': { area: 'Check-ins', words: 'Check-in link sent again' },
+  'webhook_endpoint.created': { area: 'Webhooks', words: 'Webhook endpoint added' },
+  'webhook_endpoint.removed': { area: 'Webhooks', words: 'Webhook endpoint removed' },
+  'webhook_endpoint.enabled': { area: 'Webhooks', words: 'Webhook endpoint enabled' },
+  'webhook_endpoint.disabled': { area: 'Webhooks', words: 'Webhook endpoint disabled' },
+  'webhook_endpoint.tested': { area: 'Webhooks', words: 'Webhook test event sent' },
+  'webhook_endpoint.secret_rotated': { area: 'Webhooks', words: 'Webhook secret rotated' },
+  'webhook_delivery.replayed': { area: 'Webhooks', words: 'Webhook delivery replayed' },
+  'webhook_deliveries.resent': { area: 'Webhooks', words: 'Failed webhook deliveries sent again' },
+  'audit_log.exported': { area: 'Audit log', words: 'Audit log exported' },
+};
+
+/** An audit code in words; a code this release does not know (an older row) as it is. */
+export const auditWords = (code: string): string => (AUDIT_WORDS as Record<string, { words: string } | undefined>)[code]?.words ?? code;

@@ -1,0 +1,159 @@
+import type { DatabaseExecutor } from '../db/executor.js';
+import { participationRows } from '../db/repositories/checkins.js';
+import { dailyAggregates, teamDailyAggregates, type Aggregate } from '../db/repositories/stats.js';
+import { weekLevels, type WeekLevels } from '../db/repositories/insight.js';
+import { listTeams } from '../db/repositories/teams.js';
+import { MIN_TEAM } from './checkins/roster.js';
+import { addWeeks, weekOf, weekStart } from './checkins/week.js';
+import { MINIMUM_SAMPLE } from './stats.js';
+import { average, WEEK_MS, ymd } from './time.js';
+
+/**
+ * The Overview's insight (CONTRACT.md section 11, *Insight, not API figures*): participation as a
+ * rate, a heatmap of teams by week, last week against the four before, the share of answers at 4-5.
+ * Read-only. A figure from fewer than 5 pulses, and a participation count under 5, is never in
+ * what this returns: the page cannot show what it does not receive.
+ */
+
+/** A week's (or a range's) figure, from 5 pulses; null below ("fewer than 5"). */
+export type Figure = { count: number; avg: number } | null;
+
+const figure = (a: Aggregate | undefined): Figure => (a && a.count >= MINIMUM_SAMPLE ? { count: a.count, avg: average(a.sum, a.count)! } : null);
+
+/** Answered of invited for one week: each count only from 5 (else null), the rate only when both are shown. */
+export interface Rate {
+  invited: number | null;
+  answered: number | null;
+  rate: number | null;
+}
+
+const rateOf = (invited: number | null, answered: number | null): Rate => ({
+  invited,
+  answered,
+  rate: invited !== null && answered !== null && invited > 0 ? Math.min(1, answered / invited) : null,
+});
+
+export interface SlotParticipation {
+  /** The team, or null for the organization's own key (people without a team, and teams under 5). */
+  teamId: string | null;
+  teamName: string | null;
+  /** Null when the slot had no one in that week's round. */
+  thisWeek: Rate | null;
+  lastWeek: Rate | null;
+}
+
+export interface Insight {
+  /** Mondays (YYYY-MM-DD) of the current ISO week and the one before. */
+  thisWeek: string;
+  lastWeek: string;
+  participation: {
+    /** Null when no round ran that week. */
+    organization: { thisWeek: Rate | null; lastWeek: Rate | null };
+    slots: SlotParticipation[];
+  };
+  /** Last week against the four weeks before it, pooled (their level sum over their count). */
+  change: { week: string; current: Figure; previousFrom: string; previous: Figure };
+  /** The share of last week's answers at 4 or 5, and of the four weeks before; null under 5 pulses. */
+  high: { week: string; share: number | null; previousShare: number | null };
+  /** The range's ISO weeks (Mondays), the organization's figure in each and each team's. */
+  heatmap: { weeks: string[]; organization: Figure[]; teams: { id: string; name: string; cells: Figure[] }[] };
+}
+
+/** The weeks the heatmap shows at most: a year. */
+export const HEATMAP_MAX_WEEKS = 53;
+
+/**
+ * The organization's total of one week: the sum over its slots, shown from 5 like every count.
+ * The total minus the teams shown can tell how many of a slot under 5 were asked or answered: a
+ * count, never a level, and one that GET /v1/pulses (every pulse with its team) tells key holders
+ * anyway. Withholding the total whenever a small team answered (section 5's remainder rule) left
+ * nearly every organization without one (docs/decisions.md).
+ */
+const totalOf = (counts: number[]): number | null => from5(counts.reduce((a, n) => a + n, 0));
+
+const from5 = (n: number) => (n >= MIN_TEAM ? n : null);
+
+/**
+ * `range`: the Overview's calendar days (both included); the heatmap covers their ISO weeks whole.
+ * `now`: "this week" is the ISO week that holds it.
+ */
+export async function overviewInsight(db: DatabaseExecutor, orgId: string, range: { fromDate: string; toDate: string }, now: Date): Promise<Insight> {
+  const thisWeek = weekOf(now);
+  const lastWeek = addWeeks(thisWeek, -1);
+  const previousFrom = addWeeks(lastWeek, -4);
+  const firstWeek = weekOf(new Date(`${range.fromDate}T00:00:00.000Z`));
+  const finalWeek = weekOf(new Date(`${range.toDate}T00:00:00.000Z`));
+  const weeks: string[] = [];
+  for (let w = firstWeek; w <= finalWeek && weeks.length < HEATMAP_MAX_WEEKS; w = addWeeks(w, 1)) weeks.push(w);
+  const heatEnd = ymd(new Date(weekStart(weeks[weeks.length - 1]).getTime() + WEEK_MS));
+
+  const [rows, levels, teams, teamDays, orgDays] = await Promise.all([
+    participationRows(db, orgId, lastWeek),
+    weekLevels(db, orgId, weekStart(previousFrom), weekStart(thisWeek)),
+    listTeams(db, orgId),
+    teamDailyAggregates(db, orgId, firstWeek, heatEnd),
+    dailyAggregates(db, orgId, weekStart(firstWeek), new Date(`${heatEnd}T00:00:00.000Z`)),
+  ]);
+
+  // Participation: the slots of this week and last, by team (the organization's own slot last).
+  const slots = new Map<string, SlotParticipation>();
+  const byWeek = { [thisWeek]: [] as { invited: number; answered: number }[], [lastWeek]: [] as { invited: number; answered: number }[] };
+  for (const r of rows) {
+    if (r.week !== thisWeek && r.week !== lastWeek) continue;
+    byWeek[r.week].push({ invited: r.invited, answered: r.answered });
+    const slot = slots.get(r.team_slot) ?? { teamId: r.team_slot || null, teamName: r.team_name, thisWeek: null, lastWeek: null };
+    slot[r.week === thisWeek ? 'thisWeek' : 'lastWeek'] = rateOf(from5(r.invited), from5(r.answered));
+    slots.set(r.team_slot, slot);
+  }
+  const total = (week: string): Rate | null =>
+    byWeek[week].length === 0 ? null : rateOf(totalOf(byWeek[week].map((s) => s.invited)), totalOf(byWeek[week].map((s) => s.answered)));
+
+  // Last week against the four before, and the share at 4-5 of each.
+  const pooled = (ws: string[]): WeekLevels =>
+    ws.reduce(
+      (a, w) => {
+        const l = levels.get(w);
+        return l ? { count: a.count + l.count, sum: a.sum + l.sum, high: a.high + l.high } : a;
+      },
+      { count: 0, sum: 0, high: 0 } as WeekLevels,
+    );
+  const last = pooled([lastWeek]);
+  const before = pooled([0, 1, 2, 3].map((i) => addWeeks(previousFrom, i)));
+  const share = (l: WeekLevels) => (l.count >= MINIMUM_SAMPLE ? l.high / l.count : null);
+
+  // The heatmap: each team's days (and the organization's) summed by ISO week.
+  const weekIndex = new Map(weeks.map((w, i) => [w, i]));
+  const indexOfDay = (day: string) => weekIndex.get(weekOf(new Date(`${day}T00:00:00.000Z`)));
+  const sums = (entries: Iterable<[string, Aggregate]>): Figure[] => {
+    const out = weeks.map(() => ({ count: 0, sum: 0 }));
+    for (const [day, a] of entries) {
+      const i = indexOfDay(day);
+      if (i === undefined) continue;
+      out[i].count += a.count;
+      out[i].sum += a.sum;
+    }
+    return out.map(figure);
+  };
+  function* daysOf(id: string): Iterable<[string, Aggregate]> {
+    const s = teamDays.get(id);
+    for (let i = 0; i < (s?.days.length ?? 0); i++) yield [s!.days[i], { count: s!.counts[i], sum: s!.sums[i] }];
+  }
+
+  return {
+    thisWeek,
+    lastWeek,
+    participation: {
+      organization: { thisWeek: total(thisWeek), lastWeek: total(lastWeek) },
+      slots: [...slots.values()].sort((a, b) =>
+        a.teamId === null ? 1 : b.teamId === null ? -1 : (a.teamName ?? '').localeCompare(b.teamName ?? '', 'en', { sensitivity: 'base' }),
+      ),
+    },
+    change: { week: lastWeek, current: figure(last), previousFrom, previous: figure(before) },
+    high: { week: lastWeek, share: share(last), previousShare: share(before) },
+    heatmap: {
+      weeks,
+      organization: sums(orgDays.entries()),
+      teams: teams.map((t) => ({ id: t.id, name: t.name, cells: sums(daysOf(t.id)) })),
+    },
+  };
+}
