@@ -39,6 +39,8 @@ const shapeOf = (spans: ReceivedSpan[], name: string) =>
     .map((r) => tree(spans, r).join('\n'));
 const byName = (spans: ReceivedSpan[], name: string) => spans.filter((s) => s.name === name);
 const query = (name: string) => ({ 'db.system.name': 'postgresql', 'db.query.summary': name });
+/** A caller's trace (a proxy's, say), sent in `traceparent`. */
+const CALLER_TRACE = '0af7651916cd43dd8448eb211c80319c';
 /** The OTLP JSON span kinds. */
 const INTERNAL = 1;
 const SERVER = 2;
@@ -73,10 +75,18 @@ describe('traces (issue 54)', () => {
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
     });
     const server = await startServer(config, { db: tdb.db });
-    const headers = { authorization: `Bearer ${KEYS.acme}`, 'user-agent': 'agent-007', 'x-forwarded-for': '203.0.113.9' };
+    const headers = {
+      authorization: `Bearer ${KEYS.acme}`,
+      'user-agent': 'agent-007',
+      'x-forwarded-for': '203.0.113.9',
+      traceparent: `00-${CALLER_TRACE}-b7ad6b7169203331-01`,
+    };
     expect((await fetch(`${server.address}/v1/pulses?from=2026-11-02T00:00:00.000Z&limit=7`, { headers })).status).toBe(200);
     expect((await fetch(`${server.address}/readyz`)).status).toBe(200);
     expect((await fetch(`${server.address}/v1/n0such/t0ken-value?x=1`, { headers })).status).toBe(404);
+    // The console: its session's lookup and preHandler hooks, with a cookie that names no session.
+    const cookie = `cp_session=${'n0-such-session'.padEnd(40, 'x')}`;
+    expect((await fetch(`${server.address}/console/overview`, { headers: { cookie }, redirect: 'manual' })).status).toBe(303);
     // The batch waits 5 s: nothing has gone yet, and the shutdown exports it all.
     expect(otlp.requests).toEqual([]);
     await server.close();
@@ -84,11 +94,14 @@ describe('traces (issue 54)', () => {
 
     expect(otlp.requests.map((r) => [r.path, r.headers['content-type']])).toEqual([['/v1/traces', 'application/json']]);
     const spans = otlp.spans();
-    expect(roots(spans).map((s) => s.name)).toEqual(['GET /v1/pulses', 'GET /readyz', 'GET']);
+    expect(roots(spans).map((s) => s.name)).toEqual(['GET /v1/pulses', 'GET /readyz', 'GET', 'GET /console/overview']);
     // The key's lookup comes before the body is read (onRequest): under the request; the handler's queries under the handler.
     expect(shapeOf(spans, 'GET /v1/pulses')).toEqual(['GET /v1/pulses\n  api_keys.by_hash\n  handler /v1/pulses\n    pulses.list.plain\n    teams.names']);
     expect(shapeOf(spans, 'GET /readyz')).toEqual(['GET /readyz\n  handler /readyz\n    health.ready']);
-    expect(shapeOf(spans, 'GET')).toEqual(['GET\n  notFoundHandler @fastify/swagger-ui']);
+    expect(shapeOf(spans, 'GET')).toEqual(['GET\n  notFoundHandler']);
+    expect(shapeOf(spans, 'GET /console/overview')).toEqual([
+      'GET /console/overview\n  console_sessions.by_id_with_member\n  preHandler\n  preHandler\n  preHandler',
+    ]);
 
     const [pulses] = byName(spans, 'GET /v1/pulses');
     expect(pulses).toMatchObject({ kind: SERVER, status: { code: 0 }, events: [] });
@@ -101,8 +114,9 @@ describe('traces (issue 54)', () => {
     expect(list).toMatchObject({ kind: CLIENT, parentSpanId: handler.spanId, traceId: pulses.traceId });
     expect(list.attributes).toEqual(query('pulses.list.plain'));
     expect(byName(spans, 'api_keys.by_hash')[0]).toMatchObject({ parentSpanId: pulses.spanId, attributes: query('api_keys.by_hash') });
-    // Each request its own trace: no caller's context is read.
-    expect(new Set(roots(spans).map((s) => s.traceId)).size).toBe(3);
+    // Each request its own trace: no caller's traceparent is read.
+    expect(new Set(roots(spans).map((s) => s.traceId)).size).toBe(4);
+    expect(spans.filter((s) => s.traceId === CALLER_TRACE)).toEqual([]);
     // The resource: the service's name and version, the SDK's; no host, process or address.
     for (const s of spans) {
       expect(s.resource).toEqual({
@@ -115,7 +129,20 @@ describe('traces (issue 54)', () => {
     }
     // Not the path's values, the query, the key, the agent or an address (the library's url.path was removed).
     const raw = otlp.requests.map((r) => r.body.toString('utf8')).join('\n');
-    for (const secret of [KEYS.acme, 'cp_test', 'agent-007', '203.0.113.9', '127.0.0.1', 't0ken-value', 'n0such', '2026-11-02', 'limit', 'url.']) {
+    for (const secret of [
+      KEYS.acme,
+      'cp_test',
+      'agent-007',
+      '203.0.113.9',
+      '127.0.0.1',
+      't0ken-value',
+      'n0such',
+      '2026-11-02',
+      'limit',
+      'url.',
+      'n0-such-session',
+      'cp_session',
+    ]) {
       expect(raw, secret).not.toContain(secret);
     }
   }, 60_000);
@@ -181,7 +208,7 @@ describe('traces (issue 54)', () => {
       expect(shapeOf(spans, 'POST /checkin/o/:orgId/open')).toEqual([
         [
           'POST /checkin/o/:orgId/open',
-          '  preHandler limited',
+          '  preHandler',
           '  handler /checkin/o/:orgId/open',
           '    checkin_round_links.by_token',
           '    checkin_round_links.opened',
@@ -195,7 +222,7 @@ describe('traces (issue 54)', () => {
       expect(shapeOf(spans, 'POST /checkin/o/:orgId/issue')).toEqual([
         [
           'POST /checkin/o/:orgId/issue',
-          '  preHandler limited',
+          '  preHandler',
           '  handler /checkin/o/:orgId/issue',
           '    checkin_round_links.by_token',
           '    checkin_keys.by_slot',
@@ -205,7 +232,7 @@ describe('traces (issue 54)', () => {
       ]);
       const answerShape = [
         'POST /checkin/answer',
-        '  preHandler limited',
+        '  preHandler',
         '  handler /checkin/answer',
         '    checkin_keys.by_id',
         '    checkin_rounds.read',

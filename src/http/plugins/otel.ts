@@ -20,9 +20,10 @@ export const traces = named('traces', async (app) => {
     requestHook: (span, request) => {
       span.updateName(request.routeOptions.url ? `${request.method} ${request.routeOptions.url}` : request.method);
     },
-    // `handler /v1/pulses`, `preHandler session`: the function's name, or its plugin's, not the plugin chain.
-    lifecycleHook: (span, { hookName, request, handler }) => {
-      span.updateName(hookName === 'handler' ? `handler ${request.routeOptions.url}` : `${hookName} ${(handler ?? 'anonymous').split(' -> ').pop()}`);
+    // `handler /v1/pulses`, `preHandler`: not the library's plugin names, which for an anonymous
+    // plugin are the first characters of its source (the function's own name is `hook.callback.name`).
+    lifecycleHook: (span, { hookName, request }) => {
+      span.updateName(hookName === 'handler' ? `handler ${request.routeOptions.url}` : hookName);
     },
   });
   await app.register(instrumentation.plugin());
