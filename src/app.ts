@@ -9,7 +9,7 @@ import { CommentReleases } from './domain/comments.js';
 import { KeyUsageRecorder } from './domain/key-usage.js';
 import { KeyResolver } from './domain/keys.js';
 import { ApiError } from './contract/errors.js';
-import { contractServerOptions, listenerLogFields, operations, registerBase } from './http/plugins/index.js';
+import { contractServerOptions, listenerLogFields, operations, registerBase, traces } from './http/plugins/index.js';
 import {
   AuthFailureLimiter,
   caching,
@@ -37,6 +37,8 @@ export interface AppDeps {
   rateLimitNamespace?: string;
   /** True from a shutdown signal on: /readyz then answers 503 while the port still serves (server.ts). */
   draining?: () => boolean;
+  /** Traces are on (src/telemetry/): each request gets its span. */
+  traces?: boolean;
 }
 
 /** Builds the whole service as a Fastify instance. It never listens; server.ts does. */
@@ -72,6 +74,8 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     await usage.close();
   });
 
+  // Before anything else, so that every hook and handler runs inside the request's span.
+  if (deps.traces) await app.register(traces);
   // The public listener: its operations first (an overloaded process refuses before anything
   // else), the base every face shares, then caching, and the faces side by side: the public API's
   // documents, the console, the versioned API.

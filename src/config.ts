@@ -54,6 +54,18 @@ const alertThreshold = <Env extends string>(env: Env, fallback: string, min: num
   group: 'alertThresholds' as const,
 });
 
+/** A field of `Config.traces`. */
+function traces<Env extends string, Schema extends TSchema>(env: Env, schema: Schema): Variable<Env, Schema, Static<Schema>> & { group: 'traces' };
+function traces<Env extends string, Schema extends TSchema, Field>(
+  env: Env,
+  schema: Schema,
+  to: (value: Static<Schema>, name: Env) => Field,
+): Variable<Env, Schema, Field> & { group: 'traces' };
+function traces(env: string, schema: TSchema, to?: (value: unknown, name: string) => unknown) {
+  return { ...(to ? variable(env, schema, to) : variable(env, schema)), group: 'traces' as const };
+}
+const OTLP_URL = '^https?://[^\\s]+$';
+
 /**
  * Every variable, once: the key is its `Config` field, the entry its environment variable
  * (`Config`'s type and `EnvSchema` are both computed from this table). A new variable is one
@@ -162,6 +174,43 @@ export const VARIABLES = {
   smtpUrl: variable('SMTP_URL', Type.Optional(Type.String({ pattern: '^smtps?://[^\\s]+$', maxLength: 2048 }))),
   /** The sender of the service's mail (required with SMTP_URL), e.g. "Climate Pulse <console@example.com>". */
   mailFrom: variable('MAIL_FROM', Type.Optional(Type.String({ minLength: 3, maxLength: 320 }))),
+  /**
+   * OpenTelemetry traces (docs/deployment.md, "Traces"), `Config.traces`: on when an OTLP endpoint is
+   * set or OTEL_TRACES_EXPORTER is `otlp`, off (no SDK loaded) otherwise; the standard names, fewer values.
+   */
+  otlpEndpoint: traces(
+    'OTEL_EXPORTER_OTLP_ENDPOINT',
+    Type.Optional(Type.String({ pattern: OTLP_URL, maxLength: 2048, description: 'an http:// or https:// URL' })),
+  ),
+  otlpTracesEndpoint: traces(
+    'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+    Type.Optional(Type.String({ pattern: OTLP_URL, maxLength: 2048, description: 'an http:// or https:// URL' })),
+  ),
+  tracesExporter: traces('OTEL_TRACES_EXPORTER', Type.Optional(Type.Union([Type.Literal('otlp'), Type.Literal('none')], { description: 'otlp or none' }))),
+  otlpProtocol: traces(
+    'OTEL_EXPORTER_OTLP_PROTOCOL',
+    Type.Union([Type.Literal('http/protobuf'), Type.Literal('http/json')], { default: 'http/protobuf', description: 'http/protobuf or http/json (not grpc)' }),
+  ),
+  /** Headers of every export (a vendor's API key): `key=value,key2=value2`, values percent-encoded. */
+  otlpHeaders: traces(
+    'OTEL_EXPORTER_OTLP_HEADERS',
+    Type.Optional(
+      secret(
+        Type.String({ pattern: '^\\s*[^\\s=,]+\\s*=[^,]*(,\\s*[^\\s=,]+\\s*=[^,]*)*$', maxLength: 8192, description: 'a comma-separated list of key=value' }),
+      ),
+    ),
+    parseOtlpHeaders,
+  ),
+  serviceName: traces('OTEL_SERVICE_NAME', Type.String({ minLength: 1, maxLength: 255, default: 'climate-pulse' })),
+  /** Whether a trace is kept is drawn from its random trace id, never from the request (no incoming trace context is read). */
+  sampler: traces(
+    'OTEL_TRACES_SAMPLER',
+    Type.Union([Type.Literal('parentbased_always_on'), Type.Literal('parentbased_traceidratio')], {
+      default: 'parentbased_always_on',
+      description: 'parentbased_always_on or parentbased_traceidratio',
+    }),
+  ),
+  samplerRatio: traces('OTEL_TRACES_SAMPLER_ARG', Type.Number({ minimum: 0, maximum: 1, default: 1 })),
 };
 
 type Variables = typeof VARIABLES;
@@ -296,4 +345,21 @@ export function trustedProxyProblem(text: string): string | null {
     }
   }
   return null;
+}
+
+/** OTEL_EXPORTER_OTLP_HEADERS (its pattern checked): `a=1,b=x%20y` -> { a: '1', b: 'x y' }. */
+export function parseOtlpHeaders(text: string): Record<string, string> {
+  return Object.fromEntries(
+    text.split(',').map((pair) => {
+      const i = pair.indexOf('=');
+      const value = pair.slice(i + 1).trim();
+      let decoded = value;
+      try {
+        decoded = decodeURIComponent(value);
+      } catch {
+        /* not percent-encoded: taken as written */
+      }
+      return [pair.slice(0, i).trim(), decoded];
+    }),
+  );
 }

@@ -14,6 +14,7 @@ import { startRoundSchedule } from './jobs/rounds.js';
 import { WebhookWorker } from './jobs/webhooks.js';
 import { KEEP_ALIVE_HINT_S, QUIET_MAX_MS, trackConnections, type ConnectionDrain } from './http/drain.js';
 import { addressMatcher, answerNodeErrorsInContractShape } from './http/node-server.js';
+import { startTracing, stopTracing, type Tracing } from './telemetry/index.js';
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -28,8 +29,32 @@ export interface RunningServer {
 
 const PURGE_EVERY_MS = 10 * 60_000;
 
-/** config -> database -> migrations -> listen. Returns a handle that shuts down gracefully. */
+/** How long a shutdown waits for the last spans to reach the collector (within SHUTDOWN_GRACE_MS). */
+const TRACES_FLUSH_MS = 3_000;
+
+/** config -> traces -> database -> migrations -> listen. Returns a handle that shuts down gracefully. */
 export async function startServer(config: Config, opts: { db?: DatabaseExecutor } = {}): Promise<RunningServer> {
+  // Traces (off unless OTEL_* says otherwise) first: a start that fails still exports what it traced.
+  const log = tracingLog(config.logLevel);
+  const tracing = await startTracing(config.traces, log);
+  try {
+    return await serve(config, opts, tracing);
+  } catch (err) {
+    await stopTracing(tracing, TRACES_FLUSH_MS, log);
+    throw err;
+  }
+}
+
+/** The SDK's warnings, from before the app's logger exists: a JSON line on stdout as pino writes one. */
+function tracingLog(level: string) {
+  const quiet = ['error', 'fatal', 'silent'].includes(level);
+  return {
+    warn: (obj: object, msg: string) =>
+      void (quiet || process.stdout.write(`${JSON.stringify({ level: 40, time: Date.now(), pid: process.pid, ...obj, msg })}\n`)),
+  };
+}
+
+async function serve(config: Config, opts: { db?: DatabaseExecutor }, tracing: Tracing | undefined): Promise<RunningServer> {
   const db = opts.db ?? (await openDatabase(config));
   await migrate(db);
   await warmPool(db, config.dbPoolMax);
@@ -37,6 +62,7 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
   const app = await buildApp(config, {
     db,
     draining: () => draining,
+    traces: tracing !== undefined,
     logger: {
       level: config.logLevel,
       redact: { paths: ['req.headers.authorization', 'headers.authorization'], censor: '[redacted]' },
@@ -140,6 +166,7 @@ export async function startServer(config: Config, opts: { db?: DatabaseExecutor 
       await retentionStopped;
       await webhooks.close();
       await db.close();
+      await stopTracing(tracing, TRACES_FLUSH_MS, app.log); // the spans of everything above, exported
       clearTimeout(timer);
       clearTimeout(lastResort);
       app.log.info({ drainedMs, totalMs: Date.now() - startedAt }, 'shutdown complete');

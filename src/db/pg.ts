@@ -3,6 +3,7 @@ import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { dbFailure } from './errors.js';
 import { splitStatements } from './sql-script.js';
+import { querySpan, transactionSpan } from '../telemetry/spans.js';
 import type { DatabaseExecutor, NamedQuery, PoolStats, Transaction } from './executor.js';
 
 export interface PgOptions {
@@ -48,11 +49,15 @@ export class PgExecutor implements DatabaseExecutor {
   }
 
   async query<T>(q: NamedQuery, params: unknown[] = []): Promise<T[]> {
-    const res = await this.pool.query({ name: q.name, text: q.text, values: params });
+    const res = await querySpan(q.name, () => this.pool.query({ name: q.name, text: q.text, values: params }));
     return res.rows as T[];
   }
 
-  async transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
+  transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
+    return transactionSpan(() => this.inTransaction(fn));
+  }
+
+  private async inTransaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     // A checked-out client whose server goes away (a terminated backend, a restart) emits 'error'
     // besides failing its query; the pool listens only to idle clients, so without this the process dies.
@@ -60,7 +65,7 @@ export class PgExecutor implements DatabaseExecutor {
     client.on('error', onError);
     const tx: Transaction = {
       async query<R>(q: NamedQuery, params: unknown[] = []) {
-        const res = await client.query({ name: q.name, text: q.text, values: params });
+        const res = await querySpan(q.name, () => client.query({ name: q.name, text: q.text, values: params }));
         return res.rows as R[];
       },
       async exec(sqlText: string) {

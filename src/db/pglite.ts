@@ -4,6 +4,7 @@ import type { Writable } from 'node:stream';
 import { streamBackup } from './backup.js';
 import type { DatabaseExecutor, NamedQuery, Transaction } from './executor.js';
 import { initializeDataDir } from './pglite-init.js';
+import { querySpan, transactionSpan } from '../telemetry/spans.js';
 
 /**
  * Sized for one tenant-sized workload on a small machine (docs/decisions.md, issue 14): PGlite's
@@ -224,15 +225,20 @@ export class PgliteExecutor implements DatabaseExecutor {
   }
 
   async query<T>(q: NamedQuery, params: unknown[] = []): Promise<T[]> {
-    return this.gate.run(async () => (await this.db.query<T>(q.text, params)).rows);
+    // The span holds the wait for the one connection too.
+    return querySpan(q.name, () => this.gate.run(async () => (await this.db.query<T>(q.text, params)).rows));
   }
 
   async transaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
+    return transactionSpan(() => this.inTransaction(fn));
+  }
+
+  private inTransaction<T>(fn: (tx: Transaction) => Promise<T>): Promise<T> {
     return this.gate.run(() =>
       this.db.transaction(async (t) => {
         const tx: Transaction = {
           async query<R>(q: NamedQuery, params: unknown[] = []) {
-            const res = await t.query<R>(q.text, params);
+            const res = await querySpan(q.name, () => t.query<R>(q.text, params));
             return res.rows;
           },
           async exec(sqlText: string) {

@@ -2,6 +2,7 @@ import type { Config } from '../config.js';
 import type { DatabaseExecutor } from '../db/executor.js';
 import { lastClosedWeek, runAlertEngine, thresholdsFrom, type AlertEngineOptions, type AlertRunReport } from '../domain/alert-engine.js';
 import { WEEK_MS } from '../domain/time.js';
+import { inSpan } from '../telemetry/spans.js';
 
 /**
  * How many closed weeks each scheduled run evaluates, newest back: two, so a server that was
@@ -27,11 +28,15 @@ export interface AlertScheduleDeps {
 export function runScheduledAlerts(deps: Omit<AlertScheduleDeps, 'log'>): Promise<AlertRunReport> {
   const now = deps.now?.() ?? new Date();
   const last = lastClosedWeek(now, deps.config.alertsCloseDelayMinutes).getTime();
-  return runAlertEngine(deps.db, {
-    thresholds: thresholdsFrom(deps.config),
-    weeks: Array.from({ length: SCHEDULED_WEEKS }, (_, i) => new Date(last - i * WEEK_MS)),
-    clock: deps.now ?? (() => new Date()),
-    onInserted: deps.onInserted,
+  return inSpan('alerts.run', async (span) => {
+    const report = await runAlertEngine(deps.db, {
+      thresholds: thresholdsFrom(deps.config),
+      weeks: Array.from({ length: SCHEDULED_WEEKS }, (_, i) => new Date(last - i * WEEK_MS)),
+      clock: deps.now ?? (() => new Date()),
+      onInserted: deps.onInserted,
+    });
+    span?.setAttributes({ 'climate_pulse.alerts.organizations': report.organizations, 'climate_pulse.alerts.raised': report.raised.length });
+    return report;
   });
 }
 

@@ -1,5 +1,6 @@
 import type { DatabaseExecutor } from '../db/executor.js';
 import { purgeExpiredRecords, type PurgeReport } from '../domain/retention.js';
+import { inSpan } from '../telemetry/spans.js';
 
 /**
  * The retention job in every server process (issue 52, item 4): every RETENTION_EVERY_MS (+-10%
@@ -25,7 +26,7 @@ export interface RetentionScheduleDeps {
 /** One run, and its log line: the counts of what was deleted, and how long it took. */
 export async function runRetention(deps: Pick<RetentionScheduleDeps, 'db' | 'log' | 'now'>): Promise<PurgeReport> {
   const started = Date.now();
-  const report = await purgeExpiredRecords(deps.db, deps.now?.() ?? new Date());
+  const report = await inSpan('retention.run', () => purgeExpiredRecords(deps.db, deps.now?.() ?? new Date()));
   deps.log.info({ retention: { ...report, ms: Date.now() - started } }, 'retention purge');
   return report;
 }

@@ -5,6 +5,7 @@ import { CheckinKeys } from '../domain/checkins/keys.js';
 import { runRounds, type RoundReport, type SendMail } from '../domain/checkins/rounds.js';
 import { MAIL_CONNECTIONS, smtpMailer } from '../mail/index.js';
 import { consoleBaseUrl } from '../admin/routes/members.js';
+import { inSpan } from '../telemetry/spans.js';
 
 /**
  * The check-in rounds in every server process (CONTRACT.md section 12): each process runs
@@ -39,7 +40,13 @@ export async function startRoundSchedule(deps: RoundScheduleDeps): Promise<{ sto
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> = Promise.resolve();
-  const runOnce = () => runRounds(deps.db, { linkFor, send, keys, inFlight: MAIL_CONNECTIONS }, deps.now?.() ?? new Date());
+  // Its span holds the counts the log line holds, never to whom (the mails and links are no span's).
+  const runOnce = () =>
+    inSpan('checkins.round', async (span) => {
+      const r = await runRounds(deps.db, { linkFor, send, keys, inFlight: MAIL_CONNECTIONS }, deps.now?.() ?? new Date());
+      span?.setAttributes({ 'climate_pulse.round.mailed': r.mailed, 'climate_pulse.round.reminded': r.reminded, 'climate_pulse.round.failed': r.failed });
+      return r;
+    });
   const tick = () => {
     running = runOnce().then(
       (r) => {

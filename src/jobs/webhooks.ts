@@ -2,6 +2,7 @@ import { Counter, Gauge, type Registry } from 'prom-client';
 import type { DatabaseExecutor } from '../db/executor.js';
 import { claimDueDeliveries, oldestPendingSeconds, type ClaimedDelivery } from '../db/repositories/webhooks.js';
 import { deliver, type DeliveryOutcome } from '../domain/webhook-deliveries.js';
+import { inSpan } from '../telemetry/spans.js';
 
 export interface WebhookWorkerOptions {
   pollMs: number;
@@ -88,14 +89,23 @@ export class WebhookWorker {
     return claimed.length === room;
   }
 
+  /** One attempt, in its span: the attempt's number and outcome, never the endpoint's URL or the payload. */
   private async send(d: ClaimedDelivery) {
     try {
-      const { outcome } = await deliver(this.db, d, {
-        timeoutMs: this.opts.timeoutMs,
-        scheduleMs: this.opts.retryScheduleMs,
-        stop: this.stop.signal,
-        allowPrivate: this.opts.allowPrivate,
-      });
+      const { outcome } = await inSpan(
+        'webhooks.deliver',
+        async (span) => {
+          const result = await deliver(this.db, d, {
+            timeoutMs: this.opts.timeoutMs,
+            scheduleMs: this.opts.retryScheduleMs,
+            stop: this.stop.signal,
+            allowPrivate: this.opts.allowPrivate,
+          });
+          span?.setAttribute('climate_pulse.webhook.outcome', result.outcome);
+          return result;
+        },
+        { 'climate_pulse.webhook.attempt': d.attempts },
+      );
       this.count(outcome);
     } catch (err) {
       // The outcome could not be recorded: the lease expires and the delivery is tried again.

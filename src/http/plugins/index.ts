@@ -39,3 +39,4 @@ export { operations, listenerLogFields } from './operations.js';
 export { contractServerOptions } from '../server-options.js';
 export { lazySerializers } from '../lazy-compilers.js';
 export type { App } from '../types.js';
+export { traces } from './otel.js';
