@@ -42,6 +42,8 @@ export const WORDS = {
     "Stopped: the date on this device is not in this link's week, so the page cannot check that the key it was given is this week's key for everyone. Check the device's date and time, or use the link of this week's mail. Nothing was sent.",
   alreadyAnswered: 'This answer was already recorded. Thank you.',
   failed: 'Something went wrong; nothing was recorded. Reload the page to try again.',
+  limited:
+    'Too many check-ins came from your network in the last minute (an office that shares one internet address, perhaps). Nothing was recorded. Wait a minute, then try again.',
   thanksTitle: 'Thank you',
   thanks: 'Your answer was recorded, without your name.',
   thanksComment: (when: string) =>
