@@ -388,11 +388,8 @@ export async function releaseOutboxRow(db: Queryable, orgId: string, id: string)
   await db.query(releaseOutboxQuery, [orgId, id]);
 }
 
-const refuseOutboxQuery = sql(
-  'checkin_outbox.refused',
-  `UPDATE checkin_outbox SET lease_until = NULL, refused = true WHERE org_id = $1 AND id = ANY($2::text[])`,
-);
-/** Mails the relay refused: they wait for the next run, counted as failed by the round's status. */
+const refuseOutboxQuery = sql('checkin_outbox.refused', `UPDATE checkin_outbox SET refused = true WHERE org_id = $1 AND id = ANY($2::text[])`);
+/** Mails the relay refused: counted as failed by the round's status until the relay takes them. */
 export async function markOutboxRefused(db: Queryable, orgId: string, ids: readonly string[]) {
   if (ids.length === 0) return;
   await db.query(refuseOutboxQuery, [orgId, arrayLiteral([...ids])]);

@@ -193,6 +193,16 @@ async function makeRoundKeys(db: DatabaseExecutor, orgId: string, week: string, 
 }
 
 async function mailOutbox(db: DatabaseExecutor, orgId: string, week: string, opts: RoundOptions, now: Date): Promise<RoundReport> {
+  const refused: string[] = [];
+  try {
+    return await mailClaimed(db, orgId, week, opts, now, refused);
+  } finally {
+    // Held by their lease during this run (not tried twice in it), the refused wait for the next.
+    for (const id of refused) await releaseOutboxRow(db, orgId, id);
+  }
+}
+
+async function mailClaimed(db: DatabaseExecutor, orgId: string, week: string, opts: RoundOptions, now: Date, refused: string[]): Promise<RoundReport> {
   const send = opts.send!;
   const org = await getOrganization(db, orgId);
   const round = await findRound(db, orgId, week);
@@ -249,6 +259,7 @@ async function mailOutbox(db: DatabaseExecutor, orgId: string, week: string, opt
           orgId,
           failed.map((c) => c.id),
         );
+        refused.push(...failed.map((c) => c.id));
         report.failed += failed.length;
         // The relay refused every mail of the group (it is down, or refuses us): the rest of the
         // batch waits for the next run, its lease released now. Refusing some only (an address it
