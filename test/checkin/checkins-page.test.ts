@@ -217,6 +217,7 @@ describe('the Check-ins page', () => {
     expect(
       relayReason(new Error("Can't send mail - all recipients were rejected: 550 <a.b+c@x.example> no such user (a.b+c@x.example)"), ['a.b+c@x.example']),
     ).toBe("Can't send mail - all recipients were rejected: 550 <[address]> no such user ([address])");
+    expect(relayReason(new Error('550 <postmaster@relay.test> refuses mail for <other@x.test>'))).toBe('550 <[address]> refuses mail for <[address]>');
     expect(relayReason(new Error('connect ECONNREFUSED 127.0.0.1:2525'))).toBe('connect ECONNREFUSED 127.0.0.1:2525');
     expect(relayReason(new Error(`x\u0000y\n${'z'.repeat(600)}`)).length).toBe(500);
     expect(relayReason('nonsense' as unknown)).toBe('nonsense');

@@ -6,6 +6,7 @@ import { acceptInvitation, BROWSER_MISSING, HOSTILE, launchConsoleBrowser, type 
 import { createCliDatabase } from '../helpers/cli.js';
 import { DB_KIND } from '../helpers/db.js';
 import { CLI, freePort, ROOT } from '../helpers/process.js';
+import { WORDS } from '../../src/checkin/words.js';
 
 /**
  * Issue 45's "done when", as a newcomer does it, on the embedded database and on PostgreSQL: `npm
@@ -180,5 +181,26 @@ describe.skipIf(BROWSER_MISSING)(`a first check-in from npm start, and the Peopl
     expect(cb.dialogs).toEqual([]);
     expect(cb.violations).toEqual([]);
     expect(cb.leaving).toEqual([]);
+  });
+
+  it('tells an employee over the per-address limit to wait a minute, in words (issue 53)', async () => {
+    const phone = await cb.context();
+    const page = await phone.newPage();
+    await page.setViewportSize(PHONE);
+    await page.route('**/checkin/o/*/open', (route) =>
+      route.fulfill({
+        status: 429,
+        contentType: 'application/json',
+        headers: { 'retry-after': '60' },
+        body: JSON.stringify({ error: { code: 'rate_limited', message: 'Too many requests; try again in a minute.' } }),
+      }),
+    );
+    const org = /Demo organization (org_demo_\w+)/.exec(out)![1];
+    await page.goto(`${base}/checkin/o/${org}#${'x'.repeat(32)}`);
+    await page.getByRole('alert').filter({ hasText: 'Too many check-ins came from your network' }).waitFor();
+    expect(await page.getByRole('alert').textContent()).toBe(WORDS.limited);
+    await cb.audit(page, 'check-in page over the limit, at 360 px');
+    await phone.close();
+    expect(cb.violations).toEqual([]);
   });
 });
