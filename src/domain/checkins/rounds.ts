@@ -209,6 +209,7 @@ async function mailClaimed(db: DatabaseExecutor, orgId: string, week: string, op
   const firstMailed = new Date(round?.startedAt ?? weekStart(week));
   const inFlight = opts.inFlight ?? 4;
   const report: RoundReport = { mailed: 0, reminded: 0, failed: 0 };
+  let keysChecked = false;
   for (;;) {
     const claimed = await claimOutbox(
       db,
@@ -221,6 +222,12 @@ async function mailClaimed(db: DatabaseExecutor, orgId: string, week: string, op
       new Date(now.getTime() + SEALED_FOR_MS),
     );
     if (claimed.length === 0) return report;
+    // A round sent now ("send now") was started without its keys (making them takes seconds a
+    // slot): they are made here, before its first links go out, as the job's own start does.
+    if (!keysChecked && claimed.some((c) => c.kind !== 'reminder')) {
+      keysChecked = true;
+      await makeRoundKeys(db, orgId, week, opts.keys);
+    }
     const tokens = await openSeals(db, orgId, week, claimed, now);
     // A few mails at once (the transport's pool); each row erased once the relay took its mail.
     for (let at = 0; at < claimed.length; at += inFlight) {
@@ -386,7 +393,8 @@ export async function roundNowState(db: Queryable, orgId: string, now: Date): Pr
  * the same operation as the round job at its hour (startRound), with its mails due now and its
  * reminder at the schedule's time when that is still to come. From then on the round is fixed as
  * at any start: the job mails it (within a minute, on every server process) and does not start it
- * again at the scheduled hour. Refused without mail (the links file starts a round then), when
+ * again at the scheduled hour; its keys are made by the job before its first links go (making
+ * them takes seconds a slot, too long for a request). Refused without mail (the links file starts a round then), when
  * the round started already, and with an empty roster. Audited with the number of people.
  */
 export async function startRoundNow(
