@@ -145,6 +145,10 @@ describe('the People page', () => {
     const moved = await admin.post(`/console/people/${id}/move`, { _csrf: ConsoleClient.token(page2.body), team: 'Odd', back: 'q=odd&page=2' });
     admin.followChanges = true;
     expect([moved.statusCode, moved.headers.location]).toEqual([303, '/console/people?q=odd&page=2']);
+    const twice = await admin.get('/console/people?q=a&q=b');
+    expect(twice.statusCode).toBe(400);
+    expect(twice.body).toContain('The parameter &#39;q&#39; is given more than once.');
+    expect((await admin.get('/console/people?page=-3')).body).toContain('Page 1 of 3');
     const percent = await admin.get('/console/people?q=%25');
     expect(percent.body).toContain('No one matches “%”.');
   });

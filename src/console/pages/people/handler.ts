@@ -13,7 +13,7 @@ import {
 import { linksCsv, resendCheckinLink } from '../../../domain/checkins/rounds.js';
 import { ApiError } from '../../../contract/errors.js';
 import { notice, type Safe } from '../../html.js';
-import { actorOf, CHANGERS, changeOutcome, type ConsoleDeps, type Form } from '../../plugins/index.js';
+import { actorOf, CHANGERS, changeOutcome, queryText, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { sendPage } from '../../views/layout.js';
 import { PAGE_SIZE, respondentOf, rosterHref, rosterQuery, teamOf, uploadOf } from './form.js';
 import { parseMultipart, UPLOAD_LIMIT_BYTES } from './multipart.js';
@@ -31,7 +31,7 @@ export function registerPeoplePages(scope: FastifyInstance, deps: ConsoleDeps & 
   /** The search and page of this request: a page's query, or a change's `back` field. */
   const queryOf = (request: FastifyRequest) =>
     request.method === 'GET'
-      ? rosterQuery(request.query as Record<string, string | undefined>)
+      ? rosterQuery({ q: queryText(request, 'q'), page: queryText(request, 'page') })
       : rosterQuery(new URLSearchParams(((request.body ?? {}) as Form).back ?? ''));
 
   const render = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe, upload?: UploadState) => {
