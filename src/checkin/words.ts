@@ -44,6 +44,8 @@ export const WORDS = {
   keyFull:
     "This week's check-in has taken as many answers as your team has people, so nothing was recorded. If you did not answer this week, tell the people who run the check-ins.",
   failed: 'Something went wrong; nothing was recorded. Reload the page to try again.',
+  limited:
+    'Too many check-ins came from your network in the last minute (an office that shares one internet address, perhaps). Nothing was recorded. Wait a minute, then try again.',
   thanksTitle: 'Thank you',
   thanks: 'Your answer was recorded, without your name.',
   thanksComment: (when: string) =>

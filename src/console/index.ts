@@ -13,6 +13,7 @@ import { registerActionPages } from './pages/actions/handler.js';
 import { registerCommentPages } from './pages/comments/handler.js';
 import { registerWebhookPages } from './pages/webhooks/handler.js';
 import { registerPeoplePages } from './pages/people/handler.js';
+import { registerCheckinPages } from './pages/checkins/handler.js';
 import { registerSessionPages } from './pages/sessions/handler.js';
 
 export { CONSOLE_PREFIX };
@@ -66,6 +67,7 @@ export async function registerConsole(app: FastifyInstance, opts: ConsoleOptions
         registerActionPages(members, deps);
         registerCommentPages(members, deps);
         registerPeoplePages(members, deps);
+        registerCheckinPages(members, deps);
         registerSessionPages(members, deps);
       });
     },

@@ -193,6 +193,8 @@ export const AUDIT_WORDS: Record<AuditAction, { area: AuditArea; words: string }
   'checkin_settings.updated': { area: 'Check-ins', words: 'Check-in settings changed' },
   'checkin_links.exported': { area: 'Check-ins', words: 'Check-in links downloaded' },
   'checkin_link.resent': { area: 'Check-ins', words: 'Check-in link sent again' },
+  'checkin_round.started': { area: 'Check-ins', words: "This week's round sent now" },
+  'checkin_mail.tested': { area: 'Check-ins', words: 'Test check-in mail sent' },
   'webhook_endpoint.created': { area: 'Webhooks', words: 'Webhook endpoint added' },
   'webhook_endpoint.removed': { area: 'Webhooks', words: 'Webhook endpoint removed' },
   'webhook_endpoint.enabled': { area: 'Webhooks', words: 'Webhook endpoint enabled' },

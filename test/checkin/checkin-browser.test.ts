@@ -4,7 +4,7 @@ import type { Request } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { KEYS, readDataset } from '../fixtures/dataset.js';
 import { createTestApp, get, type TestApp } from '../helpers/app.js';
-import { BROWSER_MISSING, launchConsoleBrowser, type ConsoleBrowser } from '../helpers/browser.js';
+import { BROWSER_MISSING, joinConsole, launchConsoleBrowser, type ConsoleBrowser } from '../helpers/browser.js';
 import { DB_KIND } from '../helpers/db.js';
 import { operatorActor } from '../../src/domain/audit.js';
 import { createRespondent } from '../../src/domain/checkins/roster.js';
@@ -82,6 +82,32 @@ describe.skipIf(BROWSER_MISSING)(`check-ins from the mail, in Chromium (${DB_KIN
     await cb?.close();
     await t?.close();
     await new Promise<void>((resolve) => (smtp ? smtp.close(() => resolve()) : resolve()));
+  });
+
+  it("the HR lead previews the round, mails a test to themself, and sends this week's round now after a confirmation (issue 53)", async () => {
+    const { context, page } = await joinConsole(cb, base, t.db, ORG, { email: 'hr@acme.test', role: 'admin' });
+    await page.goto(`${base}/console/checkins`);
+    await page.getByRole('heading', { name: 'Check-ins', level: 1 }).waitFor();
+    expect(await page.getByLabel('Preview of the mail').textContent()).toContain("This week's check-in of Acme is open.");
+    await cb.audit(page, 'Check-ins with SMTP, before the round');
+    await page.getByRole('button', { name: 'Send a test mail to me (hr@acme.test)' }).click();
+    await page.getByText('A test mail went to hr@acme.test.').waitFor();
+    expect(inbox.map((m) => m.to)).toEqual([['hr@acme.test']]);
+    const testLink = new RegExp(`${base}/console/checkins/test-link`).exec(inbox[0].raw)?.[0];
+    expect(testLink, inbox[0].raw).toBeDefined();
+    inbox.length = 0;
+    await page.goto(testLink!);
+    await page.getByRole('heading', { name: 'This is a test link', level: 1 }).waitFor();
+    await cb.audit(page, 'the test link');
+    await page.goto(`${base}/console/checkins`);
+    await page.getByRole('link', { name: "Send this week's round now…" }).click();
+    await page.getByRole('heading', { name: "Send this week's round now?", level: 1 }).waitFor();
+    await cb.audit(page, 'the confirmation of send now');
+    await page.getByRole('button', { name: 'Send to 6 people' }).click();
+    await page.getByText("This week's round started: 6 mails go out within a minute.").waitFor();
+    expect(await page.getByRole('row', { name: /0 mails sent, 6 waiting/ }).count()).toBe(1);
+    await cb.audit(page, 'Check-ins, the round sent now');
+    await context.close();
   });
 
   it('two processes send the round: one mail per respondent, through the real SMTP server', async () => {

@@ -24,12 +24,20 @@ describe('climate-pulse respondents and checkins', () => {
     writeFileSync(bad, 'email,team\na@cli.test,Ops\nbroken\n');
     const refused = await runCliInProcess(['respondents', 'replace', '--org', 'org_cli_r', bad], cdb.env);
     expect(refused.code).toBe(1);
-    expect(refused.stderr).toBe("climate-pulse: Line 3: 'email' must be an email address.\n");
+    expect(refused.stderr).toBe("climate-pulse: 1 error, nothing changed: Line 3: 'email' must be an email address.\n");
+    const hris = join(dir, 'hris.csv');
+    writeFileSync(hris, 'Name,Address,Unit\nAna,ana@cli.test,Ops\n');
+    const ask = await runCliInProcess(['respondents', 'replace', '--org', 'org_cli_r', hris], cdb.env);
+    expect(ask.stderr).toBe(
+      'climate-pulse: Say which column holds the email and the team (or \'\' for none): the file\'s columns are "Name", "Address", "Unit".\n',
+    );
+    const chosen = await runCliInProcess(['respondents', 'replace', '--org', 'org_cli_r', '--email-column', 'Address', '--team-column', 'Unit', hris], cdb.env);
+    expect(chosen.stdout).toBe('roster replaced: 1 added, 0 removed, 0 moved, 0 unchanged\n');
     const good = join(dir, 'good.csv');
     writeFileSync(good, ['email,team', ...[1, 2, 3, 4, 5].map((i) => `p${i}@cli.test,Ops`)].join('\n'));
     const replaced = await runCliInProcess(['respondents', 'replace', '--org', 'org_cli_r', good], cdb.env);
     expect(replaced.code, replaced.stderr).toBe(0);
-    expect(replaced.stdout).toBe('roster replaced: 5 added, 0 removed, 0 moved, 0 unchanged\n');
+    expect(replaced.stdout).toBe('roster replaced: 5 added, 1 removed, 0 moved, 0 unchanged\n');
   }, 240_000);
 
   it("adds one, lists the roster with the under-5 rule, prints the week's links and the counts", async () => {
@@ -50,5 +58,16 @@ describe('climate-pulse respondents and checkins', () => {
     );
     const counts = await runCliInProcess(['checkins', 'participation', '--org', 'org_cli_r'], cdb.env);
     expect(counts.stdout).toMatch(/ +Ops +5 +<5 +<5\n/);
+    // Without SMTP_URL the links file started the round; "send now" says so; the status reads it.
+    const send = await runCliInProcess(['checkins', 'send', '--org', 'org_cli_r'], cdb.env);
+    expect(send.code).toBe(1);
+    expect(send.stderr).toBe(
+      "climate-pulse: This server sends no mail (SMTP_URL is not set): download this week's links as a file instead, which starts the round.\n",
+    );
+    const status = await runCliInProcess(['checkins', 'status', '--org', 'org_cli_r'], cdb.env);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(
+      /^this week \(\d{4}-\d\d-\d\d\): started \S+\nWEEK +STARTED +DELIVERY +PEOPLE +MAILED +WAITING +FAILED +REMINDED +CLOSES\n\S+ +\S+ +file +6 +0 +0 +0 +0 +\S+\n$/,
+    );
   }, 240_000);
 });

@@ -40,12 +40,12 @@ describe('check-ins in the operator API', () => {
     expect(JSON.stringify(audit.json())).not.toContain('ana@acme.test');
   });
 
-  it('replaces the roster from CSV checked whole: the first bad line named, nothing written', async () => {
+  it('replaces the roster from CSV checked whole: every bad line named at once, nothing written', async () => {
     const bad = await t.call('POST', `${ORG}/roster`, { csv: 'email,team\na@acme.test,Web\nb@acme.test,Web\nnope,Web\nc@\n' });
     expect(bad.statusCode).toBe(400);
-    expect(bad.json().error.message).toBe("Line 4: 'email' must be an email address.");
+    expect(bad.json().error.message).toBe("2 errors, nothing changed: Line 4: 'email' must be an email address. Line 5: 'email' must be an email address.");
     const dup = await t.call('POST', `${ORG}/roster`, { csv: 'a@acme.test,Web\nA@acme.test,Data\n' });
-    expect(dup.json().error.message).toBe('Line 2: \'email\' "A@acme.test" is already on line 1.');
+    expect(dup.json().error.message).toBe('1 error, nothing changed: Line 2: \'email\' "A@acme.test" is already on line 1.');
     expect((await t.call('GET', `${ORG}/respondents`)).json().items).toEqual([]);
     const csv = ['email,team', ...[1, 2, 3, 4, 5].map((i) => `w${i}@acme.test,Web`), 'solo@acme.test,Small', 'none@acme.test,'].join('\n');
     const ok = await t.call('POST', `${ORG}/roster`, { csv });
@@ -115,5 +115,59 @@ describe('check-ins in the operator API', () => {
       { week: body.week, teamId: 'team_web', teamName: 'Web', invited: 5, opened: null, answered: null },
       { week: body.week, teamId: null, teamName: null, invited: null, opened: null, answered: null },
     ]);
+  });
+});
+
+describe("this week's round and its status in the operator API (issue 53)", () => {
+  let t: AdminTest;
+  const ORG = '/admin/v1/organizations/org_acme';
+  beforeAll(async () => {
+    t = await createAdminTest({ dataset: readDataset(), env: { SMTP_URL: 'smtp://127.0.0.1:9', MAIL_FROM: 'pulse@service.test' } });
+  });
+  afterAll(async () => t?.close());
+
+  it('replaces the roster from a file whose columns are named, refusing with every error at once', async () => {
+    const csv = 'Name,Work address,Unit\nAna,ana@acme.test,Web\nBob,bob,Web\nCy,cy,Web\n';
+    const ask = await t.call('POST', `${ORG}/roster`, { csv });
+    expect(ask.statusCode).toBe(400);
+    expect(ask.json().error.message).toBe(
+      'Say which column holds the email and the team (or \'\' for none): the file\'s columns are "Name", "Work address", "Unit".',
+    );
+    const bad = await t.call('POST', `${ORG}/roster`, { csv, emailColumn: 'Work address', teamColumn: 'Unit' });
+    expect(bad.json().error.message).toBe("2 errors, nothing changed: Line 3: 'email' must be an email address. Line 4: 'email' must be an email address.");
+    const ok = await t.call('POST', `${ORG}/roster`, {
+      csv: csv.replace('bob,', 'bob@acme.test,').replace('cy,', 'cy@acme.test,'),
+      emailColumn: 'Work address',
+      teamColumn: '',
+    });
+    expect(ok.json()).toEqual({ added: 3, removed: 0, moved: 0, unchanged: 0 });
+  });
+
+  it("sends this week's round now, once, and reads each round's status", async () => {
+    const empty = await t.call('GET', `${ORG}/checkin-rounds`);
+    expect(empty.statusCode, empty.body).toBe(200);
+    expect(empty.json().thisWeek).toMatchObject({ startedAt: null, people: 3 });
+    expect(empty.json().items).toEqual([]);
+    const sent = await t.call('POST', `${ORG}/checkin-rounds`);
+    expect(sent.statusCode, sent.body).toBe(201);
+    expect(sent.json()).toEqual({ week: empty.json().thisWeek.week, people: 3 });
+    const again = await t.call('POST', `${ORG}/checkin-rounds`);
+    expect(again.statusCode).toBe(409);
+    expect(again.json().error.code).toBe('invalid_transition');
+    const status = (await t.call('GET', `${ORG}/checkin-rounds`)).json();
+    expect(status.thisWeek.startedAt).not.toBeNull();
+    expect(status.items).toHaveLength(1);
+    expect(status.items[0]).toMatchObject({
+      week: sent.json().week,
+      delivery: 'mail',
+      people: 3,
+      mailed: 0,
+      waiting: 3,
+      failed: 0,
+      lastError: null,
+      open: true,
+    });
+    const audit = (await t.call('GET', `${ORG}/audit-events?action=checkin_round.started`)).json();
+    expect(audit.items.map((e: { action: string; details: unknown }) => [e.action, e.details])).toEqual([['checkin_round.started', { people: 3 }]]);
   });
 });

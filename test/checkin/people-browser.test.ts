@@ -6,6 +6,7 @@ import { acceptInvitation, BROWSER_MISSING, HOSTILE, launchConsoleBrowser, type 
 import { createCliDatabase } from '../helpers/cli.js';
 import { DB_KIND } from '../helpers/db.js';
 import { CLI, freePort, ROOT } from '../helpers/process.js';
+import { WORDS } from '../../src/checkin/words.js';
 
 /**
  * Issue 45's "done when", as a newcomer does it, on the embedded database and on PostgreSQL: `npm
@@ -79,6 +80,9 @@ describe.skipIf(BROWSER_MISSING)(`a first check-in from npm start, and the Peopl
     expect(await admin.getByRole('row', { name: /me@example\.com Engineering the organization \(no team\)/ }).count()).toBe(1);
     await cb.audit(admin, 'People, one person added');
 
+    await admin.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Check-ins', exact: true }).click();
+    await admin.getByRole('heading', { name: 'Check-ins', level: 1 }).waitFor();
+    await cb.audit(admin, 'Check-ins, no round yet, no SMTP');
     const [download] = await Promise.all([admin.waitForEvent('download'), admin.getByRole('button', { name: "Download this week's links (CSV)" }).click()]);
     expect(download.suggestedFilename()).toMatch(/^checkin-links-\d{4}-\d\d-\d\d\.csv$/);
     const rows = readFileSync((await download.path())!, 'utf8')
@@ -118,47 +122,85 @@ describe.skipIf(BROWSER_MISSING)(`a first check-in from npm start, and the Peopl
     expect(mine[0].level).toBe(4);
     expect([hour.toISOString(), new Date(hour.getTime() - 3_600_000).toISOString()]).toContain(mine[0].createdAt);
 
-    // The People page counts the week: one invited, shown as fewer than 5.
+    // The Check-ins page counts the week: one invited, shown as fewer than 5; the round's status.
     await admin.reload();
     expect(await admin.getByRole('row', { name: /\(no team\) fewer than 5 fewer than 5 fewer than 5/ }).count()).toBe(1);
-    await cb.audit(admin, 'People, after a round');
+    expect(await admin.getByRole('row', { name: /links handed out as a file/ }).count()).toBe(1);
+    await cb.audit(admin, 'Check-ins, after a round');
+    await admin.goto(people!);
   });
 
-  it('the People page in its other states: no serious or critical axe violation, at 1280 and 360 px', async () => {
-    const csv = admin.getByLabel(/^CSV, one/);
-    // A refused file: the line and the reason, nothing changed.
-    await csv.fill('email,team\nok@example.com,Web\nbroken line\n');
-    await admin.getByRole('button', { name: 'Replace roster' }).click();
-    await admin.getByText("Line 3: 'email' must be an email address.").waitFor();
-    expect(await admin.getByRole('row', { name: /me@example\.com/ }).count()).toBe(1);
-    await cb.audit(admin, 'People, a refused CSV file');
-
-    // Teams over and under 5, and text that would run script if the page forgot to escape it.
+  it('the People page and the Check-ins page in their other states: no serious or critical axe violation, at 1280 and 360 px', async () => {
+    // An HRIS export as a file: extra columns, one bad line; every error listed, the text kept, nothing changed.
     const lines = [
-      'email,team',
-      ...[1, 2, 3, 4, 5, 6].map((i) => `web${i}@example.com,Web`),
-      'me@example.com,Engineering',
-      `odd@example.com,${HOSTILE.replace(/[",]/g, '')}`,
+      'Employee ID,Name,E-mail,Department,Start date',
+      ...[1, 2, 3, 4, 5, 6].map((i) => `${i},Web ${i},web${i}@example.com,Web,2024-01-0${i}`),
+      '7,Me,me@example.com,Engineering,2024-02-01',
+      `8,Odd,odd@example.com,${HOSTILE.replace(/[",]/g, '')},2024-03-01`,
+      '9,Broken,broken line,Web,2024-04-01',
     ];
-    await admin.getByLabel(/^CSV, one/).fill(lines.join('\n'));
+    await admin.getByLabel(/^CSV file with a header row/).setInputFiles({ name: 'export.csv', mimeType: 'text/csv', buffer: Buffer.from(lines.join('\n')) });
+    await admin.getByRole('button', { name: 'Replace roster' }).click();
+    await admin.getByText("Line 10: 'email' must be an email address.").waitFor();
+    expect(await admin.getByLabel('Or paste the CSV here').inputValue()).toBe(lines.join('\n'));
+    expect(await admin.getByRole('row', { name: /me@example\.com/ }).count()).toBe(1);
+    await cb.audit(admin, 'People, a refused file');
+
+    // The kept text, corrected in place, goes through.
+    await admin.getByLabel('Or paste the CSV here').fill(lines.slice(0, -1).join('\n'));
     await admin.getByRole('button', { name: 'Replace roster' }).click();
     await admin.getByText('Roster replaced: 7 added, 0 removed, 0 moved, 1 unchanged.').waitFor();
-    expect(await admin.getByRole('row', { name: /^Web 6 as the team/ }).count()).toBe(1);
+    expect(await admin.getByRole('row', { name: /^Web 6 6 as the team/ }).count()).toBe(1);
     await cb.audit(admin, 'People, a roster of three teams');
 
+    // A move by the button named with the person, back to the same search.
+    await admin.getByLabel('Search by email or team').fill('web');
+    await admin.getByRole('button', { name: 'Search', exact: true }).click();
+    await admin.getByLabel('New team for web1@example.com').fill('Data');
+    await admin.getByRole('button', { name: 'Move web1@example.com', exact: true }).click();
+    await admin.getByText('web1@example.com: team changed; it applies from the next round.').waitFor();
+    expect(new URL(admin.url()).search).toBe('?q=web');
+    await cb.audit(admin, 'People, a search and a move');
+
+    await admin.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Check-ins', exact: true }).click();
     await admin.getByLabel('Day of the round').selectOption('Tuesday');
-    await admin.getByLabel('Time zone').fill('Europe/Paris');
+    await admin.getByLabel(/^Time zone/).fill('Paris');
     await admin.getByLabel('Reasons offered, one per line (optional)').fill('workload\nteam');
     await admin.getByLabel('Words that make an answer arrive flagged, one per line').fill('idiot');
     await admin.getByRole('button', { name: 'Save check-in settings' }).click();
     await admin.getByText('Check-in settings saved.').waitFor();
-    await cb.audit(admin, 'People, settings saved');
+    expect(await admin.getByLabel(/^Time zone/).inputValue()).toBe('Europe/Paris');
+    await cb.audit(admin, 'Check-ins, settings saved');
 
     await admin.setViewportSize(PHONE);
+    await admin.reload();
+    await cb.audit(admin, 'Check-ins at 360 px');
+    await admin.goto(`${base}/console/people`);
     await admin.reload();
     await cb.audit(admin, 'People at 360 px');
     expect(cb.dialogs).toEqual([]);
     expect(cb.violations).toEqual([]);
     expect(cb.leaving).toEqual([]);
+  });
+
+  it('tells an employee over the per-address limit to wait a minute, in words (issue 53)', async () => {
+    const phone = await cb.context();
+    const page = await phone.newPage();
+    await page.setViewportSize(PHONE);
+    await page.route('**/checkin/o/*/open', (route) =>
+      route.fulfill({
+        status: 429,
+        contentType: 'application/json',
+        headers: { 'retry-after': '60' },
+        body: JSON.stringify({ error: { code: 'rate_limited', message: 'Too many requests; try again in a minute.' } }),
+      }),
+    );
+    const org = /Demo organization (org_demo_\w+)/.exec(out)![1];
+    await page.goto(`${base}/checkin/o/${org}#${'x'.repeat(32)}`);
+    await page.getByRole('alert').filter({ hasText: 'Too many check-ins came from your network' }).waitFor();
+    expect(await page.getByRole('alert').textContent()).toBe(WORDS.limited);
+    await cb.audit(page, 'check-in page over the limit, at 360 px');
+    await phone.close();
+    expect(cb.violations).toEqual([]);
   });
 });

@@ -1,7 +1,8 @@
 import { operatorActor } from '../../domain/audit.js';
 import { createRespondent, listRoster, moveRespondent, deleteRespondent, replaceRoster } from '../../domain/checkins/roster.js';
 import { getCheckinSettings, updateCheckinSettings } from '../../domain/checkins/settings.js';
-import { exportWeekLinks, participation, resendCheckinLink } from '../../domain/checkins/rounds.js';
+import { exportWeekLinks, participation, resendCheckinLink, roundNowState, startRoundNow } from '../../domain/checkins/rounds.js';
+import { roundStatuses } from '../../domain/checkins/round-status.js';
 import { requireLiveOrg } from '../../domain/orgs.js';
 import { requireJsonObject } from '../../http/plugins/index.js';
 import { AdminNoQuerySchema, OrgIdParamsSchema, OrgItemParamsSchema, adminResponses } from '../../contract/schemas/admin-common.js';
@@ -16,6 +17,8 @@ import {
   RosterReplacedSchema,
   ResentLinkSchema,
   RosterSchema,
+  RoundSentSchema,
+  RoundStatusesSchema,
   WeekLinksQuerySchema,
   WeekLinksSchema,
 } from '../../contract/schemas/admin-checkins.js';
@@ -121,7 +124,11 @@ export function registerCheckinRoutes(app: App, { db, now, config }: AdminRouteD
         response: adminResponses(RosterReplacedSchema, 'What changed.'),
       },
     },
-    async (request) => replaceRoster(db, request.params.orgId, request.body.csv, operatorActor(request.ip), now()),
+    async (request) =>
+      replaceRoster(db, request.params.orgId, request.body.csv, operatorActor(request.ip), now(), {
+        email: request.body.emailColumn,
+        team: request.body.teamColumn,
+      }),
   );
   app.get(
     '/organizations/:orgId/checkin-settings',
@@ -191,6 +198,47 @@ export function registerCheckinRoutes(app: App, { db, now, config }: AdminRouteD
       },
     },
     async (request) => resendCheckinLink(db, request.params.orgId, request.params.respondentId, { linkFor, mails }, operatorActor(request.ip), now()),
+  );
+  app.post(
+    '/organizations/:orgId/checkin-rounds',
+    {
+      schema: {
+        operationId: 'sendCheckinRoundNow',
+        summary: "Send this week's round now",
+        description:
+          "Starts this week's round at once, as the schedule would at its hour: it is fixed from now on (its people, teams, reasons and flag words) and every server process mails it within a minute; it is not started again at the scheduled hour. 409 without SMTP_URL (the links file starts a round then), when this week's round started already, or with an empty roster. Audited.",
+        tags,
+        querystring: AdminNoQuerySchema,
+        params: OrgIdParamsSchema,
+        response: adminResponses(RoundSentSchema, 'The round started.', { status: 201 }),
+      },
+    },
+    async (request, reply) => {
+      const r = await startRoundNow(db, request.params.orgId, { mails }, operatorActor(request.ip), now());
+      reply.code(201);
+      return r;
+    },
+  );
+  app.get(
+    '/organizations/:orgId/checkin-rounds',
+    {
+      schema: {
+        operationId: 'listCheckinRounds',
+        summary: 'Each round and its status',
+        description:
+          "This week's state (started or not, the people a round would mail, the scheduled time), then each round of the last 8 weeks: mails sent, waiting and failed with the relay's last reason, reminders, when its links close. Counts per round, never per person.",
+        tags,
+        querystring: AdminNoQuerySchema,
+        params: OrgIdParamsSchema,
+        response: adminResponses(RoundStatusesSchema, 'The rounds.'),
+      },
+    },
+    async (request) => {
+      await requireLiveOrg(db, request.params.orgId);
+      const at = now();
+      const [thisWeek, items] = await Promise.all([roundNowState(db, request.params.orgId, at), roundStatuses(db, request.params.orgId, at)]);
+      return { thisWeek, items };
+    },
   );
   app.get(
     '/organizations/:orgId/checkin-participation',

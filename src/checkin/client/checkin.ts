@@ -91,6 +91,7 @@ async function main() {
   // Opening marks the link opened and issues nothing: a mail scanner that runs the page uses nothing up.
   const opened = await post<Opened>(`/checkin/o/${encodeURIComponent(orgId)}/open`, { token: link });
   if (opened.status === 404) return say(WORDS.linkGone);
+  if (opened.status === 429) return say(WORDS.limited);
   if (opened.status !== 200) return say(WORDS.failed);
   const o = opened.body;
   $('org').textContent = WORDS.org(o.orgName);
@@ -116,13 +117,14 @@ async function main() {
   else if (o.state === 'opened') say(WORDS.openedBefore, 'ok');
 
   /** The token, obtained once, at the first gesture on the form. */
-  let token: Promise<Token | 'issued' | 'failed'> | null = saved ? Promise.resolve(saved) : null;
+  let token: Promise<Token | 'issued' | 'limited' | 'failed'> | null = saved ? Promise.resolve(saved) : null;
   const obtain = () =>
     (token ??= (async () => {
       const prepared = suite.prepare(crypto.getRandomValues(new Uint8Array(32)));
       const { blindedMsg, inv } = await suite.blind(publicKey, prepared);
       const issued = await post<{ blindSignature: string }>(`/checkin/o/${encodeURIComponent(orgId)}/issue`, { token: link, blindedMessage: b64u(blindedMsg) });
       if (issued.status === 409) return 'issued' as const;
+      if (issued.status === 429) return 'limited' as const;
       if (issued.status !== 200) return 'failed' as const;
       const signature = await suite.finalize(publicKey, prepared, unb64u(issued.body.blindSignature), inv);
       const t: Token = { keyId: o.keyId, message: b64u(prepared), signature: b64u(signature) };
@@ -182,10 +184,10 @@ async function main() {
       form.hidden = true;
       return say(WORDS.alreadyIssued);
     }
-    if (t === 'failed') {
+    if (t === 'failed' || t === 'limited') {
       token = null;
       button.disabled = false;
-      return say(WORDS.failed);
+      return say(t === 'limited' ? WORDS.limited : WORDS.failed);
     }
     const answered = await post<{ commentsFrom: string | null; error?: { message: string } }>('/checkin/answer', {
       orgId,
@@ -217,7 +219,7 @@ async function main() {
       return;
     }
     button.disabled = false;
-    say(WORDS.failed);
+    say(answered.status === 429 ? WORDS.limited : WORDS.failed);
   });
 }
 

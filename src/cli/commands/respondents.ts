@@ -1,7 +1,15 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { Static } from 'typebox';
-import type { ParticipationSchema, ResentLinkSchema, RosterReplacedSchema, RosterSchema, WeekLinksSchema } from '../../contract/schemas/admin-checkins.js';
+import type {
+  ParticipationSchema,
+  ResentLinkSchema,
+  RosterReplacedSchema,
+  RosterSchema,
+  RoundSentSchema,
+  RoundStatusesSchema,
+  WeekLinksSchema,
+} from '../../contract/schemas/admin-checkins.js';
 import { linksCsv } from '../../domain/checkins/rounds.js';
 import { withOperator } from '../operator.js';
 import { printTable } from '../table.js';
@@ -89,18 +97,72 @@ export function registerRespondents(program: Command) {
 
   respondents
     .command('replace')
-    .description('replace the roster with a CSV file of email,team lines, checked whole before anything changes')
+    .description(
+      'replace the roster with a CSV file (a header row naming the email and team columns, other columns ignored; or email,team lines), checked whole before anything changes: every bad line is listed',
+    )
     .requiredOption('--org <id>', 'organization id')
+    .option('--email-column <name>', "the header's name of the email column, when the header does not say it plainly")
+    .option('--team-column <name>', "the header's name of the team column ('' for none)")
     .argument('<file>', 'the CSV file')
-    .action(async (file: string, opts: { org: string }) => {
+    .action(async (file: string, opts: { org: string; emailColumn?: string; teamColumn?: string }) => {
       const csv = readFileSync(file, 'utf8');
+      const body: Record<string, string> = { csv };
+      if (opts.emailColumn !== undefined) body.emailColumn = opts.emailColumn;
+      if (opts.teamColumn !== undefined) body.teamColumn = opts.teamColumn;
       await withOperator(async (op) => {
-        const r = await op.call<Static<typeof RosterReplacedSchema>>('POST', `${org(opts.org)}/roster`, { csv });
+        const r = await op.call<Static<typeof RosterReplacedSchema>>('POST', `${org(opts.org)}/roster`, body);
         console.log(`roster replaced: ${r.added} added, ${r.removed} removed, ${r.moved} moved, ${r.unchanged} unchanged`);
       });
     });
 
-  const checkins = program.command('checkins').description("the week's check-in links without SMTP, and participation counts");
+  const checkins = program
+    .command('checkins')
+    .description("the week's check-in rounds: send this week's round now, each round's status, the links without SMTP, participation counts");
+
+  checkins
+    .command('send')
+    .description("send this week's round now (with SMTP_URL), instead of at its scheduled hour: the round is fixed from then on")
+    .requiredOption('--org <id>', 'organization id')
+    .action(async (opts: { org: string }) => {
+      await withOperator(async (op) => {
+        const r = await op.call<Static<typeof RoundSentSchema>>('POST', `${org(opts.org)}/checkin-rounds`);
+        console.log(`the round of the week of ${r.week} started: ${r.people} ${r.people === 1 ? 'mail goes' : 'mails go'} out within a minute`);
+      });
+    });
+
+  checkins
+    .command('status')
+    .description("each round of the last 8 weeks: mails sent, waiting and failed (with the relay's last reason), reminders, when its links close")
+    .requiredOption('--org <id>', 'organization id')
+    .option('--json', 'print JSON instead of a table')
+    .action(async (opts: { org: string; json?: boolean }) => {
+      await withOperator(async (op) => {
+        const r = await op.call<Static<typeof RoundStatusesSchema>>('GET', `${org(opts.org)}/checkin-rounds`);
+        if (opts.json) return void console.log(JSON.stringify(r, null, 2));
+        const t = r.thisWeek;
+        console.log(
+          t.startedAt
+            ? `this week (${t.week}): started ${t.startedAt}`
+            : `this week (${t.week}): not started; scheduled ${t.scheduledAt} for ${t.people} ${t.people === 1 ? 'person' : 'people'}`,
+        );
+        const n = (v: number | null) => (v === null ? '-' : String(v));
+        printTable([
+          ['WEEK', 'STARTED', 'DELIVERY', 'PEOPLE', 'MAILED', 'WAITING', 'FAILED', 'REMINDED', 'CLOSES'],
+          ...r.items.map((i) => [
+            i.week,
+            i.startedAt,
+            i.delivery ?? '-',
+            String(i.people),
+            n(i.mailed),
+            String(i.waiting),
+            String(i.failed),
+            n(i.reminded),
+            i.closesAt,
+          ]),
+        ]);
+        for (const i of r.items) if (i.lastError) console.log(`${i.week}: the relay's last refusal (${i.lastErrorAt}): ${i.lastError}`);
+      });
+    });
 
   checkins
     .command('links')

@@ -53,6 +53,8 @@ export const AUDIT_ACTIONS = [
   'audit_log.exported',
   'retention.updated',
   'member.sessions_ended',
+  'checkin_round.started',
+  'checkin_mail.tested',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -52,8 +52,14 @@ export const ReplaceRosterBodySchema = Type.Object(
       minLength: 0,
       maxLength: 4_000_000,
       description:
-        'The whole roster as CSV, `email,team` per line (a header line `email,team` optional). Checked whole before anything changes; the first bad line is named.',
+        'The whole roster as CSV: a header row whose email and team columns are found by name (email, e-mail, mail; team, department, group), other columns ignored; or `email,team` per line without a header. Checked whole before anything changes; every bad line is named (`Line 3: ...`), up to 500.',
     }),
+    emailColumn: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 200, description: "The header's name of the email column, when the file's header does not say it plainly." }),
+    ),
+    teamColumn: Type.Optional(
+      Type.String({ minLength: 0, maxLength: 200, description: "The header's name of the team column; '' for none (everyone without a team)." }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -138,6 +144,58 @@ export const ParticipationSchema = Type.Object(
         },
         { additionalProperties: false },
       ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+const Instant = (description: string) => Type.String({ format: 'date-time', description });
+
+export const RoundSentSchema = Type.Object(
+  {
+    week: Type.String({ format: 'date', description: "Monday of the round's ISO week." }),
+    people: Type.Integer({ minimum: 1, description: 'The people of the round: each gets a mail within a minute.' }),
+  },
+  { additionalProperties: false },
+);
+
+export const RoundStatusesSchema = Type.Object(
+  {
+    thisWeek: Type.Object(
+      {
+        week: Type.String({ format: 'date', description: 'Monday of this ISO week.' }),
+        startedAt: Nullable(Instant("When this week's round started; null: not yet.")),
+        people: Type.Integer({ minimum: 0, description: 'The people on the roster now: whom a round started now would mail.' }),
+        scheduledAt: Instant("When the schedule starts this week's round."),
+        reminderAt: Nullable(Instant('The reminder a round started now would send; null: none, or its time has passed.')),
+      },
+      { additionalProperties: false },
+    ),
+    items: Type.Array(
+      Type.Object(
+        {
+          week: Type.String({ format: 'date' }),
+          startedAt: Instant('When the round started.'),
+          delivery: Nullable(
+            Type.Union([Type.Literal('mail'), Type.Literal('file')], {
+              description: 'mail: the round mails its links; file: handed out as a links file (no SMTP); null: started before rounds were counted.',
+            }),
+          ),
+          people: Type.Integer({ minimum: 0, description: 'The people of the round.' }),
+          mailed: Nullable(Type.Integer({ minimum: 0, description: 'First and re-sent links the relay took; null: not counted.' })),
+          waiting: Type.Integer({ minimum: 0, description: 'Mails with a link waiting for the relay.' }),
+          failed: Type.Integer({ minimum: 0, description: 'Mails the relay refused at their last try; tried again until the links close.' }),
+          reminded: Nullable(Type.Integer({ minimum: 0, description: 'Reminders the relay took; null: not counted.' })),
+          remindersWaiting: Type.Integer({ minimum: 0 }),
+          reminderDue: Nullable(Instant('When the waiting reminders are due.')),
+          lastError: Nullable(Type.String({ maxLength: 500, description: "The relay's last refusal, any address in it replaced by [address]." })),
+          lastErrorAt: Nullable(Instant('When the relay last refused a mail of the round.')),
+          closesAt: Instant("When the round's links close."),
+          open: Type.Boolean({ description: 'Whether its links still work.' }),
+        },
+        { additionalProperties: false },
+      ),
+      { description: 'The rounds of the last 8 weeks, newest first; every count is per round, never per person.' },
     ),
   },
   { additionalProperties: false },

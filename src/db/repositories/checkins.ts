@@ -174,15 +174,15 @@ export async function listPublishedKeys(db: Queryable, orgId: string, fromWeek: 
  */
 const insertRoundQuery = sql(
   'checkin_rounds.insert',
-  `INSERT INTO checkin_rounds (org_id, week, started_at, reasons, flag_words) VALUES ($1, $2::date, $3, $4, $5) ON CONFLICT DO NOTHING RETURNING week`,
+  `INSERT INTO checkin_rounds (org_id, week, started_at, reasons, flag_words, by_mail) VALUES ($1, $2::date, $3, $4, $5, $6) ON CONFLICT DO NOTHING RETURNING week`,
 );
 export async function insertRound(
   db: Queryable,
   orgId: string,
   week: string,
-  r: { startedAt: Date; reasons: string[]; flagWords: string[] },
+  r: { startedAt: Date; reasons: string[]; flagWords: string[]; byMail: boolean },
 ): Promise<boolean> {
-  return (await db.query(insertRoundQuery, [orgId, week, r.startedAt.toISOString(), r.reasons, r.flagWords])).length > 0;
+  return (await db.query(insertRoundQuery, [orgId, week, r.startedAt.toISOString(), r.reasons, r.flagWords, r.byMail])).length > 0;
 }
 
 export interface RoundRow {
@@ -386,6 +386,133 @@ export async function eraseOutboxRow(db: Queryable, orgId: string, id: string) {
 const releaseOutboxQuery = sql('checkin_outbox.release', `UPDATE checkin_outbox SET lease_until = NULL WHERE org_id = $1 AND id = $2`);
 export async function releaseOutboxRow(db: Queryable, orgId: string, id: string) {
   await db.query(releaseOutboxQuery, [orgId, id]);
+}
+
+const refuseOutboxQuery = sql('checkin_outbox.refused', `UPDATE checkin_outbox SET refused = true WHERE org_id = $1 AND id = ANY($2::text[])`);
+/** Mails the relay refused: counted as failed by the round's status until the relay takes them. */
+export async function markOutboxRefused(db: Queryable, orgId: string, ids: readonly string[]) {
+  if (ids.length === 0) return;
+  await db.query(refuseOutboxQuery, [orgId, arrayLiteral([...ids])]);
+}
+
+const countMailsQuery = sql(
+  'checkin_rounds.count_mails',
+  `UPDATE checkin_rounds SET mailed = coalesce(mailed, 0) + $3, reminded = coalesce(reminded, 0) + $4 WHERE org_id = $1 AND week = $2::date`,
+);
+/** Mails the relay took, added to the round's counts (never who got them). */
+export async function countRoundMails(db: Queryable, orgId: string, week: string, mailed: number, reminded: number) {
+  if (mailed + reminded === 0) return;
+  await db.query(countMailsQuery, [orgId, week, mailed, reminded]);
+}
+
+const roundErrorQuery = sql(
+  'checkin_rounds.relay_error',
+  `UPDATE checkin_rounds SET last_error = $3, last_error_at = $4 WHERE org_id = $1 AND week = $2::date`,
+);
+/** The relay's last refusal of a mail of the round (its reason, with no address in it) and when. */
+export async function recordRoundError(db: Queryable, orgId: string, week: string, reason: string, at: Date) {
+  await db.query(roundErrorQuery, [orgId, week, reason, at.toISOString()]);
+}
+
+export interface RoundStatusRow {
+  week: string;
+  startedAt: string;
+  /** null: started before rounds were counted (migration 0027). */
+  byMail: boolean | null;
+  people: number;
+  mailed: number | null;
+  reminded: number | null;
+  /** First and re-sent mails waiting for the relay, not refused yet. */
+  waiting: number;
+  /** Mails of any kind the relay refused at their last try (they are tried again). */
+  refused: number;
+  remindersWaiting: number;
+  reminderDue: string | null;
+  lastError: string | null;
+  lastErrorAt: string | null;
+}
+const roundStatusQuery = sql(
+  'checkin_rounds.status',
+  `SELECT r.week::text AS week, r.started_at, r.by_mail, r.mailed, r.reminded, r.last_error, r.last_error_at,
+          (SELECT coalesce(sum(s.respondents), 0) FROM checkin_round_slots s WHERE s.org_id = r.org_id AND s.week = r.week)::int AS people,
+          (SELECT count(*) FROM checkin_outbox o WHERE o.org_id = r.org_id AND o.week = r.week AND o.kind <> 'reminder' AND NOT o.refused)::int AS waiting,
+          (SELECT count(*) FROM checkin_outbox o WHERE o.org_id = r.org_id AND o.week = r.week AND o.refused)::int AS refused,
+          (SELECT count(*) FROM checkin_outbox o WHERE o.org_id = r.org_id AND o.week = r.week AND o.kind = 'reminder' AND NOT o.refused)::int AS reminders_waiting,
+          (SELECT min(o.due_at) FROM checkin_outbox o WHERE o.org_id = r.org_id AND o.week = r.week AND o.kind = 'reminder') AS reminder_due
+     FROM checkin_rounds r
+    WHERE r.org_id = $1 AND r.week >= $2::date
+    ORDER BY r.week DESC`,
+);
+/** Each round since `fromWeek`, newest first: its counts, per round, never per person. */
+export async function roundStatusRows(db: Queryable, orgId: string, fromWeek: string): Promise<RoundStatusRow[]> {
+  const rows = await db.query<{
+    week: string;
+    started_at: Date;
+    by_mail: boolean | null;
+    mailed: number | null;
+    reminded: number | null;
+    last_error: string | null;
+    last_error_at: Date | null;
+    people: number;
+    waiting: number;
+    refused: number;
+    reminders_waiting: number;
+    reminder_due: Date | null;
+  }>(roundStatusQuery, [orgId, fromWeek]);
+  return rows.map((r) => ({
+    week: r.week,
+    startedAt: iso(r.started_at),
+    byMail: r.by_mail,
+    people: r.people,
+    mailed: r.mailed,
+    reminded: r.reminded,
+    waiting: r.waiting,
+    refused: r.refused,
+    remindersWaiting: r.reminders_waiting,
+    reminderDue: r.reminder_due ? iso(r.reminder_due) : null,
+    lastError: r.last_error,
+    lastErrorAt: r.last_error_at ? iso(r.last_error_at) : null,
+  }));
+}
+
+/** A LIKE pattern that matches `text` anywhere, its wildcards taken literally. */
+const containing = (text: string) => `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+const rosterCountQuery = sql(
+  'respondents.count',
+  `SELECT count(*)::int AS n FROM respondents r LEFT JOIN teams t ON t.org_id = r.org_id AND t.id = r.team_id
+    WHERE r.org_id = $1 AND ($2::text IS NULL OR lower(r.email) LIKE $2 OR lower(t.name) LIKE $2)`,
+);
+const rosterPageQuery = sql(
+  'respondents.page',
+  `SELECT r.id, r.email, r.team_id, t.name AS team_name, r.created_at
+     FROM respondents r LEFT JOIN teams t ON t.org_id = r.org_id AND t.id = r.team_id
+    WHERE r.org_id = $1 AND ($2::text IS NULL OR lower(r.email) LIKE $2 OR lower(t.name) LIKE $2)
+    ORDER BY lower(r.email), r.id
+    LIMIT $3 OFFSET $4`,
+);
+/** One page of the roster by address, optionally only those whose address or team holds `search`; with how many match. */
+export async function respondentPage(
+  db: Queryable,
+  orgId: string,
+  q: { search: string | null; limit: number; offset: number },
+): Promise<{ total: number; rows: RespondentRow[] }> {
+  const pattern = q.search ? containing(q.search) : null;
+  const [c] = await db.query<{ n: number }>(rosterCountQuery, [orgId, pattern]);
+  const rows = await db.query<DbRespondent>(rosterPageQuery, [orgId, pattern, q.limit, q.offset]);
+  return { total: c?.n ?? 0, rows: rows.map(toRespondent) };
+}
+
+const teamSummaryQuery = sql(
+  'respondents.team_summary',
+  `SELECT r.team_id, t.name AS team_name, count(*)::int AS n, count(*) FILTER (WHERE r.team_since > $2)::int AS recent
+     FROM respondents r LEFT JOIN teams t ON t.org_id = r.org_id AND t.id = r.team_id
+    WHERE r.org_id = $1
+    GROUP BY r.team_id, t.name`,
+);
+/** Per team (and null: no team), its people on the roster and how many joined it since `since`. */
+export async function teamSummaryRows(db: Queryable, orgId: string, since: Date) {
+  return db.query<{ team_id: string | null; team_name: string | null; n: number; recent: number }>(teamSummaryQuery, [orgId, since.toISOString()]);
 }
 
 /** Mails of weeks whose links have closed: never sent, dropped. */

@@ -8,8 +8,10 @@ import {
   findRespondentByEmail,
   insertRespondent,
   listRespondentRows,
+  respondentPage,
   setRespondentTeam,
   teamSizes,
+  teamSummaryRows,
   type RespondentRow,
 } from '../../db/repositories/checkins.js';
 import { findTeamByName, insertTeam } from '../../db/repositories/teams.js';
@@ -43,6 +45,61 @@ export async function listRoster(db: Queryable, orgId: string): Promise<Roster> 
     teams: [...sizes.entries()]
       .map(([id, n]) => ({ id, name: names.get(id) ?? id, respondents: n, answersAsTeam: n >= MIN_TEAM }))
       .sort((a, b) => a.name.localeCompare(b.name)),
+  };
+}
+
+export interface TeamSummary {
+  /** null: the people without a team. */
+  id: string | null;
+  name: string | null;
+  respondents: number;
+  /** Joined the team (or the roster) in the last four weeks. */
+  recentJoins: number;
+  answersAsTeam: boolean;
+}
+
+export interface RosterPage {
+  /** Everyone on the roster. */
+  rosterSize: number;
+  /** The teams first (by name), then the people without a team; the page's size does not grow with the roster, only with its teams. */
+  teams: TeamSummary[];
+  /** Those matching the search (everyone without one). */
+  matching: number;
+  page: number;
+  pages: number;
+  respondents: (RespondentRow & { answersWithTeam: boolean })[];
+}
+
+/**
+ * One page of the roster (issue 52, L9: a 50,000-person roster is not one page), by address,
+ * searched by address or team, with the teams' summary: size, recent joins, and whether they
+ * answer as a team (5 or more) or count in the organization's total without a team.
+ */
+export async function rosterPage(db: Queryable, orgId: string, q: { search: string | null; page: number; pageSize: number }, now: Date): Promise<RosterPage> {
+  const summary = await teamSummaryRows(db, orgId, new Date(now.getTime() - 28 * 86_400_000));
+  const sizes = new Map(summary.filter((t) => t.team_id !== null).map((t) => [t.team_id!, t.n]));
+  const teams: TeamSummary[] = summary
+    .map((t) => ({
+      id: t.team_id,
+      name: t.team_name,
+      respondents: t.n,
+      recentJoins: t.recent,
+      answersAsTeam: t.team_id !== null && t.n >= MIN_TEAM,
+    }))
+    .sort((a, b) => (a.id === null ? 1 : b.id === null ? -1 : (a.name ?? '').localeCompare(b.name ?? '')));
+  const rosterSize = summary.reduce((n, t) => n + t.n, 0);
+  const first = await respondentPage(db, orgId, { search: q.search, limit: q.pageSize, offset: (q.page - 1) * q.pageSize });
+  const pages = Math.max(1, Math.ceil(first.total / q.pageSize));
+  // A page past the end (people removed since the link was made) shows the last one.
+  const page = Math.min(q.page, pages);
+  const rows = page === q.page ? first.rows : (await respondentPage(db, orgId, { search: q.search, limit: q.pageSize, offset: (page - 1) * q.pageSize })).rows;
+  return {
+    rosterSize,
+    teams,
+    matching: first.total,
+    page,
+    pages,
+    respondents: rows.map((r) => ({ ...r, answersWithTeam: r.teamId !== null && (sizes.get(r.teamId) ?? 0) >= MIN_TEAM })),
   };
 }
 
@@ -134,44 +191,168 @@ export interface RosterReplaced {
   unchanged: number;
 }
 
-/** Parses and checks a whole `email,team` file; throws naming the first bad line and why. */
-export function parseRosterCsv(text: string): { email: string; team: string | null }[] {
-  if (text.includes('\0')) throw invalid("'csv' must not contain NUL.");
-  let records: { record: string[]; info: { lines: number } }[];
-  try {
-    records = parse(text, { relax_column_count: true, skip_empty_lines: true, bom: true, trim: true, info: true }) as unknown as typeof records;
-  } catch (err) {
-    const line = (err as { lines?: number }).lines;
-    throw invalid(`The CSV file does not parse${line ? ` (line ${line})` : ''}: quote a field that holds a comma or a quote.`);
+/** Header names that say which column is which (lower case, spaces and dashes ignored). */
+const EMAIL_NAMES = new Set(['email', 'e-mail', 'mail', 'emailaddress', 'workemail', 'mailaddress']);
+const TEAM_NAMES = new Set(['team', 'department', 'dept', 'group', 'teamname', 'departmentname']);
+const nameKey = (h: string) =>
+  h
+    .trim()
+    .toLowerCase()
+    .replace(/[\s_-]+/g, '');
+const isEmailName = (h: string) => EMAIL_NAMES.has(h.trim().toLowerCase()) || EMAIL_NAMES.has(nameKey(h));
+const isTeamName = (h: string) => TEAM_NAMES.has(nameKey(h));
+
+/** The columns of a roster file with a header row, as chosen by whoever uploads it: a header's name; team '' is "no team column". */
+export interface RosterColumnChoice {
+  email?: string;
+  team?: string;
+}
+
+export interface RosterFile {
+  /** The rows, when the file has no error (else empty). */
+  rows: { email: string; team: string | null }[];
+  /** Every error of the file at once, each with its line: `Line 3: ...`. */
+  errors: string[];
+  /** The header row's names, when the file has one. */
+  header: string[] | null;
+  /** The columns read (indexes into the header; team null: none), or null when they must be chosen. */
+  columns: { email: number; team: number | null } | null;
+  /** What must be chosen before the file can be read (the header's names are not obvious). */
+  choose: { email: boolean; team: boolean } | null;
+}
+
+/** At most this many errors are listed (with how many more there are): a wrong file of 50,000 lines should not make a page of 50,000. */
+export const MAX_LISTED_ERRORS = 500;
+
+function pickColumn(header: string[], chosen: string | undefined, obvious: (h: string) => boolean, what: string, errors: string[]): number | null | undefined {
+  if (chosen !== undefined) {
+    if (chosen === '') return null;
+    const at = header.flatMap((h, i) => (h.trim().toLowerCase() === chosen.trim().toLowerCase() ? [i] : []));
+    if (at.length === 1) return at[0];
+    errors.push(
+      at.length === 0
+        ? `The file has no column named ${JSON.stringify(chosen)} for the ${what}.`
+        : `The file has ${at.length} columns named ${JSON.stringify(chosen)}: rename one.`,
+    );
+    return undefined;
   }
-  if (records.length > 0 && records[0].record[0]?.toLowerCase() === 'email') records = records.slice(1);
-  if (records.length > MAX_ROSTER) throw invalid(`The CSV file holds more than ${MAX_ROSTER} respondents.`);
-  const seen = new Map<string, number>();
-  return records.map(({ record: r, info }) => {
-    const line = info.lines;
-    if (r.length < 1 || r.length > 2) throw invalid(`Line ${line}: expected 'email,team', found ${r.length} fields.`);
-    let email: string;
-    let team: string | null;
-    try {
-      email = checkEmail(r[0], 'email');
-      team = checkTeamName(r[1] ?? null, 'team');
-    } catch (err) {
-      throw invalid(`Line ${line}: ${(err as Error).message}`);
-    }
-    const key = email.toLowerCase();
-    if (seen.has(key)) throw invalid(`Line ${line}: 'email' ${JSON.stringify(email)} is already on line ${seen.get(key)}.`);
-    seen.set(key, line);
-    return { email, team };
-  });
+  const found = header.flatMap((h, i) => (obvious(h) ? [i] : []));
+  return found.length === 1 ? found[0] : undefined;
 }
 
 /**
- * Replaces the roster with a CSV file of `email,team` (a header line `email,team` optional),
- * checked whole before anything changes: the first bad line is named with its reason and nothing
- * is written. Respondents keep their id when their email stays (their link of the week too).
+ * Reads a roster file (CSV, UTF-8, a BOM allowed) and reports every error at once. Either a header
+ * row, whose extra columns are ignored and whose email and team columns are found by name (email,
+ * e-mail, mail; team, department, group) or chosen by whoever uploads it when not obvious; or no
+ * header, `email,team` per line (the operator's older files). Nothing is written here.
  */
-export async function replaceRoster(db: DatabaseExecutor, orgId: string, csv: string, actor: Actor, now: Date): Promise<RosterReplaced> {
-  const rows = parseRosterCsv(csv);
+export function readRosterCsv(text: string, choice: RosterColumnChoice = {}): RosterFile {
+  const none: RosterFile = { rows: [], errors: [], header: null, columns: null, choose: null };
+  if (text.includes('\0')) return { ...none, errors: ['The file holds a NUL character: it is not a CSV text file.'] };
+  const errors: string[] = [];
+  let records: { record: string[]; info: { lines: number } }[];
+  try {
+    records = parse(text, {
+      relax_column_count: true,
+      skip_empty_lines: true,
+      bom: true,
+      trim: true,
+      info: true,
+      skip_records_with_error: true,
+      on_skip: (err) => {
+        errors.push(
+          `Line ${(err as { lines?: number } | undefined)?.lines ?? '?'}: the line does not parse as CSV; quote a field that holds a comma or a quote.`,
+        );
+      },
+    }) as unknown as typeof records;
+  } catch (err) {
+    const line = (err as { lines?: number }).lines;
+    return { ...none, errors: [`The file does not parse as CSV${line ? ` (line ${line})` : ''}: quote a field that holds a comma or a quote.`] };
+  }
+  const first = records[0]?.record ?? [];
+  const hasHeader = first.some((h) => isEmailName(h) || isTeamName(h)) || (first.length > 0 && !first.some((c) => EMAIL.test(c)));
+  let header: string[] | null = null;
+  let emailAt = 0;
+  let teamAt: number | null = 1;
+  if (hasHeader) {
+    header = first;
+    records = records.slice(1);
+    const e = pickColumn(header, choice.email, isEmailName, 'email', errors);
+    const t = pickColumn(header, choice.team, isTeamName, 'team', errors);
+    if (errors.length > 0 && (choice.email !== undefined || choice.team !== undefined)) return { ...none, header, errors };
+    if (e === undefined || e === null || t === undefined || e === t) {
+      return { ...none, header, errors, choose: { email: e === undefined || e === null || e === t, team: t === undefined } };
+    }
+    emailAt = e as number;
+    teamAt = t;
+  }
+  if (records.length > MAX_ROSTER) return { ...none, header, errors: [`The file holds more than ${MAX_ROSTER} people.`] };
+  const seen = new Map<string, number>();
+  const rows: { email: string; team: string | null }[] = [];
+  for (const { record: r, info } of records) {
+    const line = info.lines;
+    if (!header && (r.length < 1 || r.length > 2)) {
+      errors.push(`Line ${line}: expected 'email,team', found ${r.length} fields.`);
+      continue;
+    }
+    let email: string;
+    let team: string | null;
+    try {
+      email = checkEmail(r[emailAt] ?? '', 'email');
+      team = checkTeamName(teamAt === null ? null : (r[teamAt] ?? null), 'team');
+    } catch (err) {
+      errors.push(`Line ${line}: ${(err as Error).message}`);
+      continue;
+    }
+    const key = email.toLowerCase();
+    if (seen.has(key)) {
+      errors.push(`Line ${line}: 'email' ${JSON.stringify(email)} is already on line ${seen.get(key)}.`);
+      continue;
+    }
+    seen.set(key, line);
+    rows.push({ email, team });
+  }
+  errors.sort((a, b) => lineOf(a) - lineOf(b));
+  return { rows: errors.length > 0 ? [] : rows, errors, header, columns: { email: emailAt, team: teamAt }, choose: null };
+}
+
+const lineOf = (error: string) => Number(/^Line (\d+)/.exec(error)?.[1] ?? 0);
+
+/** The refusal of a roster file: every error (up to MAX_LISTED_ERRORS, then how many more), or what to choose. */
+export function rosterFileRefusal(file: RosterFile): string | null {
+  if (file.choose) {
+    const cols = (file.header ?? []).map((h) => JSON.stringify(h)).join(', ');
+    const what = [file.choose.email ? 'the email' : null, file.choose.team ? "the team (or '' for none)" : null].filter(Boolean).join(' and ');
+    return `${file.errors.length > 0 ? `${file.errors.join(' ')} ` : ''}Say which column holds ${what}: the file's columns are ${cols}.`;
+  }
+  if (file.errors.length === 0) return null;
+  const listed = file.errors.slice(0, MAX_LISTED_ERRORS);
+  const more = file.errors.length - listed.length;
+  return `${file.errors.length === 1 ? '1 error' : `${file.errors.length} errors`}, nothing changed: ${listed.join(' ')}${more > 0 ? ` And ${more} more.` : ''}`;
+}
+
+/** Parses and checks a whole roster file; throws with every error at once (or what to choose). */
+export function parseRosterCsv(text: string, choice: RosterColumnChoice = {}): { email: string; team: string | null }[] {
+  const file = readRosterCsv(text, choice);
+  const refusal = rosterFileRefusal(file);
+  if (refusal) throw invalid(refusal);
+  return file.rows;
+}
+
+/**
+ * Replaces the roster with a CSV file (readRosterCsv: a header row with extra columns, or
+ * `email,team` lines), checked whole before anything changes: every bad line is named with its
+ * reason and nothing is written. Respondents keep their id when their email stays (their link of the week too).
+ */
+export async function replaceRoster(
+  db: DatabaseExecutor,
+  orgId: string,
+  csv: string,
+  actor: Actor,
+  now: Date,
+  columns: RosterColumnChoice = {},
+): Promise<RosterReplaced> {
+  const rows = parseRosterCsv(csv, columns);
   await requireLiveOrg(db, orgId);
   return db.transaction(async (tx) => {
     const current = new Map((await listRespondentRows(tx, orgId)).map((r) => [r.email.toLowerCase(), r]));

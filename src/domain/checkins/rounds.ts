@@ -3,6 +3,7 @@ import type { DatabaseExecutor } from '../../db/executor.js';
 import type { Queryable } from '../database.js';
 import {
   claimOutbox,
+  countRoundMails,
   dropStaleOutbox,
   resealOutboxRow,
   eraseOutboxRow,
@@ -12,10 +13,13 @@ import {
   insertOutbox,
   insertRound,
   insertSlots,
+  markOutboxRefused,
   memberSlot,
   orgsWithRoster,
   participationRows,
   readCheckinSettings,
+  respondentPage,
+  recordRoundError,
   releaseOutboxRow,
   roundPeople,
   roundSlots,
@@ -31,6 +35,7 @@ import { newId } from '../ids.js';
 import { tokenHash } from './answers.js';
 import type { CheckinKeys } from './keys.js';
 import { SEAL_ID, sealToken, unsealToken } from './outbox-seal.js';
+import { relayReason } from './round-status.js';
 import { getRespondent, MIN_TEAM } from './roster.js';
 import { addWeeks, checkinClosesAt, reminderTime, roundTime, weekOf, weekStart } from './week.js';
 
@@ -86,20 +91,24 @@ export function shuffled<T>(items: readonly T[]): T[] {
 
 const fmtDay = (d: Date) => d.toISOString().slice(0, 10);
 
-const mailText = (orgName: string, link: string, week: string) =>
+/**
+ * The words of the round's mails, exported so that the console's preview and test mail show
+ * exactly what the round sends.
+ */
+export const mailText = (orgName: string, link: string, week: string) =>
   `This week's check-in of ${orgName} is open.\n\n` +
   `How was your week? Answer in a few seconds here:\n${link}\n\n` +
   `The link is yours and gives one answer. Your answer reaches the service without it: the service can ` +
   `tell that someone answered, never who. The link works until ${fmtDay(checkinClosesAt(week))} (UTC).\n`;
 
-const reminderText = (orgName: string, week: string, firstMailed: Date) =>
+export const reminderText = (orgName: string, week: string, firstMailed: Date) =>
   `A reminder: this week's check-in of ${orgName} is open until ${fmtDay(checkinClosesAt(week))} (UTC).\n\n` +
   `If you have answered already, thank you, and ignore this mail. Everyone on the check-in gets this reminder, ` +
   `because the service cannot know who answered: it never learns whose answer is whose.\n\n` +
   `Your personal link is in the mail "How was your week? (${orgName})" of ${fmtDay(firstMailed)}. ` +
   `If you cannot find it, ask the people who run the check-ins at ${orgName} to send you a new one.\n`;
 
-const subjectOf = (kind: OutboxRow['kind'], orgName: string) => `${kind === 'reminder' ? 'Reminder: ' : ''}How was your week? (${orgName})`;
+export const subjectOf = (kind: OutboxRow['kind'], orgName: string) => `${kind === 'reminder' ? 'Reminder: ' : ''}How was your week? (${orgName})`;
 
 /** A waiting mail of a link: its token sealed by this process, readable by it alone. */
 const sealedMail = (orgId: string, respondentId: string, kind: 'first' | 'resent', token: string, dueAt: Date, now: Date): OutboxRow => {
@@ -121,9 +130,20 @@ export async function startRound(
   opts: { mails: boolean; firstDue: Date; reminderDue: Date | null },
   now: Date,
 ): Promise<boolean> {
-  return db.transaction(async (tx) => {
+  return db.transaction((tx) => startRoundIn(tx, orgId, week, opts, now));
+}
+
+/** startRound's work, inside the caller's transaction. */
+async function startRoundIn(
+  tx: Queryable,
+  orgId: string,
+  week: string,
+  opts: { mails: boolean; firstDue: Date; reminderDue: Date | null },
+  now: Date,
+): Promise<boolean> {
+  {
     const settings = await readCheckinSettings(tx, orgId);
-    if (!(await insertRound(tx, orgId, week, { startedAt: now, reasons: settings.reasons, flagWords: settings.flagWords }))) return false;
+    if (!(await insertRound(tx, orgId, week, { startedAt: now, reasons: settings.reasons, flagWords: settings.flagWords, byMail: opts.mails }))) return false;
     const roster = await rosterForRound(tx, orgId);
     const sizes = new Map<string, number>();
     for (const r of roster) if (r.teamId) sizes.set(r.teamId, (sizes.get(r.teamId) ?? 0) + 1);
@@ -163,7 +183,7 @@ export async function startRound(
     }
     await insertOutbox(tx, orgId, week, shuffled(mails));
     return true;
-  });
+  }
 }
 
 /** The week's keys, one per slot of its round (the organization's always among them). */
@@ -173,12 +193,23 @@ async function makeRoundKeys(db: DatabaseExecutor, orgId: string, week: string, 
 }
 
 async function mailOutbox(db: DatabaseExecutor, orgId: string, week: string, opts: RoundOptions, now: Date): Promise<RoundReport> {
+  const refused: string[] = [];
+  try {
+    return await mailClaimed(db, orgId, week, opts, now, refused);
+  } finally {
+    // Held by their lease during this run (not tried twice in it), the refused wait for the next.
+    for (const id of refused) await releaseOutboxRow(db, orgId, id);
+  }
+}
+
+async function mailClaimed(db: DatabaseExecutor, orgId: string, week: string, opts: RoundOptions, now: Date, refused: string[]): Promise<RoundReport> {
   const send = opts.send!;
   const org = await getOrganization(db, orgId);
   const round = await findRound(db, orgId, week);
   const firstMailed = new Date(round?.startedAt ?? weekStart(week));
   const inFlight = opts.inFlight ?? 4;
   const report: RoundReport = { mailed: 0, reminded: 0, failed: 0 };
+  let keysChecked = false;
   for (;;) {
     const claimed = await claimOutbox(
       db,
@@ -191,6 +222,12 @@ async function mailOutbox(db: DatabaseExecutor, orgId: string, week: string, opt
       new Date(now.getTime() + SEALED_FOR_MS),
     );
     if (claimed.length === 0) return report;
+    // A round sent now ("send now") was started without its keys (making them takes seconds a
+    // slot): they are made here, before its first links go out, as the job's own start does.
+    if (!keysChecked && claimed.some((c) => c.kind !== 'reminder')) {
+      keysChecked = true;
+      await makeRoundKeys(db, orgId, week, opts.keys);
+    }
     const tokens = await openSeals(db, orgId, week, claimed, now);
     // A few mails at once (the transport's pool); each row erased once the relay took its mail.
     for (let at = 0; at < claimed.length; at += inFlight) {
@@ -206,14 +243,40 @@ async function mailOutbox(db: DatabaseExecutor, orgId: string, week: string, opt
         }),
       );
       const failed = group.filter((_, i) => outcomes[i]!.status === 'rejected');
-      for (const [i, c] of group.entries()) if (outcomes[i]!.status === 'fulfilled') report[c.kind === 'reminder' ? 'reminded' : 'mailed']++;
+      const took = { mailed: 0, reminded: 0 };
+      for (const [i, c] of group.entries()) if (outcomes[i]!.status === 'fulfilled') took[c.kind === 'reminder' ? 'reminded' : 'mailed']++;
+      report.mailed += took.mailed;
+      report.reminded += took.reminded;
+      // The round's counts and the relay's last reason: per round, at mailing time, never whose mail.
+      await countRoundMails(db, orgId, week, took.mailed, took.reminded);
       if (failed.length > 0) {
-        // The relay refused or is down: these mails, and the rest of the batch, wait for the next
-        // run (their lease released now).
-        const rest = [...failed, ...claimed.slice(at + inFlight)];
-        for (const r of rest) await releaseOutboxRow(db, orgId, r.id);
-        report.failed += rest.length;
-        return report;
+        const reason = (outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult).reason;
+        await recordRoundError(
+          db,
+          orgId,
+          week,
+          relayReason(
+            reason,
+            failed.map((c) => c.email),
+          ),
+          now,
+        );
+        await markOutboxRefused(
+          db,
+          orgId,
+          failed.map((c) => c.id),
+        );
+        refused.push(...failed.map((c) => c.id));
+        report.failed += failed.length;
+        // The relay refused every mail of the group (it is down, or refuses us): the rest of the
+        // batch waits for the next run, its lease released now. Refusing some only (an address it
+        // does not know) says nothing of the others: go on.
+        if (failed.length === group.length) {
+          const rest = claimed.slice(at + inFlight);
+          for (const r of rest) await releaseOutboxRow(db, orgId, r.id);
+          report.failed += rest.length;
+          return report;
+        }
       }
     }
   }
@@ -275,13 +338,17 @@ export async function runRounds(db: DatabaseExecutor, opts: RoundOptions, now: D
     // A round in a zone east of UTC may start before its ISO week does.
     for (const week of [weekOf(now), addWeeks(weekOf(now), 1)]) {
       const startsAt = roundTime(week, s);
-      if (now < startsAt || now.getTime() >= weekStart(week).getTime() + WEEK_MS) continue;
-      const remindAt = reminderTime(week, s);
-      // A round started after its reminder's time (the service was down) sends no reminder.
-      const reminderDue = opts.send && remindAt !== null && remindAt > now ? remindAt : null;
-      if (await startRound(db, orgId, week, { mails: Boolean(opts.send), firstDue: startsAt, reminderDue }, now))
-        await makeRoundKeys(db, orgId, week, opts.keys);
+      const due = now >= startsAt && now.getTime() < weekStart(week).getTime() + WEEK_MS;
+      if (due) {
+        const remindAt = reminderTime(week, s);
+        // A round started after its reminder's time (the service was down) sends no reminder.
+        const reminderDue = opts.send && remindAt !== null && remindAt > now ? remindAt : null;
+        if (await startRound(db, orgId, week, { mails: Boolean(opts.send), firstDue: startsAt, reminderDue }, now))
+          await makeRoundKeys(db, orgId, week, opts.keys);
+      }
       if (!opts.send) continue;
+      // A round sent before its hour ("send now") is mailed at once, not at the hour.
+      if (!due && !(await findRound(db, orgId, week))) continue;
       const r = await mailOutbox(db, orgId, week, opts, now);
       report.mailed += r.mailed;
       report.reminded += r.reminded;
@@ -289,6 +356,100 @@ export async function runRounds(db: DatabaseExecutor, opts: RoundOptions, now: D
     }
   }
   return report;
+}
+
+export interface RoundNowState {
+  week: string;
+  /** When this week's round started (by its schedule, "send now" or a links file); null: not yet. */
+  startedAt: string | null;
+  /** The people a round started now would mail: the roster as it stands. */
+  people: number;
+  /** When the schedule starts this week's round (in the past when it should have: an empty roster then, or no mail). */
+  scheduledAt: string;
+  /** The reminder a round started now would send (null: none, or its time is past). */
+  reminderAt: string | null;
+}
+
+/** What "send this week's round now" would do, said before it is done (the console's confirmation, the operator's status). */
+export async function roundNowState(db: Queryable, orgId: string, now: Date): Promise<RoundNowState> {
+  const week = weekOf(now);
+  const [round, s, roster] = await Promise.all([
+    findRound(db, orgId, week),
+    readCheckinSettings(db, orgId),
+    respondentPage(db, orgId, { search: null, limit: 0, offset: 0 }),
+  ]);
+  const remindAt = reminderTime(week, s);
+  return {
+    week,
+    startedAt: round?.startedAt ?? null,
+    people: roster.total,
+    scheduledAt: roundTime(week, s).toISOString(),
+    reminderAt: remindAt && remindAt > now ? remindAt.toISOString() : null,
+  };
+}
+
+/**
+ * "Send this week's round now" (console, operator API, CLI): starts this week's round at once, by
+ * the same operation as the round job at its hour (startRound), with its mails due now and its
+ * reminder at the schedule's time when that is still to come. From then on the round is fixed as
+ * at any start: the job mails it (within a minute, on every server process) and does not start it
+ * again at the scheduled hour; its keys are made by the job before its first links go (making
+ * them takes seconds a slot, too long for a request). Refused without mail (the links file starts a round then), when
+ * the round started already, and with an empty roster. Audited with the number of people.
+ */
+export async function startRoundNow(
+  db: DatabaseExecutor,
+  orgId: string,
+  opts: Pick<RoundOptions, 'keys'> & { mails: boolean },
+  actor: Actor,
+  now: Date,
+): Promise<{ week: string; people: number }> {
+  await requireLiveOrg(db, orgId);
+  if (!opts.mails) {
+    throw new ApiError(
+      'invalid_transition',
+      "This server sends no mail (SMTP_URL is not set): download this week's links as a file instead, which starts the round.",
+    );
+  }
+  const week = weekOf(now);
+  const people = await db.transaction(async (tx) => {
+    const round = await findRound(tx, orgId, week);
+    if (round) throw new ApiError('invalid_transition', `This week's round started already, at ${round.startedAt}: it is not started twice.`);
+    const s = await readCheckinSettings(tx, orgId);
+    const { total } = await respondentPage(tx, orgId, { search: null, limit: 0, offset: 0 });
+    if (total === 0) throw new ApiError('invalid_transition', 'The roster is empty: add people before sending a round.');
+    const remindAt = reminderTime(week, s);
+    const reminderDue = remindAt !== null && remindAt > now ? remindAt : null;
+    if (!(await startRoundIn(tx, orgId, week, { mails: true, firstDue: now, reminderDue }, now))) {
+      throw new ApiError('invalid_transition', "This week's round started already: it is not started twice.");
+    }
+    await recordAudit(tx, orgId, actor, { action: 'checkin_round.started', target: { kind: 'checkin_round', id: week }, details: { people: total } }, now);
+    return total;
+  });
+  await makeRoundKeys(db, orgId, week, opts.keys);
+  return { week, people };
+}
+
+/**
+ * A test of the round's mail, to the member who asks (their own address), through the same
+ * mailer and with the same words as the round's first mail, but with a preview link that opens a
+ * page saying it is a test: no link of any round is made. Audited (who asked, never the address).
+ */
+export async function sendTestMail(
+  db: DatabaseExecutor,
+  orgId: string,
+  opts: { to: string; send: SendMail; previewLink: string },
+  actor: Actor,
+  now: Date,
+): Promise<void> {
+  await requireLiveOrg(db, orgId);
+  const org = await getOrganization(db, orgId);
+  await opts.send({
+    to: opts.to,
+    subject: `[Test] ${subjectOf('first', org.name)}`,
+    text: `This is a test of the check-in mail: its link opens a preview, and no answer can be given with it.\n\n${mailText(org.name, opts.previewLink, weekOf(now))}`,
+  });
+  await db.transaction((tx) => recordAudit(tx, orgId, actor, { action: 'checkin_mail.tested', target: { kind: 'checkin_round', id: null } }, now));
 }
 
 /** The week whose round a links file is for: this week's, started now (without mail) when it has not started. */

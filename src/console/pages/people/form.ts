@@ -1,24 +1,35 @@
 import type { Form } from '../../plugins/index.js';
 
-/** A textarea's lines, trimmed, empty ones left out (reasons, flag words). */
-const lines = (v: string | undefined) =>
-  (v ?? '')
-    .split(/\r?\n/)
-    .map((l) => l.trim())
-    .filter(Boolean);
-
 /** The add form as createRespondent's input (the domain checks the address and the team). */
 export const respondentOf = (form: Form) => ({ email: form.email ?? '', team: form.team || null });
 
 /** The move form's team: none when left empty. */
 export const teamOf = (form: Form) => form.team || null;
 
-/** The settings form as updateCheckinSettings' patch (the domain checks every field). */
-export const settingsOf = (form: Form) => ({
-  weekday: Number(form.weekday),
-  hour: Number(form.hour),
-  timeZone: form.timeZone ?? '',
-  reminderWeekday: form.reminderWeekday ? Number(form.reminderWeekday) : null,
-  reasons: lines(form.reasons),
-  flagWords: lines(form.flagWords),
-});
+export const PAGE_SIZE = 50;
+
+/** The roster's search and page, from a page's query or a change's `back` field; anything else is ignored. */
+export function rosterQuery(params: URLSearchParams | Record<string, string | undefined>): { search: string | null; page: number } {
+  const get = (k: string) => (params instanceof URLSearchParams ? params.get(k) : params[k]) ?? '';
+  const search = get('q').trim().slice(0, 254);
+  const page = Number(get('page'));
+  return { search: search === '' ? null : search, page: Number.isInteger(page) && page >= 1 && page <= 10_000 ? page : 1 };
+}
+
+/** The People page's address for a search and page (post, redirect, get back to where the change was made). */
+export function rosterHref(q: { search: string | null; page: number }): string {
+  const p = new URLSearchParams();
+  if (q.search) p.set('q', q.search);
+  if (q.page > 1) p.set('page', String(q.page));
+  const s = p.toString();
+  return `/console/people${s ? `?${s}` : ''}`;
+}
+
+/** The roster file's text: the uploaded file, else the pasted CSV; and the columns chosen in the second step. */
+export function uploadOf(form: Form): { text: string; columns: { email?: string; team?: string } } {
+  const text = form.file && form.file.trim() !== '' ? form.file : (form.csv ?? '');
+  const columns: { email?: string; team?: string } = {};
+  if (form.emailColumn !== undefined) columns.email = form.emailColumn;
+  if (form.teamColumn !== undefined) columns.team = form.teamColumn;
+  return { text, columns };
+}

@@ -1,34 +1,47 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DatabaseExecutor } from '../../../domain/database.js';
-import { createRespondent, getRespondent, listRoster, moveRespondent, deleteRespondent, replaceRoster } from '../../../domain/checkins/roster.js';
-import { getCheckinSettings, updateCheckinSettings } from '../../../domain/checkins/settings.js';
-import { exportWeekLinks, linksCsv, linksFileState, participation, resendCheckinLink } from '../../../domain/checkins/rounds.js';
+import {
+  createRespondent,
+  deleteRespondent,
+  getRespondent,
+  listRoster,
+  moveRespondent,
+  readRosterCsv,
+  replaceRoster,
+  rosterPage,
+} from '../../../domain/checkins/roster.js';
+import { linksCsv, resendCheckinLink } from '../../../domain/checkins/rounds.js';
 import { ApiError } from '../../../contract/errors.js';
 import { notice, type Safe } from '../../html.js';
-import { actorOf, CHANGERS, changeOutcome, type ConsoleDeps, type Form } from '../../plugins/index.js';
+import { actorOf, CHANGERS, changeOutcome, queryText, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { sendPage } from '../../views/layout.js';
-import { respondentOf, settingsOf, teamOf } from './form.js';
-import { peopleView } from './view.js';
+import { PAGE_SIZE, respondentOf, rosterHref, rosterQuery, teamOf, uploadOf } from './form.js';
+import { parseMultipart, UPLOAD_LIMIT_BYTES } from './multipart.js';
+import { peopleView, type UploadState } from './view.js';
 
 /**
- * The People page (CONTRACT.md section 12): owners and admins keep the check-in roster, the round's
- * settings and word list; every change is the operator API's domain call.
+ * The People page (CONTRACT.md section 12, and section 11 amended): owners and admins keep the
+ * check-in roster, a page at a time; every change is the operator API's domain call, and leads back
+ * to the page and search it was made from (post, redirect, get).
  */
 export function registerPeoplePages(scope: FastifyInstance, deps: ConsoleDeps & { db: DatabaseExecutor; mailer?: unknown }) {
   const { db, now } = deps;
   const admin = { config: { roles: CHANGERS } };
 
-  const peoplePage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) => {
+  /** The search and page of this request: a page's query, or a change's `back` field. */
+  const queryOf = (request: FastifyRequest) =>
+    request.method === 'GET'
+      ? rosterQuery({ q: queryText(request, 'q'), page: queryText(request, 'page') })
+      : rosterQuery(new URLSearchParams(((request.body ?? {}) as Form).back ?? ''));
+
+  const render = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe, upload?: UploadState) => {
     const s = request.member;
-    const [roster, settings, counts, links] = await Promise.all([
-      listRoster(db, s.orgId),
-      getCheckinSettings(db, s.orgId),
-      participation(db, s.orgId, now()),
-      linksFileState(db, s.orgId, now()),
-    ]);
-    return sendPage(reply, status, peopleView({ session: s, roster, settings, counts, links, mails: Boolean(deps.mailer), message }));
+    const query = queryOf(request);
+    const roster = await rosterPage(db, s.orgId, { ...query, pageSize: PAGE_SIZE }, now());
+    return sendPage(reply, status, peopleView({ session: s, roster, query: { ...query, page: roster.page }, upload, message }));
   };
-  const outcome = changeOutcome(peoplePage);
+  const peoplePage = (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) => render(request, reply, status, message);
+  const outcome = changeOutcome(peoplePage, (request) => rosterHref(queryOf(request)));
   const linkFor = (o: string, t: string) => `${deps.baseUrl}/checkin/o/${encodeURIComponent(o)}#${t}`;
 
   scope.get('/people', admin, async (request, reply) => peoplePage(request, reply, 200));
@@ -42,15 +55,17 @@ export function registerPeoplePages(scope: FastifyInstance, deps: ConsoleDeps & 
   );
   scope.post<{ Params: { id: string } }>('/people/:id/move', admin, async (request, reply) =>
     outcome(request, reply, async () => {
+      const person = await getRespondent(db, request.member.orgId, request.params.id);
       await moveRespondent(db, request.member.orgId, request.params.id, teamOf(request.body as Form), actorOf(request), now());
-      return notice('Team changed; it applies from the next round.', 'ok');
+      return notice(`${person.email}: team changed; it applies from the next round.`, 'ok');
     }),
   );
   scope.post<{ Params: { id: string } }>('/people/:id/remove', admin, async (request, reply) =>
     outcome(request, reply, async () => {
+      const person = await getRespondent(db, request.member.orgId, request.params.id);
       await deleteRespondent(db, request.member.orgId, request.params.id, actorOf(request), now());
       return notice(
-        "Removed from the roster. This week's link, if they had one, keeps working until the week ends: the change applies from the next round.",
+        `${person.email} removed from the roster. This week's link, if they had one, keeps working until the week ends: the change applies from the next round.`,
         'ok',
       );
     }),
@@ -60,8 +75,9 @@ export function registerPeoplePages(scope: FastifyInstance, deps: ConsoleDeps & 
   scope.post<{ Params: { id: string } }>('/people/:id/resend', admin, async (request, reply) => {
     if (deps.mailer) {
       return outcome(request, reply, async () => {
+        const person = await getRespondent(db, request.member.orgId, request.params.id);
         await resendCheckinLink(db, request.member.orgId, request.params.id, { linkFor, mails: true }, actorOf(request), now());
-        return notice('A new link goes to them by email within a minute. Their earlier link keeps working.', 'ok');
+        return notice(`A new link goes to ${person.email} by email within a minute. Their earlier link keeps working.`, 'ok');
       });
     }
     try {
@@ -75,32 +91,28 @@ export function registerPeoplePages(scope: FastifyInstance, deps: ConsoleDeps & 
       throw err;
     }
   });
-  scope.post('/people/replace', admin, async (request, reply) =>
-    outcome(request, reply, async () => {
-      const r = await replaceRoster(db, request.member.orgId, (request.body as Form).csv ?? '', actorOf(request), now());
-      return notice(`Roster replaced: ${r.added} added, ${r.removed} removed, ${r.moved} moved, ${r.unchanged} unchanged.`, 'ok');
-    }),
-  );
-  scope.post('/people/settings', admin, async (request, reply) =>
-    outcome(request, reply, async () => {
-      await updateCheckinSettings(db, request.member.orgId, settingsOf(request.body as Form), actorOf(request), now());
-      return notice(
-        'Check-in settings saved. Reasons and flag words apply from the next round; this week is judged by those in force when its round started.',
-        'ok',
-      );
-    }),
-  );
-  // A file download, not a change shown on a page: the links exist in this answer only. A refusal
-  // (mail is on; the links were handed out and new ones were not asked for) is the page, saying why.
-  scope.post('/people/links', admin, async (request, reply) => {
-    try {
-      const renew = (request.body as Form).renew === '1';
-      const { week, links } = await exportWeekLinks(db, request.member.orgId, { linkFor, mails: Boolean(deps.mailer), renew }, actorOf(request), now());
-      const csv = linksCsv(links);
-      return reply.type('text/csv; charset=utf-8').header('content-disposition', `attachment; filename="checkin-links-${week}.csv"`).send(csv);
-    } catch (err) {
-      if (err instanceof ApiError && err.statusCode < 500) return peoplePage(request, reply, err.statusCode, notice(err.message));
-      throw err;
-    }
+
+  // The roster file: multipart (an <input type=file>) in this route's own scope, or the pasted
+  // text. A refusal lists every error and keeps the text; a header whose columns are not obvious
+  // asks which they are, the text kept for that second step.
+  void scope.register(async (upload) => {
+    upload.addContentTypeParser('multipart/form-data', { parseAs: 'buffer', bodyLimit: UPLOAD_LIMIT_BYTES }, (request, body, done) => {
+      try {
+        done(null, parseMultipart(body as Buffer, String(request.headers['content-type'] ?? '')));
+      } catch (err) {
+        done(err as Error, undefined);
+      }
+    });
+    upload.post('/people/replace', { ...admin, bodyLimit: UPLOAD_LIMIT_BYTES }, async (request, reply) => {
+      const { text, columns } = uploadOf(request.body as Form);
+      const file = readRosterCsv(text, columns);
+      if (text.trim() === '') return render(request, reply, 400, notice('Choose a CSV file, or paste its text, before replacing the roster.'));
+      if (file.choose) return render(request, reply, 200, undefined, { text, file });
+      if (file.errors.length > 0) return render(request, reply, 400, undefined, { text, file });
+      return outcome(request, reply, async () => {
+        const r = await replaceRoster(db, request.member.orgId, text, actorOf(request), now(), columns);
+        return notice(`Roster replaced: ${r.added} added, ${r.removed} removed, ${r.moved} moved, ${r.unchanged} unchanged.`, 'ok');
+      });
+    });
   });
 }
