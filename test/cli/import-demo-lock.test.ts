@@ -289,7 +289,7 @@ describe('the embedded-mode guard', () => {
         expect(second.stderr.trim()).toBe(
           `climate-pulse: the embedded database in ${cdb.dir} is in use by process ${server.child.pid} (climate-pulse serve, since ${
             JSON.parse(readFileSync(join(cdb.dir!, 'climate-pulse.lock'), 'utf8')).startedAt
-          }); stop it first, or set DATA_DIR to another directory (or DATABASE_URL for PostgreSQL)`,
+          }); stop it first (kill ${server.child.pid}, or Ctrl-C in its terminal), or set DATA_DIR to another directory (or DATABASE_URL for PostgreSQL)`,
         );
         const third = await runCli(['load', '/nonexistent.json'], cdb.env);
         expect(third.code).toBe(1);

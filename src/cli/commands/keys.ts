@@ -3,6 +3,8 @@ import type { CreatedKey, KeyListing } from '../../contract/schemas/admin-keys.j
 import { withOperator } from '../operator.js';
 import { printTable } from '../table.js';
 import { CliError } from '../errors.js';
+import { loadConfig } from '../../config.js';
+import { cliCommand } from '../hints.js';
 
 const org = (id: string) => `/admin/v1/organizations/${encodeURIComponent(id)}`;
 
@@ -33,7 +35,7 @@ export function registerKeys(program: Command) {
         const what = [key.scope === 'read' ? 'read-only ' : '', 'key ', key.prefix, '…'].join('');
         const until = key.expiresAt ? `, expiring ${key.expiresAt}` : '';
         console.error(
-          `created ${what} (${key.id}) for ${opts.org}${until}. It is shown only now: store it safely. Revoke with: climate-pulse keys revoke --org ${opts.org} ${key.id}`,
+          `created ${what} (${key.id}) for ${opts.org}${until}. It is shown only now: store it safely. Revoke with: ${cliCommand(loadConfig())} keys revoke --org ${opts.org} ${key.id}`,
         );
       });
     });
