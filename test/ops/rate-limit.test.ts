@@ -183,7 +183,7 @@ describe.skipIf(!TEST_REDIS_URL)('a slow Redis, and REDIS_KEY_PREFIX', () => {
   beforeAll(async () => {
     t = await createTestApp({ dataset: dataset(), env: { REDIS_URL: TEST_REDIS_URL!, REDIS_COMMAND_TIMEOUT_MS: '100', REDIS_KEY_PREFIX: prefix } });
     for (const level of ['error', 'warn'] as const) {
-      t.app.log[level] = ((obj: unknown, msg?: string) => logs.push(`${level} ${msg ?? ''}`)) as never;
+      t.app.log[level] = ((_obj: unknown, msg?: string) => logs.push(`${level} ${msg ?? ''}`)) as never;
     }
   });
   afterAll(() => t.close());
