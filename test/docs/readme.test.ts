@@ -584,6 +584,33 @@ describe(`README.md (${DATABASE ? 'PostgreSQL' : 'embedded PGlite'}, Node ${spaw
     expect((await you.request('/console/overview')).status).toBe(200);
   }, 60_000);
 
+  it("stops the operator section's background server as the README says, and no process of it is left (issue 54, item 3)", async () => {
+    // `kill $!` stopped npm and left node serving: npm start now runs the server with exec.
+    const stop = /stop it with `([^`]+)`/.exec(README)?.[1];
+    expect(stop).toBe('kill $SERVER');
+    const server = Number(/@@SERVER (\d+)/.exec(shellErr)?.[1]);
+    expect(server).toBeGreaterThan(0);
+    const ran = spawnSync('bash', ['-c', stop!], { cwd: clone, env: { ...terminal, SERVER: String(server) }, encoding: 'utf8' });
+    expect(ran.status, ran.stderr).toBe(0);
+    // Every process of the second terminal's job (npm, the server) is gone: the group is empty.
+    const groupAlive = () => {
+      try {
+        process.kill(-shell!.pid!, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const until = Date.now() + 20_000;
+    while (groupAlive() && Date.now() < until) await sleep(100);
+    const left = spawnSync('ps', ['-eo', 'pid,pgid,args'], { encoding: 'utf8' })
+      .stdout.split('\n')
+      .filter((l) => l.trim().split(/\s+/)[1] === String(shell!.pid));
+    expect(left).toEqual([]);
+    expect(groupAlive()).toBe(false);
+    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+  }, 30_000);
+
   it("leaves the clone as git sees it: every file the README's lines write is ignored", () => {
     expect(execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: clone, encoding: 'utf8' })).toBe('');
   });
