@@ -7,6 +7,7 @@ import { delimiter, dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { shellWord } from '../../src/cli/hints.js';
 import { freePort, ROOT } from '../helpers/process.js';
 
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -178,6 +179,18 @@ class ConsoleBrowser {
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
+ * A line the README shows for the embedded database in ./data, as a server on TEST_DATABASE_URL
+ * prints it: its hints name that database (issue 54, item 1), so that they run as printed.
+ */
+function onThisDatabase(line: string): string {
+  const url = process.env.TEST_DATABASE_URL;
+  if (!url || !line.includes('npx climate-pulse ')) return line;
+  return line.replaceAll('npx climate-pulse ', `DATABASE_URL=${shellWord(readmeDatabaseUrl!)} npx climate-pulse `);
+}
+/** The PostgreSQL URL the README's servers run on (with its schema), once made. */
+let readmeDatabaseUrl: string | undefined;
+
+/**
  * The README as a new user follows it, in a fresh clone: `npm start` in a first terminal (the
  * embedded database in the clone's ./data, or with TEST_DATABASE_URL an empty PostgreSQL schema)
  * creates the demo organization and prints its key and a console invitation. Then every line of
@@ -253,6 +266,7 @@ describe(`README.md (${DATABASE ? 'PostgreSQL' : 'embedded PGlite'}, Node ${spaw
       const url = new URL(DATABASE);
       url.searchParams.set('options', `-c search_path=${schema}`);
       databaseUrl = url.toString();
+      readmeDatabaseUrl = databaseUrl;
     }
     // The terminals' environment: no npm variables of the `npm test` that runs this (npx would
     // take this checkout for the project), npm's cache empty (the clone's first npx), the ports of this run.
@@ -350,7 +364,10 @@ describe(`README.md (${DATABASE ? 'PostgreSQL' : 'embedded PGlite'}, Node ${spaw
     const checkinLines = checkins!.trimEnd().split('\n');
     expect(checkinLines).toHaveLength(2);
     for (const line of checkinLines) {
-      const pattern = line.replaceAll('127.0.0.1:3000', `127.0.0.1:${port}`).split('…').map(escapeRegExp).join('\\S+');
+      const pattern = onThisDatabase(line.replaceAll('127.0.0.1:3000', `127.0.0.1:${port}`))
+        .split('…')
+        .map(escapeRegExp)
+        .join('\\S+');
       expect(out).toMatch(new RegExp(`^${pattern}$`, 'm'));
     }
   });
@@ -488,11 +505,12 @@ describe(`README.md (${DATABASE ? 'PostgreSQL' : 'embedded PGlite'}, Node ${spaw
       .map((l) => l.replace(/^# /, ''));
     expect(lines).toHaveLength(8);
     for (const line of lines) {
-      const expected = line
+      let expected = line
         .replace('embedded database in ./data', DATABASE ? 'PostgreSQL' : 'embedded database in ./data')
         .replaceAll('127.0.0.1:3000', `127.0.0.1:${port}`)
         .replaceAll('127.0.0.1:3001', `127.0.0.1:${adminPort}`)
         .replaceAll('org_demo_…', org);
+      expected = onThisDatabase(expected);
       expect(printed.split('\n'), printed).toContain(expected);
     }
   });
