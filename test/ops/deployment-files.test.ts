@@ -257,7 +257,10 @@ describe('hardening an operator would approve (issue 42)', () => {
         const lines = block[1].split('\n');
         lines.forEach((line, i) => {
           if (!/^\s*pg_dump\b/.test(line)) return;
-          expect(lines.slice(0, i).some((l) => /^\s*umask 077\b/.test(l)), `${doc}: ${line}`).toBe(true);
+          expect(
+            lines.slice(0, i).some((l) => /^\s*umask 077\b/.test(l)),
+            `${doc}: ${line}`,
+          ).toBe(true);
         });
       }
     }
