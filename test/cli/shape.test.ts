@@ -1,4 +1,6 @@
+import type { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildProgram } from '../../src/cli/program.js';
 import { shellWord } from '../../src/cli/hints.js';
 import { createCliDatabase, runCliInProcess } from '../helpers/cli.js';
 import { DB_KIND } from '../helpers/db.js';
@@ -53,5 +55,69 @@ describe(`the CLI's exit codes and hints (${DB_KIND})`, () => {
     const id = /\((key_\w+)\)/.exec(r.stderr)?.[1];
     const cli = cdb.kind === 'pg' ? `DATABASE_URL=${shellWord(cdb.env.DATABASE_URL)} npx climate-pulse` : `DATA_DIR=${cdb.dir} npx climate-pulse`;
     expect(r.stderr.trim().endsWith(`Revoke with: ${cli} keys revoke --org org_shape ${id}`), r.stderr).toBe(true);
+  });
+});
+
+describe(`--json beside the sentences (${DB_KIND})`, () => {
+  let cdb: Awaited<ReturnType<typeof createCliDatabase>>;
+  beforeAll(async () => {
+    cdb = await createCliDatabase();
+  });
+  afterAll(async () => cdb?.close());
+
+  it('the commands that take no --json yet are exactly these (docs/decisions.md, "Issue 54")', () => {
+    const leaves = (c: Command, path: string[] = []): [string, Command][] =>
+      c.commands.length ? c.commands.flatMap((s) => leaves(s, [...path, s.name()])) : [[path.join(' '), c]];
+    const without = leaves(buildProgram())
+      .filter(([, c]) => !c.options.some((o) => o.long === '--json'))
+      .map(([name]) => name)
+      .sort();
+    expect(without).toEqual([
+      'alerts run',
+      'audit export',
+      'audit retention',
+      'backup',
+      'checkins links',
+      'checkins participation',
+      'citus distribute',
+      'db copy',
+      'demo',
+      'import-pulses',
+      'load',
+      'respondents add',
+      'respondents move',
+      'respondents remove',
+      'respondents replace',
+      'respondents resend',
+      'restore',
+      'serve',
+      'webhooks disable',
+      'webhooks enable',
+      'webhooks remove',
+      'webhooks replay',
+      'webhooks resend-failed',
+      'webhooks test',
+    ]);
+  });
+
+  it('runs both ways: a sentence by default, one JSON document with --json', async () => {
+    const run = (args: string[]) => runCliInProcess(args, cdb.env);
+    expect((await run(['orgs', 'create', '--id', 'org_json', '--name', 'Json', '--plan', 'business', '--json'])).code).toBe(0);
+    const migrate = [await run(['migrate']), await run(['migrate', '--json'])];
+    expect(migrate.map((r) => [r.code, r.stdout])).toEqual([
+      [0, 'database is up to date\n'],
+      [0, '{"applied":[]}\n'],
+    ]);
+    const made = await run(['keys', 'create', '--org', 'org_json', '--name', 'ci', '--json']);
+    expect(made.code).toBe(0);
+    const key = JSON.parse(made.stdout) as { id: string; prefix: string; key: string; scope: string; expiresAt: null; orgId: string };
+    expect(key).toEqual({ id: key.id, prefix: key.key.slice(0, key.prefix.length), key: key.key, scope: 'read_write', expiresAt: null, orgId: 'org_json' });
+    expect(key.key).toMatch(/^cp_live_[0-9A-Za-z]{40}$/);
+    const sentence = await run(['keys', 'create', '--org', 'org_json']);
+    expect(sentence.stdout).toMatch(/^cp_live_[0-9A-Za-z]{40}\n$/);
+    const revoked = await run(['keys', 'revoke', '--org', 'org_json', key.id, '--json']);
+    expect(JSON.parse(revoked.stdout)).toEqual({ id: key.id, prefix: key.prefix, orgId: 'org_json', revokedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) });
+    const id = /\((key_\w+)\)/.exec(sentence.stderr)![1];
+    expect((await run(['keys', 'revoke', '--org', 'org_json', id])).stdout).toMatch(new RegExp(`^revoked cp_live_\\S+ \\(${id}\\) of org_json\\n$`));
   });
 });
