@@ -123,7 +123,8 @@ describe('backup of the embedded database while it serves, restored into a new D
     expect(existsSync(join(restored, 'admin.sock'))).toBe(false);
 
     server = await startServerProcess({ ...ENV, DATA_DIR: restored });
-    // Its hints name the restored DATA_DIR, not ./data (issue 54, item 1).
+    // Its hints name the restored DATA_DIR, not ./data (issue 54, item 1); they follow the address.
+    for (let i = 0; i < 100 && !server.output().includes('a new API key:'); i++) await new Promise((r) => setTimeout(r, 100));
     expect(server.output()).toContain(`  a new API key:           DATA_DIR=${restored} npx climate-pulse keys create --org `);
     const after = await answers(server.url);
     const actions = (a: string[]) => JSON.parse(a[4].slice(a[4].indexOf('{'))) as { items: { title: string }[] };
