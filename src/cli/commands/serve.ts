@@ -136,7 +136,12 @@ async function serve(config: Config, opts: { demoIfEmpty?: boolean }) {
   }
   closeOnSignals!(server);
   say(`climate-pulse listening on ${server.address} (${server.db.kind === 'pg' ? 'PostgreSQL' : `embedded database in ${config.dataDir}`})`);
-  if (first) say(`climate-pulse: started in ${steps.total()} (process ${process.pid}; SIGTERM or Ctrl-C stops it)`);
+  if (first) {
+    const stop = cluster.isWorker
+      ? `worker of primary ${process.ppid}, which SIGTERM or Ctrl-C stops with its workers`
+      : `process ${process.pid}; SIGTERM or Ctrl-C stops it`;
+    say(`climate-pulse: started in ${steps.total()} (${stop})`);
+  }
   if (server.metricsAddress) say(`metrics on ${server.metricsAddress}`);
   if (server.adminAddress) say(`operator API on ${server.adminAddress}/admin/v1 (Authorization: Bearer $ADMIN_TOKEN)`);
   const base = config.publicBaseUrl?.replace(/\/+$/, '') ?? server.address.replace('0.0.0.0', '127.0.0.1');
