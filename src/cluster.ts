@@ -51,6 +51,12 @@ export function runPrimary(config: Config, log: (line: string) => void): boolean
   /** When workers died unplanned, within the crash window. */
   const exits: number[] = [];
 
+  /** The primary's last line (issue 54, item 5): why it stops, and its exit code. */
+  let stopReason = '';
+  const exit = (code: number): never => {
+    log(`climate-pulse primary ${process.pid} exiting ${code}${stopReason ? ` after ${stopReason}` : ''}: every worker has stopped`);
+    process.exit(code);
+  };
   const fork = () => cluster.fork();
   const restartAfter = (ms: number) => {
     const timer = setTimeout(() => {
@@ -62,17 +68,18 @@ export function runPrimary(config: Config, log: (line: string) => void): boolean
   const stopAll = (why: string | undefined, exitCode: number) => {
     if (stopping) return;
     stopping = true;
+    stopReason = why ?? '';
     if (exitCode !== 0) failedStop = true;
     for (const timer of restartTimers) clearTimeout(timer);
     restartTimers.clear();
     const workers = Object.values(cluster.workers ?? {});
-    if (workers.length === 0) process.exit(exitCode);
+    if (workers.length === 0) exit(exitCode);
     for (const w of workers) w?.process.kill('SIGTERM');
     // Each worker bounds its own shutdown; this bounds the primary's should one hang regardless.
     setTimeout(() => {
       log(`workers still running ${config.shutdownGraceMs + 5_000} ms after ${why}; killing them`);
       for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL');
-      process.exit(1);
+      exit(1);
     }, config.shutdownGraceMs + 5_000).unref();
   };
 
@@ -80,7 +87,7 @@ export function runPrimary(config: Config, log: (line: string) => void): boolean
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) {
       if (code !== 0) failedStop = true;
-      if (Object.keys(cluster.workers ?? {}).length === 0) process.exit(failedStop ? 1 : 0);
+      if (Object.keys(cluster.workers ?? {}).length === 0) exit(failedStop ? 1 : 0);
       return;
     }
     if (retiring.delete(worker)) return;

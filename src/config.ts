@@ -78,6 +78,11 @@ export const VARIABLES = {
   databaseUrl: variable('DATABASE_URL', Type.Optional(secret(Type.String({ pattern: '^postgres(ql)?://', description: 'a postgres:// URL' })))),
   dataDir: variable('DATA_DIR', Type.String({ minLength: 1, default: './data' })),
   redisUrl: variable('REDIS_URL', Type.Optional(secret(Type.String({ pattern: '^rediss?://', description: 'a redis:// or rediss:// URL' })))),
+  redisCommandTimeoutMs: variable('REDIS_COMMAND_TIMEOUT_MS', Type.Integer({ minimum: 50, maximum: 60_000, default: 1_000 })),
+  redisKeyPrefix: variable(
+    'REDIS_KEY_PREFIX',
+    Type.Optional(Type.String({ pattern: '^[\\x21-\\x7e]{1,64}$', description: '1-64 printable characters without spaces, like myapp:' })),
+  ),
   logLevel: variable(
     'LOG_LEVEL',
     Type.Union(

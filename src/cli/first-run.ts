@@ -15,7 +15,7 @@ import { listOrganizations } from '../domain/orgs.js';
 export async function printWayIn(
   db: DatabaseExecutor,
   base: string,
-  opts: { mails: boolean } = { mails: false },
+  opts: WayInOptions = { mails: false },
   log: (text: string) => void = (t) => console.log(t),
 ): Promise<void> {
   if (cluster.isWorker && cluster.worker?.id !== 1) return;
@@ -28,28 +28,41 @@ export async function printWayIn(
  * where the week's link is. Without SMTP_URL the page offers the links as a CSV file (the CLI
  * prints them too); with it, the link comes by mail once the round's hour has passed.
  */
-export function checkinWayIn(base: string, orgId: string, opts: { mails: boolean }): string {
+export function checkinWayIn(base: string, orgId: string, opts: WayInOptions): string {
+  const cli = opts.cli ?? 'npx climate-pulse';
   const people = `${base}/console/people`;
   return [
     `Check-ins: add yourself to the roster on the console's People page, ${people}, and answer this week's check-in:`,
     opts.mails
       ? "  your personal link comes by mail (SMTP_URL) within a minute once the round's hour has passed (set on that page; Monday 09:00 UTC at first)."
-      : `  without SMTP_URL no mail goes; download the week's links there (CSV), or print them: npx climate-pulse checkins links --org ${orgId}`,
+      : `  without SMTP_URL no mail goes; download the week's links there (CSV), or print them: ${cli} checkins links --org ${orgId}`,
   ].join('\n');
 }
 
-export async function wayIn(db: DatabaseExecutor, base: string, opts: { mails: boolean } = { mails: false }): Promise<string> {
+/**
+ * `cli`: the command the hints name, with the variable that chose this database (src/cli/hints.ts,
+ * `cliCommand`); `note`: a line after them when that variable's password is shown as `***`.
+ */
+export interface WayInOptions {
+  mails: boolean;
+  cli?: string;
+  note?: string;
+}
+
+export async function wayIn(db: DatabaseExecutor, base: string, opts: WayInOptions = { mails: false }): Promise<string> {
+  const cli = opts.cli ?? 'npx climate-pulse';
   const { items, nextCursor } = await listOrganizations(db, { limit: 10 });
   const live = items.filter((o) => o.deletedAt === null);
   const example = (live.find((o) => o.id.startsWith('org_demo_')) ?? live[0])?.id ?? 'ORG_ID';
   return [
-    `Organizations: ${live.length === 0 ? 'none live' : live.map((o) => `${o.id} (${o.name})`).join(', ')}${nextCursor ? ', and more (npx climate-pulse orgs list)' : ''}.`,
-    `  a new API key:           npx climate-pulse keys create --org ${example}`,
-    `  a console invitation:    npx climate-pulse members invite --org ${example} --email you@example.com --role owner`,
+    `Organizations: ${live.length === 0 ? 'none live' : live.map((o) => `${o.id} (${o.name})`).join(', ')}${nextCursor ? `, and more (${cli} orgs list)` : ''}.`,
+    `  a new API key:           ${cli} keys create --org ${example}`,
+    `  a console invitation:    ${cli} members invite --org ${example} --email you@example.com --role owner`,
     `  the console:             ${base}/console`,
     `  the check-in roster:     ${base}/console/people`,
     opts.mails
       ? '  check-in links:          by mail (SMTP_URL), each week at the hour set on that page'
-      : `  check-in links:          npx climate-pulse checkins links --org ${example}`,
+      : `  check-in links:          ${cli} checkins links --org ${example}`,
+    ...(opts.note ? [opts.note] : []),
   ].join('\n');
 }

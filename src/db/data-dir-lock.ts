@@ -41,7 +41,7 @@ function ownerOnlyUmask() {
   }
 }
 
-interface Holder {
+export interface Holder {
   pid: number;
   host: string;
   command: string;
@@ -56,6 +56,22 @@ function alive(pid: number): boolean {
     return (err as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
+
+/**
+ * The live process of this host that holds the embedded data directory, if any (a lock left by a
+ * process that is gone, or one of another host, is none): what a refusal names (issue 54, item 3).
+ */
+export function lockHolder(dataDir: string): Holder | null {
+  try {
+    const holder = JSON.parse(readFileSync(join(resolve(dataDir), 'climate-pulse.lock'), 'utf8')) as Holder;
+    return holder.host === hostname() && alive(holder.pid) ? holder : null;
+  } catch {
+    return null;
+  }
+}
+
+/** How to stop the holder: its signal, which a server answers by draining and exiting 0. */
+export const stopHint = (pid: number) => `kill ${pid}, or Ctrl-C in its terminal`;
 
 /**
  * PGlite is a single-process database: two processes writing one directory would corrupt it.
@@ -120,7 +136,7 @@ export function lockDataDir(dataDir: string, command = process.argv.slice(2).joi
     if (holder && holder.host === me.host && holder.pid !== process.pid && alive(holder.pid)) {
       throw new DataDirLockedError(
         `the embedded database in ${dir} is in use by process ${holder.pid} (${holder.command}, since ${holder.startedAt}); ` +
-          'stop it first, or set DATA_DIR to another directory (or DATABASE_URL for PostgreSQL)',
+          `stop it first (${stopHint(holder.pid)}), or set DATA_DIR to another directory (or DATABASE_URL for PostgreSQL)`,
       );
     }
     if (holder && holder.host !== me.host) {

@@ -98,8 +98,10 @@ describe('backup of the embedded database while it serves, restored into a new D
     // db copy reads the whole database: it wants the server stopped, and says so before connecting anywhere.
     const copy = await runCliInProcess(['db', 'copy', '--to', 'postgres://nobody@127.0.0.1:1/none'], { ...ENV, DATA_DIR: dataDir });
     expect(copy.code).toBe(1);
+    // Issue 54, item 3: the refusal names the server's process and how to stop it.
     expect(copy.stderr).toBe(
-      `climate-pulse: a server is running on the embedded database in ${dataDir}: stop it first (db copy moves the whole database, and writes made while it copies would not move); nothing was copied\n`,
+      `climate-pulse: a server is running on the embedded database in ${dataDir} (process ${server.child.pid}, climate-pulse serve): ` +
+        `stop it first (kill ${server.child.pid}, or Ctrl-C in its terminal); db copy moves the whole database, and writes made while it copies would not move; nothing was copied\n`,
     );
     // Refuses to overwrite a file.
     expect((await runCliInProcess(['backup', file], { ...ENV, DATA_DIR: dataDir })).stderr).toBe(
@@ -111,11 +113,19 @@ describe('backup of the embedded database while it serves, restored into a new D
     const r = await runCliInProcess(['restore', file], { ...ENV, DATA_DIR: restored });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^restored .* into .*restored: \d+ files, 1 organization\n$/);
+    // Issue 54, items 1 and 4: restore ends with its next step, naming the restored DATA_DIR.
+    expect(r.stdout).toMatch(/^restored .* into .*restored: \d+ files, 1 organization\n/);
+    expect(r.stdout.split('\n').slice(1)).toEqual([
+      `Next: serve it (DATA_DIR=${restored} npx climate-pulse serve), then work on it with the same prefix, for instance: DATA_DIR=${restored} npx climate-pulse orgs list`,
+      '',
+    ]);
     expect(modesOf(restored)).toEqual([]);
     expect(existsSync(join(restored, 'admin.sock'))).toBe(false);
 
     server = await startServerProcess({ ...ENV, DATA_DIR: restored });
+    // Its hints name the restored DATA_DIR, not ./data (issue 54, item 1); they follow the address.
+    for (let i = 0; i < 100 && !server.output().includes('a new API key:'); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(server.output()).toContain(`  a new API key:           DATA_DIR=${restored} npx climate-pulse keys create --org `);
     const after = await answers(server.url);
     const actions = (a: string[]) => JSON.parse(a[4].slice(a[4].indexOf('{'))) as { items: { title: string }[] };
     // What the racing writes added is whole: each racing action in the backup replays its POST.

@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { cliCommand } from '../../src/cli/hints.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../src/db/executor.js';
 import { createCliDatabase, openApp, runCli, runCliInProcess as cli } from '../helpers/cli.js';
@@ -199,7 +200,11 @@ describe('climate-pulse demo and npm start', () => {
         // Issue 45: then the way to this week's check-in, the People page and the links without SMTP_URL.
         await untilOutput(child, () => out, /checkins links --org/);
         expect(out).toMatch(
-          /\nCheck-ins: add yourself to the roster on the console's People page, http:\S+\/console\/people, and answer this week's check-in:\n {2}without SMTP_URL no mail goes; download the week's links there \(CSV\), or print them: npx climate-pulse checkins links --org org_demo_\w{6}\n/,
+          /\nCheck-ins: add yourself to the roster on the console's People page, http:\S+\/console\/people, and answer this week's check-in:\n {2}without SMTP_URL no mail goes; download the week's links there \(CSV\), or print them: (DATA_DIR=\S+ |DATABASE_URL=\S+ )?npx climate-pulse checkins links --org org_demo_\w{6}\n/,
+        );
+        // Issue 54, item 1: the hint names this very database (a DATA_DIR of its own, or DATABASE_URL).
+        expect(out).toContain(
+          `or print them: ${cliCommand(cdb.kind === 'pg' ? { databaseUrl: cdb.env.DATABASE_URL, dataDir: '' } : { dataDir: cdb.dir! })} checkins links`,
         );
         const page = await fetch(invitation![1]);
         expect(page.status).toBe(200);
@@ -245,10 +250,12 @@ describe('climate-pulse demo and npm start', () => {
       await new Promise((r) => restart.once('exit', r));
       expect(restarted).not.toContain('Demo organization');
       expect(restarted).toMatch(/Organizations: org_demo_\w{6} \(Demo Company\)\./);
-      expect(restarted).toMatch(/a new API key: +npx climate-pulse keys create --org org_demo_\w{6}\n/);
-      expect(restarted).toMatch(/a console invitation: +npx climate-pulse members invite --org org_demo_\w{6} --email you@example\.com --role owner\n/);
+      const cli = cliCommand(cdb.kind === 'pg' ? { databaseUrl: cdb.env.DATABASE_URL, dataDir: '' } : { dataDir: cdb.dir! });
+      expect(restarted).toContain(`a new API key:           ${cli} keys create --org org_demo_`);
+      expect(restarted).toContain(`a console invitation:    ${cli} members invite --org org_demo_`);
+      expect(restarted).toMatch(/a console invitation: +\S.* members invite --org org_demo_\w{6} --email you@example\.com --role owner\n/);
       expect(restarted).toMatch(/the check-in roster: +http:\S+\/console\/people\n/);
-      expect(restarted).toMatch(/check-in links: +npx climate-pulse checkins links --org org_demo_\w{6}\n/);
+      expect(restarted).toContain(`check-in links:          ${cli} checkins links --org org_demo_`);
 
       // The dip: Customer Support's last 14 days average well below its earlier days.
       const s = await openApp(cdb.env);
@@ -289,7 +296,7 @@ describe('the embedded-mode guard', () => {
         expect(second.stderr.trim()).toBe(
           `climate-pulse: the embedded database in ${cdb.dir} is in use by process ${server.child.pid} (climate-pulse serve, since ${
             JSON.parse(readFileSync(join(cdb.dir!, 'climate-pulse.lock'), 'utf8')).startedAt
-          }); stop it first, or set DATA_DIR to another directory (or DATABASE_URL for PostgreSQL)`,
+          }); stop it first (kill ${server.child.pid}, or Ctrl-C in its terminal), or set DATA_DIR to another directory (or DATABASE_URL for PostgreSQL)`,
         );
         const third = await runCli(['load', '/nonexistent.json'], cdb.env);
         expect(third.code).toBe(1);

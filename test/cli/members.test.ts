@@ -23,7 +23,7 @@ describe('climate-pulse members and orgs list', () => {
       /^invited lead@cli\.example\.com as owner of org_cli_m; the link works once, until \d{4}-\d\d-\d\dT[\d:.]+Z, and is shown only now\.\n$/,
     );
     const bad = await cli(['members', 'invite', '--org', 'org_cli_m', '--email', 'x@cli.example.com', '--role', 'root'], cdb.env);
-    expect(bad.code).toBe(1);
+    expect(bad.code).toBe(2); // a usage error (issue 54: 0 done, 1 refused with a reason, 2 usage)
     expect(bad.stderr).toContain("argument 'root' is invalid");
     const list = await cli(['members', 'list', '--org', 'org_cli_m', '--json'], cdb.env);
     expect(list.code, list.stderr).toBe(0);

@@ -241,7 +241,11 @@ for (const target of targets) {
         expect(lines.some((l) => /^service_secrets\s+[1-9]\d*\s/.test(l))).toBe(true);
         expect(lines.some((l) => /^comment_release_members\s+[1-9]\d*\s/.test(l))).toBe(true);
         copied = res.stdout;
-        expect(lines.at(-1)).toMatch(/^copied \d+ rows in \d+ tables to postgres.* rows and checksums match on both sides$/);
+        // The summary, then the next commands, naming the copy (issue 54, item 1).
+        const summary = lines.findIndex((l) => l.startsWith('copied '));
+        expect(lines[summary]).toMatch(/^copied \d+ rows in \d+ tables to postgres.* rows and checksums match on both sides$/);
+        expect(lines[summary + 1]).toBe('Next: serve the copy (its keys, members and organizations came with it), and name it in every command:');
+        expect(lines.slice(summary + 2, -1).every((l) => l.startsWith('  DATABASE_URL='))).toBe(true);
 
         if (target.citus) {
           const d = await runCliInProcess(['citus', 'distribute', '--shard-count', '4'], { DATABASE_URL: empty.url, DATA_DIR: '' });

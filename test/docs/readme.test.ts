@@ -7,6 +7,7 @@ import { delimiter, dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { shellWord } from '../../src/cli/hints.js';
 import { freePort, ROOT } from '../helpers/process.js';
 
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
@@ -178,6 +179,18 @@ class ConsoleBrowser {
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
+ * A line the README shows for the embedded database in ./data, as a server on TEST_DATABASE_URL
+ * prints it: its hints name that database (issue 54, item 1), so that they run as printed.
+ */
+function onThisDatabase(line: string): string {
+  const url = process.env.TEST_DATABASE_URL;
+  if (!url || !line.includes('npx climate-pulse ')) return line;
+  return line.replaceAll('npx climate-pulse ', `DATABASE_URL=${shellWord(readmeDatabaseUrl!)} npx climate-pulse `);
+}
+/** The PostgreSQL URL the README's servers run on (with its schema), once made. */
+let readmeDatabaseUrl: string | undefined;
+
+/**
  * The README as a new user follows it, in a fresh clone: `npm start` in a first terminal (the
  * embedded database in the clone's ./data, or with TEST_DATABASE_URL an empty PostgreSQL schema)
  * creates the demo organization and prints its key and a console invitation. Then every line of
@@ -253,6 +266,7 @@ describe(`README.md (${DATABASE ? 'PostgreSQL' : 'embedded PGlite'}, Node ${spaw
       const url = new URL(DATABASE);
       url.searchParams.set('options', `-c search_path=${schema}`);
       databaseUrl = url.toString();
+      readmeDatabaseUrl = databaseUrl;
     }
     // The terminals' environment: no npm variables of the `npm test` that runs this (npx would
     // take this checkout for the project), npm's cache empty (the clone's first npx), the ports of this run.
@@ -350,7 +364,10 @@ describe(`README.md (${DATABASE ? 'PostgreSQL' : 'embedded PGlite'}, Node ${spaw
     const checkinLines = checkins!.trimEnd().split('\n');
     expect(checkinLines).toHaveLength(2);
     for (const line of checkinLines) {
-      const pattern = line.replaceAll('127.0.0.1:3000', `127.0.0.1:${port}`).split('…').map(escapeRegExp).join('\\S+');
+      const pattern = onThisDatabase(line.replaceAll('127.0.0.1:3000', `127.0.0.1:${port}`))
+        .split('…')
+        .map(escapeRegExp)
+        .join('\\S+');
       expect(out).toMatch(new RegExp(`^${pattern}$`, 'm'));
     }
   });
@@ -488,11 +505,12 @@ describe(`README.md (${DATABASE ? 'PostgreSQL' : 'embedded PGlite'}, Node ${spaw
       .map((l) => l.replace(/^# /, ''));
     expect(lines).toHaveLength(8);
     for (const line of lines) {
-      const expected = line
+      let expected = line
         .replace('embedded database in ./data', DATABASE ? 'PostgreSQL' : 'embedded database in ./data')
         .replaceAll('127.0.0.1:3000', `127.0.0.1:${port}`)
         .replaceAll('127.0.0.1:3001', `127.0.0.1:${adminPort}`)
         .replaceAll('org_demo_…', org);
+      expected = onThisDatabase(expected);
       expect(printed.split('\n'), printed).toContain(expected);
     }
   });
@@ -583,6 +601,33 @@ describe(`README.md (${DATABASE ? 'PostgreSQL' : 'embedded PGlite'}, Node ${spaw
     expect(joined.status, joined.body.slice(0, 300)).toBe(303);
     expect((await you.request('/console/overview')).status).toBe(200);
   }, 60_000);
+
+  it("stops the operator section's background server as the README says, and no process of it is left (issue 54, item 3)", async () => {
+    // `kill $!` stopped npm and left node serving: npm start now runs the server with exec.
+    const stop = /stop it with `([^`]+)`/.exec(README)?.[1];
+    expect(stop).toBe('kill $SERVER');
+    const server = Number(/@@SERVER (\d+)/.exec(shellErr)?.[1]);
+    expect(server).toBeGreaterThan(0);
+    const ran = spawnSync('bash', ['-c', stop!], { cwd: clone, env: { ...terminal, SERVER: String(server) }, encoding: 'utf8' });
+    expect(ran.status, ran.stderr).toBe(0);
+    // Every process of the second terminal's job (npm, the server) is gone: the group is empty.
+    const groupAlive = () => {
+      try {
+        process.kill(-shell!.pid!, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const until = Date.now() + 20_000;
+    while (groupAlive() && Date.now() < until) await sleep(100);
+    const left = spawnSync('ps', ['-eo', 'pid,pgid,args'], { encoding: 'utf8' })
+      .stdout.split('\n')
+      .filter((l) => l.trim().split(/\s+/)[1] === String(shell!.pid));
+    expect(left).toEqual([]);
+    expect(groupAlive()).toBe(false);
+    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+  }, 30_000);
 
   it("leaves the clone as git sees it: every file the README's lines write is ignored", () => {
     expect(execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: clone, encoding: 'utf8' })).toBe('');

@@ -42,6 +42,8 @@ describe.skipIf(!TEST_DATABASE_URL)('WORKERS and METRICS_PORT', () => {
     expect(await waitFor(() => /worker \d+ exited \(SIGKILL\); starting another/.test(s.output()))).toBe(true);
     expect(await waitFor(() => (s.output().match(/listening on/g) ?? []).length === 3)).toBe(true);
     expect(await s.stop('SIGTERM')).toBe(0);
+    // Issue 54, item 5: the primary logs its exit, last.
+    expect(s.output().trim().split('\n').at(-1)).toBe(`climate-pulse primary ${s.child.pid} exiting 0 after SIGTERM: every worker has stopped`);
   });
 });
 

@@ -73,6 +73,13 @@ describe('docs/deployment.md and the files it shows', () => {
     expect(container.ports).toEqual([{ name: 'http', containerPort: config.port }]);
     expect(config.host).toBe('0.0.0.0');
     expect(config.workers).toBe(1);
+    // Issue 54, item 7: replicas share one limit per key through Redis, and the ingress is a trusted proxy.
+    expect(deployment.spec.replicas).toBeGreaterThan(1);
+    expect(container.env.find((e: { name: string }) => e.name === 'REDIS_URL')).toEqual({
+      name: 'REDIS_URL',
+      valueFrom: { secretKeyRef: { name: 'climate-pulse', key: 'redis-url' } },
+    });
+    expect(config.trustProxy).toEqual(['10.0.0.0/8']);
 
     const { readinessProbe: ready, livenessProbe: live, startupProbe: startup } = container;
     expect(ready.httpGet).toEqual({ path: '/readyz', port: 'http' });
@@ -201,8 +208,12 @@ describe('hardening an operator would approve (issue 42)', () => {
     const docs = parseAllDocuments(manifestText).map((d) => d.toJS());
     const [container] = docs.find((d) => d.kind === 'Deployment').spec.template.spec.containers;
     // The image the manifest names is what the file's build line tags, at the package's version.
-    expect(containerfileText).toContain(`podman build -t ${container.image} .`);
-    expect(container.image.split(':').at(-1)).toBe(JSON.parse(read('package.json')).version);
+    // Issue 54, item 7: named by its digest (the tag the build line makes, then @sha256:), with how to fill it.
+    const [tag, digest] = container.image.split('@');
+    expect(digest).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(manifestText).toMatch(/skopeo inspect --format '\{\{\.Digest\}\}' docker:\/\/registry\.example\.com\/climate-pulse:1\.0\.0/);
+    expect(containerfileText).toContain(`podman build -t ${tag} .`);
+    expect(tag.split(':').at(-1)).toBe(JSON.parse(read('package.json')).version);
     const froms = steps.filter((s) => s.instruction === 'FROM');
     expect(froms.length).toBeGreaterThanOrEqual(3);
     const final = steps.filter((s) => s.stage === froms.at(-1)!.stage);
@@ -234,5 +245,24 @@ describe('hardening an operator would approve (issue 42)', () => {
   it('docs/deployment.md shows the Containerfile whole and a PostgreSQL backup with pg_dump and pg_restore', () => {
     expect(page).toContain(`\`\`\`dockerfile\n${containerfileText}\`\`\``);
     for (const words of ['pg_dump', 'pg_restore', 'point-in-time']) expect(page).toContain(words);
+  });
+
+  it('`docker build .` finds its file: Dockerfile is the Containerfile, byte for byte (issue 54, item 7)', () => {
+    expect(read('Dockerfile')).toBe(containerfileText);
+  });
+
+  it('every backup command of the docs makes a private file: umask 077 first (issue 54, item 7)', () => {
+    for (const doc of ['docs/deployment.md', 'docs/scaling.md', 'README.md']) {
+      for (const block of read(doc).matchAll(/```sh\n([\s\S]*?)```/g)) {
+        const lines = block[1].split('\n');
+        lines.forEach((line, i) => {
+          if (!/^\s*pg_dump\b/.test(line)) return;
+          expect(
+            lines.slice(0, i).some((l) => /^\s*umask 077\b/.test(l)),
+            `${doc}: ${line}`,
+          ).toBe(true);
+        });
+      }
+    }
   });
 });

@@ -5,6 +5,7 @@ import { isoWeekLabel, parseIsoWeek, WEEK_MS } from '../../domain/time.js';
 import type { Alert } from '../../contract/schemas/alerts.js';
 import { withOperator } from '../operator.js';
 import { CliError } from '../errors.js';
+import { JSON_HELP, say } from '../output.js';
 
 function week(label: string, option: string): Date {
   const monday = parseIsoWeek(label);
@@ -67,12 +68,17 @@ export function registerAlerts(program: Command) {
     .requiredOption('--org <id>', 'organization id')
     .option('--unread', 'clear the read marker instead')
     .argument('<alert-id>', 'alert id')
-    .action(async (alertId: string, opts: { org: string; unread?: boolean }) => {
+    .option('--json', JSON_HELP)
+    .action(async (alertId: string, opts: { org: string; unread?: boolean; json?: boolean }) => {
       await withOperator(async (op) => {
         const a = await op.call<Alert>('PATCH', `/admin/v1/organizations/${encodeURIComponent(opts.org)}/alerts/${encodeURIComponent(alertId)}`, {
           read: !opts.unread,
         });
-        console.log(a.readAt ? `alert ${a.id} of ${opts.org} read at ${a.readAt}` : `alert ${a.id} of ${opts.org} is unread`);
+        say(opts, a.readAt ? `alert ${a.id} of ${opts.org} read at ${a.readAt}` : `alert ${a.id} of ${opts.org} is unread`, {
+          id: a.id,
+          orgId: opts.org,
+          readAt: a.readAt,
+        });
       });
     });
 }

@@ -9,6 +9,7 @@ import { sql } from '../../db/executor.js';
 import { openDatabase } from '../../db/open.js';
 import { backupDatabase } from '../../domain/backup.js';
 import { CliError } from '../errors.js';
+import { cliCommand } from '../hints.js';
 import { backupThroughSocket, runningServerSocket } from '../operator.js';
 
 const EMBEDDED_ONLY = "for the embedded database (DATA_DIR) only; with DATABASE_URL use PostgreSQL's own tools (pg_dump), or db copy";
@@ -85,6 +86,8 @@ export function registerBackup(program: Command) {
       try {
         const [r] = await db.query<{ n: string }>(sql('restore.orgs', 'SELECT count(*)::text AS n FROM organizations'));
         console.log(`restored ${file} into ${dir}: ${files} files, ${r.n} organization${r.n === '1' ? '' : 's'}`);
+        const cli = cliCommand(config);
+        console.log(`Next: serve it (${cli} serve), then work on it with the same prefix, for instance: ${cli} orgs list`);
       } finally {
         await db.close();
       }

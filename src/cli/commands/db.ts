@@ -1,10 +1,13 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { loadConfig } from '../../config.js';
+import { loadConfig, type Config } from '../../config.js';
+import { lockHolder, stopHint } from '../../db/data-dir-lock.js';
+import { cliCommand, maskedNote } from '../hints.js';
 import { CopyRefusedError, copyDatabase, tablesHoldingData } from '../../db/copy.js';
 import { migrate } from '../../db/migrate.js';
 import { PgExecutor } from '../../db/pg.js';
 import { isInitialized } from '../../db/pglite-init.js';
+import { listOrganizations } from '../../domain/orgs.js';
 import { withDatabase } from '../db.js';
 import { CliError } from '../errors.js';
 import { runningServerSocket } from '../operator.js';
@@ -46,6 +49,27 @@ async function onTarget<T>(url: URL, fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * What `db copy` ends with (issue 54, item 1): the commands that serve the copy and work on it,
+ * each naming the target database, so that nothing run as printed reaches the source. The keys,
+ * members and organizations moved with the data: the keys already issued work on the copy.
+ */
+export function nextAfterCopy(url: URL, source: Pick<Config, 'databaseUrl' | 'dataDir'>, orgId = 'ORG_ID'): string {
+  const target = { databaseUrl: url.toString(), dataDir: source.dataDir };
+  const cli = cliCommand(target);
+  const note = maskedNote(target);
+  return [
+    `Next: serve the copy (its keys, members and organizations came with it), and name it in every command:`,
+    `  ${cli} serve`,
+    `  ${cli} orgs list`,
+    `  ${cli} keys create --org ${orgId}`,
+    ...(note ? [note] : []),
+    source.databaseUrl
+      ? '  the source database is left as it was: stop the servers on it before serving the copy.'
+      : `  the embedded database in ${resolve(source.dataDir)} is left as it was: keep it as a backup, or remove it once the copy serves.`,
+  ].join('\n');
+}
+
 /** `db copy --to URL`: the move from the embedded database (or one PostgreSQL) to PostgreSQL or Citus (docs/scaling.md). */
 export function registerDb(program: Command) {
   const db = program.command('db').description('move the database (docs/scaling.md, "Moving up")');
@@ -58,8 +82,11 @@ export function registerDb(program: Command) {
       const url = targetUrl(opts.to);
       const config = loadConfig();
       if (await runningServerSocket(config)) {
+        const holder = lockHolder(config.dataDir);
+        const who = holder ? ` (process ${holder.pid}, ${holder.command})` : '';
+        const how = holder ? ` (${stopHint(holder.pid)})` : '';
         throw new CliError(
-          `a server is running on the embedded database in ${config.dataDir}: stop it first (db copy moves the whole database, and writes made while it copies would not move); nothing was copied`,
+          `a server is running on the embedded database in ${config.dataDir}${who}: stop it first${how}; db copy moves the whole database, and writes made while it copies would not move; nothing was copied`,
         );
       }
       if (!config.databaseUrl && !isInitialized(config.dataDir)) {
@@ -83,6 +110,9 @@ export function registerDb(program: Command) {
           console.log(
             `copied ${rows} rows in ${outcome.tables.length} tables to ${shown(url)} in ${((performance.now() - started) / 1000).toFixed(1)} s: rows and checksums match on both sides`,
           );
+          const { items } = await listOrganizations(source, { limit: 10 });
+          const live = items.filter((o) => o.deletedAt === null);
+          console.log(nextAfterCopy(url, config, (live.find((o) => o.id.startsWith('org_demo_')) ?? live[0])?.id));
         } catch (err) {
           if (err instanceof CopyRefusedError) throw new CliError(err.message);
           throw err;

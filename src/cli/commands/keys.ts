@@ -3,6 +3,9 @@ import type { CreatedKey, KeyListing } from '../../contract/schemas/admin-keys.j
 import { withOperator } from '../operator.js';
 import { printTable } from '../table.js';
 import { CliError } from '../errors.js';
+import { loadConfig } from '../../config.js';
+import { cliCommand } from '../hints.js';
+import { JSON_HELP, say } from '../output.js';
 
 const org = (id: string) => `/admin/v1/organizations/${encodeURIComponent(id)}`;
 
@@ -25,15 +28,16 @@ export function registerKeys(program: Command) {
     .option('--name <name>', 'a label for the key')
     .addOption(new Option('--scope <scope>', 'read: GET only (POST and PATCH are refused with 403)').choices(['read_write', 'read']).default('read_write'))
     .option('--expires <date>', 'refuse the key after this date (YYYY-MM-DD, midnight UTC) or date-time')
-    .action(async (opts: { org: string; name?: string; scope: 'read_write' | 'read'; expires?: string }) => {
+    .option('--json', JSON_HELP)
+    .action(async (opts: { org: string; name?: string; scope: 'read_write' | 'read'; expires?: string; json?: boolean }) => {
       const expiresAt = opts.expires === undefined ? null : parseExpiry(opts.expires);
       await withOperator(async (op) => {
         const key = await op.call<CreatedKey>('POST', `${org(opts.org)}/keys`, { name: opts.name ?? null, scope: opts.scope, expiresAt });
-        console.log(key.key);
+        say(opts, key.key, { id: key.id, prefix: key.prefix, key: key.key, scope: key.scope, expiresAt: key.expiresAt, orgId: opts.org });
         const what = [key.scope === 'read' ? 'read-only ' : '', 'key ', key.prefix, '…'].join('');
         const until = key.expiresAt ? `, expiring ${key.expiresAt}` : '';
         console.error(
-          `created ${what} (${key.id}) for ${opts.org}${until}. It is shown only now: store it safely. Revoke with: climate-pulse keys revoke --org ${opts.org} ${key.id}`,
+          `created ${what} (${key.id}) for ${opts.org}${until}. It is shown only now: store it safely. Revoke with: ${cliCommand(loadConfig())} keys revoke --org ${opts.org} ${key.id}`,
         );
       });
     });
@@ -73,10 +77,11 @@ export function registerKeys(program: Command) {
     .description('revoke one key of an organization, by its id or an unambiguous start of its prefix; servers refuse it within 5 seconds')
     .requiredOption('--org <id>', "organization id (another organization's keys are never touched)")
     .argument('<key>', 'the key id (key_…) or its display prefix, as `keys list` shows them')
-    .action(async (idOrPrefix: string, opts: { org: string }) => {
+    .option('--json', JSON_HELP)
+    .action(async (idOrPrefix: string, opts: { org: string; json?: boolean }) => {
       await withOperator(async (op) => {
         const k = await op.call<KeyListing>('DELETE', `${org(opts.org)}/keys/${encodeURIComponent(idOrPrefix)}`);
-        console.log(`revoked ${k.prefix} (${k.id}) of ${opts.org}`);
+        say(opts, `revoked ${k.prefix} (${k.id}) of ${opts.org}`, { id: k.id, prefix: k.prefix, orgId: opts.org, revokedAt: k.revokedAt });
       });
     });
 }

@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import type { CreatedInvitation, Invitation, InvitationList, Member, MemberList } from '../../contract/schemas/admin-members.js';
 import { withOperator } from '../operator.js';
+import { JSON_HELP, say } from '../output.js';
 import { printTable } from '../table.js';
 
 const org = (id: string) => `/admin/v1/organizations/${encodeURIComponent(id)}`;
@@ -19,10 +20,11 @@ export function registerMembers(program: Command) {
         .choices(['owner', 'admin', 'viewer'])
         .default('viewer'),
     )
-    .action(async (opts: { org: string; email: string; role: string }) => {
+    .option('--json', JSON_HELP)
+    .action(async (opts: { org: string; email: string; role: string; json?: boolean }) => {
       await withOperator(async (op) => {
         const inv = await op.call<CreatedInvitation>('POST', `${org(opts.org)}/invitations`, { email: opts.email, role: opts.role });
-        console.log(inv.url);
+        say(opts, inv.url, { id: inv.id, email: inv.email, role: inv.role, url: inv.url, expiresAt: inv.expiresAt, orgId: opts.org });
         console.error(`invited ${inv.email} as ${inv.role} of ${opts.org}; the link works once, until ${inv.expiresAt}, and is shown only now.`);
       });
     });
@@ -48,10 +50,11 @@ export function registerMembers(program: Command) {
     .description('remove a member; their console sessions end at once (the last owner cannot be removed)')
     .requiredOption('--org <id>', 'organization id')
     .argument('<member>', 'the member id (mem_…), as `members list` shows it')
-    .action(async (memberId: string, opts: { org: string }) => {
+    .option('--json', JSON_HELP)
+    .action(async (memberId: string, opts: { org: string; json?: boolean }) => {
       await withOperator(async (op) => {
         const m = await op.call<Member>('DELETE', `${org(opts.org)}/members/${encodeURIComponent(memberId)}`);
-        console.log(`removed ${m.email} (${m.id}) from ${opts.org}`);
+        say(opts, `removed ${m.email} (${m.id}) from ${opts.org}`, { id: m.id, email: m.email, orgId: opts.org, removed: true });
       });
     });
 
@@ -78,10 +81,17 @@ export function registerMembers(program: Command) {
     .description('revoke a pending invitation: its link opens nothing from now on')
     .requiredOption('--org <id>', 'organization id')
     .argument('<invitation>', 'the invitation id (inv_…), as `members invitations list` shows it')
-    .action(async (invitationId: string, opts: { org: string }) => {
+    .option('--json', JSON_HELP)
+    .action(async (invitationId: string, opts: { org: string; json?: boolean }) => {
       await withOperator(async (op) => {
         const i = await op.call<Invitation>('DELETE', `${org(opts.org)}/invitations/${encodeURIComponent(invitationId)}`);
-        console.log(`revoked the invitation of ${i.email} (${i.role}, ${i.id}) to ${opts.org}`);
+        say(opts, `revoked the invitation of ${i.email} (${i.role}, ${i.id}) to ${opts.org}`, {
+          id: i.id,
+          email: i.email,
+          role: i.role,
+          orgId: opts.org,
+          revoked: true,
+        });
       });
     });
 }

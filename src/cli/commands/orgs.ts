@@ -22,6 +22,7 @@ export function registerOrgs(program: Command) {
     .requiredOption('--plan <plan>', 'plan name (free, business, enterprise, or one set with `plans set`)')
     .option('--id <id>', 'organization id (default: org_ + 16 random characters)')
     .option('--members <n>', 'member count', '0')
+    .option('--json', 'print JSON (what this command prints anyway)')
     .action(async (opts: { name: string; plan: string; id?: string; members: string }) => {
       const body = { ...(opts.id ? { id: opts.id } : {}), name: opts.name, plan: opts.plan, memberCount: count(opts.members, '--members') };
       await withOperator(async (op) => console.log(JSON.stringify(await op.call<OrgRecord>('POST', '/admin/v1/organizations', body))));
@@ -49,6 +50,7 @@ export function registerOrgs(program: Command) {
     .command('show')
     .description('print an organization as JSON (deleted ones too)')
     .requiredOption('--org <id>', 'organization id')
+    .option('--json', 'print JSON (what this command prints anyway)')
     .action(async (opts: { org: string }) => {
       await withOperator(async (op) => console.log(JSON.stringify(await op.call<OrgRecord>('GET', path(opts.org)))));
     });
@@ -60,6 +62,7 @@ export function registerOrgs(program: Command) {
     .option('--name <name>', 'new display name')
     .option('--plan <plan>', 'new plan')
     .option('--members <n>', 'new member count')
+    .option('--json', 'print JSON (what this command prints anyway)')
     .action(async (opts: { org: string; name?: string; plan?: string; members?: string }) => {
       const body = {
         ...(opts.name !== undefined ? { name: opts.name } : {}),
@@ -75,6 +78,7 @@ export function registerOrgs(program: Command) {
     .description('delete an organization: its keys get 404 org_not_found within 5 seconds; --erase also removes every row of it')
     .requiredOption('--org <id>', 'organization id')
     .option('--erase', 'remove every row of the organization, in one transaction (cannot be undone)')
+    .option('--json', 'print JSON (what this command prints anyway)')
     .action(async (opts: { org: string; erase?: boolean }) => {
       await withOperator(async (op) => {
         const r = await op.call<{ organization: OrgRecord; erased: boolean }>('DELETE', `${path(opts.org)}${opts.erase ? '?erase=true' : ''}`);

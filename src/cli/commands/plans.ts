@@ -10,6 +10,7 @@ export function registerPlans(program: Command) {
     .argument('<name>', 'plan name')
     .requiredOption('--rest-api <yes|no>', 'whether the plan includes the REST API')
     .requiredOption('--rate-limit <n>', 'requests per minute per key')
+    .option('--json', 'print JSON (what this command prints anyway)')
     .action(async (name: string, opts: { restApi: string; rateLimit: string }) => {
       const restApi = { yes: true, true: true, no: false, false: false }[opts.restApi.toLowerCase()];
       if (restApi === undefined) throw new CliError('--rest-api must be yes or no');

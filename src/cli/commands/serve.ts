@@ -8,7 +8,9 @@ import { countOrgs } from '../../db/repositories/orgs.js';
 import { createDemo } from '../../domain/demo.js';
 import { inviteMember } from '../../domain/members.js';
 import { operatorActor } from '../../domain/audit.js';
+import { isInitialized } from '../../db/pglite-init.js';
 import { checkinWayIn, printWayIn } from '../first-run.js';
+import { cliCommand, maskedNote, maskedUrl } from '../hints.js';
 import { demoAlertSettings, demoInstructions } from './demo.js';
 
 export const SIGNALS_HELP = `
@@ -57,35 +59,103 @@ async function serveWorker(opts: { demoIfEmpty?: boolean }) {
   await tellPrimary({ type: 'climate-pulse:ready' });
 }
 
+/**
+ * What a start says while it works (issue 54, item 2): a line as each step begins and ends, and
+ * one every PROGRESS_EVERY_MS while a step lasts, so that a first start (a new embedded database,
+ * every migration, the demo's 120 days) is never silent. Said by a single process, or by the first
+ * worker of WORKERS (the others start the same way, silently).
+ */
+export const PROGRESS_EVERY_MS = 3_000;
+
+function progress(say: (line: string) => void, quiet: boolean) {
+  const started = performance.now();
+  const secs = (from: number) => `${((performance.now() - from) / 1000).toFixed(1)} s`;
+  return {
+    async step<T>(what: string, fn: () => Promise<T>, done?: (value: T) => string): Promise<T> {
+      if (quiet) return fn();
+      const from = performance.now();
+      say(`climate-pulse: ${what}…`);
+      const timer = setInterval(() => say(`climate-pulse: still ${what} (${secs(from)})`), PROGRESS_EVERY_MS);
+      timer.unref();
+      try {
+        const value = await fn();
+        say(`climate-pulse: ${done ? done(value) : `${what}: done`} in ${secs(from)}`);
+        return value;
+      } finally {
+        clearInterval(timer);
+      }
+    },
+    total: () => secs(started),
+  };
+}
+
 async function serve(config: Config, opts: { demoIfEmpty?: boolean }) {
-  const db = await openDatabase(config);
+  const say = (line: string) => console.log(line);
+  const first = !cluster.isWorker || cluster.worker?.id === 1;
+  const steps = progress(say, !first);
+  const embedded = !config.databaseUrl;
+  const fresh = embedded && !isInitialized(config.dataDir);
+  const db = await steps.step(
+    embedded
+      ? fresh
+        ? `creating the embedded database in ${config.dataDir}`
+        : `opening the embedded database in ${config.dataDir}`
+      : `connecting to PostgreSQL (${maskedUrl(config.databaseUrl!)})`,
+    () => openDatabase(config),
+    () => (embedded ? (fresh ? 'embedded database created' : 'embedded database open') : 'connected'),
+  );
   let demo: Awaited<ReturnType<typeof createDemo>> | undefined;
-  // Loaded here, not at the top: every other command starts without the HTTP stack (half a second).
-  const { closeOnSignals, startServer } = await import('../../server.js');
-  let server: Awaited<ReturnType<typeof startServer>>;
+  let server: Awaited<ReturnType<typeof import('../../server.js').startServer>>;
+  let closeOnSignals: typeof import('../../server.js').closeOnSignals;
   try {
-    await migrate(db);
-    if (opts.demoIfEmpty && (await countOrgs(db)) === 0) demo = await createDemo(db, new Date(), demoAlertSettings(config));
-    server = await startServer(config, { db });
+    await steps.step(
+      'applying migrations',
+      () => migrate(db),
+      (ran) => (ran.length ? `applied ${ran.length} migrations` : 'database is up to date'),
+    );
+    if (opts.demoIfEmpty && (await countOrgs(db)) === 0) {
+      demo = await steps.step(
+        'making the demo organization (120 days of pulses, then its alerts)',
+        () => createDemo(db, new Date(), demoAlertSettings(config)),
+        (d) => `demo organization made (${d.pulses} pulses)`,
+      );
+    }
+    server = await steps.step(
+      'starting the HTTP server',
+      async () => {
+        // Loaded here, not at the top: every other command starts without the HTTP stack (half a second).
+        const mod = await import('../../server.js');
+        closeOnSignals = mod.closeOnSignals;
+        return mod.startServer(config, { db });
+      },
+      () => 'HTTP server ready',
+    );
   } catch (err) {
     await db.close().catch(() => undefined);
     throw err;
   }
-  closeOnSignals(server);
-  console.log(`climate-pulse listening on ${server.address} (${server.db.kind === 'pg' ? 'PostgreSQL' : `embedded database in ${config.dataDir}`})`);
-  if (server.metricsAddress) console.log(`metrics on ${server.metricsAddress}`);
-  if (server.adminAddress) console.log(`operator API on ${server.adminAddress}/admin/v1 (Authorization: Bearer $ADMIN_TOKEN)`);
+  closeOnSignals!(server);
+  say(`climate-pulse listening on ${server.address} (${server.db.kind === 'pg' ? 'PostgreSQL' : `embedded database in ${config.dataDir}`})`);
+  if (first) {
+    const stop = cluster.isWorker
+      ? `worker of primary ${process.ppid}, which SIGTERM or Ctrl-C stops with its workers`
+      : `process ${process.pid}; SIGTERM or Ctrl-C stops it`;
+    say(`climate-pulse: started in ${steps.total()} (${stop})`);
+  }
+  if (server.metricsAddress) say(`metrics on ${server.metricsAddress}`);
+  if (server.adminAddress) say(`operator API on ${server.adminAddress}/admin/v1 (Authorization: Bearer $ADMIN_TOKEN)`);
   const base = config.publicBaseUrl?.replace(/\/+$/, '') ?? server.address.replace('0.0.0.0', '127.0.0.1');
+  const hints = { mails: Boolean(config.smtpUrl), cli: cliCommand(config), note: maskedNote(config) };
   if (demo) {
-    console.log(demoInstructions(base, demo));
+    say(demoInstructions(base, demo));
     // The console's first owner: a single-use link, printed once (CONTRACT.md section 11, first run).
     const inv = await inviteMember(db, demo.orgId, { email: DEMO_OWNER_EMAIL, role: 'owner' }, operatorActor(null), new Date());
-    console.log(
+    say(
       `Console: open ${base}/console/invitations/${inv.token} to become the owner (${DEMO_OWNER_EMAIL}) of ${demo.orgId}; the link works once, for 72 hours.`,
     );
-    console.log(checkinWayIn(base, demo.orgId, { mails: Boolean(config.smtpUrl) }));
+    say(checkinWayIn(base, demo.orgId, hints));
   } else {
-    await printWayIn(db, base, { mails: Boolean(config.smtpUrl) });
+    await printWayIn(db, base, hints, say);
   }
 }
 

@@ -4,6 +4,8 @@ import { parseEventTypes, WEBHOOK_EVENT_TYPES } from '../../domain/webhook-deliv
 import { withOperator } from '../operator.js';
 import { printTable } from '../table.js';
 import { CliError } from '../errors.js';
+import { loadConfig } from '../../config.js';
+import { cliCommand } from '../hints.js';
 
 const org = (id: string) => `/admin/v1/organizations/${encodeURIComponent(id)}`;
 const endpoint = (id: string) => `/admin/v1/webhook-endpoints/${encodeURIComponent(id)}`;
@@ -35,7 +37,7 @@ export function registerWebhooks(program: Command) {
         else console.log(e.secret);
         console.error(
           `added endpoint ${e.id} for ${opts.org}: ${e.url} (${e.eventTypes.join(', ')}). ` +
-            `The secret is shown only now: store it safely. Try it with: climate-pulse webhooks test ${e.id}`,
+            `The secret is shown only now: store it safely. Try it with: ${cliCommand(loadConfig())} webhooks test ${e.id}`,
         );
       });
     });

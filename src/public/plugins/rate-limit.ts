@@ -41,11 +41,14 @@ export class LimitCounters {
   private readonly local: Store = new LocalStore(false, false, 50_000);
   private readonly shared?: Store;
   private downSince = 0;
+  /** When commands began to time out on a connected client (a slow Redis, not a lost one); 0: none now. */
+  private slowSince = 0;
 
   constructor(
     private readonly log: FastifyBaseLogger,
     readonly redis?: Redis,
     private readonly namespace = 'climate-pulse:rl:',
+    private readonly timeoutMs = REDIS_COMMAND_TIMEOUT_MS,
   ) {
     if (redis) {
       this.shared = new RedisStore(false, false, redis, namespace);
@@ -114,15 +117,31 @@ export class LimitCounters {
         (err, res) => {
           if (!err) {
             if (store === this.shared && this.downSince) {
+              this.log.warn({ outageMs: Date.now() - this.downSince }, 'rate limits: Redis is reachable again; limits are shared again');
               this.downSince = 0;
-              this.log.warn('rate limits: Redis is reachable again; limits are shared again');
+            }
+            if (store === this.shared && this.slowSince) {
+              this.log.warn({ slowMs: Date.now() - this.slowSince }, 'rate limits: Redis answers in time again');
+              this.slowSince = 0;
             }
             // A copy: the in-memory store hands out its live entry, which later requests change.
             return resolve({ current: res!.current, ttl: res!.ttl });
           }
           if (store !== this.shared) return reject(err);
-          if (!this.downSince) this.log.error({ err: err.message }, 'rate limits: Redis unreachable; using per-process limits until it returns');
-          this.downSince = Date.now();
+          if (/timed out/i.test(err.message) && this.redis?.status === 'ready') {
+            // One slow command is no outage: this request counts in this process, the next ones try Redis again.
+            if (!this.slowSince) {
+              this.slowSince = Date.now();
+              this.log.warn(
+                { err: err.message, timeoutMs: this.timeoutMs },
+                'rate limits: Redis is slow (a command took longer than REDIS_COMMAND_TIMEOUT_MS); such requests count per process until it answers in time',
+              );
+            }
+          } else {
+            // Once per episode, at warn (the service keeps answering, on per-process limits); its end is logged too.
+            if (!this.downSince) this.log.warn({ err: err.message }, 'rate limits: Redis unreachable; using per-process limits until it returns');
+            this.downSince = Date.now();
+          }
           this.local[method](key, (e, r) => (e ? reject(e) : resolve({ current: r!.current, ttl: r!.ttl })), timeWindow, max);
         },
         timeWindow,
@@ -148,11 +167,20 @@ export class LimitCounters {
   }
 }
 
-export function connectRedis(url: string): Redis {
+/**
+ * The default of REDIS_COMMAND_TIMEOUT_MS. It was a hard-coded 250 ms: during a rolling restart at
+ * load 4.5 (issue 54) commands took longer and were logged as an outage while Redis was fine.
+ * docs/scaling.md ("Redis") gives the measurement behind this value.
+ */
+export const REDIS_COMMAND_TIMEOUT_MS = 1_000;
+
+export function connectRedis(url: string, opts: { commandTimeoutMs?: number; keyPrefix?: string } = {}): Redis {
   return new Redis(url, {
     enableOfflineQueue: false, // while disconnected a command fails at once instead of waiting
     maxRetriesPerRequest: 0,
-    commandTimeout: 250,
+    commandTimeout: opts.commandTimeoutMs ?? REDIS_COMMAND_TIMEOUT_MS,
+    // Every key this service writes starts with it (several services, or two deployments, on one Redis).
+    ...(opts.keyPrefix ? { keyPrefix: opts.keyPrefix } : {}),
     connectTimeout: 1_000,
     retryStrategy: (times) => Math.min(times * 200, 2_000),
     lazyConnect: false,
