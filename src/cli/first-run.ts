@@ -24,9 +24,9 @@ export async function printWayIn(
 
 /**
  * The way to this week's check-in (CONTRACT.md section 12), printed on the first run after the
- * console's invitation: the People page, where the new owner puts themself on the roster, and
- * where the week's link is. Without SMTP_URL the page offers the links as a CSV file (the CLI
- * prints them too); with it, the link comes by mail once the round's hour has passed.
+ * console's invitation: the People page, where the new owner puts themself on the roster, and the
+ * Check-ins page, where the week's link is. Without SMTP_URL that page offers the links as a CSV
+ * file (the CLI prints them too); with it, the link comes by mail once the round's hour has passed.
  */
 export function checkinWayIn(base: string, orgId: string, opts: WayInOptions): string {
   const cli = opts.cli ?? 'npx climate-pulse';
@@ -35,7 +35,7 @@ export function checkinWayIn(base: string, orgId: string, opts: WayInOptions): s
     `Check-ins: add yourself to the roster on the console's People page, ${people}, and answer this week's check-in:`,
     opts.mails
       ? "  your personal link comes by mail (SMTP_URL) within a minute once the round's hour has passed (set on that page; Monday 09:00 UTC at first)."
-      : `  without SMTP_URL no mail goes; download the week's links there (CSV), or print them: ${cli} checkins links --org ${orgId}`,
+      : `  without SMTP_URL no mail goes; download the week's links on the Check-ins page, ${base}/console/checkins (CSV), or print them: ${cli} checkins links --org ${orgId}`,
   ].join('\n');
 }
 

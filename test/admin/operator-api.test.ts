@@ -84,6 +84,7 @@ describe('operator API', () => {
       '/admin/v1/organizations/{orgId}/audit-events/export',
       '/admin/v1/organizations/{orgId}/checkin-links',
       '/admin/v1/organizations/{orgId}/checkin-participation',
+      '/admin/v1/organizations/{orgId}/checkin-rounds',
       '/admin/v1/organizations/{orgId}/checkin-settings',
       '/admin/v1/organizations/{orgId}/invitations',
       '/admin/v1/organizations/{orgId}/invitations/{invitationId}',

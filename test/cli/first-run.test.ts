@@ -53,7 +53,7 @@ describe('what a start without a new demo prints (the way in)', () => {
   it("the first run's way to the check-in (issue 45): the People page, the roster, this week's link", () => {
     expect(checkinWayIn('http://127.0.0.1:3000', 'org_demo_abc123', { mails: false }).split('\n')).toEqual([
       "Check-ins: add yourself to the roster on the console's People page, http://127.0.0.1:3000/console/people, and answer this week's check-in:",
-      "  without SMTP_URL no mail goes; download the week's links there (CSV), or print them: npx climate-pulse checkins links --org org_demo_abc123",
+      "  without SMTP_URL no mail goes; download the week's links on the Check-ins page, http://127.0.0.1:3000/console/checkins (CSV), or print them: npx climate-pulse checkins links --org org_demo_abc123",
     ]);
     expect(checkinWayIn('https://pulse.example.com', 'org_demo_abc123', { mails: true }).split('\n')).toEqual([
       "Check-ins: add yourself to the roster on the console's People page, https://pulse.example.com/console/people, and answer this week's check-in:",

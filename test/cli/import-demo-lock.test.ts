@@ -200,7 +200,7 @@ describe('climate-pulse demo and npm start', () => {
         // Issue 45: then the way to this week's check-in, the People page and the links without SMTP_URL.
         await untilOutput(child, () => out, /checkins links --org/);
         expect(out).toMatch(
-          /\nCheck-ins: add yourself to the roster on the console's People page, http:\S+\/console\/people, and answer this week's check-in:\n {2}without SMTP_URL no mail goes; download the week's links there \(CSV\), or print them: (DATA_DIR=\S+ |DATABASE_URL=\S+ )?npx climate-pulse checkins links --org org_demo_\w{6}\n/,
+          /\nCheck-ins: add yourself to the roster on the console's People page, http:\S+\/console\/people, and answer this week's check-in:\n {2}without SMTP_URL no mail goes; download the week's links on the Check-ins page, http:\S+\/console\/checkins \(CSV\), or print them: (DATA_DIR=\S+ |DATABASE_URL=\S+ )?npx climate-pulse checkins links --org org_demo_\w{6}\n/,
         );
         // Issue 54, item 1: the hint names this very database (a DATA_DIR of its own, or DATABASE_URL).
         expect(out).toContain(

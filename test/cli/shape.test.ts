@@ -79,6 +79,7 @@ describe(`--json beside the sentences (${DB_KIND})`, () => {
       'backup',
       'checkins links',
       'checkins participation',
+      'checkins send',
       'citus distribute',
       'db copy',
       'demo',

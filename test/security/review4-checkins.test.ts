@@ -50,8 +50,9 @@ describe('review 4, M3 and M4: the links file', () => {
     });
 
     it('M3: a crafted links request is refused, makes no link, voids none and mails nothing', async () => {
-      const page = await admin.get('/console/people');
-      expect(page.body).not.toContain('action="/console/people/links"');
+      const page = await admin.get('/console/checkins');
+      expect(page.statusCode).toBe(200);
+      expect(page.body).not.toContain('action="/console/checkins/links"');
       const crafted = await admin.postOnly('/console/people/links', { _csrf: csvOf(page.body) });
       expect(crafted.statusCode).toBe(409);
       expect(crafted.headers['content-type']).toBe('text/html; charset=utf-8');
@@ -79,21 +80,21 @@ describe('review 4, M3 and M4: the links file', () => {
     afterAll(async () => t?.close());
 
     it('M4: a second file does not show who opened: refused until asked, then a new link for everyone, the earlier ones still working', async () => {
-      const page = await admin.get('/console/people');
-      const first = await admin.postOnly('/console/people/links', { _csrf: csvOf(page.body) });
+      const page = await admin.get('/console/checkins');
+      const first = await admin.postOnly('/console/checkins/links', { _csrf: csvOf(page.body) });
       expect(first.statusCode).toBe(200);
       const rows = first.body.trim().split('\r\n').slice(1);
       expect(rows).toHaveLength(6);
       // w2 opens theirs.
       const w2 = rows.find((r) => r.startsWith('w2@'))!.split('#')[1]!;
       expect((await t.app.inject({ method: 'POST', url: '/checkin/o/org_acme/open', payload: { token: w2 } })).statusCode).toBe(200);
-      const again = await admin.get('/console/people');
+      const again = await admin.get('/console/checkins');
       expect(again.body).toContain("This week's links were handed out already, and the service keeps no copy of them.");
       expect(again.body).toContain('Make new links for everyone (CSV)');
-      const second = await admin.postOnly('/console/people/links', { _csrf: csvOf(again.body) });
+      const second = await admin.postOnly('/console/checkins/links', { _csrf: csvOf(again.body) });
       expect(second.statusCode).toBe(409);
       expect(second.body).toContain('This week&#39;s links were handed out already. A new file makes a new link for each of the 6 people');
-      const renewed = await admin.postOnly('/console/people/links', { _csrf: csvOf(again.body), renew: '1' });
+      const renewed = await admin.postOnly('/console/checkins/links', { _csrf: csvOf(again.body), renew: '1' });
       expect(renewed.statusCode).toBe(200);
       const renewedRows = renewed.body.trim().split('\r\n').slice(1);
       // Everyone, the one who opened too: the file says nothing of who opened.
