@@ -28,8 +28,9 @@ describe('operator API contract fuzzing', () => {
       // Valid requests did succeed, not only meet the documented 404 of a deleted or unknown thing.
       // (Removing a member needs one, and only a person accepting an invitation makes one: tested in test/console/.
       // A backup needs a DATA_DIR on disk, and the fuzzer's database is in memory or PostgreSQL: tested in test/cli/backup.test.ts.
-      // A re-sent link needs the week's round started with that person on it: tested in test/checkin/name-no-one.test.ts.)
-      if (op !== 'removeMember' && op !== 'backupDatabase' && op !== 'resendCheckinLink')
+      // A re-sent link needs the week's round started with that person on it: tested in test/checkin/name-no-one.test.ts.
+      // Sending a round now needs SMTP_URL, which the fuzzer's server has not: tested in test/checkin/checkins-page.test.ts.)
+      if (!['removeMember', 'backupDatabase', 'resendCheckinLink', 'sendCheckinRoundNow'].includes(op))
         expect(
           Object.keys(result.stats.validAnswers[op]).some((s) => s.startsWith('2')),
           `${op} answered a valid request with 2xx`,

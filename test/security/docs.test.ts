@@ -67,6 +67,14 @@ const ROLES: Record<string, string> = {
   'prom-client': 'metrics',
   standardwebhooks: 'webhook signatures',
   typebox: 'schemas',
+  '@fastify/otel': 'traces: a span per request and its hooks (loaded only when traces are on)',
+  '@opentelemetry/api': 'traces: the tracing API the spans are made through',
+  '@opentelemetry/api-logs': 'traces: pinned for the SDK (its logs provider is disabled at shutdown)',
+  '@opentelemetry/exporter-trace-otlp-http': 'traces: OTLP over HTTP, JSON',
+  '@opentelemetry/exporter-trace-otlp-proto': 'traces: OTLP over HTTP, protobuf',
+  '@opentelemetry/resources': "traces: the service's name and version",
+  '@opentelemetry/sdk-node': 'traces: the SDK, started only when OTEL_EXPORTER_OTLP_ENDPOINT (or its like) is set',
+  '@opentelemetry/sdk-trace': 'traces: the span processor that keeps only allowed attributes',
 };
 
 /** The dependency table of docs/security.md, made from package.json: it cannot drift from what is installed. */
