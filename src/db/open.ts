@@ -17,14 +17,18 @@ export async function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir
   try {
     const db = await PgliteExecutor.open(config.dataDir);
     const close = db.close.bind(db);
+    // Released at close, or at exit for a process that never closes it; the exit listener goes with
+    // the close, so that a process opening many (the CLI run in-process by the tests) keeps none.
+    const onExit = () => release();
+    process.once('exit', onExit);
     db.close = async () => {
       try {
         await close();
       } finally {
+        process.removeListener('exit', onExit);
         release();
       }
     };
-    process.once('exit', release);
     return db;
   } catch (err) {
     release();
