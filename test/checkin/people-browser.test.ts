@@ -62,10 +62,10 @@ describe.skipIf(BROWSER_MISSING)(`a first check-in from npm start, and the Peopl
     const people = /^Check-ins: add yourself to the roster on the console's People page, (\S+), and answer this week's check-in:$/m.exec(out)?.[1];
     expect([key, org, invitation, people].every(Boolean), out).toBe(true);
     expect(people).toBe(`${base}/console/people`);
-    // The hint names the data directory it was printed for (issue 54): this test's own.
+    // The hint names the database it was printed for (issue 54): this test's own.
     expect(out).toMatch(
       new RegExp(
-        `without SMTP_URL no mail goes; download the week's links on the Check-ins page, ${base}/console/checkins \\(CSV\\), or print them: DATA_DIR=\\S+ npx climate-pulse checkins links --org ${org}\n`,
+        `without SMTP_URL no mail goes; download the week's links on the Check-ins page, ${base}/console/checkins \\(CSV\\), or print them: (DATA_DIR|DATABASE_URL)=\\S+ npx climate-pulse checkins links --org ${org}\n`,
       ),
     );
 

@@ -89,7 +89,18 @@ function progress(say: (line: string) => void, quiet: boolean) {
   };
 }
 
+/**
+ * A reader of stdout that went away (`serve | head -3`) must not stop the server: the progress and
+ * start lines written after it are dropped (the logs' own stream drops its lines likewise).
+ */
+function dropLinesToAClosedStdout() {
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+  });
+}
+
 async function serve(config: Config, opts: { demoIfEmpty?: boolean }) {
+  dropLinesToAClosedStdout();
   const say = (line: string) => console.log(line);
   const first = !cluster.isWorker || cluster.worker?.id === 1;
   const steps = progress(say, !first);
