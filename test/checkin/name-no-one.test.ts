@@ -145,13 +145,15 @@ describe('check-ins that name no one: the admin and the operator', () => {
     const link = linkOf('web2@acme.test');
     const { createHash } = await import('node:crypto');
     const hash = createHash('sha256').update(link).digest();
-    // The operator makes the week a "round" (a row) and moves the link to it: no slot, no key.
-    await q('fake_round', `INSERT INTO checkin_rounds (org_id, week, started_at) VALUES ($1, '2026-11-16', '2026-11-16T09:00:00Z')`, [ORG]);
-    await q('move_link', `UPDATE checkin_round_links SET week = '2026-11-16' WHERE org_id = $1 AND token_hash = $2`, [ORG, hash]);
+    // The operator makes a day that is no round's week a "round" (a row, a Wednesday whose links
+    // would still be open) and moves the link to it: no slot, no key.
+    await q('fake_round', `INSERT INTO checkin_rounds (org_id, week, started_at) VALUES ($1, '2026-12-02', '2026-12-02T09:00:00Z')`, [ORG]);
+    await q('move_link', `UPDATE checkin_round_links SET week = '2026-12-02' WHERE org_id = $1 AND token_hash = $2`, [ORG, hash]);
     const opened = await t.app.inject({ method: 'POST', url: `/checkin/o/${ORG}/open`, payload: { token: link } });
     expect(opened.statusCode).toBe(404);
     const keys = (await t.app.inject({ method: 'GET', url: `/checkin/keys/${ORG}` })).json().keys as { week: string }[];
-    expect(keys.filter((k) => k.week === '2026-11-16')).toEqual([]);
+    expect(keys.filter((k) => k.week === '2026-12-02')).toEqual([]);
+    expect((await q<{ n: number }>('fake_keys', `SELECT count(*)::int AS n FROM checkin_keys WHERE org_id = $1 AND week = '2026-12-02'`, [ORG]))[0]!.n).toBe(0);
   });
 
   it("a late answer belongs to its link's week: dated in its last hour, and the next week's link gives a second pulse in the next week only", async () => {
