@@ -75,6 +75,13 @@ const ROLES: Record<string, string> = {
   '@opentelemetry/resources': "traces: the service's name and version",
   '@opentelemetry/sdk-node': 'traces: the SDK, started only when OTEL_EXPORTER_OTLP_ENDPOINT (or its like) is set',
   '@opentelemetry/sdk-trace': 'traces: the span processor that keeps only allowed attributes',
+  'openid-client': "console: single sign-on by OpenID Connect (discovery, code with PKCE, the ID token checked by the IdP's keys)",
+  '@node-saml/node-saml': 'console: single sign-on by SAML 2.0 (signed assertions, their audience, recipient and time checked)',
+  '@simplewebauthn/server': 'console: passkeys (WebAuthn registration and sign-in checked on the server)',
+  '@simplewebauthn/browser': "console: passkeys in the browser (bundled into the console's script at build time)",
+  'scim2-parse-filter': "SCIM: the filter grammar of identity providers' queries",
+  'scim-patch': "SCIM: PATCH operations' semantics",
+  'intl-messageformat': 'every page and mail: ICU MessageFormat catalogues, one per locale (bundled into the check-in script)',
 };
 
 /** The dependency table of docs/security.md, made from package.json: it cannot drift from what is installed. */
