@@ -46,6 +46,7 @@ async function bundleClient(): Promise<string> {
     minify: true,
     write: false,
     legalComments: 'eof',
+    charset: 'utf8',
     logLevel: 'silent',
   });
   return out.outputFiles[0].text;

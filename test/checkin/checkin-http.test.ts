@@ -141,7 +141,9 @@ describe('check-ins over HTTP', () => {
     );
     expect(page.headers['referrer-policy']).toBe('no-referrer');
     expect(page.body).toContain('<script src="/checkin/assets/checkin.js" defer></script>');
-    expect(page.body).toContain('<p id="nojs" class="notice error">This page needs JavaScript');
+    expect(page.body).toContain('<p id="nojs" class="notice error"><span data-m="checkin.noScript">This page needs JavaScript');
+    // Every language ships inside the one script: choosing one makes no request (section 12).
+    expect(page.body).toContain('<select id="lang" name="lang">');
     expect(page.body).not.toMatch(/<script>|<script(?![^>]*src=")|\sstyle="|\son\w+="/);
     expect(page.body).not.toMatch(/https?:\/\//);
     const js = await t.app.inject({ method: 'GET', url: '/checkin/assets/checkin.js' });
@@ -149,6 +151,9 @@ describe('check-ins over HTTP', () => {
     expect(js.headers['content-type']).toBe('text/javascript; charset=utf-8');
     expect(js.body).toContain('RSABSSA');
     expect(js.body.length).toBeGreaterThan(10_000);
+    for (const word of ['Wöchentlicher Check-in', 'Point hebdomadaire', '週次チェックイン', '每周签到', 'الاستطلاع الأسبوعي', 'Haftalık nabız anketi']) {
+      expect(js.body).toContain(word);
+    }
   });
 
   it('a team that falls under 5 answers without a team from the next round; participation counts show only from 5', async () => {

@@ -6,7 +6,7 @@ import { acceptInvitation, BROWSER_MISSING, HOSTILE, launchConsoleBrowser, type 
 import { createCliDatabase } from '../helpers/cli.js';
 import { DB_KIND } from '../helpers/db.js';
 import { CLI, freePort, ROOT } from '../helpers/process.js';
-import { WORDS } from '../../src/checkin/words.js';
+import { format } from '../../src/i18n/index.js';
 
 /**
  * Issue 45's "done when", as a newcomer does it, on the embedded database and on PostgreSQL: `npm
@@ -201,7 +201,7 @@ describe.skipIf(BROWSER_MISSING)(`a first check-in from npm start, and the Peopl
     const org = /Demo organization (org_demo_\w+)/.exec(out)![1];
     await page.goto(`${base}/checkin/o/${org}#${'x'.repeat(32)}`);
     await page.getByRole('alert').filter({ hasText: 'Too many check-ins came from your network' }).waitFor();
-    expect(await page.getByRole('alert').textContent()).toBe(WORDS.limited);
+    expect(await page.getByRole('alert').textContent()).toBe(format('en', 'checkin.limited'));
     await cb.audit(page, 'check-in page over the limit, at 360 px');
     await phone.close();
     expect(cb.violations).toEqual([]);

@@ -6,10 +6,14 @@
  * gesture on the form (never on load: mail scanners run pages) blinds a random message, has it
  * signed, unblinds it and keeps the token until the answer is sent: the answer carries the token
  * and nothing that names the link or the person.
+ *
+ * Every word comes from the catalogues bundled into this script (src/i18n): the language is the
+ * link's (`#<token>&lang=tr`), else the browser's, and the menu changes it in the page alone, so no
+ * request the page makes depends on it and nothing of it is stored by the service.
  */
 import { RSABSSA } from '@cloudflare/blindrsa-ts';
 import { EARLY_START_HOURS, GRACE_HOURS } from '../../domain/checkins/window.js';
-import { WORDS } from '../words.js';
+import { dirOf, format, LOCALES, type Locale, type MessageKey, matchLocale, preferredLocale } from '../../i18n/index.js';
 
 type Opened = {
   orgName: string;
@@ -55,9 +59,59 @@ const b64u = (b: Uint8Array) =>
     .replace(/=+$/, '');
 const unb64u = (s: string) => Uint8Array.from(atob(s.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0));
 
-function say(text: string, kind: 'error' | 'ok' = 'error') {
+type Values = Record<string, string | number>;
+let locale: Locale = 'en';
+
+/** Shows a message in an element, remembering its key and values so that a change of language shows it again. */
+function put(el: HTMLElement, key: MessageKey, values?: Values) {
+  el.dataset.m = key;
+  if (values) el.dataset.v = JSON.stringify(values);
+  else delete el.dataset.v;
+  el.textContent = format(locale, key, values);
+}
+
+/** Shows every word of the page in a language: the document's own and every element with a key. */
+function applyLocale(next: Locale) {
+  locale = next;
+  document.documentElement.lang = next === 'en-XA' ? 'en' : next;
+  document.documentElement.dir = dirOf(next);
+  for (const el of document.querySelectorAll<HTMLElement>('[data-m]')) {
+    const values = el.dataset.v ? (JSON.parse(el.dataset.v) as Values) : undefined;
+    el.textContent = format(locale, el.dataset.m as MessageKey, values);
+  }
+  const select = document.getElementById('lang') as HTMLSelectElement | null;
+  if (select) select.value = next;
+  const about = document.getElementById('about-link') as HTMLAnchorElement | null;
+  if (about) about.href = `/checkin/about#lang=${encodeURIComponent(next)}`;
+}
+
+/** The link's fragment: the token, and the language the mail was written in. */
+function readFragment(): { token: string; lang: Locale | null } {
+  let token = '';
+  let lang: Locale | null = null;
+  for (const p of location.hash.slice(1).split('&')) {
+    if (p.startsWith('lang=')) lang = matchLocale(decodeURIComponent(p.slice(5)));
+    else if (p !== '' && token === '') token = p;
+  }
+  return { token, lang };
+}
+
+/** The language menu: shown once the script runs; a choice changes the page and the address's fragment, nothing else. */
+function languageMenu() {
+  const select = document.getElementById('lang') as HTMLSelectElement | null;
+  const box = document.getElementById('language');
+  if (!select || !box) return;
+  box.hidden = false;
+  select.addEventListener('change', () => {
+    const next = (LOCALES as readonly string[]).includes(select.value) ? select.value : 'en';
+    applyLocale(next);
+    history.replaceState(null, '', `${location.pathname}#lang=${encodeURIComponent(next)}`);
+  });
+}
+
+function say(key: MessageKey, kind: 'error' | 'ok' = 'error', values?: Values) {
   const status = $('status');
-  status.textContent = text;
+  put(status, key, values);
   status.className = `notice ${kind}`;
   status.hidden = false;
   $('loading').hidden = true;
@@ -75,46 +129,52 @@ async function post<T>(url: string, body: unknown): Promise<{ status: number; bo
 }
 
 async function main() {
+  const fragment = readFragment();
+  applyLocale(fragment.lang ?? preferredLocale(navigator.languages ?? [navigator.language]));
+  languageMenu();
+  // The about page has no form: its words and its menu are all it needs.
+  if (!document.getElementById('answer')) return;
   // Shown to every browser that runs no script (a noscript element is not shown when a browser only
   // blocks scripts); this script hides it.
   $('nojs').hidden = true;
   $('loading').hidden = false;
   const match = /^\/checkin\/o\/([^/]+)$/.exec(location.pathname);
-  const link = location.hash.slice(1);
-  if (!match) return say(WORDS.linkMissing);
+  const link = fragment.token;
+  if (!match) return say('checkin.linkMissing');
   const orgId = decodeURIComponent(match[1]);
   const stored = `cp-checkin:${orgId}:${link}`;
-  // The token leaves the address bar and the history at once.
-  if (link) history.replaceState(null, '', location.pathname);
-  if (!link) return say(WORDS.linkMissing);
+  // The token leaves the address bar and the history at once; the language stays in the fragment.
+  if (link) history.replaceState(null, '', `${location.pathname}#lang=${encodeURIComponent(locale)}`);
+  if (!link) return say('checkin.linkMissing');
 
   // Opening marks the link opened and issues nothing: a mail scanner that runs the page uses nothing up.
   const opened = await post<Opened>(`/checkin/o/${encodeURIComponent(orgId)}/open`, { token: link });
-  if (opened.status === 404) return say(WORDS.linkGone);
-  if (opened.status === 429) return say(WORDS.limited);
-  if (opened.status !== 200) return say(WORDS.failed);
+  if (opened.status === 404) return say('checkin.linkGone');
+  if (opened.status === 429) return say('checkin.limited');
+  if (opened.status !== 200) return say('checkin.failed');
   const o = opened.body;
-  $('org').textContent = WORDS.org(o.orgName);
-  $('team').textContent = WORDS.team(o.teamName);
+  put($('org'), 'checkin.org', { name: o.orgName });
+  if (o.teamName) put($('team'), 'checkin.team', { name: o.teamName });
+  else put($('team'), 'checkin.noTeam');
   if (o.team) {
-    $('team-size').textContent = WORDS.teamSize(o.team.people, o.team.recentJoiners);
+    put($('team-size'), 'checkin.teamSize', { people: o.team.people, joined: o.team.recentJoiners });
     $('team-size').hidden = false;
   }
 
   // The key must be the one published for everyone of this team and week, the week this device's clock is in.
-  if (!weekFitsClock(o.week, Date.now())) return say(WORDS.wrongWeek);
+  if (!weekFitsClock(o.week, Date.now())) return say('checkin.wrongWeek');
   const published = (await (await fetch(`/checkin/keys/${encodeURIComponent(orgId)}`, { credentials: 'omit' })).json()) as Published;
   const mine = published.keys.filter((k) => k.week === o.week && k.teamId === o.teamId);
-  if (mine.length !== 1 || mine[0].id !== o.keyId || mine[0].publicKey !== o.publicKey) return say(WORDS.keyMismatch);
+  if (mine.length !== 1 || mine[0].id !== o.keyId || mine[0].publicKey !== o.publicKey) return say('checkin.keyMismatch');
 
   const suite = RSABSSA.SHA384.PSS.Randomized();
   const spki = unb64u(o.publicKey);
   const publicKey = await crypto.subtle.importKey('spki', spki, { name: 'RSA-PSS', hash: 'SHA-384' }, true, ['verify']);
   let saved: Token | null = JSON.parse(localStorage.getItem(stored) ?? 'null') as Token | null;
   if (saved && saved.keyId !== o.keyId) saved = null;
-  if (!saved && o.state === 'issued') return say(WORDS.alreadyIssued);
-  if (saved) say(WORDS.resumed, 'ok');
-  else if (o.state === 'opened') say(WORDS.openedBefore, 'ok');
+  if (!saved && o.state === 'issued') return say('checkin.alreadyIssued');
+  if (saved) say('checkin.resumed', 'ok');
+  else if (o.state === 'opened') say('checkin.openedBefore', 'ok');
 
   /** The token, obtained once, at the first gesture on the form. */
   let token: Promise<Token | 'issued' | 'limited' | 'failed'> | null = saved ? Promise.resolve(saved) : null;
@@ -139,11 +199,11 @@ async function main() {
   const orgKeySmall = o.organization.people < 5;
   const showSmallOrg = () => {
     const withoutTeam = !o.team || attachNo.checked;
-    smallOrg.textContent = WORDS.smallOrgKey(o.organization.people);
+    put(smallOrg, 'checkin.smallOrgKey', { people: o.organization.people });
     smallOrg.hidden = !(withoutTeam && orgKeySmall);
   };
   if (o.team) {
-    $('attach-yes-label').textContent = WORDS.attachYes(o.teamName ?? '');
+    put($('attach-yes-label'), 'checkin.attachYes', { name: o.teamName ?? '' });
     const recent = o.team.recentJoiners > 0;
     $<HTMLInputElement>(recent ? 'attach-no' : 'attach-yes').checked = true;
     $('attach-why').hidden = !recent;
@@ -182,12 +242,12 @@ async function main() {
     const t = await obtain();
     if (t === 'issued') {
       form.hidden = true;
-      return say(WORDS.alreadyIssued);
+      return say('checkin.alreadyIssued');
     }
     if (t === 'failed' || t === 'limited') {
       token = null;
       button.disabled = false;
-      return say(t === 'limited' ? WORDS.limited : WORDS.failed);
+      return say(t === 'limited' ? 'checkin.limited' : 'checkin.failed');
     }
     const answered = await post<{ commentsFrom: string | null; error?: { message: string } }>('/checkin/answer', {
       orgId,
@@ -204,23 +264,23 @@ async function main() {
     if (full) {
       localStorage.removeItem(stored);
       form.hidden = true;
-      return say(WORDS.keyFull);
+      return say('checkin.keyFull');
     }
     if (answered.status === 200 || answered.status === 409) {
       localStorage.removeItem(stored);
       form.hidden = true;
       $('status').hidden = true;
       $('thanks').hidden = false;
-      $('thanks-text').textContent = answered.status === 409 ? WORDS.alreadyAnswered : WORDS.thanks;
+      put($('thanks-text'), answered.status === 409 ? 'checkin.alreadyAnswered' : 'checkin.thanks');
       if (answered.status === 200 && answered.body.commentsFrom) {
-        $('thanks-comment').textContent = WORDS.thanksComment(new Date(answered.body.commentsFrom).toUTCString().replace(/:00 GMT$/, ' UTC'));
+        put($('thanks-comment'), 'checkin.thanksComment', { when: Date.parse(answered.body.commentsFrom) });
       }
       $('thanks-title').focus();
       return;
     }
     button.disabled = false;
-    say(answered.status === 429 ? WORDS.limited : WORDS.failed);
+    say(answered.status === 429 ? 'checkin.limited' : 'checkin.failed');
   });
 }
 
-main().catch(() => say(WORDS.failed));
+main().catch(() => say('checkin.failed'));
