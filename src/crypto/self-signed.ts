@@ -1,4 +1,5 @@
-import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, X509Certificate, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPair, generateKeyPairSync, randomBytes, sign, X509Certificate, type KeyObject } from 'node:crypto';
+import { promisify } from 'node:util';
 
 /**
  * A self-signed X.509 v3 certificate (RSA, SHA-256) for a key pair, which node:crypto can read but
@@ -83,5 +84,11 @@ export function selfSignedCertificate(privateKey: KeyObject | string, opts: Self
 /** A new RSA key pair (PKCS#8 PEM) and its self-signed certificate. */
 export function newSigningKey(opts: SelfSignedOptions & { modulusLength?: number }): { privateKey: string; certificate: string } {
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: opts.modulusLength ?? 2048 });
+  return { privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), certificate: selfSignedCertificate(privateKey, opts) };
+}
+
+/** newSigningKey without blocking the event loop while the key is made (a server's path). */
+export async function newSigningKeyAsync(opts: SelfSignedOptions & { modulusLength?: number }): Promise<{ privateKey: string; certificate: string }> {
+  const { privateKey } = await promisify(generateKeyPair)('rsa', { modulusLength: opts.modulusLength ?? 2048 });
   return { privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), certificate: selfSignedCertificate(privateKey, opts) };
 }

@@ -71,6 +71,8 @@ export interface TestIdp {
   standardResponse(requestId: string, email: string): Promise<string>;
   /** A LogoutRequest to our SLO, by the redirect binding, signed: the URL the browser is sent to. */
   logoutRequestUrl(opts: { nameId: string; sessionIndex?: string; issueInstant?: number; destination?: string; signed?: boolean }): string;
+  /** samlify's own LogoutRequest by the POST binding (signed, as our metadata asks): the form's SAMLRequest. */
+  logoutRequestPost(opts: { nameId: string; sessionIndex?: string }): string;
   /** The SSO endpoint answers the next AuthnRequest for this person with an auto-posting form. */
   nextUser: { email: string; groups: string[] } | null;
   listen(): Promise<void>;
@@ -219,6 +221,10 @@ export function startSamlIdp(opts: { entityId?: string; key?: { privateKey: stri
         'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
       );
       return `${slo}?${octet}&Signature=${encodeURIComponent(signature.toString())}`;
+    },
+    logoutRequestPost(o) {
+      const ctx = idp.createLogoutRequest(needSp(), 'post', { logoutNameID: o.nameId, sessionIndex: o.sessionIndex });
+      return ctx.context;
     },
     async listen() {
       server = createServer(async (req, res) => {

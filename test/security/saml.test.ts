@@ -393,6 +393,18 @@ describe('single logout sent by the IdP', () => {
     expect(parsed.samlContent).toContain('urn:oasis:names:tc:SAML:2.0:status:Success');
   });
 
+  it("by POST: samlify's own signed LogoutRequest is accepted; the same with its signature stripped is refused", async () => {
+    const form = idp.logoutRequestPost({ nameId: 'ada@acme.test', sessionIndex: '_idp_session_2' });
+    const r = await handleSamlLogoutRequest(db, ORG, BASE, { body: { SAMLRequest: form } });
+    expect(r).toMatchObject({ ok: true, nameId: 'ada@acme.test', sessionIndex: '_idp_session_2' });
+    const stripped = b64(
+      Buffer.from(form, 'base64')
+        .toString('utf8')
+        .replace(/<ds:Signature[\s\S]*<\/ds:Signature>/, ''),
+    );
+    expect(await handleSamlLogoutRequest(db, ORG, BASE, { body: { SAMLRequest: stripped } })).toMatchObject({ ok: false, refusal: 'bad_signature' });
+  });
+
   it('refused: unsigned, signed by another key, addressed elsewhere, or old', async () => {
     const check = async (url: string) => {
       const r = await handleSamlLogoutRequest(db, ORG, BASE, asQuery(url));

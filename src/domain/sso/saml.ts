@@ -18,7 +18,7 @@ import {
   type SamlProviderRow,
 } from '../../db/repositories/saml.js';
 import { serviceSecret } from '../../db/repositories/secrets.js';
-import { newSigningKey } from '../../crypto/self-signed.js';
+import { newSigningKeyAsync } from '../../crypto/self-signed.js';
 import { recordAudit, type Actor } from '../audit.js';
 import type { DatabaseExecutor, Queryable } from '../database.js';
 import { checkWebhookUrl, safeLookup, type WebhookUrlRules } from '../webhook-deliveries.js';
@@ -148,7 +148,7 @@ async function providerWithKey(db: Queryable, orgId: string): Promise<SamlProvid
   const now = new Date();
   const notAfter = new Date(now);
   notAfter.setUTCFullYear(notAfter.getUTCFullYear() + SP_CERT_YEARS);
-  const made = newSigningKey({ commonName: `Climate Pulse SAML ${orgId}`.slice(0, 64), notBefore: new Date(now.getTime() - 86_400_000), notAfter });
+  const made = await newSigningKeyAsync({ commonName: `Climate Pulse SAML ${orgId}`.slice(0, 64), notBefore: new Date(now.getTime() - 86_400_000), notAfter });
   await insertSpKeyIfMissing(db, orgId, seal(await sealKeyOf(db), orgId, made.privateKey), made.certificate, now);
   const row = await findSamlProvider(db, orgId); // another process's key, when it made one first
   if (!row) throw new ApiError('not_found', `no organization ${JSON.stringify(orgId)}`);
