@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql, type DatabaseExecutor } from '../../src/db/executor.js';
 import { PgExecutor } from '../../src/db/pg.js';
 import { operatorActor } from '../../src/domain/audit.js';
-import { createOrganization } from '../../src/domain/orgs.js';
+import { createOrganization, deleteOrganization } from '../../src/domain/orgs.js';
 import {
   configureSamlIdp,
   consumeSamlResponse,
@@ -528,5 +528,17 @@ describe("the IdP's metadata", () => {
       { action: 'organization.updated', actor: 'operator', address: '203.0.113.9', details: { saml: 'disconnected' } },
     ]);
     await expect(startSamlSignIn(db, 'org_plain', BASE)).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  it('a deleted organization signs no one in through its IdP', async () => {
+    await createOrganization(db, { id: 'org_gone', name: 'Gone', plan: 'business' }, OPERATOR, new Date());
+    const gone = startSamlIdp();
+    gone.trust(await spMetadataXml(db, 'org_gone', BASE));
+    await configureSamlIdp(db, 'org_gone', { metadataXml: gone.metadataXml() }, OPERATOR, { baseUrl: BASE, allowPrivate: true });
+    const started = await startSamlSignIn(db, 'org_gone', BASE);
+    const response = gone.response({ inResponseTo: (await gone.readAuthnRequest(started.redirectUrl)).id });
+    await deleteOrganization(db, 'org_gone', { erase: false }, OPERATOR, new Date());
+    expect(refusal(await consumeSamlResponse(db, 'org_gone', BASE, { samlResponse: response }))).toBe('not_configured');
+    await expect(startSamlSignIn(db, 'org_gone', BASE)).rejects.toMatchObject({ code: 'not_found' });
   });
 });

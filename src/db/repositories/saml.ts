@@ -67,7 +67,12 @@ const toRow = (r: DbProvider): SamlProviderRow => ({
 const COLUMNS = `org_id, sp_private_key, sp_certificate, idp_entity_id, idp_sso_url, idp_slo_url, idp_certificates,
   metadata_xml, metadata_url, email_attribute, groups_attribute, created_at, updated_at`;
 
-const findQuery = sql('saml.find_provider', `SELECT ${COLUMNS} FROM saml_providers WHERE org_id = $1`);
+const findQuery = sql(
+  'saml.find_provider',
+  `SELECT ${COLUMNS} FROM saml_providers
+    WHERE org_id = $1 AND EXISTS (SELECT 1 FROM organizations WHERE id = $1 AND deleted_at IS NULL)`,
+);
+/** The organization's SAML row; null when it has none, or when the organization is deleted (its IdP then signs no one in). */
 export async function findSamlProvider(db: Queryable, orgId: string): Promise<SamlProviderRow | null> {
   const [r] = await db.query<DbProvider>(findQuery, [orgId]);
   return r ? toRow(r) : null;
