@@ -36,7 +36,7 @@ import { checkWebhookUrl, safeLookup, type WebhookUrlRules } from '../webhook-de
  *   assertion is accepted once across processes, decided by the database, never by a timing;
  * - the recipient (SubjectConfirmationData/@Recipient = our ACS URL, in the signed assertion), the
  *   response's Destination, the assertion's issuer and a bearer confirmation naming the request are
- *   checked here: node-saml v5 checks none of them;
+ *   checked here: node-saml v5 checks none of them on an assertion;
  * - an IdP's LogoutRequest by the redirect binding must be signed (node-saml accepts one without).
  *
  * node-saml reads the system clock, so this module does too (no `now` parameter): the stored
@@ -46,7 +46,8 @@ import { checkWebhookUrl, safeLookup, type WebhookUrlRules } from '../webhook-de
  * - samlUrls(baseUrl, orgId): the URLs an IT administrator gives the IdP;
  * - spMetadataXml(db, orgId, baseUrl): our SP metadata (GET .../metadata), its key made at first;
  * - parseIdpMetadata(xml), fetchIdpMetadata(url): the IdP's metadata, pasted or fetched (SSRF-guarded);
- * - configureSamlIdp / removeSamlIdp / getSamlSettings: the organization's IdP settings;
+ * - configureSamlIdp(db, orgId, input, actor, { baseUrl, allowPrivate }) / removeSamlIdp(db, orgId, actor) /
+ *   getSamlSettings(db, orgId, baseUrl): the organization's IdP settings (audited as organization.updated);
  * - startSamlSignIn(db, orgId, baseUrl): the redirect to the IdP (GET .../start);
  * - consumeSamlResponse(db, orgId, baseUrl, { samlResponse }): the ACS (POST .../acs): the person's
  *   email, groups, NameID and session, or a typed refusal (SamlRefusal);
