@@ -29,8 +29,10 @@ const html = (text: string) => escapeHtml(text);
 
 describe('passkeys over HTTP (issue 55)', () => {
   let t: TestApp;
+  /** The service's clock: NOW, moved by the test of expiry only. */
+  let clock = NOW.getTime();
   beforeAll(async () => {
-    t = await createTestApp({ dataset: readDataset(), now: NOW, env: { PUBLIC_BASE_URL: ORIGIN } });
+    t = await createTestApp({ dataset: readDataset(), clock: () => new Date(clock), env: { PUBLIC_BASE_URL: ORIGIN } });
   }, 60_000);
   afterAll(async () => t?.close());
 
@@ -182,7 +184,9 @@ describe('passkeys over HTTP (issue 55)', () => {
     const signInPage = (await alone.get('/console/sign-in')).body;
     expect(signInPage).toContain('<button type="submit" class="secondary">Sign in with a passkey</button>');
     // Its script is a file of the console's assets, like every other: nothing inline (the CSP allows none).
-    expect(signInPage).not.toMatch(/<script(?! (type="module" )?src="\/console\/assets\/[a-z]+\.[0-9a-f]{16}\.js"( defer)?><\/script>)|<style|\sstyle=|\son[a-z]+=/i);
+    expect(signInPage).not.toMatch(
+      /<script(?! (type="module" )?src="\/console\/assets\/[a-z]+\.[0-9a-f]{16}\.js"( defer)?><\/script>)|<style|\sstyle=|\son[a-z]+=/i,
+    );
     expect(signInPage).toMatch(/<script src="\/console\/assets\/passkeys\.[0-9a-f]{16}\.js" defer><\/script>/);
     const signInOptions = optionsOn(signInPage, '/console/sign-in/passkey');
     expect(JSON.parse(signInOptions)).toMatchObject({ rpId: 'localhost', userVerification: 'required' });
@@ -278,6 +282,36 @@ describe('passkeys over HTTP (issue 55)', () => {
     const notMine = await c.postOnly(`/console/account/passkeys/${theirs.id}/remove`, { _csrf: ConsoleClient.token(account) });
     expect(notMine.statusCode).toBe(404);
     expect((await passkeyRows(await memberId('pk.stranger@example.com'))).length).toBe(1);
+  });
+
+  it('an answer after 5 minutes, or to a challenge of another step, is refused', async () => {
+    const c = await joinConsole(t, ORG, 'pk.late@example.com', 'viewer', NOW, '198.51.100.46');
+    c.followChanges = false;
+    const device = new SoftAuthenticator(ORIGIN);
+    expect((await register(c, device, 'Late')).done.statusCode).toBe(303);
+    const b = new ConsoleClient(t.app, '198.51.100.47');
+    b.followChanges = false;
+    const page = (await b.get('/console/sign-in')).body;
+    const options = optionsOn(page, '/console/sign-in/passkey');
+    try {
+      clock = NOW.getTime() + 5 * 60_000;
+      const late = await b.postOnly('/console/sign-in/passkey', { _csrf: ConsoleClient.token(page), response: device.authenticate(options) });
+      expect(late.statusCode).toBe(401);
+      expect(late.body).toContain(html(PASSKEY_REFUSED));
+    } finally {
+      clock = NOW.getTime();
+    }
+    // A second step's challenge (bound to a half-signed-in session) does not sign in alone.
+    const half = new ConsoleClient(t.app, '198.51.100.48');
+    half.followChanges = false;
+    expect(await signInWithPassword(half, 'pk.late@example.com')).toBe('/console/two-factor');
+    const step = (await half.get('/console/two-factor')).body;
+    const secondStep = device.authenticate(optionsOn(step, '/console/two-factor/passkey'));
+    const elsewhere = await half.postOnly('/console/sign-in/passkey', { _csrf: ConsoleClient.token(step), response: secondStep });
+    expect(elsewhere.statusCode).toBe(401);
+    // ... and the sign-in page's options work in time.
+    const inTime = await b.postOnly('/console/sign-in/passkey', { _csrf: ConsoleClient.token(page), response: device.authenticate(options) });
+    expect(inTime.statusCode).toBe(303);
   });
 
   it('passkeys required for owners and admins: enforced at sign-in and on open sessions, with a way to add one', async () => {
