@@ -91,6 +91,8 @@ export const PASSKEY_REGISTRATION_REFUSED =
 export const PASSKEY_LAST_REQUIRED = 'Your organization requires a passkey for owners and admins: add another passkey before you remove this one.';
 export const PASSKEY_REQUIREMENT_NEEDS_OWN =
   'Add a passkey of your own (Account page) before you require passkeys: otherwise you would be held at your next request.';
+export const PASSKEY_HELD_USE_YOURS =
+  'Your organization requires owners and admins to sign in with a passkey, and you have one: use it to continue (a new one can be added after).';
 export const PASSKEYS_NEED_A_NAME =
   'Passkeys need the console to be reached by a name (such as localhost or console.example.com), not an IP address: set PUBLIC_BASE_URL.';
 
@@ -268,6 +270,9 @@ export async function startPasskeyRegistration(
 ): Promise<RegistrationStart> {
   const m = await memberOf(db, session.orgId, session.member.id);
   const existing = await listPasskeyRows(db, m.orgId, m.id);
+  // Held by the requirement with a passkey already: only that passkey lets the session on, never
+  // a new one made with the password alone (which would make the requirement a password's).
+  if (session.stage === 'passkey' && existing.length > 0) throw new ApiError('unauthorized', PASSKEY_HELD_USE_YOURS);
   const name = nameOf(input.name, `Passkey ${existing.length + 1}`);
   const password = typeof input.password === 'string' ? input.password : '';
   const outcome = await checkPassword(db, { account: m.email.toLowerCase(), address: actor.address ?? '', password, stored: [m.passwordHash] }, now);
@@ -336,6 +341,8 @@ export async function finishPasskeyRegistration(
     createdAt: now.toISOString(),
   };
   return db.transaction(async (tx) => {
+    await lockMemberForPasskeys(tx, m.orgId, m.id);
+    if (session.stage === 'passkey' && (await countPasskeys(tx, m.orgId, m.id)) > 0) throw new ApiError('unauthorized', PASSKEY_HELD_USE_YOURS);
     if (!(await insertPasskey(tx, row))) throw refused();
     await recordAudit(tx, m.orgId, actor, { action: 'member.passkey_added', target: { kind: 'member', id: m.id }, details: { passkey: row.id, name } }, now);
     if (session.stage === 'passkey') {

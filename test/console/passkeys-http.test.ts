@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../src/db/executor.js';
 import {
   mayUsePasskeySignIn,
+  PASSKEY_HELD_USE_YOURS,
   PASSKEY_LAST_REQUIRED,
   PASSKEY_PASSWORD_REFUSED,
   PASSKEY_REFUSED,
@@ -317,6 +318,14 @@ describe('passkeys over HTTP (issue 55)', () => {
   it('passkeys required for owners and admins: enforced at sign-in and on open sessions, with a way to add one', async () => {
     const owner = await joinConsole(t, 'org_beta', 'pk.owner@example.com', 'owner', NOW, '198.51.100.41');
     const admin = await joinConsole(t, 'org_beta', 'pk.admin@example.com', 'admin', NOW, '198.51.100.42');
+    const admin2 = await joinConsole(t, 'org_beta', 'pk.admin2@example.com', 'admin', NOW, '198.51.100.49');
+    // A second session of admin2, opened by the password before admin2 had a passkey.
+    const admin2Password = new ConsoleClient(t.app, '198.51.100.50');
+    admin2Password.followChanges = false;
+    expect(await signInWithPassword(admin2Password, 'pk.admin2@example.com')).toBe('/console/overview');
+    admin2.followChanges = false;
+    const admin2Device = new SoftAuthenticator(ORIGIN);
+    expect((await register(admin2, admin2Device, 'Admin2 key')).done.statusCode).toBe(303);
     const viewer = await joinConsole(t, 'org_beta', 'pk.viewer@example.com', 'viewer', NOW, '198.51.100.43');
     for (const c of [owner, admin, viewer]) c.followChanges = false;
     // An owner without a passkey cannot turn it on (they would be held at once).
@@ -369,6 +378,26 @@ describe('passkeys over HTTP (issue 55)', () => {
     });
     expect(passkeyStep.statusCode).toBe(303);
     expect((await fresh.get('/console/keys')).statusCode).toBe(200);
+
+    // admin2's session opened by the password is held; having a passkey, it must use it: a new
+    // one made with the password alone would make the requirement a password's.
+    expect((await admin2Password.get('/console/keys')).headers.location).toBe('/console/passkeys/required');
+    const held2 = (await admin2Password.get('/console/passkeys/required')).body;
+    expect(held2).toContain('Use your passkey to continue.');
+    expect(held2).not.toContain('action="/console/account/passkeys"');
+    const sneak = await admin2Password.postOnly('/console/account/passkeys', {
+      _csrf: ConsoleClient.token(held2),
+      name: 'Mine now',
+      password: CONSOLE_PASSWORD,
+    });
+    expect(sneak.statusCode).toBe(401);
+    expect(sneak.body).toContain(html(PASSKEY_HELD_USE_YOURS));
+    const used = await admin2Password.postOnly('/console/two-factor/passkey', {
+      _csrf: ConsoleClient.token(held2),
+      response: admin2Device.authenticate(optionsOn(held2, '/console/two-factor/passkey')),
+    });
+    expect(used.statusCode).toBe(303);
+    expect((await admin2Password.get('/console/keys')).statusCode).toBe(200);
 
     // The last passkey of an owner or admin stays while it is required.
     const adminAccount = (await admin.get('/console/account')).body;
