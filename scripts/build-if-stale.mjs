@@ -12,6 +12,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { copyAssets } from './copy-assets.mjs';
+import { bundleConsole } from './bundle-console.mjs';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const SRC = join(ROOT, 'src');
@@ -70,6 +71,9 @@ export function ensureBuilt({ log = (line) => console.log(line), allowTypeErrors
   // The files tsc does not write (the console's CSS and JS): copied when missing or changed.
   const copied = copyAssets();
   if (copied.length > 0) log(`build: copied ${copied.join(', ')} to dist/`);
+  // The console's browser bundles (scripts/bundle-console.mjs): rewritten only when changed.
+  const bundled = bundleConsole();
+  if (bundled.length > 0) log(`build: bundled ${bundled.join(', ')}`);
   if (pgliteTemplateMissing()) {
     log('build: making the PGlite template data directory');
     execFileSync(process.execPath, [join(DIST, 'db/pglite-init-child.js'), 'template'], { cwd: ROOT, stdio: 'inherit' });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 
@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
  * CDN). Each is served under a name that holds the hash of its content, `console.<hash>.css`, and
  * cached for a year: a new content is a new name, so no browser keeps an old file after a release.
  */
-export type AssetName = 'console.css' | 'console.js' | 'charts.js' | 'uplot.css' | 'uplot.js' | 'favicon.svg';
+export type AssetName = 'console.css' | 'console.js' | 'charts.js' | 'uplot.css' | 'uplot.js' | 'favicon.svg' | 'passkeys.js';
 
 export interface Asset {
   /** The name a page links: `console.<hash>.css`. */
@@ -22,6 +22,14 @@ export interface Asset {
 export const contentHash = (body: Buffer | string) => createHash('sha256').update(body).digest('hex').slice(0, 16);
 
 const requireFromHere = createRequire(import.meta.url);
+/**
+ * A bundle made at build time (scripts/bundle-console.mjs) into dist/console/assets/: beside this
+ * module when it runs from dist/, else (the sources, under tsx or vitest) in dist/ of the checkout.
+ */
+const bundled = (name: string) => {
+  const beside = fileURLToPath(new URL(`./assets/${name}`, import.meta.url));
+  return existsSync(beside) ? beside : fileURLToPath(new URL(`../../dist/console/assets/${name}`, import.meta.url));
+};
 const SOURCES: Record<AssetName, string> = {
   'console.css': fileURLToPath(new URL('./assets/console.css', import.meta.url)),
   'console.js': fileURLToPath(new URL('./assets/console.js', import.meta.url)),
@@ -29,6 +37,7 @@ const SOURCES: Record<AssetName, string> = {
   'favicon.svg': fileURLToPath(new URL('./assets/favicon.svg', import.meta.url)),
   'uplot.css': requireFromHere.resolve('uplot/dist/uPlot.min.css'),
   'uplot.js': requireFromHere.resolve('uplot/dist/uPlot.iife.min.js'),
+  'passkeys.js': bundled('passkeys.js'),
 };
 const TYPES: Record<string, string> = { css: 'text/css; charset=utf-8', js: 'text/javascript; charset=utf-8', svg: 'image/svg+xml' };
 
@@ -37,9 +46,12 @@ function load(name: AssetName): Asset {
   try {
     body = readFileSync(SOURCES[name]);
   } catch (err) {
-    throw new Error(`The console's asset ${name} is missing (${SOURCES[name]}): run \`npm run build\`, which copies src/console/assets/ into dist/.`, {
-      cause: err,
-    });
+    throw new Error(
+      `The console's asset ${name} is missing (${SOURCES[name]}): run \`npm run build\`, which copies src/console/assets/ into dist/ and bundles src/console/client/.`,
+      {
+        cause: err,
+      },
+    );
   }
   const dot = name.lastIndexOf('.');
   const ext = name.slice(dot + 1);

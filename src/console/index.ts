@@ -15,6 +15,7 @@ import { registerWebhookPages } from './pages/webhooks/handler.js';
 import { registerPeoplePages } from './pages/people/handler.js';
 import { registerCheckinPages } from './pages/checkins/handler.js';
 import { registerSessionPages } from './pages/sessions/handler.js';
+import { registerPasskeyAuthPages, registerPasskeyMemberPages } from './pages/passkeys/handler.js';
 
 export { CONSOLE_PREFIX };
 
@@ -54,6 +55,7 @@ export async function registerConsole(app: FastifyInstance, opts: ConsoleOptions
       registerConsolePlugins(scope, deps);
       // Signing in, two-factor and invitations: no member yet.
       registerAuthPages(scope, deps);
+      registerPasskeyAuthPages(scope, deps);
       // Every member page in one child scope, behind one guard that reads each route's roles.
       await scope.register(async (members) => {
         registerMemberGuard(members);
@@ -69,6 +71,7 @@ export async function registerConsole(app: FastifyInstance, opts: ConsoleOptions
         registerPeoplePages(members, deps);
         registerCheckinPages(members, deps);
         registerSessionPages(members, deps);
+        registerPasskeyMemberPages(members, deps);
       });
     },
     { prefix: CONSOLE_PREFIX },

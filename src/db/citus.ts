@@ -11,11 +11,12 @@ import { PlainError } from '../contract/errors.js';
  * Replicated to every node. plans: no organization data; organizations: the root every table
  * refers to (it is keyed by its own id); api_keys: authentication finds a key by its hash before
  * it knows the organization; the console's members, invitations and sessions: found by an email,
- * an invitation's token or a session's cookie before the organization is known. All small.
+ * an invitation's token or a session's cookie before the organization is known; passkeys, found by
+ * their credential id before it is known. All small.
  */
-export const REFERENCE_TABLES = ['plans', 'organizations', 'api_keys', 'members', 'member_invitations', 'console_sessions'] as const;
+export const REFERENCE_TABLES = ['plans', 'organizations', 'api_keys', 'members', 'member_invitations', 'console_sessions', 'member_passkeys'] as const;
 /** Service-wide, not organization data: left on the coordinator. */
-export const COORDINATOR_TABLES = ['service_secrets', 'schema_migrations', 'console_sign_in_attempts'] as const;
+export const COORDINATOR_TABLES = ['service_secrets', 'schema_migrations', 'console_sign_in_attempts', 'webauthn_challenges'] as const;
 /** Every other table holds one organization's data in each row and is distributed by this column. */
 export const DISTRIBUTION_COLUMN = 'org_id';
 

@@ -22,6 +22,7 @@ import { newId, randomBase62 } from './ids.js';
 import { requireLiveOrg } from './orgs.js';
 import { recordAudit, type Actor } from './audit.js';
 import { deleteMemberSessionRows, listMemberSessionRows } from '../db/repositories/sessions.js';
+import { countPasskeys } from '../db/repositories/passkeys.js';
 import { checkPasswordMatches, checkPasswordRule, chooseMembershipPassword, MAX_PASSWORD } from './passwords.js';
 import { INVITATION_UNUSABLE, memberActor, memberView, getInvitation, type MemberView } from './members.js';
 
@@ -52,16 +53,17 @@ export interface NewSession {
   csrfToken: string;
 }
 
-export async function openSession(db: Queryable, m: MemberRow, stage: SessionStage, address: string | null, now: Date): Promise<NewSession> {
+/** `passkey`: the member proved a passkey in this sign-in (passkeys.ts). */
+export async function openSession(db: Queryable, m: MemberRow, stage: SessionStage, address: string | null, now: Date, passkey = false): Promise<NewSession> {
   const cookie = randomBytes(32).toString('base64url');
   const csrfToken = randomBase62(32);
-  await insertSessionRow(db, { orgId: m.orgId, idHash: sha256(cookie), memberId: m.id, stage, csrfToken, address, at: now });
+  await insertSessionRow(db, { orgId: m.orgId, idHash: sha256(cookie), memberId: m.id, stage, csrfToken, address, at: now, passkey });
   return { cookie, stage, orgId: m.orgId, memberId: m.id, csrfToken };
 }
 
-/** The stage a member reaches with a right password. */
+/** The stage a member reaches with a right password: a second factor (a code or a passkey) when they have one. */
 async function stageAfterPassword(db: Queryable, m: MemberRow): Promise<SessionStage> {
-  if (m.totpSecret) return 'totp';
+  if (m.totpSecret || (await countPasskeys(db, m.orgId, m.id)) > 0) return 'totp';
   return (await readRequireTwoFactor(db, m.orgId)) ? 'enroll' : 'active';
 }
 
@@ -196,6 +198,8 @@ export interface ConsoleSession {
   idHash: Buffer;
   /** Whether a change's message waits for the next page (post, redirect, get). */
   hasFlash?: boolean;
+  /** Passkeys: whether this session proved one, and whether the member has any. */
+  passkey?: { session: boolean; member: boolean };
 }
 
 // Post, redirect, get: a change's message (a new secret included) waits with the session for the
@@ -236,7 +240,7 @@ export async function resolveSession(db: Queryable, cookie: string | undefined, 
   const idHash = sha256(cookie);
   const found = await findSessionWithMember(db, idHash);
   if (!found) return null;
-  const { session: s, member: m, orgName, requireTwoFactor, hasFlash } = found;
+  const { session: s, member: m, orgName, requireTwoFactor, hasFlash, passkey } = found;
   const t = now.getTime();
   if (t - Date.parse(s.lastSeenAt) >= SESSION_IDLE_MS || t - Date.parse(s.createdAt) >= SESSION_MAX_MS) {
     await deleteSession(db, s.orgId, idHash);
@@ -245,9 +249,22 @@ export async function resolveSession(db: Queryable, cookie: string | undefined, 
   if (!m || orgName === null) return null;
   if (t - Date.parse(s.lastSeenAt) >= TOUCH_EVERY_MS) await touchSession(db, s.orgId, idHash, now);
   // Requiring two-factor reaches open sessions at their next request: a member without it, signed
-  // in before it was required, is held at enrollment like a new sign-in.
-  const stage: SessionStage = s.stage === 'active' && requireTwoFactor && m.totpSecret === null ? 'enroll' : s.stage;
-  return { orgId: s.orgId, orgName, member: memberView(m), stage, csrfToken: s.csrfToken, idHash, hasFlash };
+  // in before it was required, is held at enrollment like a new sign-in. A passkey is a second
+  // factor too. Requiring passkeys of owners and admins does the same: a session of theirs that
+  // proved none is held until it does (docs/decisions.md, "Passkeys required").
+  let stage: SessionStage = s.stage;
+  if (stage === 'active' && passkey.required && (m.role === 'owner' || m.role === 'admin') && !passkey.session) stage = 'passkey';
+  else if (stage === 'active' && requireTwoFactor && m.totpSecret === null && !passkey.member) stage = 'enroll';
+  return {
+    orgId: s.orgId,
+    orgName,
+    member: memberView(m),
+    stage,
+    csrfToken: s.csrfToken,
+    idHash,
+    hasFlash,
+    passkey: { session: passkey.session, member: passkey.member },
+  };
 }
 
 export async function endSession(db: Queryable, session: Pick<ConsoleSession, 'orgId' | 'idHash'>): Promise<void> {

@@ -20,6 +20,10 @@ import { recordAudit, type Actor } from './audit.js';
 import { checkPassword, spendAttempt } from './passwords.js';
 import { memberActor, memberOf } from './members.js';
 import { openSession, type ConsoleSession, type NewSession } from './sessions.js';
+import { mustUsePasskey } from './passkeys.js';
+
+/** An owner or admin who has a passkey, while the organization requires passkeys, gives it, not a code. */
+export const PASSKEY_REQUIRED_NOT_CODE = 'Your organization requires owners and admins to sign in with a passkey: use your passkey.';
 
 const sha256 = (s: string | Buffer) => createHash('sha256').update(s).digest();
 
@@ -205,6 +209,8 @@ export async function enrollTotp(
 export async function completeTwoFactor(db: DatabaseExecutor, session: ConsoleSession, code: unknown, address: string, now: Date): Promise<NewSession> {
   if (session.stage !== 'totp') throw new ApiError('unauthorized', TWO_FACTOR_REFUSED);
   const m = await findMember(db, session.orgId, session.member.id);
+  // Passkeys required (passkeys.ts): an owner or admin who has one signs in with it, never a code.
+  if (m && (await mustUsePasskey(db, m))) throw new ApiError('unauthorized', PASSKEY_REQUIRED_NOT_CODE);
   const text = normalizeCode(code);
   const spent = await spendAttempt(db, m?.email.toLowerCase() ?? '', address, now);
   if (!spent) throw new ApiError('unauthorized', TWO_FACTOR_REFUSED);

@@ -181,6 +181,8 @@ describe('every change is audited (src/domain/audit.ts)', () => {
     'domain/sessions.ts signIn': 'its actor is the member the email names, known only inside; it writes member.signed_in or member.sign_in_failed itself',
     'domain/sessions.ts signInOrChoose':
       'signIn with the choice of organization: its actor is the member the email and password name, known only inside; it writes member.signed_in itself',
+    'domain/passkeys.ts signInWithPasskey':
+      'its actor is the member the passkey names, known only inside; it writes member.signed_in, member.sign_in_failed or member.passkey_refused itself',
   };
 
   /** Each exported function of the domain: its name, its parameter list and its body. */

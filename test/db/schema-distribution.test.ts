@@ -20,6 +20,8 @@ const DISTRIBUTION_COLUMN: Record<string, string> = { organizations: 'id' };
 const ALLOWED: Record<string, string> = {
   'member_invitations.member_invitations_by_token': "an invitation link names no organization; it is found by its token's hash; a reference table under Citus",
   'console_sessions.console_sessions_by_id': "a session cookie names no organization; it is found by its id's hash; a reference table under Citus",
+  'member_passkeys.member_passkeys_by_credential':
+    'a passkey sign-in names no organization before the authenticator answers; a passkey is found by its credential id; a reference table under Citus',
   'api_keys.api_keys_by_hash':
     'authentication finds a key by its hash before it knows the organization; under Citus api_keys becomes a reference table (small, read-mostly)',
 };

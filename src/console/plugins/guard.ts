@@ -33,6 +33,7 @@ export function registerMemberGuard(scope: FastifyInstance) {
     }
     if (s.stage === 'totp') return reply.redirect('/console/two-factor', 303);
     if (s.stage === 'enroll') return reply.redirect('/console/two-factor/enroll', 303);
+    if (s.stage === 'passkey') return reply.redirect('/console/passkeys/required', 303);
     const roles = request.routeOptions.config.roles;
     if (roles && !roles.includes(s.member.role)) {
       return refusalPage(reply, 403, 'Not allowed', `Your role (${s.member.role}) cannot do this; ask an owner.`);

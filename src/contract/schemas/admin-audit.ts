@@ -55,6 +55,11 @@ export const AUDIT_ACTIONS = [
   'member.sessions_ended',
   'checkin_round.started',
   'checkin_mail.tested',
+  'member.passkey_added',
+  'member.passkey_renamed',
+  'member.passkey_removed',
+  'member.passkey_refused',
+  'organization.passkeys_required',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -2,7 +2,11 @@ import { sql, type Queryable } from '../executor.js';
 import { iso, isoOrNull } from './time.js';
 
 export type MemberRole = 'owner' | 'admin' | 'viewer';
-export type SessionStage = 'active' | 'totp' | 'enroll';
+/**
+ * 'passkey' is never stored: an owner's or admin's session without a passkey, while the organization
+ * requires them, resolves to it (src/domain/sessions.ts) and is held until a passkey is proved.
+ */
+export type SessionStage = 'active' | 'totp' | 'enroll' | 'passkey';
 
 export interface MemberRow {
   orgId: string;
@@ -279,13 +283,13 @@ export interface SessionRow {
 
 const insertSession = sql(
   'console_sessions.insert',
-  `INSERT INTO console_sessions (org_id, id_hash, member_id, stage, csrf_token, address, created_at, last_seen_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`,
+  `INSERT INTO console_sessions (org_id, id_hash, member_id, stage, csrf_token, address, created_at, last_seen_at, passkey) VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8)`,
 );
 export async function insertSessionRow(
   db: Queryable,
-  s: { orgId: string; idHash: Buffer; memberId: string; stage: SessionStage; csrfToken: string; address: string | null; at: Date },
+  s: { orgId: string; idHash: Buffer; memberId: string; stage: SessionStage; csrfToken: string; address: string | null; at: Date; passkey?: boolean },
 ) {
-  await db.query(insertSession, [s.orgId, s.idHash, s.memberId, s.stage, s.csrfToken, s.address, s.at.toISOString()]);
+  await db.query(insertSession, [s.orgId, s.idHash, s.memberId, s.stage, s.csrfToken, s.address, s.at.toISOString(), s.passkey === true]);
 }
 
 /**
@@ -295,7 +299,8 @@ export async function insertSessionRow(
 const sessionWithMember = sql(
   'console_sessions.by_id_with_member',
   `SELECT s.org_id, s.member_id, s.stage, s.csrf_token, s.created_at AS session_created_at, s.last_seen_at, o.name AS org_name,
-          o.require_two_factor, s.flash IS NOT NULL AS has_flash,
+          o.require_two_factor, s.flash IS NOT NULL AS has_flash, s.passkey, o.require_passkeys,
+          EXISTS (SELECT 1 FROM member_passkeys p WHERE p.org_id = s.org_id AND p.member_id = s.member_id) AS has_passkey,
           m.id, m.email, m.role, m.password_hash, m.totp_secret, m.totp_last_step, m.recovery_codes, m.created_at, m.last_sign_in_at
      FROM console_sessions s
      LEFT JOIN members m ON m.org_id = s.org_id AND m.id = s.member_id
@@ -305,7 +310,15 @@ const sessionWithMember = sql(
 export async function findSessionWithMember(
   db: Queryable,
   idHash: Buffer,
-): Promise<{ session: SessionRow; member: MemberRow | null; orgName: string | null; requireTwoFactor: boolean; hasFlash: boolean } | null> {
+): Promise<{
+  session: SessionRow;
+  member: MemberRow | null;
+  orgName: string | null;
+  requireTwoFactor: boolean;
+  hasFlash: boolean;
+  /** Passkeys (migration 0030): the session proved one; the organization requires them; the member has one. */
+  passkey: { session: boolean; required: boolean; member: boolean };
+} | null> {
   const [r] = await db.query<
     RawMember & {
       member_id: string;
@@ -316,6 +329,9 @@ export async function findSessionWithMember(
       org_name: string | null;
       require_two_factor: boolean | null;
       has_flash: boolean;
+      passkey: boolean;
+      require_passkeys: boolean | null;
+      has_passkey: boolean;
     }
   >(sessionWithMember, [idHash]);
   if (!r) return null;
@@ -332,6 +348,7 @@ export async function findSessionWithMember(
     orgName: r.org_name,
     requireTwoFactor: r.require_two_factor === true,
     hasFlash: r.has_flash === true,
+    passkey: { session: r.passkey === true, required: r.require_passkeys === true, member: r.has_passkey === true },
   };
 }
 

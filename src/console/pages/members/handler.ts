@@ -17,7 +17,10 @@ import { actorOf, OWNERS, changeOutcome, clearSessionCookie, Redirect, type Cons
 import { sendPage, when } from '../../views/layout.js';
 import type { Mailer } from '../../../mail/index.js';
 import { invitationOf, passwordChangeOf, roleOf, twoFactorRequiredOf } from './form.js';
-import { accountView, invitationLinkBox, membersView } from './view.js';
+import { invitationLinkBox, membersView } from './view.js';
+import { passkeyRequirementBlock, sendAccountPage } from '../passkeys/handler.js';
+import { updateRequirePasskeys } from '../../../domain/passkeys.js';
+import { PASSKEY_WORDS } from '../../words.js';
 
 /** Where an invitation's link points: the service's public address (PUBLIC_BASE_URL, else the listener's), never the Host header. */
 export const invitationUrl = (baseUrl: string, token: string): string => `${baseUrl}/console/invitations/${token}`;
@@ -29,8 +32,13 @@ export function registerMemberPages(scope: FastifyInstance, deps: ConsoleDeps & 
 
   const membersPage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) => {
     const s = request.member;
-    const [members, invitations, required] = await Promise.all([listMembers(db, s.orgId), listInvitations(db, s.orgId, now()), requiresTwoFactor(db, s.orgId)]);
-    return sendPage(reply, status, membersView({ session: s, members, invitations, required, message }));
+    const [members, invitations, required, passkeys] = await Promise.all([
+      listMembers(db, s.orgId),
+      listInvitations(db, s.orgId, now()),
+      requiresTwoFactor(db, s.orgId),
+      passkeyRequirementBlock(deps, s),
+    ]);
+    return sendPage(reply, status, membersView({ session: s, members, invitations, required, message, passkeys }));
   };
   const outcome = changeOutcome(membersPage);
 
@@ -88,9 +96,18 @@ export function registerMemberPages(scope: FastifyInstance, deps: ConsoleDeps & 
     }),
   );
 
-  // Account: any member's own password and two-factor.
+  // Passkeys required for owners and admins (src/domain/passkeys.ts).
+  scope.post<{ Body: Form }>('/members/passkeys', owner, async (request, reply) =>
+    outcome(request, reply, async () => {
+      const on = request.body.required === 'true';
+      await updateRequirePasskeys(db, request.member.orgId, on, actorOf(request), now());
+      return notice(on ? PASSKEY_WORDS.nowRequired : PASSKEY_WORDS.nowOptional, 'ok');
+    }),
+  );
+
+  // Account: any member's own password, two-factor and passkeys.
   const accountPage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) =>
-    sendPage(reply, status, accountView({ session: request.member, message }));
+    sendAccountPage(deps, request.member, reply, status, message);
 
   scope.get('/account', async (request, reply) => accountPage(request, reply, 200));
 

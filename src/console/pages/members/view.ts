@@ -11,10 +11,12 @@ export interface MembersData {
   /** Whether the organization requires two-factor of every member. */
   required: boolean;
   message?: Safe;
+  /** The owner's passkey setting (src/console/pages/passkeys/view.ts). */
+  passkeys?: Safe;
 }
 
 /** The members page (owners): members and their roles, invitations, and the two-factor requirement. */
-export function membersView({ session: s, members, invitations, required, message }: MembersData): PageOptions {
+export function membersView({ session: s, members, invitations, required, message, passkeys }: MembersData): PageOptions {
   const roleOptions = (current: string) => MEMBER_ROLES.map((r) => html`<option value="${r}"${r === current ? html` selected` : ''}>${r}</option>`);
   return {
     title: 'Members',
@@ -65,7 +67,8 @@ ${csrfField(s.csrfToken)}
 <p>${required ? 'Every member must use two-factor authentication.' : 'Two-factor authentication is optional for members.'}</p>
 <input type="hidden" name="required" value="${required ? 'false' : 'true'}">
 <button type="submit" class="secondary">${required ? 'Stop requiring two-factor' : 'Require two-factor for every member'}</button>
-</form>`,
+</form>
+${passkeys ?? ''}`,
   };
 }
 
@@ -75,8 +78,8 @@ export const invitationLinkBox = (inv: { email: string; role: string }, url: str
 <code class="secret" id="invitation-link">${url}</code> <button type="button" class="secondary" data-copy="invitation-link" hidden>Copy link</button>
 <p><strong>The address is unproven:</strong> this service sends no email (no SMTP_URL), so whoever opens the link becomes this member. Give it to them yourself, over a channel you trust.</p></div>`;
 
-/** The account page: any member's own password and two-factor. */
-export function accountView({ session: s, message }: { session: ConsoleSession; message?: Safe }): PageOptions {
+/** The account page: any member's own password, two-factor and passkeys (`passkeys`: src/console/pages/passkeys/view.ts). */
+export function accountView({ session: s, message, passkeys }: { session: ConsoleSession; message?: Safe; passkeys?: Safe }): PageOptions {
   return {
     title: 'Account',
     nav: navFor(s, '/console/account'),
@@ -84,6 +87,7 @@ export function accountView({ session: s, message }: { session: ConsoleSession; 
 ${message ?? ''}
 <p>Signed in as <strong>${s.member.email}</strong> (${s.member.role}). Two-factor authentication is ${s.member.twoFactor ? 'on' : 'off'}.</p>
 <p><a href="/console/two-factor/enroll">${s.member.twoFactor ? 'Set up a new authenticator app' : 'Turn on two-factor authentication'}</a></p>
+${passkeys ?? ''}
 <h2>Change password</h2>
 <form method="post" action="/console/account/password" class="stack">
 ${csrfField(s.csrfToken)}

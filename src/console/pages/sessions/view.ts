@@ -7,6 +7,7 @@ const STAGES: Record<MemberSession['stage'], string> = {
   active: 'signed in',
   totp: 'password given, waiting for the code',
   enroll: 'setting up two-factor',
+  passkey: 'waiting for a passkey',
 };
 
 /** The member's own sessions, the current one marked, and the two ways to sign out everywhere. */

@@ -18,6 +18,9 @@ import { changeOutcome, clearSessionCookie, formToken, Redirect, setSessionCooki
 import { sendPage } from '../../views/layout.js';
 import { acceptanceOf, codeOf, credentialsOf, enrollmentOf, typedEmailOf } from './form.js';
 import { codeView, enrollView, invitationView, recoveryCodesBox, recoveryCodesView, signInView } from './view.js';
+import { passkeySecondFactorBlock, passkeySignInBlock } from '../passkeys/handler.js';
+import { passkeyScripts } from '../passkeys/view.js';
+import { mustUsePasskey } from '../../../domain/passkeys.js';
 
 const hidden = { schema: { hide: true } };
 /** Where a session goes after a step of signing in: its next step, else the console. */
@@ -30,8 +33,13 @@ export function registerAuthPages(scope: FastifyInstance, deps: ConsoleDeps & { 
 
   scope.get('/', hidden, async (request, reply) => reply.redirect(request.consoleSession ? '/console/overview' : '/console/sign-in', 303));
 
-  const signInPage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe, choices?: OrganizationChoice['choices']) =>
-    sendPage(reply, status, signInView({ csrf: formToken(request, reply, deps), email: typedEmailOf(request.body as Form | undefined), message, choices }));
+  const signInPage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe, choices?: OrganizationChoice['choices']) => {
+    const csrf = formToken(request, reply, deps);
+    // Signing in with a passkey alone (src/console/pages/passkeys/): one block, bound to the same form token.
+    const passkey = choices ? undefined : ((await passkeySignInBlock(csrf, deps)) ?? undefined);
+    const email = typedEmailOf(request.body as Form | undefined);
+    return sendPage(reply, status, { ...signInView({ csrf, email, message, choices, passkey }), scripts: passkey ? passkeyScripts() : [] });
+  };
 
   scope.get('/sign-in', hidden, async (request, reply) => {
     if (request.consoleSession?.stage === 'active') return reply.redirect('/console/overview', 303);
@@ -53,8 +61,16 @@ export function registerAuthPages(scope: FastifyInstance, deps: ConsoleDeps & { 
     });
   });
 
-  const codePage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) =>
-    sendPage(reply, status, codeView({ csrf: formToken(request, reply, deps), message }));
+  const codePage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) => {
+    // A passkey of the member's, when they have one; the code unless the requirement says passkey only.
+    const s = request.consoleSession;
+    const code = !s || (s.member.twoFactor && !(await mustUsePasskey(db, { orgId: s.orgId, id: s.member.id, role: s.member.role })));
+    const passkey = s ? ((await passkeySecondFactorBlock(s, deps, code)) ?? undefined) : undefined;
+    return sendPage(reply, status, {
+      ...codeView({ csrf: formToken(request, reply, deps), message, passkey, code }),
+      scripts: passkey ? passkeyScripts() : [],
+    });
+  };
 
   scope.get('/two-factor', hidden, async (request, reply) => {
     const s = request.consoleSession;

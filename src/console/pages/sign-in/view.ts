@@ -14,11 +14,14 @@ export function signInView({
   email,
   message,
   choices,
+  passkey,
 }: {
   csrf: string;
   email: string;
   message?: Safe;
   choices?: Array<{ orgId: string; name: string }>;
+  /** Signing in with a passkey alone (src/console/pages/passkeys/view.ts). */
+  passkey?: Safe;
 }): PageOptions {
   const choice = choices?.length
     ? html`<fieldset>
@@ -37,17 +40,22 @@ ${choice}
 <label for="f-password">Password</label> <input type="password" name="password" autocomplete="current-password" required id="f-password">
 <button type="submit">Sign in</button>
 </form>
+${passkey ?? ''}
 <p class="muted">Members join by invitation from an owner of their organization or from the platform's operator.</p>`,
   };
 }
 
-/** The second step of signing in: a code of the authenticator app, or a recovery code. */
-export function codeView({ csrf, message }: { csrf: string; message?: Safe }): PageOptions {
+/**
+ * The second step of signing in: a code of the authenticator app, or a recovery code; or a passkey
+ * (`passkey`, src/console/pages/passkeys/view.ts), the only way when `code` is false.
+ */
+export function codeView({ csrf, message, passkey, code = true }: { csrf: string; message?: Safe; passkey?: Safe; code?: boolean }): PageOptions {
   return {
     title: 'Two-factor code',
     body: html`<h1>Two-factor code</h1>
 ${message ?? ''}
-<form method="post" action="/console/two-factor" class="stack">
+${passkey ?? ''}
+<form method="post" action="/console/two-factor" class="stack"${code ? '' : html` hidden`}>
 ${csrfField(csrf)}
 <label for="f-code">Code</label> <input name="code" inputmode="numeric" autocomplete="one-time-code" required maxlength="11" aria-describedby="code-help" id="f-code">
 <p id="code-help" class="muted">The six digits your authenticator app shows now, or one of your recovery codes.</p>
