@@ -79,8 +79,8 @@ function rosterTable(s: ConsoleSession, r: RosterPage, q: PeopleData['query']): 
         : `${people(r.rosterSize)} on the roster${r.pages > 1 ? `; ${first}-${first + r.respondents.length - 1} shown` : ''}`;
   return html`<form method="get" action="/console/people" class="inline" role="search">
 <label for="q">Search by email or team</label> <input type="search" name="q" id="q" value="${q.search ?? ''}" maxlength="254"> <button type="submit" class="secondary">Search</button>
-${q.search ? html` <a href="/console/people">Show everyone</a>` : ''}
 </form>
+${q.search ? html`<p><a href="/console/people">Show everyone</a></p>` : ''}
 ${
   r.matching === 0
     ? html`<p>${q.search ? `No one matches “${q.search}”.` : 'No one yet. Add people below, or upload the roster from a file.'}</p>`
@@ -92,7 +92,7 @@ ${
           p,
           i,
         ) => html`<tr><td><input type="checkbox" name="pick-${p.id}" form="bulk" aria-label="${BULK_WORDS.choose(p.email)}"></td><td class="wrap"><bdi>${p.email}</bdi></td><td><bdi>${p.teamName ?? ''}</bdi></td><td>${p.answersWithTeam ? 'the team' : 'the organization (no team)'}</td><td>
-<form method="post" action="/console/people/${encodeURIComponent(p.id)}/move">${csrf}${back}<label class="visually-hidden" for="m-${i}">New team for ${p.email}</label><input name="team" id="m-${i}" value="${p.teamName ?? ''}" maxlength="80"><button type="submit" class="secondary" aria-label="Move ${p.email}">Move</button></form>
+<form method="post" action="/console/people/${encodeURIComponent(p.id)}/move">${csrf}${back}<input name="team" value="${p.teamName ?? ''}" maxlength="80" aria-label="New team for ${p.email}"><button type="submit" class="secondary" aria-label="Move ${p.email}">Move</button></form>
 <form method="post" action="/console/people/${encodeURIComponent(p.id)}/resend">${csrf}${back}<button type="submit" class="secondary" aria-label="New link for ${p.email}">New link</button></form>
 <button type="submit" form="bulk" name="removeOne" value="${p.id}" class="danger" aria-label="Remove ${p.email}">Remove</button>
 </td></tr>`,
