@@ -3,7 +3,7 @@ import type { Page } from 'playwright-core';
 import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { BROWSER_MISSING, joinConsole, launchConsoleBrowser, type ConsoleBrowser } from '../helpers/browser.js';
+import { BROWSER_MISSING, joinConsole, launchConsoleBrowser, screenshotPath, type ConsoleBrowser } from '../helpers/browser.js';
 import { demoDataset } from '../../src/domain/demo.js';
 import { runRounds } from '../../src/domain/checkins/rounds.js';
 import { checkinLink } from '../../src/jobs/rounds.js';
@@ -144,6 +144,7 @@ describe.skipIf(BROWSER_MISSING)("the HR lead's tasks in the browser", () => {
     expect(await page.getByRole('row', { name: /^People & Ops 3 3 fewer than 5: answers count in the organization's total, without a team$/ }).count()).toBe(1);
     expect(await page.getByText('500 people on the roster; 1-50 shown').count()).toBe(1);
     await audit('People, 500 people');
+    await page.screenshot({ path: screenshotPath('console-people.png') });
   }, 60_000);
 
   it('previews the mail, sends a test mail, sends the round now after a confirmation, and reads its status with the refusal', async () => {
@@ -176,6 +177,7 @@ describe.skipIf(BROWSER_MISSING)("the HR lead's tasks in the browser", () => {
     expect(refusal).toContain('[address]');
     expect(refusal).not.toContain(REFUSED);
     await audit('Check-ins, a round sent');
+    await page.screenshot({ path: screenshotPath('console-checkins.png') });
   }, 90_000);
 
   it('sends one person a new link', async () => {
