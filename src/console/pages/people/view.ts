@@ -90,7 +90,6 @@ ${
 <tbody>${r.respondents.map(
         (
           p,
-          i,
         ) => html`<tr><td><input type="checkbox" name="pick-${p.id}" form="bulk" aria-label="${BULK_WORDS.choose(p.email)}"></td><td class="wrap"><bdi>${p.email}</bdi></td><td><bdi>${p.teamName ?? ''}</bdi></td><td>${p.answersWithTeam ? 'the team' : 'the organization (no team)'}</td><td>
 <form method="post" action="/console/people/${encodeURIComponent(p.id)}/move">${csrf}${back}<input name="team" value="${p.teamName ?? ''}" maxlength="80" aria-label="New team for ${p.email}"><button type="submit" class="secondary" aria-label="Move ${p.email}">Move</button></form>
 <form method="post" action="/console/people/${encodeURIComponent(p.id)}/resend">${csrf}${back}<button type="submit" class="secondary" aria-label="New link for ${p.email}">New link</button></form>
