@@ -2,7 +2,7 @@ import { constants, createHash, createPublicKey, publicEncrypt, randomBytes } fr
 import type { DatabaseExecutor } from '../db/executor.js';
 import { serviceSecret } from '../db/repositories/secrets.js';
 import { MODULUS_BITS, PREFIX_LENGTH, SALT_LENGTH } from '../crypto/blind-rsa.js';
-import { operatorActor } from './audit.js';
+import type { Actor } from './audit.js';
 import { answerCheckin, issueCheckinToken, openCheckin } from './checkins/answers.js';
 import { CheckinKeys } from './checkins/keys.js';
 import { replaceRoster } from './checkins/roster.js';
@@ -112,16 +112,18 @@ export interface DemoCheckins {
 
 /**
  * The demo's roster (joined two months ago), its schedule and reasons, and last week's round with
- * its answers, each given on a working day of that week.
+ * its answers, each given on a working day of that week. Not an operation of its own (so not
+ * named like one, test/contract/layers.test.ts): each operation it goes through writes its own
+ * audit row as `actor`'s (the operator, for the demo), and the answers none, as any answer.
  */
-export async function createDemoCheckins(
+export async function seedDemoCheckins(
   db: DatabaseExecutor,
   orgId: string,
+  actor: Actor,
   now: Date,
   opts: { seed?: number; releaseDelayHours?: number } = {},
 ): Promise<DemoCheckins> {
   const rnd = prng(opts.seed ?? 7);
-  const actor = operatorActor(null);
   const lines = ['email,team', ...Object.entries(ROSTER).flatMap(([team, people]) => people.map((p) => `${p}@${DEMO_ROSTER_DOMAIN},${team}`))];
   const joined = new Date(now.getTime() - 60 * DAY);
   await replaceRoster(db, orgId, lines.join('\n'), actor, joined);

@@ -2,7 +2,8 @@ import type { DatabaseExecutor } from '../db/executor.js';
 import { DEFAULT_THRESHOLDS, lastClosedWeek, runAlertEngine, type AlertThresholds } from './alert-engine.js';
 import { loadDataset, type Dataset } from './dataset.js';
 import { randomBase62 } from './ids.js';
-import { createDemoCheckins } from './demo-checkins.js';
+import { seedDemoCheckins } from './demo-checkins.js';
+import { operatorActor } from './audit.js';
 
 const DAY = 86_400_000;
 const DEMO_DAYS = 120;
@@ -143,7 +144,7 @@ export async function createDemo(
   const orgId = `org_demo_${randomBase62(6)}`;
   const key = `cp_live_${randomBase62(40)}`;
   const summary = await loadDataset(db, demoDataset(now, { orgId, key, seed: now.getTime() % 2 ** 31 }));
-  const checkins = await createDemoCheckins(db, orgId, now);
+  const checkins = await seedDemoCheckins(db, orgId, operatorActor(null), now);
   const weeks: Date[] = [];
   for (let w = lastClosedWeek(now, alerts.closeDelayMinutes); w.getTime() > now.getTime() - DEMO_DAYS * DAY; w = new Date(w.getTime() - 7 * DAY)) {
     weeks.unshift(w);
