@@ -78,6 +78,10 @@ describe('moving and removing several people at once', () => {
     const none = await admin.submit('/console/people', '/console/people/bulk', { do: 'move', team: 'Ops' });
     expect(none.statusCode).toBe(400);
     expect(none.body).toContain('Choose at least one person.');
+    const many = Object.fromEntries(Array.from({ length: 501 }, (_, i) => [`pick-rsp_x${i}`, 'on']));
+    const tooMany = await admin.submit('/console/people', '/console/people/bulk', { do: 'remove', ...many });
+    expect(tooMany.statusCode).toBe(400);
+    expect(tooMany.body).toContain('At most 500 people can be changed at once.');
   });
 
   it("removes the chosen people after a page that lists them; once this week's round started, it says the week stays fixed", async () => {

@@ -6,6 +6,7 @@ import {
   deleteRespondents,
   getRespondent,
   listRoster,
+  MAX_BULK,
   moveRespondent,
   moveRespondents,
   readRosterCsv,
@@ -78,7 +79,7 @@ export function registerPeoplePages(scope: FastifyInstance, deps: ConsoleDeps & 
     const form = request.body as Form;
     const ids = chosenOf(form);
     const action = form.removeOne ? 'remove' : form.do;
-    if (action === 'remove' && form.confirm !== '1' && ids.length > 0) {
+    if (action === 'remove' && form.confirm !== '1' && ids.length > 0 && ids.length <= MAX_BULK) {
       const chosen: { id: string; email: string }[] = [];
       for (const id of ids) {
         const r = await getRespondent(db, request.member.orgId, id).catch(() => null);
