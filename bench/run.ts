@@ -22,6 +22,7 @@ import { benchIngest, ingestMarkdown, type IngestBenchResult } from './ingest.js
 import { importFiles } from './import-files.js';
 import { benchConsole, consoleMarkdown, type ConsoleRow } from './console.js';
 import { benchCheckin, checkinMarkdown, type CheckinBenchResult } from './checkin.js';
+import { benchHrConsole, hrConsoleMarkdown } from './hr-console.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const { values: flags } = parseArgs({
@@ -395,6 +396,7 @@ async function main() {
   if (flags.only === 'privacy') return onlyPrivacy();
   if (flags.only === 'ingest') return onlyIngest();
   if (flags.only === 'checkin') return onlyCheckin();
+  if (flags.only === 'hr-console') return onlyHrConsole();
   if (flags['render-only']) {
     const r = JSON.parse(readFileSync(join(ROOT, 'bench/results/latest.json'), 'utf8')) as Record<string, unknown>;
     writeFileSync(join(ROOT, 'bench/results/latest.md'), renderMarkdown(r));
@@ -841,6 +843,23 @@ async function onlyCheckin() {
     : '';
   writeFileSync(mdFile, `${md}\n${checkinMarkdown(r)}`);
   console.log(`\n${checkinMarkdown(r)}`);
+}
+
+/** `--only hr-console` (issue 53): the People page with 5,000 people and the Overview of 50 teams over 52 weeks, against their API reads. */
+async function onlyHrConsole() {
+  execFileSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, stdio: 'inherit' });
+  const r = await benchHrConsole(flags['database-url']!, { rounds: num('rounds'), seconds: num('duration'), connections: num('connections'), log });
+  const jsonFile = join(ROOT, 'bench/results/latest.json');
+  const json = existsSync(jsonFile) ? JSON.parse(readFileSync(jsonFile, 'utf8')) : {};
+  writeFileSync(jsonFile, `${JSON.stringify({ ...json, hrConsole: r }, null, 2)}\n`);
+  const mdFile = join(ROOT, 'bench/results/latest.md');
+  const md = existsSync(mdFile)
+    ? `${readFileSync(mdFile, 'utf8')
+        .replace(/\n## The HR lead's console at scale[\s\S]*?(?=\n## |$)/, '')
+        .trimEnd()}\n`
+    : '';
+  writeFileSync(mdFile, `${md}\n${hrConsoleMarkdown(r)}`);
+  console.log(`\n${hrConsoleMarkdown(r)}`);
 }
 
 await main();

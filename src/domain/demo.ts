@@ -2,6 +2,8 @@ import type { DatabaseExecutor } from '../db/executor.js';
 import { DEFAULT_THRESHOLDS, lastClosedWeek, runAlertEngine, type AlertThresholds } from './alert-engine.js';
 import { loadDataset, type Dataset } from './dataset.js';
 import { randomBase62 } from './ids.js';
+import { seedDemoCheckins } from './demo-checkins.js';
+import { operatorActor } from './audit.js';
 
 const DAY = 86_400_000;
 const DEMO_DAYS = 120;
@@ -130,21 +132,30 @@ export interface DemoAlertSettings {
 }
 
 /**
- * Creates a demo organization in one transaction, then runs the alert engine over every
+ * Creates a demo organization in one transaction, then its check-ins (a roster and last week's
+ * round with its answers, src/domain/demo-checkins.ts), then runs the alert engine over every
  * closed week of its data, as `alerts run --since` would; returns its id and API key.
  */
 export async function createDemo(
   db: DatabaseExecutor,
   now: Date,
   alerts: DemoAlertSettings = { thresholds: DEFAULT_THRESHOLDS, closeDelayMinutes: 60 },
-): Promise<{ orgId: string; key: string; pulses: number; alerts: number }> {
+): Promise<{ orgId: string; key: string; pulses: number; alerts: number; respondents: number; checkinAnswers: number }> {
   const orgId = `org_demo_${randomBase62(6)}`;
   const key = `cp_live_${randomBase62(40)}`;
   const summary = await loadDataset(db, demoDataset(now, { orgId, key, seed: now.getTime() % 2 ** 31 }));
+  const checkins = await seedDemoCheckins(db, orgId, operatorActor(null), now);
   const weeks: Date[] = [];
   for (let w = lastClosedWeek(now, alerts.closeDelayMinutes); w.getTime() > now.getTime() - DEMO_DAYS * DAY; w = new Date(w.getTime() - 7 * DAY)) {
     weeks.unshift(w);
   }
   const report = await runAlertEngine(db, { thresholds: alerts.thresholds, weeks, orgIds: [orgId], clock: () => now });
-  return { orgId, key, pulses: summary.pulses, alerts: report.raised.length };
+  return {
+    orgId,
+    key,
+    pulses: summary.pulses + checkins.answers,
+    alerts: report.raised.length,
+    respondents: checkins.respondents,
+    checkinAnswers: checkins.answers,
+  };
 }

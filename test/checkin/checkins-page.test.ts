@@ -116,7 +116,7 @@ describe('the Check-ins page', () => {
 
   it("previews the round's mail with its own words, and sends a test mail to the member whose link says it is a test", async () => {
     const page = await admin.get('/console/checkins');
-    const text = mailText('Acme', '[their personal link]', '2026-11-23')
+    const text = mailText('Acme', '[their personal link]', '2026-11-23', 'Europe/Paris')
       .replace(/&/g, '&amp;')
       .replace(/</g, '&lt;')
       .replace(/>/g, '&gt;')

@@ -61,7 +61,7 @@ describe('rounds and reminders', () => {
     // A reminder carries no link: a second link would let one person answer twice.
     expect(reminders.map((m) => linkToken(m.text))).toEqual([undefined, undefined, undefined, undefined, undefined, undefined]);
     expect(reminders[0].text).toContain('the service cannot know who answered');
-    expect(reminders[0].text).toContain('is in the mail "How was your week? (Acme)" of 2026-11-24');
+    expect(reminders[0].text).toContain('is in the mail "How was your week? (Acme)" of Tuesday 24 November 2026');
     expect((await t.app.inject({ method: 'POST', url: `/checkin/o/${ORG}/open`, payload: { token: first.get('r4@acme.test') } })).statusCode).toBe(200);
     // Nothing waits any more: every row that tied a person to a link is gone.
     expect(await t.db.query(sql('t.rounds.q1', `SELECT id FROM checkin_outbox WHERE org_id = $1`), [ORG])).toEqual([]);

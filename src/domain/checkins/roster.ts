@@ -382,3 +382,70 @@ export async function replaceRoster(
     return result;
   });
 }
+
+/** At most this many people in one change of several (a page of the console holds 50). */
+export const MAX_BULK = 500;
+
+function checkIds(ids: readonly string[]): string[] {
+  const unique = [...new Set(ids)];
+  if (unique.length === 0) throw invalid('Choose at least one person.');
+  if (unique.length > MAX_BULK) throw invalid(`At most ${MAX_BULK} people can be changed at once.`);
+  return unique;
+}
+
+/**
+ * Moves several people into one team (or none), in one transaction: each move is audited as a
+ * single move is (`respondent.moved`, with the respondent's id), and one unknown person refuses
+ * them all. The week fixed at its start is unchanged: the moves apply from the next round.
+ */
+export async function moveRespondents(
+  db: DatabaseExecutor,
+  orgId: string,
+  ids: readonly string[],
+  team: unknown,
+  actor: Actor,
+  now: Date,
+): Promise<{ moved: RespondentRow[] }> {
+  const teamName = checkTeamName(team, 'team');
+  const chosen = checkIds(ids);
+  await requireLiveOrg(db, orgId);
+  return db.transaction(async (tx) => {
+    const people: RespondentRow[] = [];
+    for (const id of chosen) {
+      const r = await findRespondent(tx, orgId, id);
+      if (!r) throw notFound('Respondent');
+      people.push(r);
+    }
+    const teamId = await teamNamed(tx, orgId, teamName, actor, now);
+    for (const p of people) {
+      await setRespondentTeam(tx, orgId, p.id, teamId, now);
+      await recordAudit(tx, orgId, actor, { action: 'respondent.moved', target: { kind: 'respondent', id: p.id }, details: { team: teamId } }, now);
+    }
+    return { moved: people };
+  });
+}
+
+/** Removes several people, in one transaction, each audited as a single removal is (`respondent.removed`); one unknown person refuses them all. */
+export async function deleteRespondents(
+  db: DatabaseExecutor,
+  orgId: string,
+  ids: readonly string[],
+  actor: Actor,
+  now: Date,
+): Promise<{ removed: RespondentRow[] }> {
+  const chosen = checkIds(ids);
+  await requireLiveOrg(db, orgId);
+  return db.transaction(async (tx) => {
+    const people: RespondentRow[] = [];
+    for (const id of chosen) {
+      const r = await findRespondent(tx, orgId, id);
+      if (!r) throw notFound('Respondent');
+      people.push(r);
+    }
+    for (const p of people) {
+      await deleteRespondentRow(tx, orgId, p.id);
+      await recordAudit(tx, orgId, actor, { action: 'respondent.removed', target: { kind: 'respondent', id: p.id } }, now);
+    }
+    return { removed: people };
+  });
+}

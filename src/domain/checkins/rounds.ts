@@ -36,8 +36,9 @@ import { tokenHash } from './answers.js';
 import type { CheckinKeys } from './keys.js';
 import { SEAL_ID, sealToken, unsealToken } from './outbox-seal.js';
 import { relayReason } from './round-status.js';
+import { roundMail } from './round-mail.js';
 import { getRespondent, MIN_TEAM } from './roster.js';
-import { addWeeks, checkinClosesAt, reminderTime, roundTime, weekOf, weekStart } from './week.js';
+import { addWeeks, reminderTime, roundTime, weekOf, weekStart } from './week.js';
 
 /**
  * Rounds (CONTRACT.md section 12, amended in turn 6: links that name no one, a week fixed at its
@@ -50,7 +51,8 @@ import { addWeeks, checkinClosesAt, reminderTime, roundTime, weekOf, weekStart }
  * so N processes send each mail once. Nothing here logs an address.
  */
 
-export type SendMail = (m: { to: string; subject: string; text: string }) => Promise<void>;
+/** A mail to send: its text, and its HTML and sender's display name when it has them (multipart/alternative then). */
+export type SendMail = (m: { to: string; subject: string; text: string; html?: string; fromName?: string }) => Promise<void>;
 
 export interface RoundOptions {
   /** The link of a token: `${base}/checkin/o/${orgId}#${token}` (the token rides in the fragment, which no request carries). */
@@ -89,26 +91,8 @@ export function shuffled<T>(items: readonly T[]): T[] {
   return out;
 }
 
-const fmtDay = (d: Date) => d.toISOString().slice(0, 10);
-
-/**
- * The words of the round's mails, exported so that the console's preview and test mail show
- * exactly what the round sends.
- */
-export const mailText = (orgName: string, link: string, week: string) =>
-  `This week's check-in of ${orgName} is open.\n\n` +
-  `How was your week? Answer in a few seconds here:\n${link}\n\n` +
-  `The link is yours and gives one answer. Your answer reaches the service without it: the service can ` +
-  `tell that someone answered, never who. The link works until ${fmtDay(checkinClosesAt(week))} (UTC).\n`;
-
-export const reminderText = (orgName: string, week: string, firstMailed: Date) =>
-  `A reminder: this week's check-in of ${orgName} is open until ${fmtDay(checkinClosesAt(week))} (UTC).\n\n` +
-  `If you have answered already, thank you, and ignore this mail. Everyone on the check-in gets this reminder, ` +
-  `because the service cannot know who answered: it never learns whose answer is whose.\n\n` +
-  `Your personal link is in the mail "How was your week? (${orgName})" of ${fmtDay(firstMailed)}. ` +
-  `If you cannot find it, ask the people who run the check-ins at ${orgName} to send you a new one.\n`;
-
-export const subjectOf = (kind: OutboxRow['kind'], orgName: string) => `${kind === 'reminder' ? 'Reminder: ' : ''}How was your week? (${orgName})`;
+/** The round's mails are composed in ./round-mail.ts; these names stay exported from here for the console's preview. */
+export { mailText, reminderText, subjectOf } from './round-mail.js';
 
 /** A waiting mail of a link: its token sealed by this process, readable by it alone. */
 const sealedMail = (orgId: string, respondentId: string, kind: 'first' | 'resent', token: string, dueAt: Date, now: Date): OutboxRow => {
@@ -205,6 +189,7 @@ async function mailOutbox(db: DatabaseExecutor, orgId: string, week: string, opt
 async function mailClaimed(db: DatabaseExecutor, orgId: string, week: string, opts: RoundOptions, now: Date, refused: string[]): Promise<RoundReport> {
   const send = opts.send!;
   const org = await getOrganization(db, orgId);
+  const { timeZone } = await readCheckinSettings(db, orgId);
   const round = await findRound(db, orgId, week);
   const firstMailed = new Date(round?.startedAt ?? weekStart(week));
   const inFlight = opts.inFlight ?? 4;
@@ -234,11 +219,14 @@ async function mailClaimed(db: DatabaseExecutor, orgId: string, week: string, op
       const group = claimed.slice(at, at + inFlight);
       const outcomes = await Promise.allSettled(
         group.map(async (c) => {
-          await send({
-            to: c.email,
-            subject: subjectOf(c.kind, org.name),
-            text: c.kind === 'reminder' ? reminderText(org.name, week, firstMailed) : mailText(org.name, opts.linkFor(orgId, tokens.get(c.id)!), week),
+          const mail = roundMail(c.kind, {
+            orgName: org.name,
+            week,
+            timeZone,
+            firstMailed,
+            link: c.kind === 'reminder' ? undefined : opts.linkFor(orgId, tokens.get(c.id)!),
           });
+          await send({ to: c.email, ...mail });
           await eraseOutboxRow(db, orgId, c.id);
         }),
       );
@@ -444,10 +432,15 @@ export async function sendTestMail(
 ): Promise<void> {
   await requireLiveOrg(db, orgId);
   const org = await getOrganization(db, orgId);
+  const { timeZone } = await readCheckinSettings(db, orgId);
+  const mail = roundMail('first', { orgName: org.name, week: weekOf(now), timeZone, link: opts.previewLink });
+  const intro = 'This is a test of the check-in mail: its link opens a preview, and no answer can be given with it.';
   await opts.send({
     to: opts.to,
-    subject: `[Test] ${subjectOf('first', org.name)}`,
-    text: `This is a test of the check-in mail: its link opens a preview, and no answer can be given with it.\n\n${mailText(org.name, opts.previewLink, weekOf(now))}`,
+    subject: `[Test] ${mail.subject}`,
+    text: `${intro}\n\n${mail.text}`,
+    html: mail.html.replace('<body>\n', `<body>\n<p><em>${intro}</em></p>\n`),
+    fromName: mail.fromName,
   });
   await db.transaction((tx) => recordAudit(tx, orgId, actor, { action: 'checkin_mail.tested', target: { kind: 'checkin_round', id: null } }, now));
 }

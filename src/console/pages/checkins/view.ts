@@ -120,11 +120,11 @@ function previews(d: CheckinsData): Safe {
   const week = d.now.week;
   const csrf = csrfField(d.session.csrfToken);
   return html`<h3>The mail</h3>
-<p>Subject: <q>${subjectOf('first', org)}</q></p>
-<pre class="wrap" aria-label="Preview of the mail">${mailText(org, LINK_PLACEHOLDER, week)}</pre>
+<p>From: <q>${org}</q> (the sender's address stays this server's). Subject: <q>${subjectOf('first', org)}</q>. Sent as text and as a formatted mail with the same words.</p>
+<pre class="wrap" aria-label="Preview of the mail">${mailText(org, LINK_PLACEHOLDER, week, d.settings.timeZone)}</pre>
 <h3>The reminder</h3>
 <p>Subject: <q>${subjectOf('reminder', org)}</q></p>
-<pre class="wrap" aria-label="Preview of the reminder">${reminderText(org, week, new Date(d.now.startedAt ?? d.now.scheduledAt))}</pre>
+<pre class="wrap" aria-label="Preview of the reminder">${reminderText(org, week, new Date(d.now.startedAt ?? d.now.scheduledAt), d.settings.timeZone)}</pre>
 <h3>The answer page</h3>
 ${answerPagePreview(org, d.settings, week)}
 ${

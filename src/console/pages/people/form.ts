@@ -33,3 +33,14 @@ export function uploadOf(form: Form): { text: string; columns: { email?: string;
   if (form.teamColumn !== undefined) columns.team = form.teamColumn;
   return { text, columns };
 }
+
+/**
+ * The people a change of the roster table is for: the row whose Remove was pressed (`removeOne`,
+ * a button of the same form), else those ticked (`pick-<id>` checkboxes), in the form's order.
+ */
+export const chosenOf = (form: Form): string[] =>
+  form.removeOne
+    ? [form.removeOne]
+    : Object.keys(form)
+        .filter((k) => k.startsWith('pick-') && form[k] !== '')
+        .map((k) => k.slice('pick-'.length));

@@ -3,21 +3,24 @@ import type { DatabaseExecutor } from '../../../domain/database.js';
 import {
   createRespondent,
   deleteRespondent,
+  deleteRespondents,
   getRespondent,
   listRoster,
+  MAX_BULK,
   moveRespondent,
+  moveRespondents,
   readRosterCsv,
   replaceRoster,
   rosterPage,
 } from '../../../domain/checkins/roster.js';
-import { linksCsv, resendCheckinLink } from '../../../domain/checkins/rounds.js';
+import { linksCsv, resendCheckinLink, roundNowState } from '../../../domain/checkins/rounds.js';
 import { ApiError } from '../../../contract/errors.js';
 import { notice, type Safe } from '../../html.js';
 import { actorOf, CHANGERS, changeOutcome, queryText, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { sendPage } from '../../views/layout.js';
-import { PAGE_SIZE, respondentOf, rosterHref, rosterQuery, teamOf, uploadOf } from './form.js';
+import { chosenOf, PAGE_SIZE, respondentOf, rosterHref, rosterQuery, teamOf, uploadOf } from './form.js';
 import { parseMultipart, UPLOAD_LIMIT_BYTES } from './multipart.js';
-import { peopleView, type UploadState } from './view.js';
+import { BULK_WORDS, peopleView, removeChosenView, type UploadState } from './view.js';
 
 /**
  * The People page (CONTRACT.md section 12, and section 11 amended): owners and admins keep the
@@ -70,6 +73,34 @@ export function registerPeoplePages(scope: FastifyInstance, deps: ConsoleDeps & 
       );
     }),
   );
+  // Several people at once (the roster table's checkboxes): a move at once, a removal after a
+  // confirmation page that lists them. One transaction each, every person audited as one change.
+  scope.post('/people/bulk', admin, async (request, reply) => {
+    const form = request.body as Form;
+    const ids = chosenOf(form);
+    const action = form.removeOne ? 'remove' : form.do;
+    if (action === 'remove' && form.confirm !== '1' && ids.length > 0 && ids.length <= MAX_BULK) {
+      const chosen: { id: string; email: string }[] = [];
+      for (const id of ids) {
+        const r = await getRespondent(db, request.member.orgId, id).catch(() => null);
+        if (r) chosen.push({ id: r.id, email: r.email });
+      }
+      if (chosen.length > 0) return sendPage(reply, 200, removeChosenView(request.member, chosen, form.back ?? ''));
+    }
+    return outcome(request, reply, async () => {
+      const at = now();
+      const started = (await roundNowState(db, request.member.orgId, at)).startedAt !== null;
+      if (action === 'remove') {
+        const r = await deleteRespondents(db, request.member.orgId, ids, actorOf(request), at);
+        return notice(`${BULK_WORDS.removed(r.removed.length)} ${BULK_WORDS.fixed(started)}`, 'ok');
+      }
+      if (action !== 'move') throw new ApiError('invalid_request', 'Choose to move or to remove the chosen people.');
+      const team = teamOf(form);
+      const r = await moveRespondents(db, request.member.orgId, ids, team, actorOf(request), at);
+      return notice(`${BULK_WORDS.moved(r.moved.length, team === null ? null : team.trim() || null)} ${BULK_WORDS.fixed(started)}`, 'ok');
+    });
+  });
+
   // With mail, a change like the others; without, the new link comes back as a one-row links file
   // (the only copy: it is never stored for a later page).
   scope.post<{ Params: { id: string } }>('/people/:id/resend', admin, async (request, reply) => {

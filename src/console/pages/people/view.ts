@@ -3,7 +3,7 @@ import type { RosterFile, RosterPage } from '../../../domain/checkins/roster.js'
 import { MAX_LISTED_ERRORS, MIN_TEAM } from '../../../domain/checkins/roster.js';
 import { csrfField, html, type PageOptions, type Safe } from '../../html.js';
 import { navFor } from '../../views/nav.js';
-import { PAGE_SIZE, rosterHref } from './form.js';
+import { PAGE_SIZE, rosterHref, rosterQuery } from './form.js';
 
 /** A roster file refused or waiting for its columns: what was sent is kept, and shown again. */
 export interface UploadState {
@@ -20,6 +20,27 @@ export interface PeopleData {
 }
 
 const people = (n: number) => `${n} ${n === 1 ? 'person' : 'people'}`;
+
+/** The words of moving and removing several people at once (issue 53: every control says whom it acts on). */
+export const BULK_WORDS = {
+  column: 'Choose',
+  choose: (email: string) => `Choose ${email}`,
+  legend: 'The people chosen in the table above',
+  hint: 'Tick people in the table, then move them all to one team or remove them all. Only the people of this page can be chosen.',
+  team: 'New team for the chosen people (empty: no team)',
+  move: 'Move the chosen people',
+  remove: 'Remove the chosen people',
+  confirmTitle: 'Remove these people?',
+  confirmLead: (n: number) => `${people(n)} will be removed from the roster:`,
+  confirmButton: (n: number) => `Remove ${people(n)}`,
+  cancel: 'Keep them and go back to the roster',
+  moved: (n: number, team: string | null) => `${people(n)} moved to ${team === null ? 'no team' : `“${team}”`}.`,
+  removed: (n: number) => `${people(n)} removed from the roster.`,
+  fixed: (started: boolean) =>
+    started
+      ? "This week's round started already and stays as it was when it started (who is on it, and in which team): the change applies from next week's round. A removed person's link of this week keeps working until the week ends."
+      : 'The change applies from the next round.',
+};
 
 function teamsTable(teams: RosterPage['teams']): Safe {
   if (teams.length === 0) return html``;
@@ -58,24 +79,30 @@ function rosterTable(s: ConsoleSession, r: RosterPage, q: PeopleData['query']): 
         : `${people(r.rosterSize)} on the roster${r.pages > 1 ? `; ${first}-${first + r.respondents.length - 1} shown` : ''}`;
   return html`<form method="get" action="/console/people" class="inline" role="search">
 <label for="q">Search by email or team</label> <input type="search" name="q" id="q" value="${q.search ?? ''}" maxlength="254"> <button type="submit" class="secondary">Search</button>
-${q.search ? html` <a href="/console/people">Show everyone</a>` : ''}
 </form>
+${q.search ? html`<p><a href="/console/people">Show everyone</a></p>` : ''}
 ${
   r.matching === 0
     ? html`<p>${q.search ? `No one matches “${q.search}”.` : 'No one yet. Add people below, or upload the roster from a file.'}</p>`
     : html`<div class="table-scroll" role="region" aria-labelledby="roster-caption" tabindex="0"><table>
 <caption id="roster-caption">${caption}</caption>
-<thead><tr><th scope="col">Email</th><th scope="col">Team</th><th scope="col">Answers as</th><th scope="col">Change</th></tr></thead>
+<thead><tr><th scope="col">${BULK_WORDS.column}</th><th scope="col">Email</th><th scope="col">Team</th><th scope="col">Answers as</th><th scope="col">Change</th></tr></thead>
 <tbody>${r.respondents.map(
         (
           p,
-          i,
-        ) => html`<tr><td class="wrap"><bdi>${p.email}</bdi></td><td><bdi>${p.teamName ?? ''}</bdi></td><td>${p.answersWithTeam ? 'the team' : 'the organization (no team)'}</td><td>
-<form method="post" action="/console/people/${encodeURIComponent(p.id)}/move">${csrf}${back}<label class="visually-hidden" for="m-${i}">New team for ${p.email}</label><input name="team" id="m-${i}" value="${p.teamName ?? ''}" maxlength="80"><button type="submit" class="secondary" aria-label="Move ${p.email}">Move</button></form>
+        ) => html`<tr><td><input type="checkbox" name="pick-${p.id}" form="bulk" aria-label="${BULK_WORDS.choose(p.email)}"></td><td class="wrap"><bdi>${p.email}</bdi></td><td><bdi>${p.teamName ?? ''}</bdi></td><td>${p.answersWithTeam ? 'the team' : 'the organization (no team)'}</td><td>
+<form method="post" action="/console/people/${encodeURIComponent(p.id)}/move">${csrf}${back}<input name="team" value="${p.teamName ?? ''}" maxlength="80" aria-label="New team for ${p.email}"><button type="submit" class="secondary" aria-label="Move ${p.email}">Move</button></form>
 <form method="post" action="/console/people/${encodeURIComponent(p.id)}/resend">${csrf}${back}<button type="submit" class="secondary" aria-label="New link for ${p.email}">New link</button></form>
-<form method="post" action="/console/people/${encodeURIComponent(p.id)}/remove" data-confirm="Remove ${p.email} from the roster?">${csrf}${back}<button type="submit" class="danger" aria-label="Remove ${p.email}">Remove</button></form>
+<button type="submit" form="bulk" name="removeOne" value="${p.id}" class="danger" aria-label="Remove ${p.email}">Remove</button>
 </td></tr>`,
       )}</tbody></table></div>
+<form method="post" action="/console/people/bulk" id="bulk" class="stack">${csrf}${back}
+<fieldset><legend>${BULK_WORDS.legend}</legend>
+<p>${BULK_WORDS.hint}</p>
+<label for="b-team">${BULK_WORDS.team}</label> <input name="team" id="b-team" maxlength="80">
+<button type="submit" name="do" value="move" class="secondary">${BULK_WORDS.move}</button>
+<button type="submit" name="do" value="remove" class="danger">${BULK_WORDS.remove}</button>
+</fieldset></form>
 ${pager(r, q)}`
 }`;
 }
@@ -147,3 +174,20 @@ ${csrf}
 ${uploadForm(s, upload)}`,
   };
 }
+
+/** The confirmation of removing several people: who, and one button that says how many. */
+export function removeChosenView(s: ConsoleSession, chosen: readonly { id: string; email: string }[], back: string): PageOptions {
+  return {
+    title: BULK_WORDS.confirmTitle,
+    nav: navFor(s, '/console/people'),
+    body: html`<h1>${BULK_WORDS.confirmTitle}</h1>
+<p>${BULK_WORDS.confirmLead(chosen.length)}</p>
+<ul>${chosen.map((p) => html`<li><bdi>${p.email}</bdi></li>`)}</ul>
+<form method="post" action="/console/people/bulk">${csrfField(s.csrfToken)}<input type="hidden" name="back" value="${back}"><input type="hidden" name="do" value="remove"><input type="hidden" name="confirm" value="1">
+${chosen.map((p) => html`<input type="hidden" name="pick-${p.id}" value="1">`)}
+<button type="submit" class="danger">${BULK_WORDS.confirmButton(chosen.length)}</button></form>
+<p><a href="${rosterHref(rosterQueryOf(back))}">${BULK_WORDS.cancel}</a></p>`,
+  };
+}
+
+const rosterQueryOf = (back: string) => rosterQuery(new URLSearchParams(back));
