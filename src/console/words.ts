@@ -204,6 +204,12 @@ export const AUDIT_WORDS: Record<AuditAction, { area: AuditArea; words: string }
   'webhook_delivery.replayed': { area: 'Webhooks', words: 'Webhook delivery replayed' },
   'webhook_deliveries.resent': { area: 'Webhooks', words: 'Failed webhook deliveries sent again' },
   'audit_log.exported': { area: 'Audit log', words: 'Audit log exported' },
+  'sso.configured': { area: 'Members and sign-in', words: 'Single sign-on set up or changed' },
+  'sso.removed': { area: 'Members and sign-in', words: 'Single sign-on turned off' },
+  'sso.required': { area: 'Members and sign-in', words: 'Single sign-on requirement changed' },
+  'sso_domain.added': { area: 'Members and sign-in', words: 'Sign-in domain added' },
+  'sso_domain.verified': { area: 'Members and sign-in', words: 'Sign-in domain verified' },
+  'sso_domain.removed': { area: 'Members and sign-in', words: 'Sign-in domain removed' },
 };
 
 /** An audit code in words; a code this release does not know (an older row) as it is. */

@@ -13,7 +13,7 @@ import { PlainError } from '../contract/errors.js';
  * it knows the organization; the console's members, invitations and sessions: found by an email,
  * an invitation's token or a session's cookie before the organization is known. All small.
  */
-export const REFERENCE_TABLES = ['plans', 'organizations', 'api_keys', 'members', 'member_invitations', 'console_sessions'] as const;
+export const REFERENCE_TABLES = ['plans', 'organizations', 'api_keys', 'members', 'member_invitations', 'console_sessions', 'sso_domains'] as const;
 /** Service-wide, not organization data: left on the coordinator. */
 export const COORDINATOR_TABLES = ['service_secrets', 'schema_migrations', 'console_sign_in_attempts'] as const;
 /** Every other table holds one organization's data in each row and is distributed by this column. */

@@ -24,6 +24,8 @@ import { recordAudit, type Actor } from './audit.js';
 import { deleteMemberSessionRows, listMemberSessionRows } from '../db/repositories/sessions.js';
 import { checkPasswordMatches, checkPasswordRule, chooseMembershipPassword, MAX_PASSWORD } from './passwords.js';
 import { INVITATION_UNUSABLE, memberActor, memberView, getInvitation, type MemberView } from './members.js';
+import { linkSessionToIdp } from '../db/repositories/sso.js';
+import { ssoPolicy, SSO_REQUIRED_FOR_PASSWORD } from './sso/settings.js';
 
 /**
  * Console sessions (CONTRACT.md section 11): signing in (by password, or by accepting an
@@ -158,6 +160,9 @@ export async function signInOrChoose(
   if (opened.length === 0) throw new ApiError('unauthorized', SIGN_IN_REFUSED);
   const m = opened.length === 1 ? opened[0] : opened.find((x) => x.orgId === input.organization);
   if (!m) return { choices: opened.map((x) => ({ orgId: x.orgId, name: x.orgName })) };
+  // Enforced SSO (issue 55): said only to whoever typed the right password.
+  const policy = await ssoPolicy(db, m.orgId);
+  if (policy.required && policy.breakGlassMemberId !== m.id) throw new ApiError('unauthorized', SSO_REQUIRED_FOR_PASSWORD);
   const stage = await stageAfterPassword(db, m);
   return db.transaction(async (tx) => {
     if (stage !== 'totp') {
@@ -238,7 +243,8 @@ export async function resolveSession(db: Queryable, cookie: string | undefined, 
   if (!found) return null;
   const { session: s, member: m, orgName, requireTwoFactor, hasFlash } = found;
   const t = now.getTime();
-  if (t - Date.parse(s.lastSeenAt) >= SESSION_IDLE_MS || t - Date.parse(s.createdAt) >= SESSION_MAX_MS) {
+  // A session opened through the IdP also ends at the IdP session's end or the organization's maximum (issue 55).
+  if (t - Date.parse(s.lastSeenAt) >= SESSION_IDLE_MS || t - Date.parse(s.createdAt) >= SESSION_MAX_MS || (s.endsAt && t >= Date.parse(s.endsAt))) {
     await deleteSession(db, s.orgId, idHash);
     return null;
   }
@@ -246,7 +252,8 @@ export async function resolveSession(db: Queryable, cookie: string | undefined, 
   if (t - Date.parse(s.lastSeenAt) >= TOUCH_EVERY_MS) await touchSession(db, s.orgId, idHash, now);
   // Requiring two-factor reaches open sessions at their next request: a member without it, signed
   // in before it was required, is held at enrollment like a new sign-in.
-  const stage: SessionStage = s.stage === 'active' && requireTwoFactor && m.totpSecret === null ? 'enroll' : s.stage;
+  // A session opened through the IdP is not: its second factor is the IdP's (issue 55).
+  const stage: SessionStage = s.stage === 'active' && requireTwoFactor && m.totpSecret === null && !s.sso ? 'enroll' : s.stage;
   return { orgId: s.orgId, orgName, member: memberView(m), stage, csrfToken: s.csrfToken, idHash, hasFlash };
 }
 
@@ -302,4 +309,23 @@ export async function signOutEverywhere(
     );
     return { ended };
   });
+}
+
+/**
+ * A session for a member signed in by the organization's IdP (issue 55), without a password: the
+ * same row, cookie, form token and limits as any session, at the `active` stage (the IdP did the
+ * authentication, its second factor included), linked to the IdP session it came from so that the
+ * IdP's logout ends it and it never outlives `endsAt` (the IdP session's end or the organization's
+ * maximum, whichever comes first). In the caller's transaction.
+ */
+export async function openIdpSession(
+  tx: Queryable,
+  m: MemberRow,
+  link: { protocol: 'oidc' | 'saml'; subject: string; session: string | null; endsAt: Date },
+  address: string | null,
+  now: Date,
+): Promise<SignedIn> {
+  const s = await openSession(tx, m, 'active', address, now);
+  await linkSessionToIdp(tx, m.orgId, sha256(s.cookie), link);
+  return { ...s, member: memberView(m) };
 }

@@ -55,6 +55,12 @@ export const AUDIT_ACTIONS = [
   'member.sessions_ended',
   'checkin_round.started',
   'checkin_mail.tested',
+  'sso.configured',
+  'sso.removed',
+  'sso.required',
+  'sso_domain.added',
+  'sso_domain.verified',
+  'sso_domain.removed',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
