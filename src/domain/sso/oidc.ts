@@ -182,8 +182,9 @@ export async function finishOidcSignIn(
 }
 
 function describe(err: unknown): string {
-  const e = err as { code?: string; message?: string; cause?: unknown };
-  return `${e.code ?? 'error'}: ${e.message ?? String(err)}`.slice(0, 300);
+  const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
+  const inner = e.cause?.message ? ` (${e.cause.code ?? 'cause'}: ${e.cause.message})` : '';
+  return `${e.code ?? 'error'}: ${e.message ?? String(err)}${inner}`.slice(0, 400);
 }
 
 // Back-channel logout (OpenID Connect Back-Channel Logout 1.0).

@@ -208,7 +208,7 @@ export async function saveOidcSettings(
           kind: 'oidc',
           issuer,
           clientId,
-          secretChanged: sealed !== null,
+          credentialsChanged: sealed !== null,
           groupsClaim,
           groupRoles: row.groupRoles.length,
           defaultRole: row.defaultRole,

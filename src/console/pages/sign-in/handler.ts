@@ -17,6 +17,8 @@ import { invalid } from '../../../contract/errors.js';
 import { changeOutcome, clearSessionCookie, formToken, Redirect, setSessionCookie, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { sendPage } from '../../views/layout.js';
 import { acceptanceOf, codeOf, credentialsOf, enrollmentOf, typedEmailOf } from './form.js';
+import { ssoRouteForEmail } from '../../../domain/sso/settings.js';
+import { ssoStartFor } from '../sso/handler.js';
 import { codeView, enrollView, invitationView, recoveryCodesBox, recoveryCodesView, signInView } from './view.js';
 
 const hidden = { schema: { hide: true } };
@@ -43,6 +45,9 @@ export function registerAuthPages(scope: FastifyInstance, deps: ConsoleDeps & { 
     let choices: OrganizationChoice['choices'] | undefined;
     const page = (rq: FastifyRequest, rp: FastifyReply, status: number, message?: Safe) => signInPage(rq, rp, choices ? 200 : status, message, choices);
     return changeOutcome(page)(request, reply, async () => {
+      // An address of an organization's verified domain goes to its IdP, whatever else was typed (issue 55).
+      const sso = await ssoRouteForEmail(db, request.body?.email);
+      if (sso?.kind === 'oidc') return new Redirect(ssoStartFor(sso.orgId, sso.email));
       const s = await signInOrChoose(db, credentialsOf(request.body), request.ip, now());
       if ('choices' in s) {
         choices = s.choices;

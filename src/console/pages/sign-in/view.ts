@@ -4,8 +4,14 @@ import { MIN_PASSWORD } from '../../../domain/passwords.js';
 import { csrfField, html, notice, type PageOptions, type Safe } from '../../html.js';
 import { navFor } from '../../views/nav.js';
 
+/** The sign-in page's words of single sign-on (issue 55). */
+export const SIGN_IN_WORDS = {
+  passwordHelp: 'If your organization signs in with its own identity provider (single sign-on), leave the password empty: choosing Sign in takes you there.',
+} as const;
+
 /**
- * The sign-in page: email and password. `csrf` is the form cookie's token (no session yet).
+ * The sign-in page: the work address first (an address of an organization's verified domain goes
+ * to its IdP, and needs no password here), else email and password. `csrf` is the form cookie's token (no session yet).
  * `choices`: the organizations whose consoles the password just typed opens, when it opens several
  * (shown only to whoever typed it); the password is asked again with the choice.
  */
@@ -34,7 +40,8 @@ ${message ?? ''}
 ${csrfField(csrf)}
 <label for="f-email">Email</label> <input type="email" name="email" autocomplete="username" required value="${email}" id="f-email">
 ${choice}
-<label for="f-password">Password</label> <input type="password" name="password" autocomplete="current-password" required id="f-password">
+<label for="f-password">Password</label> <input type="password" name="password" autocomplete="current-password" id="f-password" aria-describedby="password-help">
+<p id="password-help" class="muted">${SIGN_IN_WORDS.passwordHelp}</p>
 <button type="submit">Sign in</button>
 </form>
 <p class="muted">Members join by invitation from an owner of their organization or from the platform's operator.</p>`,
