@@ -171,7 +171,12 @@ export async function signInOrChoose(
         tx,
         m.orgId,
         memberActor(m, address),
-        { action: 'member.signed_in', target: { kind: 'member', id: m.id }, details: { twoFactor: false } },
+        {
+          action: 'member.signed_in',
+          target: { kind: 'member', id: m.id },
+          // The break-glass owner's way in while SSO is required is marked as such (issue 55).
+          details: policy.required ? { twoFactor: false, breakGlass: true } : { twoFactor: false },
+        },
         now,
       );
     }

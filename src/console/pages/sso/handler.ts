@@ -148,14 +148,14 @@ export function registerSsoPages(scope: FastifyInstance, deps: SsoPageDeps) {
   scope.post<{ Body: Form }>('/sso/oidc', owner, async (request, reply) =>
     outcome(request, reply, async () => {
       await saveOidcSettings(db, request.member.orgId, oidcSettingsOf(request.body), actorOf(request), now(), rulesOf(deps));
-      return notice('The OpenID Connect connection is saved.', 'ok');
+      return notice(SSO_WORDS.saved, 'ok');
     }),
   );
 
   scope.post('/sso/remove', owner, async (request, reply) =>
     outcome(request, reply, async () => {
       await removeSsoSettings(db, request.member.orgId, actorOf(request), now());
-      return notice('Single sign-on is turned off.', 'ok');
+      return notice(SSO_WORDS.removed, 'ok');
     }),
   );
 
@@ -169,21 +169,21 @@ export function registerSsoPages(scope: FastifyInstance, deps: SsoPageDeps) {
   scope.post<{ Body: Form }>('/sso/domains', owner, async (request, reply) =>
     outcome(request, reply, async () => {
       const d = await addDomain(db, request.member.orgId, domainOf(request.body), actorOf(request), now());
-      return notice(`${d.domain} is added. Publish its TXT record, then choose Verify.`, 'ok');
+      return notice(SSO_WORDS.domainAdded(d.domain), 'ok');
     }),
   );
 
   scope.post<{ Params: { domain: string } }>('/sso/domains/:domain/verify', owner, async (request, reply) =>
     outcome(request, reply, async () => {
       const d = await verifyDomain(db, request.member.orgId, request.params.domain, 'dns', actorOf(request), now(), deps.resolveTxt);
-      return notice(`${d.domain} is verified.`, 'ok');
+      return notice(SSO_WORDS.domainVerified(d.domain), 'ok');
     }),
   );
 
   scope.post<{ Params: { domain: string } }>('/sso/domains/:domain/remove', owner, async (request, reply) =>
     outcome(request, reply, async () => {
       await removeDomain(db, request.member.orgId, request.params.domain, actorOf(request), now());
-      return notice(`${request.params.domain} is removed.`, 'ok');
+      return notice(SSO_WORDS.domainRemoved(request.params.domain), 'ok');
     }),
   );
 }

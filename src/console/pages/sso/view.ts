@@ -58,6 +58,11 @@ export const SSO_WORDS = {
   continueConsole: 'Continue to the console',
   refused: 'Sign-in did not complete',
   backToSignIn: 'Back to the sign-in page',
+  saved: 'The OpenID Connect connection is saved.',
+  removed: 'Single sign-on is turned off.',
+  domainAdded: (d: string) => `${d} is added. Publish its TXT record, then choose Verify.`,
+  domainVerified: (d: string) => `${d} is verified.`,
+  domainRemoved: (d: string) => `${d} is removed.`,
 } as const;
 
 export interface SsoPageData {
