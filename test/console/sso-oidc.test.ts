@@ -399,9 +399,30 @@ describe('enforced SSO', () => {
 
     // The break-glass owner keeps a way in without the IdP: by password through the domain for now
     // (the sign-in page sends their address, on the verified domain, to the IdP), a passkey later.
-    const { signIn } = await import('../../src/domain/sessions.js');
-    const s = await signIn(t.db, { email: `owner@${DOMAIN}`, password: CONSOLE_PASSWORD }, '192.0.2.61', new Date());
-    expect(s.member.id).toBe(ownerId);
+    const glassClient = new ConsoleClient(t.app, '192.0.2.61');
+    const page1 = await glassClient.get('/console/sign-in?without-sso=1');
+    expect(page1.body).toContain('<input type="hidden" name="without_sso" value="1">');
+    const inGlass = await glassClient.post('/console/sign-in', {
+      _csrf: ConsoleClient.token(page1.body),
+      without_sso: '1',
+      email: `owner@${DOMAIN}`,
+      password: CONSOLE_PASSWORD,
+    });
+    expect(inGlass.statusCode).toBe(303);
+    expect(inGlass.headers.location).toBe('/console/overview');
+    // Anyone else of the domain who asks for a password sign-in is refused, with the reason.
+    const other = await joinConsole(t, ORG, `second-owner@${DOMAIN}`, 'owner', new Date());
+    expect((await other.get('/console/overview')).statusCode).toBe(200);
+    const c2 = new ConsoleClient(t.app, '192.0.2.64');
+    const p2 = await c2.get('/console/sign-in?without-sso=1');
+    const refusedOwner = await c2.post('/console/sign-in', {
+      _csrf: ConsoleClient.token(p2.body),
+      without_sso: '1',
+      email: `second-owner@${DOMAIN}`,
+      password: CONSOLE_PASSWORD,
+    });
+    expect(refusedOwner.statusCode).toBe(401);
+    expect(refusedOwner.body).toContain(SSO_REQUIRED_FOR_PASSWORD);
     const glass = (await listAuditEvents(t.db, ORG, { limit: 50 })).items.find((e) => e.action === 'member.signed_in' && e.target?.id === ownerId);
     expect(glass?.details).toEqual({ twoFactor: false, breakGlass: true });
 

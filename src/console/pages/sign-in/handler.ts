@@ -16,7 +16,7 @@ import type { Safe } from '../../html.js';
 import { invalid } from '../../../contract/errors.js';
 import { changeOutcome, clearSessionCookie, formToken, Redirect, setSessionCookie, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { sendPage } from '../../views/layout.js';
-import { acceptanceOf, codeOf, credentialsOf, enrollmentOf, typedEmailOf } from './form.js';
+import { acceptanceOf, codeOf, credentialsOf, enrollmentOf, typedEmailOf, withoutSsoOf } from './form.js';
 import { ssoRouteForEmail } from '../../../domain/sso/settings.js';
 import { ssoStartFor } from '../sso/handler.js';
 import { codeView, enrollView, invitationView, recoveryCodesBox, recoveryCodesView, signInView } from './view.js';
@@ -33,7 +33,17 @@ export function registerAuthPages(scope: FastifyInstance, deps: ConsoleDeps & { 
   scope.get('/', hidden, async (request, reply) => reply.redirect(request.consoleSession ? '/console/overview' : '/console/sign-in', 303));
 
   const signInPage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe, choices?: OrganizationChoice['choices']) =>
-    sendPage(reply, status, signInView({ csrf: formToken(request, reply, deps), email: typedEmailOf(request.body as Form | undefined), message, choices }));
+    sendPage(
+      reply,
+      status,
+      signInView({
+        csrf: formToken(request, reply, deps),
+        email: typedEmailOf(request.body as Form | undefined),
+        message,
+        choices,
+        withoutSso: withoutSsoOf(request),
+      }),
+    );
 
   scope.get('/sign-in', hidden, async (request, reply) => {
     if (request.consoleSession?.stage === 'active') return reply.redirect('/console/overview', 303);
@@ -47,7 +57,7 @@ export function registerAuthPages(scope: FastifyInstance, deps: ConsoleDeps & { 
     return changeOutcome(page)(request, reply, async () => {
       // An address of an organization's verified domain goes to its IdP, whatever else was typed (issue 55).
       const sso = await ssoRouteForEmail(db, request.body?.email);
-      if (sso?.kind === 'oidc') return new Redirect(ssoStartFor(sso.orgId, sso.email));
+      if (sso?.kind === 'oidc' && !withoutSsoOf(request)) return new Redirect(ssoStartFor(sso.orgId, sso.email));
       const s = await signInOrChoose(db, credentialsOf(request.body), request.ip, now());
       if ('choices' in s) {
         choices = s.choices;

@@ -7,6 +7,9 @@ import { navFor } from '../../views/nav.js';
 /** The sign-in page's words of single sign-on (issue 55). */
 export const SIGN_IN_WORDS = {
   passwordHelp: 'If your organization signs in with its own identity provider (single sign-on), leave the password empty: choosing Sign in takes you there.',
+  withoutSso: 'Sign in with a password instead of single sign-on',
+  withoutSsoHelp:
+    "Your address will not be sent to your organization's identity provider. When your organization requires single sign-on, only its break-glass owner can sign in this way.",
 } as const;
 
 /**
@@ -20,11 +23,14 @@ export function signInView({
   email,
   message,
   choices,
+  withoutSso = false,
 }: {
   csrf: string;
   email: string;
   message?: Safe;
   choices?: Array<{ orgId: string; name: string }>;
+  /** The person chose a password sign-in although their domain goes to an IdP (issue 55). */
+  withoutSso?: boolean;
 }): PageOptions {
   const choice = choices?.length
     ? html`<fieldset>
@@ -40,10 +46,12 @@ ${message ?? ''}
 ${csrfField(csrf)}
 <label for="f-email">Email</label> <input type="email" name="email" autocomplete="username" required value="${email}" id="f-email">
 ${choice}
-<label for="f-password">Password</label> <input type="password" name="password" autocomplete="current-password" id="f-password" aria-describedby="password-help">
-<p id="password-help" class="muted">${SIGN_IN_WORDS.passwordHelp}</p>
+${withoutSso ? html`<input type="hidden" name="without_sso" value="1">` : ''}
+<label for="f-password">Password</label> <input type="password" name="password" autocomplete="current-password" id="f-password" aria-describedby="password-help"${withoutSso ? html` required` : ''}>
+<p id="password-help" class="muted">${withoutSso ? SIGN_IN_WORDS.withoutSsoHelp : SIGN_IN_WORDS.passwordHelp}</p>
 <button type="submit">Sign in</button>
 </form>
+${withoutSso ? '' : html`<p><a href="/console/sign-in?without-sso=1">${SIGN_IN_WORDS.withoutSso}</a></p>`}
 <p class="muted">Members join by invitation from an owner of their organization or from the platform's operator.</p>`,
   };
 }
