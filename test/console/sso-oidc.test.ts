@@ -319,6 +319,23 @@ describe('what is refused', () => {
   });
 });
 
+describe("the organization's longest session", () => {
+  it('a session from the IdP ends at the organization maximum (8 hours here), though used within the idle limit', async () => {
+    const { c, back } = await signInWithIdp('u-ada', `ada@${DOMAIN}`);
+    expect(back.statusCode).toBe(200);
+    try {
+      offsetMs = 7 * 3_600_000 + 59 * 60_000;
+      expect((await c.get('/console/overview')).statusCode).toBe(200);
+      offsetMs = 8 * 3_600_000;
+      const after = await c.get('/console/overview');
+      expect(after.statusCode).toBe(303);
+      expect(after.headers.location).toBe('/console/sign-in');
+    } finally {
+      offsetMs = 0;
+    }
+  });
+});
+
 describe('back-channel logout', () => {
   it("the IdP's logout token ends the session at once; a token signed by another key or for another audience ends nothing", async () => {
     const { c, back } = await signInWithIdp('u-ada', `ada@${DOMAIN}`);
