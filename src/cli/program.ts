@@ -10,6 +10,7 @@ import { registerImportPulses } from './commands/import-pulses.js';
 import { registerKeys } from './commands/keys.js';
 import { registerLoad } from './commands/load-dataset.js';
 import { registerMembers } from './commands/members.js';
+import { registerSso } from './commands/sso.js';
 import { registerRespondents } from './commands/respondents.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerOrgs } from './commands/orgs.js';
@@ -60,6 +61,7 @@ export function buildProgram(): Command {
   registerPlans(program);
   registerPulses(program);
   registerMembers(program);
+  registerSso(program);
   registerRespondents(program);
   registerAudit(program);
   return program;

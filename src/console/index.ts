@@ -16,6 +16,8 @@ import { registerPeoplePages } from './pages/people/handler.js';
 import { registerCheckinPages } from './pages/checkins/handler.js';
 import { registerSessionPages } from './pages/sessions/handler.js';
 import { registerPasskeyAuthPages, registerPasskeyMemberPages } from './pages/passkeys/handler.js';
+import { registerSsoBackchannel, registerSsoPages, registerSsoSignInPages } from './pages/sso/handler.js';
+import type { TxtResolver } from '../domain/sso/settings.js';
 
 export { CONSOLE_PREFIX };
 
@@ -32,6 +34,8 @@ export interface ConsoleOptions {
   mail?: { smtpUrl: string; from?: string };
   /** A mailer of the test's own (tests only); else made from `mail`. */
   mailer?: Mailer;
+  /** A DNS TXT lookup of the test's own (tests only; SSO domain verification); else node:dns. */
+  resolveTxt?: TxtResolver;
 }
 
 /**
@@ -56,6 +60,7 @@ export async function registerConsole(app: FastifyInstance, opts: ConsoleOptions
       // Signing in, two-factor and invitations: no member yet.
       registerAuthPages(scope, deps);
       registerPasskeyAuthPages(scope, deps);
+      registerSsoSignInPages(scope, deps);
       // Every member page in one child scope, behind one guard that reads each route's roles.
       await scope.register(async (members) => {
         registerMemberGuard(members);
@@ -72,8 +77,15 @@ export async function registerConsole(app: FastifyInstance, opts: ConsoleOptions
         registerCheckinPages(members, deps);
         registerSessionPages(members, deps);
         registerPasskeyMemberPages(members, deps);
+        registerSsoPages(members, deps);
       });
     },
     { prefix: CONSOLE_PREFIX },
   );
+  // The IdP's back-channel logout: a server's POST with a signed token, outside the pages' session and form checks.
+  await registerSsoBackchannel(app, {
+    ...opts,
+    secureCookies: false,
+    baseUrl: (opts.publicBaseUrl ?? opts.listenerBaseUrl ?? 'http://127.0.0.1:3000').replace(/\/+$/, ''),
+  });
 }

@@ -209,6 +209,12 @@ export const AUDIT_WORDS: Record<AuditAction, { area: AuditArea; words: string }
   'member.passkey_removed': { area: 'Members and sign-in', words: 'Passkey removed' },
   'member.passkey_refused': { area: 'Members and sign-in', words: 'Passkey refused: it may have been copied' },
   'organization.passkeys_required': { area: 'Organization', words: 'Passkey requirement changed' },
+  'sso.configured': { area: 'Members and sign-in', words: 'Single sign-on set up or changed' },
+  'sso.removed': { area: 'Members and sign-in', words: 'Single sign-on turned off' },
+  'sso.required': { area: 'Members and sign-in', words: 'Single sign-on requirement changed' },
+  'sso_domain.added': { area: 'Members and sign-in', words: 'Sign-in domain added' },
+  'sso_domain.verified': { area: 'Members and sign-in', words: 'Sign-in domain verified' },
+  'sso_domain.removed': { area: 'Members and sign-in', words: 'Sign-in domain removed' },
 };
 
 /** An audit code in words; a code this release does not know (an older row) as it is. */

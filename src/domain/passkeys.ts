@@ -34,6 +34,7 @@ import { newId } from './ids.js';
 import { checkPassword, spendAttempt } from './passwords.js';
 import { memberActor, memberOf, memberView } from './members.js';
 import { openSession, type ConsoleSession, type NewSession, type SignedIn } from './sessions.js';
+import { ssoPolicy } from './sso/settings.js';
 
 /**
  * Passkeys (CONTRACT.md section 11, amended; issue 55 item 5): WebAuthn credentials of console
@@ -215,15 +216,19 @@ export const requiresPasskeys = (db: Queryable, orgId: string) => readRequirePas
  */
 export async function mustUsePasskey(db: Queryable, m: Pick<MemberRow, 'orgId' | 'id' | 'role'>): Promise<boolean> {
   if (!HELD_ROLES.includes(m.role)) return false;
-  return (await readRequirePasskeys(db, m.orgId)) && (await countPasskeys(db, m.orgId, m.id)) > 0;
+  // While SSO is required, the break-glass owner's way in is a passkey: never a TOTP code (issue 55).
+  const policy = await ssoPolicy(db, m.orgId);
+  const required = (policy.required && policy.breakGlassMemberId === m.id) || (await readRequirePasskeys(db, m.orgId));
+  return required && (await countPasskeys(db, m.orgId, m.id)) > 0;
 }
 
 /**
- * Whether the member may sign in by passkey (alone, without the password). For now always; once
- * single sign-on can be required (issue 55 item 4), only the organization's break-glass owner may.
+ * Whether the member may sign in by passkey (alone, without the password): always, but while the
+ * organization requires single sign-on (issue 55, item 4), when only its break-glass owner may.
  */
-export async function mayUsePasskeySignIn(_db: Queryable, _orgId: string, _memberId: string): Promise<boolean> {
-  return true;
+export async function mayUsePasskeySignIn(db: Queryable, orgId: string, memberId: string): Promise<boolean> {
+  const policy = await ssoPolicy(db, orgId);
+  return !policy.required || policy.breakGlassMemberId === memberId;
 }
 
 /**

@@ -25,6 +25,8 @@ import { deleteMemberSessionRows, listMemberSessionRows } from '../db/repositori
 import { countPasskeys } from '../db/repositories/passkeys.js';
 import { checkPasswordMatches, checkPasswordRule, chooseMembershipPassword, MAX_PASSWORD } from './passwords.js';
 import { INVITATION_UNUSABLE, memberActor, memberView, getInvitation, type MemberView } from './members.js';
+import { linkSessionToIdp } from '../db/repositories/sso.js';
+import { ssoPolicy, SSO_REQUIRED_FOR_PASSWORD } from './sso/settings.js';
 
 /**
  * Console sessions (CONTRACT.md section 11): signing in (by password, or by accepting an
@@ -135,6 +137,10 @@ export interface OrganizationChoice {
 }
 
 /** The answer when a password opens several memberships and none of them was chosen. */
+/** The break-glass owner of an organization that requires SSO, with no passkey yet (said after a right password only). */
+export const BREAK_GLASS_NEEDS_PASSKEY =
+  'While your organization requires single sign-on, you sign in here with your password and a passkey, and you have no passkey yet. Sign in through your organization, add a passkey on your Account page, then use this way in.';
+
 export const CHOOSE_ORGANIZATION = 'Your password opens the console of more than one organization. Choose one, and enter your password again.';
 
 /**
@@ -160,6 +166,11 @@ export async function signInOrChoose(
   if (opened.length === 0) throw new ApiError('unauthorized', SIGN_IN_REFUSED);
   const m = opened.length === 1 ? opened[0] : opened.find((x) => x.orgId === input.organization);
   if (!m) return { choices: opened.map((x) => ({ orgId: x.orgId, name: x.orgName })) };
+  // Enforced SSO (issue 55): said only to whoever typed the right password.
+  const policy = await ssoPolicy(db, m.orgId);
+  if (policy.required && policy.breakGlassMemberId !== m.id) throw new ApiError('unauthorized', SSO_REQUIRED_FOR_PASSWORD);
+  // The break-glass owner's password leads to their passkey, never in alone nor with a code.
+  if (policy.required && (await countPasskeys(db, m.orgId, m.id)) === 0) throw new ApiError('unauthorized', BREAK_GLASS_NEEDS_PASSKEY);
   const stage = await stageAfterPassword(db, m);
   return db.transaction(async (tx) => {
     if (stage !== 'totp') {
@@ -168,7 +179,12 @@ export async function signInOrChoose(
         tx,
         m.orgId,
         memberActor(m, address),
-        { action: 'member.signed_in', target: { kind: 'member', id: m.id }, details: { twoFactor: false } },
+        {
+          action: 'member.signed_in',
+          target: { kind: 'member', id: m.id },
+          // The break-glass owner's way in while SSO is required is marked as such (issue 55).
+          details: policy.required ? { twoFactor: false, breakGlass: true } : { twoFactor: false },
+        },
         now,
       );
     }
@@ -242,7 +258,8 @@ export async function resolveSession(db: Queryable, cookie: string | undefined, 
   if (!found) return null;
   const { session: s, member: m, orgName, requireTwoFactor, hasFlash, passkey } = found;
   const t = now.getTime();
-  if (t - Date.parse(s.lastSeenAt) >= SESSION_IDLE_MS || t - Date.parse(s.createdAt) >= SESSION_MAX_MS) {
+  // A session opened through the IdP also ends at the IdP session's end or the organization's maximum (issue 55).
+  if (t - Date.parse(s.lastSeenAt) >= SESSION_IDLE_MS || t - Date.parse(s.createdAt) >= SESSION_MAX_MS || (s.endsAt && t >= Date.parse(s.endsAt))) {
     await deleteSession(db, s.orgId, idHash);
     return null;
   }
@@ -250,11 +267,12 @@ export async function resolveSession(db: Queryable, cookie: string | undefined, 
   if (t - Date.parse(s.lastSeenAt) >= TOUCH_EVERY_MS) await touchSession(db, s.orgId, idHash, now);
   // Requiring two-factor reaches open sessions at their next request: a member without it, signed
   // in before it was required, is held at enrollment like a new sign-in. A passkey is a second
-  // factor too. Requiring passkeys of owners and admins does the same: a session of theirs that
-  // proved none is held until it does (docs/decisions.md, "Passkeys required").
+  // factor too, and so is the IdP's for a session opened through it (issue 55). Requiring passkeys
+  // of owners and admins holds a session of theirs that proved none until it does
+  // (docs/decisions.md, "Passkeys required"); a session from the IdP is not held for it.
   let stage: SessionStage = s.stage;
-  if (stage === 'active' && passkey.required && (m.role === 'owner' || m.role === 'admin') && !passkey.session) stage = 'passkey';
-  else if (stage === 'active' && requireTwoFactor && m.totpSecret === null && !passkey.member) stage = 'enroll';
+  if (stage === 'active' && passkey.required && (m.role === 'owner' || m.role === 'admin') && !passkey.session && !s.sso) stage = 'passkey';
+  else if (stage === 'active' && requireTwoFactor && m.totpSecret === null && !passkey.member && !s.sso) stage = 'enroll';
   return {
     orgId: s.orgId,
     orgName,
@@ -319,4 +337,23 @@ export async function signOutEverywhere(
     );
     return { ended };
   });
+}
+
+/**
+ * A session for a member signed in by the organization's IdP (issue 55), without a password: the
+ * same row, cookie, form token and limits as any session, at the `active` stage (the IdP did the
+ * authentication, its second factor included), linked to the IdP session it came from so that the
+ * IdP's logout ends it and it never outlives `endsAt` (the IdP session's end or the organization's
+ * maximum, whichever comes first). In the caller's transaction.
+ */
+export async function openIdpSession(
+  tx: Queryable,
+  m: MemberRow,
+  link: { protocol: 'oidc' | 'saml'; subject: string; session: string | null; endsAt: Date },
+  address: string | null,
+  now: Date,
+): Promise<SignedIn> {
+  const s = await openSession(tx, m, 'active', address, now);
+  await linkSessionToIdp(tx, m.orgId, sha256(s.cookie), link);
+  return { ...s, member: memberView(m) };
 }

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../src/db/executor.js';
 import {
   mayUsePasskeySignIn,
+  mustUsePasskey,
   PASSKEY_HELD_USE_YOURS,
   PASSKEY_LAST_REQUIRED,
   PASSKEY_PASSWORD_REFUSED,
@@ -17,6 +18,7 @@ import {
   PASSKEY_REQUIREMENT_NEEDS_OWN,
   relyingPartyOf,
 } from '../../src/domain/passkeys.js';
+import { SSO_REQUIRED_FOR_PASSWORD } from '../../src/domain/sso/settings.js';
 import { PASSKEY_REQUIRED_NOT_CODE } from '../../src/domain/totp.js';
 import { escapeHtml } from '../../src/http/html.js';
 import { NOW, readDataset } from '../fixtures/dataset.js';
@@ -226,6 +228,71 @@ describe('passkeys over HTTP (issue 55)', () => {
     expect(garbage.statusCode).toBe(401);
     expect(garbage.body).toContain(html(PASSKEY_REFUSED));
     expect(await mayUsePasskeySignIn(t.db, ORG, id)).toBe(true);
+  });
+
+  it('while SSO is required, the break-glass owner gets in by passkey, alone or after the password, never by a code; others by passkey are refused', async () => {
+    const glass = await joinConsole(t, ORG, 'pk.glass@example.com', 'owner', NOW, '198.51.100.70');
+    glass.followChanges = false;
+    const other = await joinConsole(t, ORG, 'pk.other@example.com', 'owner', NOW, '198.51.100.71');
+    other.followChanges = false;
+    const glassId = await memberId('pk.glass@example.com');
+    const otherId = await memberId('pk.other@example.com');
+    const glassKey = new SoftAuthenticator(ORIGIN);
+    const otherKey = new SoftAuthenticator(ORIGIN);
+    expect((await register(glass, glassKey, 'Safe key')).done.statusCode).toBe(303);
+    expect((await register(other, otherKey, 'Other key')).done.statusCode).toBe(303);
+    // The organization's IdP, required, with pk.glass as its break-glass owner (set as the SSO page does).
+    await t.db.query(
+      sql(
+        't.sso_required',
+        `INSERT INTO sso_settings (org_id, kind, oidc_issuer, oidc_client_id, oidc_client_secret_sealed, required, break_glass_member_id, created_at, updated_at)
+         VALUES ($1, 'oidc', 'https://idp.example.com', 'climate-pulse', 'sealed:v1:unused', true, $2, $3, $3)`,
+      ),
+      [ORG, glassId, NOW],
+    );
+    try {
+      expect(await mayUsePasskeySignIn(t.db, ORG, glassId)).toBe(true);
+      expect(await mayUsePasskeySignIn(t.db, ORG, otherId)).toBe(false);
+      const alone = async (device: SoftAuthenticator, address: string) => {
+        const b = new ConsoleClient(t.app, address);
+        b.followChanges = false;
+        const page = (await b.get('/console/sign-in')).body;
+        return b.postOnly('/console/sign-in/passkey', {
+          _csrf: ConsoleClient.token(page),
+          response: device.authenticate(optionsOn(page, '/console/sign-in/passkey')),
+        });
+      };
+      // Another owner's passkey alone: refused, no session.
+      const refused = await alone(otherKey, '198.51.100.72');
+      expect(refused.statusCode).toBe(401);
+      expect(refused.headers['set-cookie']?.toString() ?? '').not.toContain('cp_session=');
+      // Another owner's password: refused with the reason (after a right password only).
+      const otherPassword = await new ConsoleClient(t.app, '198.51.100.73').submit('/console/sign-in', '/console/sign-in', {
+        email: 'pk.other@example.com',
+        password: CONSOLE_PASSWORD,
+      });
+      expect(otherPassword.statusCode).toBe(401);
+      expect(otherPassword.body).toContain(html(SSO_REQUIRED_FOR_PASSWORD));
+      // The break-glass owner's passkey alone: in.
+      const inAlone = await alone(glassKey, '198.51.100.74');
+      expect(inAlone.statusCode).toBe(303);
+      expect(inAlone.headers.location).toBe('/console/overview');
+      // Their password leads to the passkey step, where a code is refused.
+      const second = new ConsoleClient(t.app, '198.51.100.75');
+      second.followChanges = false;
+      expect(await signInWithPassword(second, 'pk.glass@example.com')).toBe('/console/two-factor');
+      expect(await mustUsePasskey(t.db, { orgId: ORG, id: glassId, role: 'owner' })).toBe(true);
+      const step = (await second.get('/console/two-factor')).body;
+      const done = await second.postOnly('/console/two-factor/passkey', {
+        _csrf: ConsoleClient.token(step),
+        response: glassKey.authenticate(optionsOn(step, '/console/two-factor/passkey')),
+      });
+      expect(done.statusCode).toBe(303);
+      expect(done.headers.location).toBe('/console/overview');
+      expect((await second.get('/console/overview')).statusCode).toBe(200);
+    } finally {
+      await t.db.query(sql('t.sso_off', 'DELETE FROM sso_settings WHERE org_id = $1'), [ORG]);
+    }
   });
 
   it('a cloned credential whose counter goes back is refused and audited; a removed passkey is refused', async () => {

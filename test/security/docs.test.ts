@@ -81,6 +81,7 @@ const ROLES: Record<string, string> = {
   '@simplewebauthn/browser': "console: passkeys in the browser (bundled into the console's script at build time)",
   'scim2-parse-filter': "SCIM: the filter grammar of identity providers' queries",
   'scim-patch': "SCIM: PATCH operations' semantics",
+  jose: "console: verifies OpenID Connect back-channel logout tokens against the IdP's published keys",
   'intl-messageformat': 'every page and mail: ICU MessageFormat catalogues, one per locale (bundled into the check-in script)',
 };
 

@@ -14,7 +14,7 @@ const CONTROL_BUT_LINES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]
  * The console's textareas, whose text is lines: the only fields that may hold a tab, a line feed
  * or a carriage return (a pasted roster, the reasons and the flag words of the check-in settings).
  */
-export const MULTILINE_FIELDS: ReadonlySet<string> = new Set(['csv', 'reasons', 'flagWords']);
+export const MULTILINE_FIELDS: ReadonlySet<string> = new Set(['csv', 'reasons', 'flagWords', 'groupRoles']);
 
 /**
  * Whether text holds a control character (Unicode's Cc: C0, DEL and C1), NUL included, that no

@@ -17,6 +17,7 @@ export function navItems(session: Pick<ConsoleSession, 'member'>): NavItem[] {
   if (session.member.role !== 'viewer') items.push({ href: '/console/people', label: 'People' });
   if (['owner', 'admin', 'viewer'].includes(session.member.role)) items.push({ href: '/console/checkins', label: 'Check-ins' });
   if (session.member.role === 'owner') items.push({ href: '/console/members', label: 'Members' });
+  if (session.member.role === 'owner') items.push({ href: '/console/sso', label: 'Single sign-on' });
   items.push({ href: '/console/audit', label: 'Audit log' });
   items.push({ href: '/console/account', label: 'Account' });
   items.push({ href: '/console/sessions', label: 'Sessions' });

@@ -60,6 +60,12 @@ export const AUDIT_ACTIONS = [
   'member.passkey_removed',
   'member.passkey_refused',
   'organization.passkeys_required',
+  'sso.configured',
+  'sso.removed',
+  'sso.required',
+  'sso_domain.added',
+  'sso_domain.verified',
+  'sso_domain.removed',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

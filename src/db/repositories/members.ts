@@ -279,6 +279,9 @@ export interface SessionRow {
   csrfToken: string;
   createdAt: string;
   lastSeenAt: string;
+  /** Sessions opened through the IdP (migration 0029): when they end at the latest, and by which protocol. */
+  endsAt?: string | null;
+  sso?: 'oidc' | 'saml' | null;
 }
 
 const insertSession = sql(
@@ -299,7 +302,7 @@ export async function insertSessionRow(
 const sessionWithMember = sql(
   'console_sessions.by_id_with_member',
   `SELECT s.org_id, s.member_id, s.stage, s.csrf_token, s.created_at AS session_created_at, s.last_seen_at, o.name AS org_name,
-          o.require_two_factor, s.flash IS NOT NULL AS has_flash, s.passkey, o.require_passkeys,
+          o.require_two_factor, s.flash IS NOT NULL AS has_flash, s.passkey, o.require_passkeys, s.ends_at, s.sso_protocol,
           EXISTS (SELECT 1 FROM member_passkeys p WHERE p.org_id = s.org_id AND p.member_id = s.member_id) AS has_passkey,
           m.id, m.email, m.role, m.password_hash, m.totp_secret, m.totp_last_step, m.recovery_codes, m.created_at, m.last_sign_in_at
      FROM console_sessions s
@@ -332,6 +335,8 @@ export async function findSessionWithMember(
       passkey: boolean;
       require_passkeys: boolean | null;
       has_passkey: boolean;
+      ends_at: Date | string | null;
+      sso_protocol: 'oidc' | 'saml' | null;
     }
   >(sessionWithMember, [idHash]);
   if (!r) return null;
@@ -343,6 +348,8 @@ export async function findSessionWithMember(
       csrfToken: r.csrf_token,
       createdAt: iso(r.session_created_at),
       lastSeenAt: iso(r.last_seen_at),
+      endsAt: isoOrNull(r.ends_at),
+      sso: r.sso_protocol,
     },
     member: r.id === null ? null : member(r),
     orgName: r.org_name,

@@ -15,3 +15,11 @@ export const codeOf = (form: Form) => form.code;
 export const enrollmentOf = (form: Form) => ({ code: form.code, password: form.password });
 
 export const acceptanceOf = (token: string, form: Form) => ({ token, password: form.password });
+
+/**
+ * Whether the person chose to sign in with a password although their address is on a domain that
+ * goes to the organization's IdP (the break-glass owner when the IdP fails; issue 55): the sign-in
+ * page's link sets it in the query, and its form carries it on.
+ */
+export const withoutSsoOf = (request: { query?: unknown; body?: unknown }) =>
+  (request.query as Record<string, unknown> | undefined)?.['without-sso'] === '1' || (request.body as Form | undefined)?.without_sso === '1';

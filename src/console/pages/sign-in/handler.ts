@@ -16,7 +16,9 @@ import type { Safe } from '../../html.js';
 import { invalid } from '../../../contract/errors.js';
 import { changeOutcome, clearSessionCookie, formToken, Redirect, setSessionCookie, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { sendPage } from '../../views/layout.js';
-import { acceptanceOf, codeOf, credentialsOf, enrollmentOf, typedEmailOf } from './form.js';
+import { acceptanceOf, codeOf, credentialsOf, enrollmentOf, typedEmailOf, withoutSsoOf } from './form.js';
+import { ssoRouteForEmail } from '../../../domain/sso/settings.js';
+import { ssoStartFor } from '../sso/handler.js';
 import { codeView, enrollView, invitationView, recoveryCodesBox, recoveryCodesView, signInView } from './view.js';
 import { passkeySecondFactorBlock, passkeySignInBlock } from '../passkeys/handler.js';
 import { passkeyScripts } from '../passkeys/view.js';
@@ -38,7 +40,10 @@ export function registerAuthPages(scope: FastifyInstance, deps: ConsoleDeps & { 
     // Signing in with a passkey alone (src/console/pages/passkeys/): one block, bound to the same form token.
     const passkey = choices ? undefined : ((await passkeySignInBlock(csrf, deps)) ?? undefined);
     const email = typedEmailOf(request.body as Form | undefined);
-    return sendPage(reply, status, { ...signInView({ csrf, email, message, choices, passkey }), scripts: passkey ? passkeyScripts() : [] });
+    return sendPage(reply, status, {
+      ...signInView({ csrf, email, message, choices, passkey, withoutSso: withoutSsoOf(request) }),
+      scripts: passkey ? passkeyScripts() : [],
+    });
   };
 
   scope.get('/sign-in', hidden, async (request, reply) => {
@@ -51,6 +56,9 @@ export function registerAuthPages(scope: FastifyInstance, deps: ConsoleDeps & { 
     let choices: OrganizationChoice['choices'] | undefined;
     const page = (rq: FastifyRequest, rp: FastifyReply, status: number, message?: Safe) => signInPage(rq, rp, choices ? 200 : status, message, choices);
     return changeOutcome(page)(request, reply, async () => {
+      // An address of an organization's verified domain goes to its IdP, whatever else was typed (issue 55).
+      const sso = await ssoRouteForEmail(db, request.body?.email);
+      if (sso?.kind === 'oidc' && !withoutSsoOf(request)) return new Redirect(ssoStartFor(sso.orgId, sso.email));
       const s = await signInOrChoose(db, credentialsOf(request.body), request.ip, now());
       if ('choices' in s) {
         choices = s.choices;

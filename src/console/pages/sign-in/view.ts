@@ -4,8 +4,17 @@ import { MIN_PASSWORD } from '../../../domain/passwords.js';
 import { csrfField, html, notice, type PageOptions, type Safe } from '../../html.js';
 import { navFor } from '../../views/nav.js';
 
+/** The sign-in page's words of single sign-on (issue 55). */
+export const SIGN_IN_WORDS = {
+  passwordHelp: 'If your organization signs in with its own identity provider (single sign-on), leave the password empty: choosing Sign in takes you there.',
+  withoutSso: 'Sign in with a password instead of single sign-on',
+  withoutSsoHelp:
+    "Your address will not be sent to your organization's identity provider. When your organization requires single sign-on, only its break-glass owner can sign in this way.",
+} as const;
+
 /**
- * The sign-in page: email and password. `csrf` is the form cookie's token (no session yet).
+ * The sign-in page: the work address first (an address of an organization's verified domain goes
+ * to its IdP, and needs no password here), else email and password. `csrf` is the form cookie's token (no session yet).
  * `choices`: the organizations whose consoles the password just typed opens, when it opens several
  * (shown only to whoever typed it); the password is asked again with the choice.
  */
@@ -15,6 +24,7 @@ export function signInView({
   message,
   choices,
   passkey,
+  withoutSso = false,
 }: {
   csrf: string;
   email: string;
@@ -22,6 +32,8 @@ export function signInView({
   choices?: Array<{ orgId: string; name: string }>;
   /** Signing in with a passkey alone (src/console/pages/passkeys/view.ts). */
   passkey?: Safe;
+  /** The person chose a password sign-in although their domain goes to an IdP (issue 55). */
+  withoutSso?: boolean;
 }): PageOptions {
   const choice = choices?.length
     ? html`<fieldset>
@@ -37,10 +49,13 @@ ${message ?? ''}
 ${csrfField(csrf)}
 <label for="f-email">Email</label> <input type="email" name="email" autocomplete="username" required value="${email}" id="f-email">
 ${choice}
-<label for="f-password">Password</label> <input type="password" name="password" autocomplete="current-password" required id="f-password">
+${withoutSso ? html`<input type="hidden" name="without_sso" value="1">` : ''}
+<label for="f-password">Password</label> <input type="password" name="password" autocomplete="current-password" id="f-password" aria-describedby="password-help"${withoutSso ? html` required` : ''}>
+<p id="password-help" class="muted">${withoutSso ? SIGN_IN_WORDS.withoutSsoHelp : SIGN_IN_WORDS.passwordHelp}</p>
 <button type="submit">Sign in</button>
 </form>
 ${passkey ?? ''}
+${withoutSso ? '' : html`<p><a href="/console/sign-in?without-sso=1">${SIGN_IN_WORDS.withoutSso}</a></p>`}
 <p class="muted">Members join by invitation from an owner of their organization or from the platform's operator.</p>`,
   };
 }
