@@ -14,7 +14,16 @@ import { PlainError } from '../contract/errors.js';
  * an invitation's token or a session's cookie before the organization is known; passkeys, found by
  * their credential id before it is known. All small.
  */
-export const REFERENCE_TABLES = ['plans', 'organizations', 'api_keys', 'members', 'member_invitations', 'console_sessions', 'member_passkeys', 'sso_domains'] as const;
+export const REFERENCE_TABLES = [
+  'plans',
+  'organizations',
+  'api_keys',
+  'members',
+  'member_invitations',
+  'console_sessions',
+  'member_passkeys',
+  'sso_domains',
+] as const;
 /** Service-wide, not organization data: left on the coordinator. */
 export const COORDINATOR_TABLES = ['service_secrets', 'schema_migrations', 'console_sign_in_attempts', 'webauthn_challenges'] as const;
 /** Every other table holds one organization's data in each row and is distributed by this column. */
