@@ -1,6 +1,6 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Config } from './config.js';
+import { type Config, consoleBaseUrl } from './config.js';
 import type { DatabaseExecutor } from './db/executor.js';
 import { sql } from './db/executor.js';
 import { dbFailure } from './db/errors.js';
@@ -23,7 +23,6 @@ import {
 import { registerConsole } from './console/index.js';
 import { registerCheckin } from './checkin/index.js';
 import { CheckinKeys } from './domain/checkins/keys.js';
-import { consoleBaseUrl } from './admin/routes/members.js';
 import { TeamNames } from './domain/pulses.js';
 
 export interface AppDeps {

@@ -275,6 +275,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   return fromEnv(converted);
 }
 
+/**
+ * Where invitation links point: the public address (PUBLIC_BASE_URL), else the public listener's
+ * own HOST and PORT, which is what `npm start` serves. Read by the faces (invitation and check-in
+ * links, the console's curl line) and the jobs (the round's mails) alike, so it lives with the
+ * configuration, below both.
+ */
+export function consoleBaseUrl(config: Pick<Config, 'publicBaseUrl' | 'host' | 'port'>): string {
+  if (config.publicBaseUrl) return config.publicBaseUrl.replace(/\/+$/, '');
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
+  return `http://${host}:${config.port}`;
+}
+
 /** Whether a variable is marked secret in EnvSchema (its value is never printed). */
 export function isSecretVariable(name: string): boolean {
   const schema = (EnvSchema.properties as Record<string, { secret?: boolean }>)[name];

@@ -1,11 +1,14 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { ApiError } from '../contract/errors.js';
+import { AnswerCheckinBodySchema, CheckinOrgParamsSchema, checkinRefusal, IssueCheckinBodySchema, OpenCheckinBodySchema } from '../contract/schemas/checkin.js';
 import type { DatabaseExecutor } from '../domain/database.js';
 import { type CheckinKeys, publishedKeys } from '../domain/checkins/keys.js';
-import { AnswerWrites, answerCheckin, issueCheckinToken, openCheckin, type CheckinAnswer } from '../domain/checkins/answers.js';
+import { AnswerWrites, answerCheckin, issueCheckinToken, openCheckin } from '../domain/checkins/answers.js';
 import { setPageHeaders } from '../http/html.js';
+import { requireJsonObject } from '../http/plugins/index.js';
 import { aboutPage, checkinPage, CHECKIN_CSS } from './page.js';
 
 /**
@@ -85,35 +88,20 @@ export class MemoryLimit {
   }
 }
 
-const body = (request: FastifyRequest) => {
-  const b = request.body;
-  if (typeof b !== 'object' || b === null || Array.isArray(b)) throw new ApiError('invalid_json', 'The body must be a JSON object.');
-  return b as Record<string, unknown>;
-};
-
-const ORG_ID = /^[A-Za-z0-9._-]{1,128}$/;
-/** An organization id from a path or body; anything else (a NUL, a control character) is 400 before any query. */
-function orgIdOf(v: unknown, field: string): string {
-  if (typeof v !== 'string' || !ORG_ID.test(v)) throw new ApiError('invalid_request', `'${field}' must be an organization id.`);
-  return v;
-}
-
-function only(b: Record<string, unknown>, fields: string[]) {
-  const extra = Object.keys(b).find((k) => !fields.includes(k));
-  if (extra) throw new ApiError('invalid_request', `Unknown body field '${extra}'.`);
-}
-
 export async function registerCheckin(app: FastifyInstance, opts: CheckinOptions) {
   const script = await clientScript();
   const limit = new MemoryLimit(opts.perMinute ?? 600);
   await app.register(
     async (scope) => {
+      const typed = scope.withTypeProvider<TypeBoxTypeProvider>();
       scope.addHook('onRequest', async (_request, reply) => {
         setPageHeaders(reply, { https: opts.https ?? false });
       });
       const limited = async (request: FastifyRequest) => {
         if (!limit.take(request.ip, Date.now())) throw new ApiError('rate_limited', 'Too many requests; try again in a minute.', { 'retry-after': '60' });
       };
+      // Counted before the body is looked at (as the hand checks were), then the body must be an object.
+      const checked = [limited, requireJsonObject];
       const hidden = { schema: { hide: true } };
       // This process's answers, written together when they arrive together (a group commit).
       const writes = new AnswerWrites(opts.db);
@@ -128,36 +116,29 @@ export async function registerCheckin(app: FastifyInstance, opts: CheckinOptions
         reply.type('text/css; charset=utf-8').header('cache-control', 'no-cache').send(CHECKIN_CSS),
       );
 
-      scope.get<{ Params: { orgId: string } }>('/keys/:orgId', hidden, async (request, reply) => {
-        const keys = await publishedKeys(opts.db, orgIdOf(request.params.orgId, 'orgId'), opts.now());
+      // Each route declares its path and body like every other face; a refusal keeps the page's own words.
+      const declared = <S extends object>(schema: S) => ({ schema: { hide: true, ...schema }, schemaErrorFormatter: checkinRefusal });
+      const orgParams = { params: CheckinOrgParamsSchema };
+
+      typed.get('/keys/:orgId', declared(orgParams), async (request, reply) => {
+        const keys = await publishedKeys(opts.db, request.params.orgId, opts.now());
         reply.header('cache-control', 'public, max-age=60');
         return { keys };
       });
 
-      scope.post<{ Params: { orgId: string } }>('/o/:orgId/open', { ...hidden, preHandler: limited }, async (request) => {
-        const b = body(request);
-        only(b, ['token']);
-        return openCheckin(opts.db, opts.keys, orgIdOf(request.params.orgId, 'orgId'), b.token, opts.now());
-      });
+      typed.post('/o/:orgId/open', { ...declared({ ...orgParams, body: OpenCheckinBodySchema }), preValidation: checked }, async (request) =>
+        openCheckin(opts.db, opts.keys, request.params.orgId, request.body.token, opts.now()),
+      );
 
-      scope.post<{ Params: { orgId: string } }>('/o/:orgId/issue', { ...hidden, preHandler: limited }, async (request) => {
-        const b = body(request);
-        only(b, ['token', 'blindedMessage']);
-        const sig = await issueCheckinToken(opts.db, opts.keys, orgIdOf(request.params.orgId, 'orgId'), b.token, b.blindedMessage, opts.now());
+      typed.post('/o/:orgId/issue', { ...declared({ ...orgParams, body: IssueCheckinBodySchema }), preValidation: checked }, async (request) => {
+        const { token, blindedMessage } = request.body;
+        const sig = await issueCheckinToken(opts.db, opts.keys, request.params.orgId, token, blindedMessage, opts.now());
         return { blindSignature: sig.toString('base64url') };
       });
 
-      scope.post('/answer', { ...hidden, preHandler: limited }, async (request) => {
-        const b = body(request);
-        only(b, ['orgId', 'keyId', 'message', 'signature', 'level', 'reason', 'comment', 'team']);
-        return answerCheckin(
-          opts.db,
-          opts.keys,
-          orgIdOf(b.orgId, 'orgId'),
-          b as unknown as CheckinAnswer,
-          { releaseDelayHours: opts.commentsReleaseDelayHours, writes },
-          opts.now(),
-        );
+      typed.post('/answer', { ...declared({ body: AnswerCheckinBodySchema }), preValidation: checked }, async (request) => {
+        const { orgId, ...answer } = request.body;
+        return answerCheckin(opts.db, opts.keys, orgId, answer, { releaseDelayHours: opts.commentsReleaseDelayHours, writes }, opts.now());
       });
     },
     { prefix: CHECKIN_PREFIX },
