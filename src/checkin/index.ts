@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -35,32 +36,42 @@ export interface CheckinOptions {
   https?: boolean;
 }
 
-/** The page's script: the client (src/checkin/client/checkin.ts) and the blind-signature library, bundled once at start. */
-async function bundleClient(): Promise<string> {
-  const ts = fileURLToPath(new URL('./client/checkin.ts', import.meta.url));
-  const entry = existsSync(ts) ? ts : fileURLToPath(new URL('./client/checkin.js', import.meta.url));
-  const esbuild = await import('esbuild');
-  const out = await esbuild.build({
-    entryPoints: [entry],
-    bundle: true,
-    format: 'iife',
-    platform: 'browser',
-    target: 'es2020',
-    minify: true,
-    write: false,
-    legalComments: 'eof',
-    logLevel: 'silent',
-  });
-  return out.outputFiles[0].text;
-}
+/**
+ * The page's script, bundled at build time (scripts/bundle.mjs: the client in
+ * src/checkin/client/checkin.ts with the blind-signature library) into dist/, which is two levels
+ * above this module whether it runs compiled (dist/checkin/) or from its source (src/checkin/,
+ * the tests, which build first). Nothing is bundled at start.
+ */
+const SCRIPT_FILE = fileURLToPath(new URL('../../dist/checkin/assets/checkin.js', import.meta.url));
 
-/** Bundled once per process: every app built in it (tests build hundreds) serves the same script. */
-let bundled: Promise<string> | undefined;
-const clientScript = () =>
-  (bundled ??= bundleClient().catch((err) => {
-    bundled = undefined;
-    return Promise.reject(err);
-  }));
+/** An asset of the page, under a name that holds its content's hash: `checkin.<16 hex>.js`. */
+interface HashedAsset {
+  file: string;
+  type: string;
+  body: Buffer;
+}
+const hashed = (name: string, ext: string, type: string, body: Buffer): HashedAsset => ({
+  file: `${name}.${createHash('sha256').update(body).digest('hex').slice(0, 16)}.${ext}`,
+  type,
+  body,
+});
+
+/** Read once per process: every app built in it (tests build hundreds) serves the same files. */
+let assets: { script: HashedAsset; css: HashedAsset } | undefined;
+function pageAssets() {
+  if (assets) return assets;
+  let script: Buffer;
+  try {
+    script = readFileSync(SCRIPT_FILE);
+  } catch (err) {
+    throw new Error(`The check-in page's script is missing (${SCRIPT_FILE}): run \`npm run build\`, which bundles it (scripts/bundle.mjs).`, { cause: err });
+  }
+  assets = {
+    script: hashed('checkin', 'js', 'text/javascript; charset=utf-8', script),
+    css: hashed('checkin', 'css', 'text/css; charset=utf-8', Buffer.from(CHECKIN_CSS)),
+  };
+  return assets;
+}
 
 /**
  * A sliding window of one minute per key, in memory: nothing of it reaches a disk, a log or Redis.
@@ -89,7 +100,8 @@ export class MemoryLimit {
 }
 
 export async function registerCheckin(app: FastifyInstance, opts: CheckinOptions) {
-  const script = await clientScript();
+  const { script, css } = pageAssets();
+  const hrefs = { script: `${CHECKIN_PREFIX}/assets/${script.file}`, css: `${CHECKIN_PREFIX}/assets/${css.file}` };
   const limit = new MemoryLimit(opts.perMinute ?? 600);
   await app.register(
     async (scope) => {
@@ -107,14 +119,14 @@ export async function registerCheckin(app: FastifyInstance, opts: CheckinOptions
       const writes = new AnswerWrites(opts.db);
       const sendHtml = (reply: FastifyReply, text: string) => reply.type('text/html; charset=utf-8').send(text);
 
-      scope.get('/o/:orgId', hidden, async (_request, reply) => sendHtml(reply, checkinPage()));
-      scope.get('/about', hidden, async (_request, reply) => sendHtml(reply, aboutPage()));
-      scope.get('/assets/checkin.js', hidden, async (_request, reply) =>
-        reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-cache').send(script),
-      );
-      scope.get('/assets/checkin.css', hidden, async (_request, reply) =>
-        reply.type('text/css; charset=utf-8').header('cache-control', 'no-cache').send(CHECKIN_CSS),
-      );
+      scope.get('/o/:orgId', hidden, async (_request, reply) => sendHtml(reply, checkinPage(hrefs)));
+      scope.get('/about', hidden, async (_request, reply) => sendHtml(reply, aboutPage(hrefs)));
+      // Named by their content: a new release is a new name, so they are cached for a year, as the console's are.
+      for (const asset of [script, css]) {
+        scope.get(`/assets/${asset.file}`, hidden, async (_request, reply) =>
+          reply.type(asset.type).header('cache-control', 'public, max-age=31536000, immutable').send(asset.body),
+        );
+      }
 
       // Each route declares its path and body like every other face; a refusal keeps the page's own words.
       const declared = <S extends object>(schema: S) => ({ schema: { hide: true, ...schema }, schemaErrorFormatter: checkinRefusal });

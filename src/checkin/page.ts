@@ -2,15 +2,21 @@ import { html, type Safe } from '../http/html.js';
 import { WORDS } from './words.js';
 
 /** The check-in pages: escaped by construction (the console's `html`), no inline script or style. */
-function layout(title: string, body: Safe, script: boolean): string {
+/** Where the page's stylesheet and script are served: names that hold their content's hash (src/checkin/index.ts). */
+export interface PageAssets {
+  css: string;
+  script: string;
+}
+
+function layout(title: string, body: Safe, assets: PageAssets, script: boolean): string {
   return `<!doctype html>${html`<html lang="${WORDS.lang}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title>${title}</title>
-<link rel="stylesheet" href="/checkin/assets/checkin.css">
-${script ? html`<script src="/checkin/assets/checkin.js" defer></script>` : ''}
+<link rel="stylesheet" href="${assets.css}">
+${script ? html`<script src="${assets.script}" defer></script>` : ''}
 </head>
 <body>
 <main id="main">
@@ -21,7 +27,7 @@ ${body}
 `}`;
 }
 
-export function checkinPage(): string {
+export function checkinPage(assets: PageAssets): string {
   return layout(
     WORDS.title,
     html`<h1>${WORDS.title}</h1>
@@ -59,12 +65,13 @@ ${WORDS.levels.map((label, i) => html`<label class="level"><input type="radio" n
 <p id="thanks-text"></p>
 <p id="thanks-comment"></p>
 </section>`,
+    assets,
     true,
   );
 }
 
-export function aboutPage(): string {
-  return layout(WORDS.aboutTitle, html`<h1>${WORDS.aboutTitle}</h1>${WORDS.about.map((p) => html`<p>${p}</p>`)}`, false);
+export function aboutPage(assets: PageAssets): string {
+  return layout(WORDS.aboutTitle, html`<h1>${WORDS.aboutTitle}</h1>${WORDS.about.map((p) => html`<p>${p}</p>`)}`, assets, false);
 }
 
 export const CHECKIN_CSS = `

@@ -1,6 +1,6 @@
 /**
  * Every word of the check-in page, in one place, ready for translation: the page (rendered by the
- * server) and its script (bundled into /checkin/assets/checkin.js) both read them from here.
+ * server) and its script (bundled at build time, scripts/bundle.mjs) both read them from here.
  */
 export const WORDS = {
   lang: 'en',
