@@ -63,11 +63,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     idempotencyRetentionHours: config.idempotencyRetentionHours,
   };
   const keys = new KeyResolver(db, config.keyCacheTtlMs);
-  const redis = config.redisUrl
-    ? connectRedis(config.redisUrl, { commandTimeoutMs: config.redisCommandTimeoutMs, keyPrefix: config.redisKeyPrefix })
-    : undefined;
+  const redis = config.redisUrl ? connectRedis(config.redisUrl, { commandTimeoutMs: config.redisTimeoutMs, keyPrefix: config.redisKeyPrefix }) : undefined;
   if (redis) await redisReady(redis);
-  const counters = new LimitCounters(app.log, redis, deps.rateLimitNamespace, config.redisCommandTimeoutMs);
+  const counters = new LimitCounters(app.log, redis, deps.rateLimitNamespace, config.redisTimeoutMs);
   const authFailures = new AuthFailureLimiter(counters, config.authFailuresPerMinute);
   const usage = new KeyUsageRecorder(db, 5_000, (err) => app.log.warn({ err }, 'could not record key usage'));
   app.addHook('onClose', async () => {
