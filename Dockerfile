@@ -16,10 +16,11 @@ COPY packages/client/package.json packages/client/
 # No scripts: `prepare` would build before the sources are here (the build is the next step).
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
-COPY scripts/copy-assets.mjs scripts/bundle-console.mjs scripts/
+COPY scripts/copy-assets.mjs scripts/bundle.mjs scripts/
 COPY src/ src/
-# The compiled JS, then the console's CSS and JS files beside it (what tsc does not write).
-RUN node node_modules/typescript/bin/tsc -p tsconfig.build.json && node scripts/copy-assets.mjs && node scripts/bundle-console.mjs
+# The compiled JS, then the console's CSS and JS files beside it (what tsc does not write), then
+# the check-in page's script bundled (scripts/bundle.mjs): the server builds nothing at start.
+RUN node node_modules/typescript/bin/tsc -p tsconfig.build.json && node scripts/copy-assets.mjs && node scripts/bundle.mjs --force
 
 FROM ${NODE_IMAGE} AS production-dependencies
 WORKDIR /app

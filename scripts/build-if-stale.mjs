@@ -2,7 +2,8 @@
 /**
  * `npm start`'s prestart, and the tests' globalSetup (test/helpers/build.ts): compiles src/ to dist/
  * only when a source is newer than its compiled file (or a compiler setting newer than dist/),
- * copies the assets that are not TypeScript (copy-assets.mjs) when missing or changed, and makes
+ * copies the assets that are not TypeScript (copy-assets.mjs) when missing or changed, bundles the
+ * browser scripts (bundle.mjs) when missing or stale, and makes
  * the PGlite template data directory when it is missing. `npm install` builds once
  * (`prepare`); every later start that changed nothing starts at once instead of running two full
  * TypeScript builds (issue 29: 58-104 s before the first answer).
@@ -11,8 +12,8 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { bundle } from './bundle.mjs';
 import { copyAssets } from './copy-assets.mjs';
-import { bundleConsole } from './bundle-console.mjs';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const SRC = join(ROOT, 'src');
@@ -71,9 +72,8 @@ export function ensureBuilt({ log = (line) => console.log(line), allowTypeErrors
   // The files tsc does not write (the console's CSS and JS): copied when missing or changed.
   const copied = copyAssets();
   if (copied.length > 0) log(`build: copied ${copied.join(', ')} to dist/`);
-  // The console's browser bundles (scripts/bundle-console.mjs): rewritten only when changed.
-  const bundled = bundleConsole();
-  if (bundled.length > 0) log(`build: bundled ${bundled.join(', ')}`);
+  // The browser scripts (scripts/bundle.mjs): bundled when missing or older than a file they are made from.
+  for (const m of bundle()) log(`build: bundled dist/${m.out} (${m.why})`);
   if (pgliteTemplateMissing()) {
     log('build: making the PGlite template data directory');
     execFileSync(process.execPath, [join(DIST, 'db/pglite-init-child.js'), 'template'], { cwd: ROOT, stdio: 'inherit' });

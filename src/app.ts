@@ -1,6 +1,6 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import type { Config } from './config.js';
+import { type Config, consoleBaseUrl } from './config.js';
 import type { DatabaseExecutor } from './db/executor.js';
 import { sql } from './db/executor.js';
 import { dbFailure } from './db/errors.js';
@@ -23,7 +23,6 @@ import {
 import { registerConsole } from './console/index.js';
 import { registerCheckin } from './checkin/index.js';
 import { CheckinKeys } from './domain/checkins/keys.js';
-import { consoleBaseUrl } from './admin/routes/members.js';
 import { TeamNames } from './domain/pulses.js';
 
 export interface AppDeps {
@@ -64,11 +63,9 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     idempotencyRetentionHours: config.idempotencyRetentionHours,
   };
   const keys = new KeyResolver(db, config.keyCacheTtlMs);
-  const redis = config.redisUrl
-    ? connectRedis(config.redisUrl, { commandTimeoutMs: config.redisCommandTimeoutMs, keyPrefix: config.redisKeyPrefix })
-    : undefined;
+  const redis = config.redisUrl ? connectRedis(config.redisUrl, { commandTimeoutMs: config.redisTimeoutMs, keyPrefix: config.redisKeyPrefix }) : undefined;
   if (redis) await redisReady(redis);
-  const counters = new LimitCounters(app.log, redis, deps.rateLimitNamespace, config.redisCommandTimeoutMs);
+  const counters = new LimitCounters(app.log, redis, deps.rateLimitNamespace, config.redisTimeoutMs);
   const authFailures = new AuthFailureLimiter(counters, config.authFailuresPerMinute);
   const usage = new KeyUsageRecorder(db, 5_000, (err) => app.log.warn({ err }, 'could not record key usage'));
   app.addHook('onClose', async () => {

@@ -1,5 +1,6 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Config } from './config.js';
+import type { ProcessLog } from './telemetry/log.js';
 
 /** What a worker tells the primary: it serves (after migrations, pool and listeners), or why it could not start. */
 export type WorkerMessage = { type: 'climate-pulse:ready' } | { type: 'climate-pulse:failed'; reason: string };
@@ -26,13 +27,17 @@ const seconds = (ms: number) => `${Number((ms / 1000).toFixed(1))} s`;
  * ROLL_SETTLE_MS; only then is the next old one stopped. A new worker that does not start or dies
  * within its settle time stops the roll: the old ones not yet replaced serve on, and its place
  * stays empty until the next SIGHUP (the code on disk is the one that failed), which fills it.
+ *
+ * `log`: JSON lines on stdout (src/telemetry/log.ts), with `role: "primary"` once it is one: its start, each roll
+ * (its start, and its end or why it stopped), each worker that died and its restart, its exit.
  */
-export function runPrimary(config: Config, log: (line: string) => void): boolean {
+export function runPrimary(config: Config, log: ProcessLog): boolean {
   if (config.workers <= 1 || !cluster.isPrimary) return false;
   if (!config.databaseUrl) {
-    log(`WORKERS=${config.workers} ignored: the embedded database serves one process; set DATABASE_URL to run several`);
+    log.warn({ workers: config.workers }, `WORKERS=${config.workers} ignored: the embedded database serves one process; set DATABASE_URL to run several`);
     return false;
   }
+  log = log.child({ role: 'primary' });
   let stopping = false;
   let rolling = false;
   let failedStop = false;
@@ -54,7 +59,8 @@ export function runPrimary(config: Config, log: (line: string) => void): boolean
   /** The primary's last line (issue 54, item 5): why it stops, and its exit code. */
   let stopReason = '';
   const exit = (code: number): never => {
-    log(`climate-pulse primary ${process.pid} exiting ${code}${stopReason ? ` after ${stopReason}` : ''}: every worker has stopped`);
+    const line = `climate-pulse primary ${process.pid} exiting ${code}${stopReason ? ` after ${stopReason}` : ''}: every worker has stopped`;
+    log[code === 0 ? 'info' : 'error']({ exitCode: code, reason: stopReason || undefined }, line);
     process.exit(code);
   };
   const fork = () => cluster.fork();
@@ -77,7 +83,7 @@ export function runPrimary(config: Config, log: (line: string) => void): boolean
     for (const w of workers) w?.process.kill('SIGTERM');
     // Each worker bounds its own shutdown; this bounds the primary's should one hang regardless.
     setTimeout(() => {
-      log(`workers still running ${config.shutdownGraceMs + 5_000} ms after ${why}; killing them`);
+      log.error({}, `workers still running ${config.shutdownGraceMs + 5_000} ms after ${why}; killing them`);
       for (const w of Object.values(cluster.workers ?? {})) w?.process.kill('SIGKILL');
       exit(1);
     }, config.shutdownGraceMs + 5_000).unref();
@@ -97,7 +103,8 @@ export function runPrimary(config: Config, log: (line: string) => void): boolean
     exits.push(now);
     while (exits[0] <= now - config.workerCrashWindowMs) exits.shift();
     if (exits.length >= config.workerCrashLimit) {
-      log(
+      log.error(
+        { worker: worker.process.pid, exits: exits.length },
         `worker ${how}: ${exits.length} worker exits within ${seconds(config.workerCrashWindowMs)} (WORKER_CRASH_LIMIT); ` +
           'stopping every worker, the primary exits 1',
       );
@@ -106,13 +113,14 @@ export function runPrimary(config: Config, log: (line: string) => void): boolean
     }
     if (toReplace.delete(worker)) {
       diedInRoll.add(worker);
-      log(`old worker ${how} during the rolling restart; the roll replaces it`);
+      log.warn({ worker: worker.process.pid }, `old worker ${how} during the rolling restart; the roll replaces it`);
       return;
     }
     if (newBuild.has(worker) && rolling) rollStop ??= `new worker ${how} after its settle time`;
     newBuild.delete(worker);
     const delay = Math.min(RESTART_FIRST_MS * 2 ** (exits.length - 1), RESTART_MAX_MS);
-    log(
+    log.warn(
+      { worker: worker.process.pid, restartInMs: delay, exits: exits.length },
       `worker ${how}; starting another in ${seconds(delay)} ` +
         `(${exits.length} ${exits.length === 1 ? 'exit' : 'exits'} within ${seconds(config.workerCrashWindowMs)}; at ${config.workerCrashLimit} the primary stops)`,
     );
@@ -164,14 +172,16 @@ export function runPrimary(config: Config, log: (line: string) => void): boolean
     // Places empty now (a new worker of an earlier roll that failed its trial): filled first, stopping nobody.
     const empty = Math.max(0, config.workers - old.length - restartTimers.size);
     const places: (Worker | undefined)[] = [...Array<undefined>(empty).fill(undefined), ...old];
-    log(
+    log.info(
+      { workers: old.length, emptyPlaces: empty },
       `rolling restart: replacing ${old.length} ${old.length === 1 ? 'worker' : 'workers'} one at a time${empty > 0 ? `, after starting ${empty} in ${empty === 1 ? 'an empty place' : 'empty places'}` : ''}`,
     );
     let replaced = 0;
     const serving = () => old.filter((w) => toReplace.has(w) && !w.isDead()).length;
     const stoppedBecause = (why: string) => {
       const left = serving();
-      log(
+      log.warn(
+        { replaced, oldServing: left },
         `rolling restart stopped: ${why}; ${left} old ${left === 1 ? 'worker keeps' : 'workers keep'} serving (${replaced} replaced), ` +
           'the failed place stays empty until the next SIGHUP',
       );
@@ -204,7 +214,7 @@ export function runPrimary(config: Config, log: (line: string) => void): boolean
         newBuild.add(fresh); // from now on a worker like any other: restarted if it dies
         replaced++;
       }
-      log(`rolling restart done: ${replaced} workers replaced`);
+      log.info({ replaced }, `rolling restart done: ${replaced} workers replaced`);
     } finally {
       // Old workers that died during a roll that stopped before replacing them: restarted now, as any worker that dies.
       for (let n = diedInRoll.size; n > 0 && !stopping; n--) restartAfter(RESTART_FIRST_MS);
@@ -216,14 +226,14 @@ export function runPrimary(config: Config, log: (line: string) => void): boolean
   process.on('SIGHUP', () => {
     if (stopping) return;
     if (rolling) {
-      log('SIGHUP ignored: a rolling restart is under way');
+      log.warn({}, 'SIGHUP ignored: a rolling restart is under way');
       return;
     }
     rolling = true;
     void roll().finally(() => (rolling = false));
   });
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => stopAll(signal, 0));
-  log(`climate-pulse primary ${process.pid} started ${config.workers} workers (SIGHUP: rolling restart)`);
+  log.info({ workers: config.workers }, `climate-pulse primary ${process.pid} started ${config.workers} workers (SIGHUP: rolling restart)`);
   return true;
 }
 

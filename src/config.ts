@@ -78,7 +78,8 @@ export const VARIABLES = {
   databaseUrl: variable('DATABASE_URL', Type.Optional(secret(Type.String({ pattern: '^postgres(ql)?://', description: 'a postgres:// URL' })))),
   dataDir: variable('DATA_DIR', Type.String({ minLength: 1, default: './data' })),
   redisUrl: variable('REDIS_URL', Type.Optional(secret(Type.String({ pattern: '^rediss?://', description: 'a redis:// or rediss:// URL' })))),
-  redisCommandTimeoutMs: variable('REDIS_COMMAND_TIMEOUT_MS', Type.Integer({ minimum: 50, maximum: 60_000, default: 1_000 })),
+  /** Each Redis command's bound (issue 54's name; REDIS_COMMAND_TIMEOUT_MS, its first name, is read too: ALIASES). */
+  redisTimeoutMs: variable('REDIS_TIMEOUT_MS', Type.Integer({ minimum: 50, maximum: 60_000, default: 1_000 })),
   redisKeyPrefix: variable(
     'REDIS_KEY_PREFIX',
     Type.Optional(Type.String({ pattern: '^[\\x21-\\x7e]{1,64}$', description: '1-64 printable characters without spaces, like myapp:' })),
@@ -249,16 +250,36 @@ export interface Config extends ConfigOf<Variables> {}
 
 export class ConfigError extends PlainError {}
 
+/**
+ * Former names still read, each for the variable it became: set alone, it is that variable; set
+ * beside it with another value, the start is refused rather than one of them silently ignored.
+ */
+export const ALIASES: Readonly<Record<string, string>> = { REDIS_COMMAND_TIMEOUT_MS: 'REDIS_TIMEOUT_MS' };
+
 export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
   const known: Record<string, unknown> = {};
   for (const name of Object.keys(EnvSchema.properties)) {
     const raw = env[name];
     if (raw !== undefined && raw !== '') known[name] = raw;
   }
+  const asFormerName: Record<string, string> = {};
+  for (const [old, name] of Object.entries(ALIASES)) {
+    const raw = env[old];
+    if (raw === undefined || raw === '') continue;
+    if (known[name] !== undefined && known[name] !== raw) {
+      throw new ConfigError(`invalid configuration: ${old} (the former name of ${name}) and ${name} are both set, to different values; set ${name} only`);
+    }
+    if (known[name] === undefined) asFormerName[name] = old;
+    known[name] = raw;
+  }
   const withDefaults = Value.Default(EnvSchema, known);
   const converted = Value.Convert(EnvSchema, withDefaults) as Env;
   const first = Value.Errors(EnvSchema, converted)[0];
-  if (first) throw new ConfigError(describeError(first.instancePath.replace(/^\//, ''), known, first.message));
+  if (first) {
+    const name = first.instancePath.replace(/^\//, '');
+    const former = asFormerName[name] ? ` (set as ${asFormerName[name]}, its former name)` : '';
+    throw new ConfigError(describeError(name, known, first.message) + former);
+  }
   // A URL its client cannot parse would fail later with the URL in the error: refuse it here, by name.
   for (const name of ['DATABASE_URL', 'REDIS_URL'] as const) {
     const value = converted[name];
@@ -273,6 +294,18 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     if (problem) throw new ConfigError(describeError('TRUST_PROXY', known, problem));
   }
   return fromEnv(converted);
+}
+
+/**
+ * Where invitation links point: the public address (PUBLIC_BASE_URL), else the public listener's
+ * own HOST and PORT, which is what `npm start` serves. Read by the faces (invitation and check-in
+ * links, the console's curl line) and the jobs (the round's mails) alike, so it lives with the
+ * configuration, below both.
+ */
+export function consoleBaseUrl(config: Pick<Config, 'publicBaseUrl' | 'host' | 'port'>): string {
+  if (config.publicBaseUrl) return config.publicBaseUrl.replace(/\/+$/, '');
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
+  return `http://${host}:${config.port}`;
 }
 
 /** Whether a variable is marked secret in EnvSchema (its value is never printed). */

@@ -1,11 +1,15 @@
-import { existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { ApiError } from '../contract/errors.js';
+import { AnswerCheckinBodySchema, CheckinOrgParamsSchema, checkinRefusal, IssueCheckinBodySchema, OpenCheckinBodySchema } from '../contract/schemas/checkin.js';
 import type { DatabaseExecutor } from '../domain/database.js';
 import { type CheckinKeys, publishedKeys } from '../domain/checkins/keys.js';
-import { AnswerWrites, answerCheckin, issueCheckinToken, openCheckin, type CheckinAnswer } from '../domain/checkins/answers.js';
+import { AnswerWrites, answerCheckin, issueCheckinToken, openCheckin } from '../domain/checkins/answers.js';
 import { setPageHeaders } from '../http/html.js';
+import { requireJsonObject } from '../http/plugins/index.js';
 import { aboutPage, checkinPage, CHECKIN_CSS } from './page.js';
 
 /**
@@ -32,33 +36,42 @@ export interface CheckinOptions {
   https?: boolean;
 }
 
-/** The page's script: the client (src/checkin/client/checkin.ts) and the blind-signature library, bundled once at start. */
-async function bundleClient(): Promise<string> {
-  const ts = fileURLToPath(new URL('./client/checkin.ts', import.meta.url));
-  const entry = existsSync(ts) ? ts : fileURLToPath(new URL('./client/checkin.js', import.meta.url));
-  const esbuild = await import('esbuild');
-  const out = await esbuild.build({
-    entryPoints: [entry],
-    bundle: true,
-    format: 'iife',
-    platform: 'browser',
-    target: 'es2020',
-    minify: true,
-    write: false,
-    legalComments: 'eof',
-    charset: 'utf8',
-    logLevel: 'silent',
-  });
-  return out.outputFiles[0].text;
-}
+/**
+ * The page's script, bundled at build time (scripts/bundle.mjs: the client in
+ * src/checkin/client/checkin.ts with the blind-signature library) into dist/, which is two levels
+ * above this module whether it runs compiled (dist/checkin/) or from its source (src/checkin/,
+ * the tests, which build first). Nothing is bundled at start.
+ */
+const SCRIPT_FILE = fileURLToPath(new URL('../../dist/checkin/assets/checkin.js', import.meta.url));
 
-/** Bundled once per process: every app built in it (tests build hundreds) serves the same script. */
-let bundled: Promise<string> | undefined;
-const clientScript = () =>
-  (bundled ??= bundleClient().catch((err) => {
-    bundled = undefined;
-    return Promise.reject(err);
-  }));
+/** An asset of the page, under a name that holds its content's hash: `checkin.<16 hex>.js`. */
+interface HashedAsset {
+  file: string;
+  type: string;
+  body: Buffer;
+}
+const hashed = (name: string, ext: string, type: string, body: Buffer): HashedAsset => ({
+  file: `${name}.${createHash('sha256').update(body).digest('hex').slice(0, 16)}.${ext}`,
+  type,
+  body,
+});
+
+/** Read once per process: every app built in it (tests build hundreds) serves the same files. */
+let assets: { script: HashedAsset; css: HashedAsset } | undefined;
+function pageAssets() {
+  if (assets) return assets;
+  let script: Buffer;
+  try {
+    script = readFileSync(SCRIPT_FILE);
+  } catch (err) {
+    throw new Error(`The check-in page's script is missing (${SCRIPT_FILE}): run \`npm run build\`, which bundles it (scripts/bundle.mjs).`, { cause: err });
+  }
+  assets = {
+    script: hashed('checkin', 'js', 'text/javascript; charset=utf-8', script),
+    css: hashed('checkin', 'css', 'text/css; charset=utf-8', Buffer.from(CHECKIN_CSS)),
+  };
+  return assets;
+}
 
 /**
  * A sliding window of one minute per key, in memory: nothing of it reaches a disk, a log or Redis.
@@ -86,79 +99,58 @@ export class MemoryLimit {
   }
 }
 
-const body = (request: FastifyRequest) => {
-  const b = request.body;
-  if (typeof b !== 'object' || b === null || Array.isArray(b)) throw new ApiError('invalid_json', 'The body must be a JSON object.');
-  return b as Record<string, unknown>;
-};
-
-const ORG_ID = /^[A-Za-z0-9._-]{1,128}$/;
-/** An organization id from a path or body; anything else (a NUL, a control character) is 400 before any query. */
-function orgIdOf(v: unknown, field: string): string {
-  if (typeof v !== 'string' || !ORG_ID.test(v)) throw new ApiError('invalid_request', `'${field}' must be an organization id.`);
-  return v;
-}
-
-function only(b: Record<string, unknown>, fields: string[]) {
-  const extra = Object.keys(b).find((k) => !fields.includes(k));
-  if (extra) throw new ApiError('invalid_request', `Unknown body field '${extra}'.`);
-}
-
 export async function registerCheckin(app: FastifyInstance, opts: CheckinOptions) {
-  const script = await clientScript();
+  const { script, css } = pageAssets();
+  const hrefs = { script: `${CHECKIN_PREFIX}/assets/${script.file}`, css: `${CHECKIN_PREFIX}/assets/${css.file}` };
   const limit = new MemoryLimit(opts.perMinute ?? 600);
   await app.register(
     async (scope) => {
+      const typed = scope.withTypeProvider<TypeBoxTypeProvider>();
       scope.addHook('onRequest', async (_request, reply) => {
         setPageHeaders(reply, { https: opts.https ?? false });
       });
       const limited = async (request: FastifyRequest) => {
         if (!limit.take(request.ip, Date.now())) throw new ApiError('rate_limited', 'Too many requests; try again in a minute.', { 'retry-after': '60' });
       };
+      // Counted before the body is looked at (as the hand checks were), then the body must be an object.
+      const checked = [limited, requireJsonObject];
       const hidden = { schema: { hide: true } };
       // This process's answers, written together when they arrive together (a group commit).
       const writes = new AnswerWrites(opts.db);
       const sendHtml = (reply: FastifyReply, text: string) => reply.type('text/html; charset=utf-8').send(text);
 
-      scope.get('/o/:orgId', hidden, async (_request, reply) => sendHtml(reply, checkinPage()));
-      scope.get('/about', hidden, async (_request, reply) => sendHtml(reply, aboutPage()));
-      scope.get('/assets/checkin.js', hidden, async (_request, reply) =>
-        reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-cache').send(script),
-      );
-      scope.get('/assets/checkin.css', hidden, async (_request, reply) =>
-        reply.type('text/css; charset=utf-8').header('cache-control', 'no-cache').send(CHECKIN_CSS),
-      );
+      scope.get('/o/:orgId', hidden, async (_request, reply) => sendHtml(reply, checkinPage(hrefs)));
+      scope.get('/about', hidden, async (_request, reply) => sendHtml(reply, aboutPage(hrefs)));
+      // Named by their content: a new release is a new name, so they are cached for a year, as the console's are.
+      for (const asset of [script, css]) {
+        scope.get(`/assets/${asset.file}`, hidden, async (_request, reply) =>
+          reply.type(asset.type).header('cache-control', 'public, max-age=31536000, immutable').send(asset.body),
+        );
+      }
 
-      scope.get<{ Params: { orgId: string } }>('/keys/:orgId', hidden, async (request, reply) => {
-        const keys = await publishedKeys(opts.db, orgIdOf(request.params.orgId, 'orgId'), opts.now());
+      // Each route declares its path and body like every other face; a refusal keeps the page's own words.
+      const declared = <S extends object>(schema: S) => ({ schema: { hide: true, ...schema }, schemaErrorFormatter: checkinRefusal });
+      const orgParams = { params: CheckinOrgParamsSchema };
+
+      typed.get('/keys/:orgId', declared(orgParams), async (request, reply) => {
+        const keys = await publishedKeys(opts.db, request.params.orgId, opts.now());
         reply.header('cache-control', 'public, max-age=60');
         return { keys };
       });
 
-      scope.post<{ Params: { orgId: string } }>('/o/:orgId/open', { ...hidden, preHandler: limited }, async (request) => {
-        const b = body(request);
-        only(b, ['token']);
-        return openCheckin(opts.db, opts.keys, orgIdOf(request.params.orgId, 'orgId'), b.token, opts.now());
-      });
+      typed.post('/o/:orgId/open', { ...declared({ ...orgParams, body: OpenCheckinBodySchema }), preValidation: checked }, async (request) =>
+        openCheckin(opts.db, opts.keys, request.params.orgId, request.body.token, opts.now()),
+      );
 
-      scope.post<{ Params: { orgId: string } }>('/o/:orgId/issue', { ...hidden, preHandler: limited }, async (request) => {
-        const b = body(request);
-        only(b, ['token', 'blindedMessage']);
-        const sig = await issueCheckinToken(opts.db, opts.keys, orgIdOf(request.params.orgId, 'orgId'), b.token, b.blindedMessage, opts.now());
+      typed.post('/o/:orgId/issue', { ...declared({ ...orgParams, body: IssueCheckinBodySchema }), preValidation: checked }, async (request) => {
+        const { token, blindedMessage } = request.body;
+        const sig = await issueCheckinToken(opts.db, opts.keys, request.params.orgId, token, blindedMessage, opts.now());
         return { blindSignature: sig.toString('base64url') };
       });
 
-      scope.post('/answer', { ...hidden, preHandler: limited }, async (request) => {
-        const b = body(request);
-        only(b, ['orgId', 'keyId', 'message', 'signature', 'level', 'reason', 'comment', 'team']);
-        return answerCheckin(
-          opts.db,
-          opts.keys,
-          orgIdOf(b.orgId, 'orgId'),
-          b as unknown as CheckinAnswer,
-          { releaseDelayHours: opts.commentsReleaseDelayHours, writes },
-          opts.now(),
-        );
+      typed.post('/answer', { ...declared({ body: AnswerCheckinBodySchema }), preValidation: checked }, async (request) => {
+        const { orgId, ...answer } = request.body;
+        return answerCheckin(opts.db, opts.keys, orgId, answer, { releaseDelayHours: opts.commentsReleaseDelayHours, writes }, opts.now());
       });
     },
     { prefix: CHECKIN_PREFIX },

@@ -11,15 +11,21 @@ import { dirOf, format, LOCALES, languageNames, type Locale, type MessageKey, SO
 const say = (locale: Locale, key: MessageKey, values?: Record<string, string | number>) =>
   html`<span data-m="${key}"${values ? html` data-v="${JSON.stringify(values)}"` : ''}>${format(locale, key, values)}</span>`;
 
-function layout(locale: Locale, titleKey: MessageKey, body: Safe): string {
+/** Where the page's stylesheet and script are served: names that hold their content's hash (src/checkin/index.ts). */
+export interface PageAssets {
+  css: string;
+  script: string;
+}
+
+function layout(locale: Locale, titleKey: MessageKey, body: Safe, assets: PageAssets): string {
   return `<!doctype html>${html`<html lang="${locale}" dir="${dirOf(locale)}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <title data-m="${titleKey}">${format(locale, titleKey)}</title>
-<link rel="stylesheet" href="/checkin/assets/checkin.css">
-<script src="/checkin/assets/checkin.js" defer></script>
+<link rel="stylesheet" href="${assets.css}">
+<script src="${assets.script}" defer></script>
 </head>
 <body>
 <header class="bar">
@@ -34,7 +40,7 @@ ${body}
 `}`;
 }
 
-export function checkinPage(locale: Locale = SOURCE_LOCALE): string {
+export function checkinPage(assets: PageAssets, locale: Locale = SOURCE_LOCALE): string {
   const t = (key: MessageKey, values?: Record<string, string | number>) => say(locale, key, values);
   return layout(
     locale,
@@ -74,15 +80,17 @@ ${[1, 2, 3, 4, 5].map((level) => html`<label class="level"><input type="radio" n
 <p id="thanks-text"></p>
 <p id="thanks-comment"></p>
 </section>`,
+    assets,
   );
 }
 
-export function aboutPage(locale: Locale = SOURCE_LOCALE): string {
+export function aboutPage(assets: PageAssets, locale: Locale = SOURCE_LOCALE): string {
   const t = (key: MessageKey) => say(locale, key);
   return layout(
     locale,
     'about.title',
     html`<h1>${t('about.title')}</h1>${(['about.p1', 'about.p2', 'about.p3', 'about.p4', 'about.p5'] as const).map((k) => html`<p>${t(k)}</p>`)}`,
+    assets,
   );
 }
 

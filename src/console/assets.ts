@@ -23,7 +23,7 @@ export const contentHash = (body: Buffer | string) => createHash('sha256').updat
 
 const requireFromHere = createRequire(import.meta.url);
 /**
- * A bundle made at build time (scripts/bundle-console.mjs) into dist/console/assets/: beside this
+ * A bundle made at build time (scripts/bundle.mjs) into dist/console/assets/: beside this
  * module when it runs from dist/, else (the sources, under tsx or vitest) in dist/ of the checkout.
  */
 const bundled = (name: string) => {

@@ -1,10 +1,9 @@
-import type { Config } from '../config.js';
+import { type Config, consoleBaseUrl } from '../config.js';
 import type { DatabaseExecutor } from '../db/executor.js';
 import { serviceSecret } from '../db/repositories/secrets.js';
 import { CheckinKeys } from '../domain/checkins/keys.js';
 import { runRounds, type RoundReport, type SendMail } from '../domain/checkins/rounds.js';
 import { MAIL_CONNECTIONS, smtpMailer } from '../mail/index.js';
-import { consoleBaseUrl } from '../admin/routes/members.js';
 import { inSpan } from '../telemetry/spans.js';
 
 /**

@@ -140,15 +140,18 @@ describe('check-ins over HTTP', () => {
       "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
     );
     expect(page.headers['referrer-policy']).toBe('no-referrer');
-    expect(page.body).toContain('<script src="/checkin/assets/checkin.js" defer></script>');
+    // The script is bundled at build time and named by its content's hash (test/ops/bundle.test.ts).
+    const src = /<script src="(\/checkin\/assets\/checkin\.[0-9a-f]{16}\.js)" defer><\/script>/.exec(page.body)?.[1];
+    expect(src, page.body).toBeDefined();
     expect(page.body).toContain('<p id="nojs" class="notice error"><span data-m="checkin.noScript">This page needs JavaScript');
     // Every language ships inside the one script: choosing one makes no request (section 12).
     expect(page.body).toContain('<select id="lang" name="lang">');
     expect(page.body).not.toMatch(/<script>|<script(?![^>]*src=")|\sstyle="|\son\w+="/);
     expect(page.body).not.toMatch(/https?:\/\//);
-    const js = await t.app.inject({ method: 'GET', url: '/checkin/assets/checkin.js' });
+    const js = await t.app.inject({ method: 'GET', url: src! });
     expect(js.statusCode).toBe(200);
     expect(js.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect(js.headers['cache-control']).toBe('public, max-age=31536000, immutable');
     expect(js.body).toContain('RSABSSA');
     expect(js.body.length).toBeGreaterThan(10_000);
     for (const word of ['Wöchentlicher Check-in', 'Point hebdomadaire', '週次チェックイン', '每周签到', 'الاستطلاع الأسبوعي', 'Haftalık nabız anketi']) {

@@ -245,6 +245,7 @@ describe('climate-pulse demo and npm start', () => {
       });
       let restarted = '';
       restart.stdout.on('data', (d) => (restarted += d));
+      restart.stderr.on('data', (d) => (restarted += d)); // the way in is said on stderr
       await untilOutput(restart, () => restarted, /check-in links:/);
       restart.kill('SIGTERM');
       await new Promise((r) => restart.once('exit', r));

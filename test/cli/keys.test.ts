@@ -31,7 +31,7 @@ describe('climate-pulse keys', { timeout: 300_000 }, () => {
     cdb = await createCliDatabase();
     const file = join(tmpdir(), `keys-ds-${process.pid}.json`);
     writeFileSync(file, JSON.stringify(dataset));
-    const load = await cli(['load', file], cdb.env);
+    const load = await cli(['load', file, '--json'], cdb.env);
     expect(load.stdout.trim()).toBe(
       JSON.stringify({ loaded: { plans: 0, organizations: 4, apiKeys: 3, teams: 0, pulses: 0, pulsesInFrozenWeeks: 0, alerts: 0, actions: 0 } }),
     );

@@ -126,8 +126,8 @@ describe('operator commands while the server runs', { timeout: 600_000 }, () => 
       );
       expect((await (await pub(LOOP_KEY, '/v1/stats')).json()).pulseCount).toBe(2001);
 
-      expect(JSON.parse((await cli(['orgs', 'show', '--org', 'org_o'])).stdout)).toMatchObject({ id: 'org_o', plan: 'enterprise', deletedAt: null });
-      expect(JSON.parse((await cli(['plans', 'set', 'gold', '--rest-api', 'yes', '--rate-limit', '1000'])).stdout)).toEqual({
+      expect(JSON.parse((await cli(['orgs', 'show', '--org', 'org_o', '--json'])).stdout)).toMatchObject({ id: 'org_o', plan: 'enterprise', deletedAt: null });
+      expect(JSON.parse((await cli(['plans', 'set', 'gold', '--rest-api', 'yes', '--rate-limit', '1000', '--json'])).stdout)).toEqual({
         name: 'gold',
         restApi: true,
         rateLimitPerMinute: 1000,

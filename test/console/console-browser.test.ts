@@ -6,7 +6,7 @@ import { inviteMember } from '../../src/domain/members.js';
 import { listAuditEvents } from '../../src/domain/audit.js';
 import { operatorActor } from '../../src/domain/audit.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { consoleBaseUrl } from '../../src/admin/routes/members.js';
+import { consoleBaseUrl } from '../../src/config.js';
 import { acceptInvitation, BROWSER_MISSING, HOSTILE, launchConsoleBrowser, PASSWORD, type ConsoleBrowser } from '../helpers/browser.js';
 
 /**

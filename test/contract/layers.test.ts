@@ -64,6 +64,29 @@ describe('layers', () => {
     expect(FACES.flatMap((face) => offenders(under(`${face}/`), other(face)))).toEqual([]);
   });
 
+  it("no job imports a face: what a job shares with one (a link's address, a mail) is in the configuration or the domain", () => {
+    expect(under('jobs/').length).toBeGreaterThan(2);
+    expect(offenders(under('jobs/'), (s) => /^(public|admin|console|checkin|cli|scim)\//.test(s))).toEqual([]);
+  });
+
+  it('the check-in face validates by schema: every route that takes a body declares one, and no face words a body check by hand', () => {
+    const checkin = under('checkin/').filter(({ file }) => !file.startsWith('checkin/client/'));
+    const posts = checkin.flatMap(({ file }) =>
+      readFileSync(join(SRC, file), 'utf8')
+        .split(/\.(?=(?:post|put|patch)\b)/)
+        .slice(1)
+        .map((route) => ({ file, head: route.slice(0, route.indexOf('async (')) })),
+    );
+    expect(posts.length).toBeGreaterThanOrEqual(3);
+    expect(posts.filter((p) => !/\bbody: \w+Schema\b/.test(p.head)).map((p) => `${p.file}: ${p.head.slice(0, 60)}`)).toEqual([]);
+    // The words of a refused body are the base's (describeValidation, requireJsonObject) or a schema's in the contract.
+    const worded = all
+      .filter(({ file }) => /Unknown body field|must be a JSON object/.test(readFileSync(join(SRC, file), 'utf8')))
+      .map((f) => f.file)
+      .sort();
+    expect(worded).toEqual(['contract/schemas/checkin.ts', 'http/plugins/body-rules.ts', 'http/plugins/errors.ts']);
+  });
+
   it('the base (src/http/) holds no routes and imports no face', () => {
     expect(offenders(under('http/'), (s) => FACES.some((f) => s.startsWith(`${f}/`)))).toEqual([]);
     const routes = under('http/').filter(({ file }) => /\b(app|scope)\.(get|post|put|patch|delete|route)\(/.test(readFileSync(join(SRC, file), 'utf8')));

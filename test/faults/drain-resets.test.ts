@@ -165,7 +165,15 @@ describe(`SIGTERM with SHUTDOWN_DELAY_MS under ${CLIENTS} keep-alive clients, ${
   it.skipIf(!TEST_DATABASE_URL)(
     'a SIGHUP roll of WORKERS=2 under 8 clients with no pause (the cores busy): 0 failed requests',
     async () => {
-      const s = await startServerProcess({ ...env, PORT: String(await freePort()), WORKERS: '2', ROLL_SETTLE_MS: '2000', ALERTS_INTERVAL_MINUTES: '0' });
+      // LOG_LEVEL=info: the primary logs a roll's end at info (src/cluster.ts).
+      const s = await startServerProcess({
+        ...env,
+        PORT: String(await freePort()),
+        WORKERS: '2',
+        ROLL_SETTLE_MS: '2000',
+        ALERTS_INTERVAL_MINUTES: '0',
+        LOG_LEVEL: 'info',
+      });
       try {
         expect(await waitUntil(() => (s.output().match(/listening on/g) ?? []).length === 2, 30_000)).toBe(true);
         const traffic = runClients(CLIENTS, send(s.url, 'Roll'), { maxMs: 120_000 });

@@ -9,7 +9,7 @@ import type { DatabaseExecutor } from '../../src/db/executor.js';
 import { putPlan } from '../../src/db/repositories/plans.js';
 import { loadDataset } from '../../src/domain/dataset.js';
 import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from '../helpers/db.js';
-import { CLI, freePort, startServerProcess, type ServerProcess } from '../helpers/process.js';
+import { CLI, freePort, primaryLog, startServerProcess, type ServerProcess } from '../helpers/process.js';
 import { runClients, waitUntil } from '../helpers/traffic.js';
 import { KEY_A, writesDataset } from '../http/writes/fixture.js';
 
@@ -78,16 +78,14 @@ describe.skipIf(!TEST_DATABASE_URL)('rolling restarts and crash loops with WORKE
   /** A primary of 2 workers on the good build; resolves once both listen. */
   const start = async (env: Record<string, string> = {}) => {
     writeFileSync(entry, entryScript());
-    const s = await startServerProcess({ DATABASE_URL: t.url!, WORKERS: '2', PORT: String(await freePort()), ...env }, { entry });
+    // LOG_LEVEL=info: the primary's rolls are logged at info (src/cluster.ts).
+    const s = await startServerProcess({ DATABASE_URL: t.url!, WORKERS: '2', PORT: String(await freePort()), LOG_LEVEL: 'info', ...env }, { entry });
     server = s;
     expect(await waitUntil(() => (s.output().match(/listening on/g) ?? []).length === 2, 30_000)).toBe(true);
     return s;
   };
-  const lines = (s: ServerProcess, re: RegExp) =>
-    s
-      .output()
-      .split('\n')
-      .filter((l) => re.test(l));
+  /** The primary's log messages (JSON lines on stdout) that match. */
+  const lines = (s: ServerProcess, re: RegExp) => primaryLog(s).filter((l) => re.test(l));
 
   /** Samples how many workers the primary has, every 100 ms, until stopped: the largest count is what matters. */
   const sampleWorkers = (primary: number) => {
@@ -188,13 +186,16 @@ describe.skipIf(!TEST_DATABASE_URL)('rolling restarts and crash loops with WORKE
     server = s;
     // When each line of the primary and the workers arrived.
     const seen: { at: number; line: string }[] = [];
-    let buffered = '';
-    s.child.stdout!.on('data', (d) => {
-      buffered += d;
-      const parts = buffered.split('\n');
-      buffered = parts.pop()!;
-      for (const line of parts) seen.push({ at: performance.now(), line });
-    });
+    // The primary's lines are logged on stdout, each worker's "listening on" said on stderr.
+    for (const stream of [s.child.stdout!, s.child.stderr!]) {
+      let buffered = '';
+      stream.on('data', (d) => {
+        buffered += d;
+        const parts = buffered.split('\n');
+        buffered = parts.pop()!;
+        for (const line of parts) seen.push({ at: performance.now(), line });
+      });
+    }
     const [code] = (await Promise.race([once(s.child, 'exit'), new Promise((r) => setTimeout(() => r([null]), 90_000))])) as [number | null];
     expect(code, s.output()).toBe(1);
     const restarts = lines(s, /^worker \d+ exited/).map((l) => l.replace(/^worker \d+/, 'worker N'));

@@ -7,7 +7,7 @@ import type { DatabaseExecutor } from '../../src/db/executor.js';
 import { putPlan } from '../../src/db/repositories/plans.js';
 import { loadDataset } from '../../src/domain/dataset.js';
 import { createTestDatabase, TEST_DATABASE_URL, type TestDatabase } from '../helpers/db.js';
-import { CLI, freePort, startServerProcess, type ServerProcess } from '../helpers/process.js';
+import { CLI, freePort, primaryLog, startServerProcess, type ServerProcess } from '../helpers/process.js';
 import { runClients, waitUntil, type Sent } from '../helpers/traffic.js';
 import { KEY_A, writesDataset } from '../http/writes/fixture.js';
 
@@ -77,7 +77,11 @@ describe.skipIf(!TEST_DATABASE_URL)(`SIGHUP to the primary of WORKERS=2 under ${
   /** One server for both tests (starting three processes is the slow part); the second goes on from the first. */
   const serverRunning = async () => {
     if (!server) {
-      const s = await startServerProcess({ DATABASE_URL: t.url!, WORKERS: '2', PORT: String(await freePort()), ROLL_SETTLE_MS: '3000' }, { entry });
+      // LOG_LEVEL=info: the primary's rolls are logged at info (src/cluster.ts).
+      const s = await startServerProcess(
+        { DATABASE_URL: t.url!, WORKERS: '2', PORT: String(await freePort()), ROLL_SETTLE_MS: '3000', LOG_LEVEL: 'info' },
+        { entry },
+      );
       server = s;
       expect(await waitUntil(() => (s.output().match(/listening on/g) ?? []).length === 2, 30_000)).toBe(true);
     }
@@ -135,10 +139,7 @@ describe.skipIf(!TEST_DATABASE_URL)(`SIGHUP to the primary of WORKERS=2 under ${
     const log = await traffic.stop();
 
     expect(stopped, s.output()).toBe(true);
-    const lines = s
-      .output()
-      .split('\n')
-      .filter((l) => l.startsWith('rolling restart stopped'));
+    const lines = primaryLog(s).filter((l) => l.startsWith('rolling restart stopped'));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(
       /^rolling restart stopped: new worker \d+ could not start: connect ECONNREFUSED 127\.0\.0\.1:1; 1 old worker keeps serving \(0 replaced\), the failed place stays empty until the next SIGHUP$/,

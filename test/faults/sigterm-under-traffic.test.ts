@@ -63,11 +63,15 @@ describe(`SIGTERM under ${CLIENTS} keep-alive writers (${DB_KIND})`, () => {
     const s = await serverRunning();
     process.kill(s.child.pid!, 'SIGHUP');
     expect(await waitUntil(() => s.output().includes('SIGHUP ignored'), 10_000)).toBe(true);
+    // A log line (JSON on stdout, issue 54 item 4), at warn.
     const lines = s
-      .output()
+      .stdout()
       .split('\n')
-      .filter((l) => l.includes('SIGHUP'));
-    expect(lines).toEqual(['SIGHUP ignored: rolling restarts need WORKERS of 2 or more with DATABASE_URL; this process keeps serving']);
+      .filter((l) => l.includes('SIGHUP'))
+      .map((l) => JSON.parse(l) as { level: number; msg: string });
+    expect(lines.map((l) => [l.level, l.msg])).toEqual([
+      [40, 'SIGHUP ignored: rolling restarts need WORKERS of 2 or more with DATABASE_URL; this process keeps serving'],
+    ]);
     expect(s.child.exitCode).toBeNull();
     expect((await fetch(`${s.url}/healthz`)).status).toBe(200);
   });

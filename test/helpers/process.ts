@@ -15,7 +15,12 @@ export const CLI = join(ROOT, 'dist/cli/index.js');
 export interface ServerProcess {
   child: ChildProcess;
   url: string;
+  /** Both streams, as they arrived. */
   output: () => string;
+  /** stdout alone: JSON log lines only (docs/decisions.md, "One log stream"). */
+  stdout: () => string;
+  /** stderr alone: what a person reads (progress, address, the way in). */
+  stderr: () => string;
   stop(signal?: NodeJS.Signals): Promise<number | null>;
 }
 
@@ -36,8 +41,16 @@ export async function startServerProcess(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (out += d));
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d) => {
+    out += d;
+    stdout += d;
+  });
+  child.stderr!.on('data', (d) => {
+    out += d;
+    stderr += d;
+  });
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL'); // a server that never said it listens must not outlive the test
@@ -50,7 +63,9 @@ export async function startServerProcess(
         resolve(m[1]);
       }
     };
+    // The address (and the operator API's) are said on stderr, for people (docs/decisions.md, "One log stream").
     child.stdout!.on('data', check);
+    child.stderr!.on('data', check);
     child.once('exit', (code) => {
       clearTimeout(timer);
       reject(new Error(`server exited with ${code}:\n${out}`));
@@ -60,6 +75,8 @@ export async function startServerProcess(
     child,
     url,
     output: () => out,
+    stdout: () => stdout,
+    stderr: () => stderr,
     async stop(signal: NodeJS.Signals = 'SIGTERM') {
       if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       if (signal === 'SIGTERM' || signal === 'SIGINT') releaseIdleConnections();
@@ -69,6 +86,20 @@ export async function startServerProcess(
       return code as number | null;
     },
   };
+}
+
+/**
+ * The messages of the primary's log lines (WORKERS): JSON lines on stdout with `role: "primary"`
+ * (src/cluster.ts). Its start, rolls and exit are at `info`: a test that reads them sets LOG_LEVEL=info.
+ */
+export function primaryLog(s: Pick<ServerProcess, 'stdout'>): string[] {
+  return s
+    .stdout()
+    .split('\n')
+    .filter((line) => line.startsWith('{'))
+    .map((line) => JSON.parse(line) as { role?: string; msg: string })
+    .filter((line) => line.role === 'primary')
+    .map((line) => line.msg);
 }
 
 export async function freePort(): Promise<number> {

@@ -30,6 +30,7 @@ function shape(message: string, locale: string) {
   return { names: [...names].sort(), plurals };
 }
 
+const ASSETS = { css: '/checkin/assets/checkin.css', script: '/checkin/assets/checkin.js' };
 const SAMPLE = { people: 7, joined: 2, max: 2000, when: Date.UTC(2026, 11, 1), name: 'Web' };
 
 describe('the catalogues', () => {
@@ -125,7 +126,7 @@ describe('the catalogues', () => {
   });
 
   it('the check-in pages hold no word that is not from the catalogue', () => {
-    for (const html of [checkinPage(PSEUDO_LOCALE), aboutPage(PSEUDO_LOCALE)]) {
+    for (const html of [checkinPage(ASSETS, PSEUDO_LOCALE), aboutPage(ASSETS, PSEUDO_LOCALE)]) {
       // In the pseudo-locale every word of the catalogue is accented and bracketed: plain English
       // left in a template would show as itself.
       const text = html

@@ -5,6 +5,15 @@ import { freePort, startServerProcess } from '../helpers/process.js';
 
 const KEY = 'cp_test_cluster_0123456789abcdef';
 
+/** The primary's log lines (JSON on stdout, role "primary"): their messages. */
+const primaryLines = (s: { stdout: () => string }) =>
+  s
+    .stdout()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { role?: string; msg: string; level: number })
+    .filter((l) => l.role === 'primary');
+
 const waitFor = async (check: () => boolean, ms = 15_000) => {
   for (let t = 0; t < ms && !check(); t += 100) await new Promise((r) => setTimeout(r, 100));
   return check();
@@ -22,9 +31,13 @@ describe.skipIf(!TEST_DATABASE_URL)('WORKERS and METRICS_PORT', () => {
 
   it('runs N workers on one port, replaces a dead one, serves metrics on their own port, and stops on SIGTERM', async () => {
     const [port, metricsPort] = [await freePort(), await freePort()];
-    const s = await startServerProcess({ DATABASE_URL: t.url!, WORKERS: '2', PORT: String(port), METRICS_PORT: String(metricsPort) });
+    const s = await startServerProcess({ DATABASE_URL: t.url!, WORKERS: '2', PORT: String(port), METRICS_PORT: String(metricsPort), LOG_LEVEL: 'info' });
     expect(await waitFor(() => (s.output().match(/listening on/g) ?? []).length === 2)).toBe(true);
-    expect(s.output()).toContain(`primary ${s.child.pid} started 2 workers`);
+    expect(primaryLines(s)[0]).toMatchObject({
+      level: 30,
+      msg: `climate-pulse primary ${s.child.pid} started 2 workers (SIGHUP: rolling restart)`,
+      workers: 2,
+    });
     const res = await fetch(`http://127.0.0.1:${port}/v1/org`, { headers: { authorization: `Bearer ${KEY}` } });
     expect(res.status).toBe(200);
 
@@ -40,10 +53,18 @@ describe.skipIf(!TEST_DATABASE_URL)('WORKERS and METRICS_PORT', () => {
     expect(workers.length).toBe(2);
     process.kill(workers[0], 'SIGKILL');
     expect(await waitFor(() => /worker \d+ exited \(SIGKILL\); starting another/.test(s.output()))).toBe(true);
-    expect(await waitFor(() => (s.output().match(/listening on/g) ?? []).length === 3)).toBe(true);
+    expect(await waitFor(() => (s.output().match(/listening on/g) ?? []).length === 3, 45_000), s.output().slice(-2000)).toBe(true);
     expect(await s.stop('SIGTERM')).toBe(0);
-    // Issue 54, item 5: the primary logs its exit, last.
-    expect(s.output().trim().split('\n').at(-1)).toBe(`climate-pulse primary ${s.child.pid} exiting 0 after SIGTERM: every worker has stopped`);
+    // Issue 54, item 4: the primary logs its start, each worker's restart and its exit, last, as JSON lines on stdout.
+    expect(s.stdout().trim().split('\n').at(-1)).toBe(JSON.stringify(primaryLines(s).at(-1)));
+    expect(primaryLines(s).map((l) => [l.level, l.msg.replace(/\d{3,}/g, 'N')])).toEqual([
+      [30, 'climate-pulse primary N started 2 workers (SIGHUP: rolling restart)'],
+      [40, 'worker N exited (SIGKILL); starting another in 0.5 s (1 exit within 60 s; at 5 the primary stops)'],
+      [30, 'climate-pulse primary N exiting 0 after SIGTERM: every worker has stopped'],
+    ]);
+    // stdout holds JSON lines only; the workers' addresses are on stderr.
+    for (const line of s.stdout().split('\n').filter(Boolean)) expect(() => JSON.parse(line), line).not.toThrow();
+    expect(s.stderr().match(/climate-pulse listening on/g)).toHaveLength(3);
   });
 });
 

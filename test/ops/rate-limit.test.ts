@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
 import type { Dataset } from '../../src/domain/dataset.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { createTestDatabase, TEST_DATABASE_URL, TEST_REDIS_URL, type TestDatabase } from '../helpers/db.js';
@@ -173,7 +174,7 @@ describe.skipIf(!TEST_REDIS_URL)('Redis lost mid-flight', () => {
 /**
  * Issue 54, item 5: during a rolling restart at load 4.5, five error lines said "Redis
  * unreachable… Command timed out" while Redis was fine: the command timeout was a hard-coded
- * 250 ms. It is REDIS_COMMAND_TIMEOUT_MS now, and a command that times out on a connected client
+ * 250 ms. It is REDIS_TIMEOUT_MS now (REDIS_COMMAND_TIMEOUT_MS, its first name, still read), and a command that times out on a connected client
  * is a slow Redis, said once at warn with its end, never an outage.
  */
 describe.skipIf(!TEST_REDIS_URL)('a slow Redis, and REDIS_KEY_PREFIX', () => {
@@ -181,7 +182,7 @@ describe.skipIf(!TEST_REDIS_URL)('a slow Redis, and REDIS_KEY_PREFIX', () => {
   const logs: string[] = [];
   const prefix = `cp-prefix-${randomBytes(4).toString('hex')}:`;
   beforeAll(async () => {
-    t = await createTestApp({ dataset: dataset(), env: { REDIS_URL: TEST_REDIS_URL!, REDIS_COMMAND_TIMEOUT_MS: '100', REDIS_KEY_PREFIX: prefix } });
+    t = await createTestApp({ dataset: dataset(), env: { REDIS_URL: TEST_REDIS_URL!, REDIS_TIMEOUT_MS: '100', REDIS_KEY_PREFIX: prefix } });
     for (const level of ['error', 'warn'] as const) {
       t.app.log[level] = ((_obj: unknown, msg?: string) => logs.push(`${level} ${msg ?? ''}`)) as never;
     }
@@ -189,7 +190,7 @@ describe.skipIf(!TEST_REDIS_URL)('a slow Redis, and REDIS_KEY_PREFIX', () => {
   afterAll(() => t.close());
 
   it('puts every key it writes under REDIS_KEY_PREFIX', async () => {
-    expect(t.config.redisCommandTimeoutMs).toBe(100);
+    expect(t.config.redisTimeoutMs).toBe(100);
     expect((await t.app.inject({ url: '/v1/org', headers: auth(TINY) })).statusCode).toBe(200);
     const { Redis } = await import('ioredis');
     const plain = new Redis(TEST_REDIS_URL!);
@@ -202,7 +203,7 @@ describe.skipIf(!TEST_REDIS_URL)('a slow Redis, and REDIS_KEY_PREFIX', () => {
     }
   });
 
-  it('a command slower than REDIS_COMMAND_TIMEOUT_MS: the request is served, one warning says Redis is slow, one its end; no "unreachable"', async () => {
+  it('a command slower than REDIS_TIMEOUT_MS: the request is served, one warning says Redis is slow, one its end; no "unreachable"', async () => {
     const { Redis } = await import('ioredis');
     const blocker = new Redis(TEST_REDIS_URL!);
     try {
@@ -220,8 +221,23 @@ describe.skipIf(!TEST_REDIS_URL)('a slow Redis, and REDIS_KEY_PREFIX', () => {
       blocker.disconnect();
     }
     expect(logs).toEqual([
-      'warn rate limits: Redis is slow (a command took longer than REDIS_COMMAND_TIMEOUT_MS); such requests count per process until it answers in time',
+      'warn rate limits: Redis is slow (a command took longer than REDIS_TIMEOUT_MS); such requests count per process until it answers in time',
       'warn rate limits: Redis answers in time again',
     ]);
+  });
+});
+
+describe('REDIS_TIMEOUT_MS (issue 54, item 4)', () => {
+  it('is read under its name and its former one, REDIS_COMMAND_TIMEOUT_MS; both set differently is refused', () => {
+    expect(loadConfig({}).redisTimeoutMs).toBe(1_000);
+    expect(loadConfig({ REDIS_TIMEOUT_MS: '300' }).redisTimeoutMs).toBe(300);
+    expect(loadConfig({ REDIS_COMMAND_TIMEOUT_MS: '400' }).redisTimeoutMs).toBe(400);
+    expect(loadConfig({ REDIS_COMMAND_TIMEOUT_MS: '400', REDIS_TIMEOUT_MS: '400' }).redisTimeoutMs).toBe(400);
+    expect(() => loadConfig({ REDIS_COMMAND_TIMEOUT_MS: '400', REDIS_TIMEOUT_MS: '300' })).toThrow(
+      'invalid configuration: REDIS_COMMAND_TIMEOUT_MS (the former name of REDIS_TIMEOUT_MS) and REDIS_TIMEOUT_MS are both set, to different values; set REDIS_TIMEOUT_MS only',
+    );
+    expect(() => loadConfig({ REDIS_COMMAND_TIMEOUT_MS: '10' })).toThrow(
+      'invalid configuration: REDIS_TIMEOUT_MS=10 must be >= 50 (set as REDIS_COMMAND_TIMEOUT_MS, its former name)',
+    );
   });
 });

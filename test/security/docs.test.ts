@@ -54,7 +54,6 @@ const ROLES: Record<string, string> = {
   'cli-progress': 'CLI only: import progress bar',
   commander: 'CLI only: commands and options',
   'csv-parse': 'CLI only: CSV import',
-  esbuild: "check-in page: bundles the page's script once per process, served by the service",
   fastify: 'HTTP server',
   ioredis: 'Redis (shared rate-limit counters)',
   nodemailer: 'console: invitations sent by email through SMTP_URL (the address proven by its mailbox)',

@@ -23,7 +23,7 @@ import {
   WeekLinksSchema,
 } from '../../contract/schemas/admin-checkins.js';
 import { checkinLink } from '../../jobs/rounds.js';
-import { consoleBaseUrl } from './members.js';
+import { consoleBaseUrl } from '../../config.js';
 import type { AdminRouteDeps, App } from './types.js';
 
 /** The check-ins' roster, settings, links and participation (CONTRACT.md sections 10 and 12). */

@@ -10,18 +10,8 @@ import {
   MemberListSchema,
   MemberSchema,
 } from '../../contract/schemas/admin-members.js';
-import type { Config } from '../../config.js';
+import { consoleBaseUrl } from '../../config.js';
 import type { AdminRouteDeps, App } from './types.js';
-
-/**
- * Where invitation links point: the public address (PUBLIC_BASE_URL), else the public listener's
- * own HOST and PORT, which is what `npm start` serves.
- */
-export function consoleBaseUrl(config: Pick<Config, 'publicBaseUrl' | 'host' | 'port'>): string {
-  if (config.publicBaseUrl) return config.publicBaseUrl.replace(/\/+$/, '');
-  const host = config.host.includes(':') ? `[${config.host}]` : config.host === '0.0.0.0' ? '127.0.0.1' : config.host;
-  return `http://${host}:${config.port}`;
-}
 
 /** The console's members and invitations (CONTRACT.md sections 10 and 11). */
 export function registerMemberRoutes(app: App, { db, now, config }: AdminRouteDeps) {

@@ -26,7 +26,7 @@ import {
   type SsoSettingsView,
 } from '../../domain/sso/settings.js';
 import { requireLiveOrg } from '../../domain/orgs.js';
-import { consoleBaseUrl } from './members.js';
+import { consoleBaseUrl } from '../../config.js';
 import type { AdminRouteDeps, App } from './types.js';
 
 /** An organization's single sign-on (CONTRACT.md section 11, amended), as the console's owners set it up. */

@@ -1,6 +1,6 @@
 /**
- * The check-in page's script (bundled by esbuild with @cloudflare/blindrsa-ts and served from
- * /checkin/assets/checkin.js). It reads the personal link's token from the address's fragment
+ * The check-in page's script (bundled with @cloudflare/blindrsa-ts at build time by
+ * scripts/bundle.mjs, and served from /checkin/assets/checkin.<hash of its content>.js). It reads the personal link's token from the address's fragment
  * (never sent to the server by the browser), opens the link, checks the key against the
  * published one for the week this device's clock is in, and only at the respondent's first
  * gesture on the form (never on load: mail scanners run pages) blinds a random message, has it

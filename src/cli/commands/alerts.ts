@@ -44,7 +44,8 @@ export function registerAlerts(program: Command) {
     .option('--week <week>', 'one closed ISO week, like 2026-W47 (default: the latest closed week)')
     .option('--since <week>', 'every closed week from this one through the latest (backfill after an import)')
     .option('--org <id>', 'only this organization (default: every organization with pulses)')
-    .action(async (opts: { week?: string; since?: string; org?: string }) => {
+    .option('--json', JSON_HELP)
+    .action(async (opts: { week?: string; since?: string; org?: string; json?: boolean }) => {
       const config = loadConfig();
       const weeks = weeksToRun(opts, new Date(), config.alertsCloseDelayMinutes);
       await withOperator(async (op) => {
@@ -52,6 +53,7 @@ export function registerAlerts(program: Command) {
           weeks: weeks.map(isoWeekLabel),
           ...(opts.org !== undefined ? { orgId: opts.org } : {}),
         });
+        if (opts.json) return void console.log(JSON.stringify(report));
         for (const a of report.raised) {
           console.log(`${a.weekISO}\t${a.orgId}\t${a.type}\t${a.id}\t${a.message}`);
         }

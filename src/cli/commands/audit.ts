@@ -7,6 +7,7 @@ import { checkExportFormat, checkExportRange, exportAuditLog, operatorActor } fr
 import { downloadThroughSocket, IN_PROCESS_ADDRESS, runningServerSocket, withOperator } from '../operator.js';
 import { withDatabase } from '../db.js';
 import { CliError } from '../errors.js';
+import { JSON_HELP, say } from '../output.js';
 
 /** The operator API's page size at most; a larger --limit follows the cursor. */
 const PAGE = 100;
@@ -101,8 +102,12 @@ export function registerAudit(program: Command) {
     .option('--from <date-time>', 'the first instant (inclusive, RFC 3339); default: the beginning of the log')
     .option('--to <date-time>', 'the end (exclusive, RFC 3339); default: now')
     .option('--output <file>', 'a new file to write (never overwritten); default: standard output')
+    .option('--json', 'the same as --format jsonl: one JSON document per event, one a line (what scripts read)')
     .action(async (_opts: unknown, cmd: Command) => {
-      const opts = cmd.optsWithGlobals<{ org?: string; format: string; from?: string; to?: string; output?: string }>();
+      const opts = cmd.optsWithGlobals<{ org?: string; format: string; from?: string; to?: string; output?: string; json?: boolean }>();
+      if (opts.json && cmd.getOptionValueSource('format') === 'cli' && opts.format !== 'jsonl')
+        throw new CliError('--json writes JSON lines: leave out --format csv');
+      if (opts.json) opts.format = 'jsonl';
       const org = orgOf(opts);
       const format = checkExportFormat(opts.format);
       const socket = await runningServerSocket(loadConfig());
@@ -127,8 +132,9 @@ export function registerAudit(program: Command) {
     .description('show, or change, how many days the organization keeps its audit log and its webhook delivery log')
     .option('--audit-days <n>', 'days an audit entry is kept (30-3650)')
     .option('--delivery-days <n>', 'days a finished webhook delivery is kept (1-365)')
+    .option('--json', JSON_HELP)
     .action(async (_opts: unknown, cmd: Command) => {
-      const opts = cmd.optsWithGlobals<{ org?: string; auditDays?: string; deliveryDays?: string }>();
+      const opts = cmd.optsWithGlobals<{ org?: string; auditDays?: string; deliveryDays?: string; json?: boolean }>();
       const org = orgOf(opts);
       const days = (v: string | undefined, name: string) => {
         if (v === undefined) return undefined;
@@ -142,7 +148,10 @@ export function registerAudit(program: Command) {
           ? op.call<Retention>('GET', path)
           : op.call<Retention>('PATCH', path, Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined))),
       );
-      console.log(`audit log: ${r.auditDays} days`);
-      console.log(`webhook delivery log: ${r.deliveryDays} days`);
+      say(opts, `audit log: ${r.auditDays} days\nwebhook delivery log: ${r.deliveryDays} days`, {
+        orgId: org,
+        auditDays: r.auditDays,
+        deliveryDays: r.deliveryDays,
+      });
     });
 }

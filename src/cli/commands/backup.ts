@@ -9,6 +9,7 @@ import { sql } from '../../db/executor.js';
 import { openDatabase } from '../../db/open.js';
 import { backupDatabase } from '../../domain/backup.js';
 import { CliError } from '../errors.js';
+import { JSON_HELP, say } from '../output.js';
 import { cliCommand } from '../hints.js';
 import { backupThroughSocket, runningServerSocket } from '../operator.js';
 
@@ -33,7 +34,8 @@ export function registerBackup(program: Command) {
     .command('backup')
     .argument('<file>', 'the backup to write (a gzipped tar; must not exist)')
     .description('write a consistent backup of the embedded database in DATA_DIR, through the running server when there is one')
-    .action(async (file: string) => {
+    .option('--json', JSON_HELP)
+    .action(async (file: string, opts: { json?: boolean }) => {
       const config = loadConfig();
       if (config.databaseUrl) throw new CliError(`backup is ${EMBEDDED_ONLY}`);
       if (existsSync(file)) throw new CliError(`${file} exists; name a new file for the backup`);
@@ -51,14 +53,20 @@ export function registerBackup(program: Command) {
           await db.close();
         }
       }
-      console.log(`backed up the embedded database in ${resolve(config.dataDir)} to ${file} (${bytes} bytes${socket ? ', through the running server' : ''})`);
+      say(opts, `backed up the embedded database in ${resolve(config.dataDir)} to ${file} (${bytes} bytes${socket ? ', through the running server' : ''})`, {
+        dataDir: resolve(config.dataDir),
+        file,
+        bytes,
+        throughServer: Boolean(socket),
+      });
     });
 
   program
     .command('restore')
     .argument('<file>', 'a backup written by climate-pulse backup')
     .description('unpack a backup into DATA_DIR, which must be new or empty; then serve it')
-    .action(async (file: string) => {
+    .option('--json', JSON_HELP)
+    .action(async (file: string, opts: { json?: boolean }) => {
       const config = loadConfig();
       if (config.databaseUrl) throw new CliError(`restore is ${EMBEDDED_ONLY}`);
       if (!existsSync(file)) throw new CliError(`${file} does not exist`);
@@ -85,9 +93,13 @@ export function registerBackup(program: Command) {
       }
       try {
         const [r] = await db.query<{ n: string }>(sql('restore.orgs', 'SELECT count(*)::text AS n FROM organizations'));
-        console.log(`restored ${file} into ${dir}: ${files} files, ${r.n} organization${r.n === '1' ? '' : 's'}`);
         const cli = cliCommand(config);
-        console.log(`Next: serve it (${cli} serve), then work on it with the same prefix, for instance: ${cli} orgs list`);
+        say(
+          opts,
+          `restored ${file} into ${dir}: ${files} files, ${r.n} organization${r.n === '1' ? '' : 's'}\n` +
+            `Next: serve it (${cli} serve), then work on it with the same prefix, for instance: ${cli} orgs list`,
+          { file, dataDir: dir, files, organizations: Number(r.n), next: [`${cli} serve`, `${cli} orgs list`] },
+        );
       } finally {
         await db.close();
       }

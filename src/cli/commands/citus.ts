@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { CitusMissingError, citusVersion, distributeOnCitus } from '../../db/citus.js';
 import { withDatabase } from '../db.js';
 import { CliError } from '../errors.js';
+import { JSON_HELP, say } from '../output.js';
 
 export function registerCitus(program: Command) {
   const citus = program.command('citus').description('run the schema on a Citus cluster (docs/scaling.md)');
@@ -14,13 +15,17 @@ export function registerCitus(program: Command) {
       if (!/^\d+$/.test(v) || Number(v) < 1) throw new CliError(`--shard-count ${JSON.stringify(v)} must be a positive integer`);
       return Number(v);
     })
-    .action(async (opts: { shardCount?: number }) => {
+    .option('--json', JSON_HELP)
+    .action(async (opts: { shardCount?: number; json?: boolean }) => {
       await withDatabase(async (db) => {
         if (db.kind !== 'pg') throw new CliError('citus distribute needs DATABASE_URL naming the Citus coordinator');
         try {
           const steps = await distributeOnCitus(db, { shardCount: opts.shardCount });
-          console.log(`citus ${await citusVersion(db)}`);
-          for (const s of steps) console.log(`${s.table}: ${s.role}${s.state === 'made' ? '' : ' (already)'}`);
+          const version = await citusVersion(db);
+          say(opts, [`citus ${version}`, ...steps.map((s) => `${s.table}: ${s.role}${s.state === 'made' ? '' : ' (already)'}`)].join('\n'), {
+            citus: version,
+            tables: steps,
+          });
         } catch (err) {
           if (err instanceof CitusMissingError) throw new CliError(err.message);
           throw err;

@@ -10,6 +10,7 @@ import { isInitialized } from '../../db/pglite-init.js';
 import { listOrganizations } from '../../domain/orgs.js';
 import { withDatabase } from '../db.js';
 import { CliError } from '../errors.js';
+import { JSON_HELP } from '../output.js';
 import { runningServerSocket } from '../operator.js';
 import { printTable } from '../table.js';
 
@@ -78,7 +79,8 @@ export function registerDb(program: Command) {
       'copy every table of this database (DATA_DIR, or DATABASE_URL) into a migrated, empty PostgreSQL database, in one transaction there, comparing rows and checksums per table; the embedded database needs its server stopped',
     )
     .requiredOption('--to <url>', 'postgres:// URL of the target database (an empty one is migrated first; one that holds data is refused)')
-    .action(async (opts: { to: string }) => {
+    .option('--json', JSON_HELP)
+    .action(async (opts: { to: string; json?: boolean }) => {
       const url = targetUrl(opts.to);
       const config = loadConfig();
       if (await runningServerSocket(config)) {
@@ -105,14 +107,20 @@ export function registerDb(program: Command) {
           }
           await onTarget(url, () => migrate(target));
           const outcome = await onTarget(url, () => copyDatabase(source, target));
-          printTable([['TABLE', 'ROWS', 'CHECKSUM'], ...outcome.tables.map((t) => [t.table, String(t.rows), t.checksum])]);
           const rows = outcome.tables.reduce((n, t) => n + t.rows, 0);
-          console.log(
-            `copied ${rows} rows in ${outcome.tables.length} tables to ${shown(url)} in ${((performance.now() - started) / 1000).toFixed(1)} s: rows and checksums match on both sides`,
-          );
+          const seconds = Number(((performance.now() - started) / 1000).toFixed(1));
           const { items } = await listOrganizations(source, { limit: 10 });
           const live = items.filter((o) => o.deletedAt === null);
-          console.log(nextAfterCopy(url, config, (live.find((o) => o.id.startsWith('org_demo_')) ?? live[0])?.id));
+          const next = nextAfterCopy(url, config, (live.find((o) => o.id.startsWith('org_demo_')) ?? live[0])?.id);
+          if (opts.json) {
+            console.log(JSON.stringify({ target: shown(url), tables: outcome.tables, rows, seconds, match: true, next }));
+            return;
+          }
+          printTable([['TABLE', 'ROWS', 'CHECKSUM'], ...outcome.tables.map((t) => [t.table, String(t.rows), t.checksum])]);
+          console.log(
+            `copied ${rows} rows in ${outcome.tables.length} tables to ${shown(url)} in ${seconds.toFixed(1)} s: rows and checksums match on both sides`,
+          );
+          console.log(next);
         } catch (err) {
           if (err instanceof CopyRefusedError) throw new CliError(err.message);
           throw err;

@@ -3,6 +3,7 @@ import { loadConfig, type Config } from '../../config.js';
 import { thresholdsFrom } from '../../domain/alert-engine.js';
 import { createDemo, type DemoAlertSettings } from '../../domain/demo.js';
 import { withDatabase } from '../db.js';
+import { JSON_HELP, say } from '../output.js';
 
 export const baseUrlOf = (config: Pick<Config, 'host' | 'port'>) =>
   `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${config.port}`;
@@ -25,8 +26,12 @@ export function registerDemo(program: Command) {
   program
     .command('demo')
     .description('create a demo organization with 120 days of realistic data and print its API key')
-    .action(async () => {
+    .option('--json', JSON_HELP)
+    .action(async (opts: { json?: boolean }) => {
       const config = loadConfig();
-      await withDatabase(async (db) => console.log(demoInstructions(baseUrlOf(config), await createDemo(db, new Date(), demoAlertSettings(config)))));
+      await withDatabase(async (db) => {
+        const demo = await createDemo(db, new Date(), demoAlertSettings(config));
+        say(opts, demoInstructions(baseUrlOf(config), demo), { orgId: demo.orgId, key: demo.key, pulses: demo.pulses, alerts: demo.alerts });
+      });
     });
 }

@@ -7,6 +7,10 @@ import { withDatabase } from '../db.js';
 import { CliError } from '../errors.js';
 import { importThroughSocket, IN_PROCESS_ADDRESS, RemoteImportFailed, runningServerSocket } from '../operator.js';
 
+/**
+ * The summary: one JSON document on stdout, with or without --json (it has always been JSON, and
+ * scripts and the benches read it; docs/decisions.md, "One CLI shape"), each bad line on stderr.
+ */
 function printSummary(s: ImportSummary) {
   for (const p of s.problems) console.error(p.line ? `line ${p.line}: ${p.message}` : p.message);
   console.log(
@@ -36,6 +40,7 @@ export function registerImportPulses(program: Command) {
         .default('abort'),
     )
     .argument('<file>', 'NDJSON (one pulse object a line) or CSV with columns id,level,reason,comment,moderationStatus,subteamId,createdAt')
+    .option('--json', 'print the summary as one JSON document (what this command prints anyway)')
     .action(async (file: string, opts: { org: string; format?: 'ndjson' | 'csv'; onError: OnError }) => {
       const tty = Boolean(process.stderr.isTTY);
       // Two phases: reading the file (bytes), then, when rows came out of time order, moving the

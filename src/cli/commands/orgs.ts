@@ -3,6 +3,7 @@ import type { AdminOrg as OrgRecord, OrgList } from '../../contract/schemas/admi
 import { withOperator } from '../operator.js';
 import { printTable } from '../table.js';
 import { CliError } from '../errors.js';
+import { JSON_HELP, say } from '../output.js';
 
 const path = (id: string) => `/admin/v1/organizations/${encodeURIComponent(id)}`;
 
@@ -11,27 +12,34 @@ function count(text: string, option: string): number {
   return Number(text);
 }
 
-/** `orgs create|show|update|delete`: the operator API's organizations; each prints the organization as JSON. */
+/** One organization in a sentence. */
+const described = (o: OrgRecord) =>
+  `${o.id} (${o.name}): plan ${o.plan}, ${o.memberCount} ${o.memberCount === 1 ? 'member' : 'members'}, created ${o.createdAt}${o.deletedAt ? `, deleted ${o.deletedAt}` : ''}`;
+
+/** `orgs create|show|update|delete`: the operator API's organizations; a sentence, or the organization as JSON with --json. */
 export function registerOrgs(program: Command) {
   const orgs = program.command('orgs').description('create, show, change and delete organizations');
 
   orgs
     .command('create')
-    .description('create an organization; prints it as JSON')
+    .description('create an organization')
     .requiredOption('--name <name>', 'display name')
     .requiredOption('--plan <plan>', 'plan name (free, business, enterprise, or one set with `plans set`)')
     .option('--id <id>', 'organization id (default: org_ + 16 random characters)')
     .option('--members <n>', 'member count', '0')
-    .option('--json', 'print JSON (what this command prints anyway)')
-    .action(async (opts: { name: string; plan: string; id?: string; members: string }) => {
+    .option('--json', JSON_HELP)
+    .action(async (opts: { name: string; plan: string; id?: string; members: string; json?: boolean }) => {
       const body = { ...(opts.id ? { id: opts.id } : {}), name: opts.name, plan: opts.plan, memberCount: count(opts.members, '--members') };
-      await withOperator(async (op) => console.log(JSON.stringify(await op.call<OrgRecord>('POST', '/admin/v1/organizations', body))));
+      await withOperator(async (op) => {
+        const o = await op.call<OrgRecord>('POST', '/admin/v1/organizations', body);
+        say(opts, `created ${described(o)}`, o);
+      });
     });
 
   orgs
     .command('list')
     .description('list every organization, newest first (deleted ones marked)')
-    .option('--json', 'print JSON instead of a table')
+    .option('--json', JSON_HELP)
     .action(async (opts: { json?: boolean }) => {
       await withOperator(async (op) => {
         const all: OrgList['items'] = [];
@@ -48,11 +56,14 @@ export function registerOrgs(program: Command) {
 
   orgs
     .command('show')
-    .description('print an organization as JSON (deleted ones too)')
+    .description('show an organization (deleted ones too)')
     .requiredOption('--org <id>', 'organization id')
-    .option('--json', 'print JSON (what this command prints anyway)')
-    .action(async (opts: { org: string }) => {
-      await withOperator(async (op) => console.log(JSON.stringify(await op.call<OrgRecord>('GET', path(opts.org)))));
+    .option('--json', JSON_HELP)
+    .action(async (opts: { org: string; json?: boolean }) => {
+      await withOperator(async (op) => {
+        const o = await op.call<OrgRecord>('GET', path(opts.org));
+        say(opts, described(o), o);
+      });
     });
 
   orgs
@@ -62,15 +73,18 @@ export function registerOrgs(program: Command) {
     .option('--name <name>', 'new display name')
     .option('--plan <plan>', 'new plan')
     .option('--members <n>', 'new member count')
-    .option('--json', 'print JSON (what this command prints anyway)')
-    .action(async (opts: { org: string; name?: string; plan?: string; members?: string }) => {
+    .option('--json', JSON_HELP)
+    .action(async (opts: { org: string; name?: string; plan?: string; members?: string; json?: boolean }) => {
       const body = {
         ...(opts.name !== undefined ? { name: opts.name } : {}),
         ...(opts.plan !== undefined ? { plan: opts.plan } : {}),
         ...(opts.members !== undefined ? { memberCount: count(opts.members, '--members') } : {}),
       };
       if (Object.keys(body).length === 0) throw new CliError('give at least one of --name, --plan, --members');
-      await withOperator(async (op) => console.log(JSON.stringify(await op.call<OrgRecord>('PATCH', path(opts.org), body))));
+      await withOperator(async (op) => {
+        const o = await op.call<OrgRecord>('PATCH', path(opts.org), body);
+        say(opts, `updated ${described(o)}`, o);
+      });
     });
 
   orgs
@@ -78,11 +92,11 @@ export function registerOrgs(program: Command) {
     .description('delete an organization: its keys get 404 org_not_found within 5 seconds; --erase also removes every row of it')
     .requiredOption('--org <id>', 'organization id')
     .option('--erase', 'remove every row of the organization, in one transaction (cannot be undone)')
-    .option('--json', 'print JSON (what this command prints anyway)')
-    .action(async (opts: { org: string; erase?: boolean }) => {
+    .option('--json', JSON_HELP)
+    .action(async (opts: { org: string; erase?: boolean; json?: boolean }) => {
       await withOperator(async (op) => {
         const r = await op.call<{ organization: OrgRecord; erased: boolean }>('DELETE', `${path(opts.org)}${opts.erase ? '?erase=true' : ''}`);
-        console.log(JSON.stringify(r));
+        say(opts, `deleted ${r.organization.id}${r.erased ? ', and erased every row of it' : ': its keys get 404 org_not_found within 5 seconds'}`, r);
       });
     });
 }

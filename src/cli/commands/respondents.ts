@@ -13,6 +13,7 @@ import type {
 import { linksCsv } from '../../domain/checkins/rounds.js';
 import { withOperator } from '../operator.js';
 import { printTable } from '../table.js';
+import { JSON_HELP, say } from '../output.js';
 
 const org = (id: string) => `/admin/v1/organizations/${encodeURIComponent(id)}`;
 const few = (n: number | null) => (n === null ? '<5' : String(n));
@@ -31,10 +32,11 @@ export function registerRespondents(program: Command) {
     .requiredOption('--org <id>', 'organization id')
     .requiredOption('--email <email>', "the person's email address")
     .option('--team <name>', 'team name (none: no team)')
-    .action(async (opts: { org: string; email: string; team?: string }) => {
+    .option('--json', JSON_HELP)
+    .action(async (opts: { org: string; email: string; team?: string; json?: boolean }) => {
       await withOperator(async (op) => {
         const r = await op.call<{ id: string }>('POST', `${org(opts.org)}/respondents`, { email: opts.email, team: opts.team ?? null });
-        console.log(`added ${opts.email} (${r.id}) to the roster of ${opts.org}`);
+        say(opts, `added ${opts.email} (${r.id}) to the roster of ${opts.org}`, { id: r.id, email: opts.email, team: opts.team ?? null, orgId: opts.org });
       });
     });
 
@@ -60,10 +62,11 @@ export function registerRespondents(program: Command) {
     .requiredOption('--org <id>', 'organization id')
     .option('--team <name>', 'the new team (none: no team)')
     .argument('<respondent>', 'the respondent id (rsp_…)')
-    .action(async (id: string, opts: { org: string; team?: string }) => {
+    .option('--json', JSON_HELP)
+    .action(async (id: string, opts: { org: string; team?: string; json?: boolean }) => {
       await withOperator(async (op) => {
         await op.call('PATCH', `${org(opts.org)}/respondents/${encodeURIComponent(id)}`, { team: opts.team ?? null });
-        console.log(`moved ${id} to ${opts.team ?? 'no team'}`);
+        say(opts, `moved ${id} to ${opts.team ?? 'no team'}`, { id, team: opts.team ?? null, orgId: opts.org });
       });
     });
 
@@ -72,10 +75,11 @@ export function registerRespondents(program: Command) {
     .description("remove a person from the roster from the next round (this week's link keeps working; answers already given stay, tied to no one)")
     .requiredOption('--org <id>', 'organization id')
     .argument('<respondent>', 'the respondent id (rsp_…)')
-    .action(async (id: string, opts: { org: string }) => {
+    .option('--json', JSON_HELP)
+    .action(async (id: string, opts: { org: string; json?: boolean }) => {
       await withOperator(async (op) => {
         await op.call('DELETE', `${org(opts.org)}/respondents/${encodeURIComponent(id)}`);
-        console.log(`removed ${id} from the roster of ${opts.org}`);
+        say(opts, `removed ${id} from the roster of ${opts.org}`, { id, orgId: opts.org, removed: true });
       });
     });
 
@@ -84,12 +88,15 @@ export function registerRespondents(program: Command) {
     .description('a new link of this week for a person who lost theirs (by mail with SMTP_URL, else printed); their earlier link keeps working')
     .requiredOption('--org <id>', 'organization id')
     .argument('<respondent>', 'the respondent id (rsp_…)')
-    .action(async (id: string, opts: { org: string }) => {
+    .option('--json', JSON_HELP)
+    .action(async (id: string, opts: { org: string; json?: boolean }) => {
       await withOperator(async (op) => {
         const r = await op.call<Static<typeof ResentLinkSchema>>('POST', `${org(opts.org)}/respondents/${encodeURIComponent(id)}/resend-link`);
-        if (r.link === null) console.log(`a new link of the week of ${r.week} goes to ${id} by mail within a minute; their earlier link keeps working`);
+        const value = { id, week: r.week, link: r.link };
+        if (r.link === null) say(opts, `a new link of the week of ${r.week} goes to ${id} by mail within a minute; their earlier link keeps working`, value);
         else {
-          console.log(r.link);
+          // A secret shown once: alone on stdout (inside the JSON with --json), its sentence on stderr.
+          say(opts, r.link, value);
           console.error(`the new link of the week of ${r.week} for ${id}, shown only now; their earlier link keeps working`);
         }
       });
@@ -104,14 +111,15 @@ export function registerRespondents(program: Command) {
     .option('--email-column <name>', "the header's name of the email column, when the header does not say it plainly")
     .option('--team-column <name>', "the header's name of the team column ('' for none)")
     .argument('<file>', 'the CSV file')
-    .action(async (file: string, opts: { org: string; emailColumn?: string; teamColumn?: string }) => {
+    .option('--json', JSON_HELP)
+    .action(async (file: string, opts: { org: string; emailColumn?: string; teamColumn?: string; json?: boolean }) => {
       const csv = readFileSync(file, 'utf8');
       const body: Record<string, string> = { csv };
       if (opts.emailColumn !== undefined) body.emailColumn = opts.emailColumn;
       if (opts.teamColumn !== undefined) body.teamColumn = opts.teamColumn;
       await withOperator(async (op) => {
         const r = await op.call<Static<typeof RosterReplacedSchema>>('POST', `${org(opts.org)}/roster`, body);
-        console.log(`roster replaced: ${r.added} added, ${r.removed} removed, ${r.moved} moved, ${r.unchanged} unchanged`);
+        say(opts, `roster replaced: ${r.added} added, ${r.removed} removed, ${r.moved} moved, ${r.unchanged} unchanged`, r);
       });
     });
 
@@ -123,10 +131,11 @@ export function registerRespondents(program: Command) {
     .command('send')
     .description("send this week's round now (with SMTP_URL), instead of at its scheduled hour: the round is fixed from then on")
     .requiredOption('--org <id>', 'organization id')
-    .action(async (opts: { org: string }) => {
+    .option('--json', JSON_HELP)
+    .action(async (opts: { org: string; json?: boolean }) => {
       await withOperator(async (op) => {
         const r = await op.call<Static<typeof RoundSentSchema>>('POST', `${org(opts.org)}/checkin-rounds`);
-        console.log(`the round of the week of ${r.week} started: ${r.people} ${r.people === 1 ? 'mail goes' : 'mails go'} out within a minute`);
+        say(opts, `the round of the week of ${r.week} started: ${r.people} ${r.people === 1 ? 'mail goes' : 'mails go'} out within a minute`, r);
       });
     });
 
@@ -171,10 +180,12 @@ export function registerRespondents(program: Command) {
     )
     .requiredOption('--org <id>', 'organization id')
     .option('--new', "when this week's links were handed out already: make a new link for everyone of the round")
-    .action(async (opts: { org: string; new?: boolean }) => {
+    .option('--json', 'print one JSON document ({week, renewed, links: [{email, team, link}]}) instead of CSV')
+    .action(async (opts: { org: string; new?: boolean; json?: boolean }) => {
       await withOperator(async (op) => {
         const r = await op.call<Static<typeof WeekLinksSchema>>('POST', `${org(opts.org)}/checkin-links${opts.new ? '?renew=true' : ''}`);
-        process.stdout.write(linksCsv(r.links, '\n'));
+        if (opts.json) console.log(JSON.stringify(r));
+        else process.stdout.write(linksCsv(r.links, '\n'));
         console.error(
           `${r.links.length} ${r.renewed ? 'new links (the earlier ones keep working)' : 'links'} of the week of ${r.week}. Whoever holds them can answer in someone's place, though still learn no answer.`,
         );
@@ -185,9 +196,11 @@ export function registerRespondents(program: Command) {
     .command('participation')
     .description('invited, opened and answered per team and week, each only from 5')
     .requiredOption('--org <id>', 'organization id')
-    .action(async (opts: { org: string }) => {
+    .option('--json', JSON_HELP)
+    .action(async (opts: { org: string; json?: boolean }) => {
       await withOperator(async (op) => {
         const r = await op.call<Static<typeof ParticipationSchema>>('GET', `${org(opts.org)}/checkin-participation`);
+        if (opts.json) return void console.log(JSON.stringify(r, null, 2));
         printTable([
           ['WEEK', 'TEAM', 'INVITED', 'OPENED', 'ANSWERED'],
           ...r.items.map((c) => [c.week, c.teamName ?? '(no team)', few(c.invited), few(c.opened), few(c.answered)]),

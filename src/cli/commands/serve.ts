@@ -9,6 +9,7 @@ import { createDemo } from '../../domain/demo.js';
 import { inviteMember } from '../../domain/members.js';
 import { operatorActor } from '../../domain/audit.js';
 import { isInitialized } from '../../db/pglite-init.js';
+import { processLog } from '../../telemetry/log.js';
 import { checkinWayIn, printWayIn } from '../first-run.js';
 import { cliCommand, maskedNote, maskedUrl } from '../hints.js';
 import { demoAlertSettings, demoInstructions } from './demo.js';
@@ -46,9 +47,10 @@ export function registerServe(program: Command) {
         return;
       }
       const config = loadConfig();
-      if (runPrimary(config, (line) => console.log(line))) return;
+      const log = processLog(config.logLevel);
+      if (runPrimary(config, log)) return;
       // `systemctl reload` sends SIGHUP, whose default action ends the process: one process keeps serving.
-      process.on('SIGHUP', () => console.log(`SIGHUP ignored: rolling restarts need WORKERS of 2 or more with DATABASE_URL; this process keeps serving`));
+      process.on('SIGHUP', () => log.warn({}, 'SIGHUP ignored: rolling restarts need WORKERS of 2 or more with DATABASE_URL; this process keeps serving'));
       await serve(config, opts);
     });
 }
@@ -86,22 +88,28 @@ function progress(say: (line: string) => void, quiet: boolean) {
       }
     },
     total: () => secs(started),
+    seconds: () => Number(((performance.now() - started) / 1000).toFixed(1)),
   };
 }
 
 /**
- * A reader of stdout that went away (`serve | head -3`) must not stop the server: the progress and
- * start lines written after it are dropped (the logs' own stream drops its lines likewise).
+ * A reader of stdout or stderr that went away (`serve | head -3`) must not stop the server: the
+ * lines written after it are dropped (the logs' own stream drops its lines likewise).
  */
 function dropLinesToAClosedStdout() {
-  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-    if (err.code !== 'EPIPE') throw err;
-  });
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') throw err;
+    });
+  }
 }
 
 async function serve(config: Config, opts: { demoIfEmpty?: boolean }) {
   dropLinesToAClosedStdout();
-  const say = (line: string) => console.log(line);
+  // One log stream (docs/decisions.md, "One log stream"): stdout holds JSON lines only; what a
+  // person reads while the server starts (its progress, address, the way in, a key shown once) is
+  // written to stderr.
+  const say = (line: string) => console.error(line);
   const first = !cluster.isWorker || cluster.worker?.id === 1;
   const steps = progress(say, !first);
   const embedded = !config.databaseUrl;
@@ -146,6 +154,11 @@ async function serve(config: Config, opts: { demoIfEmpty?: boolean }) {
     throw err;
   }
   closeOnSignals!(server);
+  // The start as a log line too: each process (each worker of WORKERS) that serves, with its time.
+  processLog(config.logLevel).info(
+    { address: server.address, database: server.db.kind === 'pg' ? 'postgresql' : 'embedded', startSeconds: steps.seconds() },
+    `climate-pulse serving ${server.address} (started in ${steps.total()})`,
+  );
   say(`climate-pulse listening on ${server.address} (${server.db.kind === 'pg' ? 'PostgreSQL' : `embedded database in ${config.dataDir}`})`);
   if (first) {
     const stop = cluster.isWorker

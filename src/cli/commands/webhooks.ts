@@ -6,6 +6,7 @@ import { printTable } from '../table.js';
 import { CliError } from '../errors.js';
 import { loadConfig } from '../../config.js';
 import { cliCommand } from '../hints.js';
+import { JSON_HELP, say } from '../output.js';
 
 const org = (id: string) => `/admin/v1/organizations/${encodeURIComponent(id)}`;
 const endpoint = (id: string) => `/admin/v1/webhook-endpoints/${encodeURIComponent(id)}`;
@@ -73,11 +74,12 @@ export function registerWebhooks(program: Command) {
     .command('remove')
     .description('remove an endpoint and its deliveries')
     .argument('<id>', 'endpoint id (whe_…)')
-    .action(async (id: string) => {
+    .option('--json', JSON_HELP)
+    .action(async (id: string, opts: { json?: boolean }) => {
       await withOperator(async (op) => {
         const e = await op.call<EndpointView>('GET', endpoint(id));
         await op.call('DELETE', `${org(e.orgId)}/webhook-endpoints/${encodeURIComponent(id)}`);
-        console.log(`removed ${id} (${e.url}) of ${e.orgId}`);
+        say(opts, `removed ${id} (${e.url}) of ${e.orgId}`, { id, url: e.url, orgId: e.orgId, removed: true });
       });
     });
 
@@ -85,10 +87,11 @@ export function registerWebhooks(program: Command) {
     .command('enable')
     .description('enable an endpoint that was disabled (after it answered 410); replay its failed deliveries if needed')
     .argument('<id>', 'endpoint id (whe_…)')
-    .action(async (id: string) => {
+    .option('--json', JSON_HELP)
+    .action(async (id: string, opts: { json?: boolean }) => {
       await withOperator(async (op) => {
         const e = await op.call<EndpointView>('POST', `${endpoint(id)}/enable`);
-        console.log(`enabled ${id} (${e.url}) of ${e.orgId}`);
+        say(opts, `enabled ${id} (${e.url}) of ${e.orgId}`, { id, url: e.url, orgId: e.orgId, enabled: e.enabled });
       });
     });
 
@@ -96,10 +99,17 @@ export function registerWebhooks(program: Command) {
     .command('disable')
     .description('stop sending to an endpoint: no new events for it, its pending deliveries fail (resend them after enable)')
     .argument('<id>', 'endpoint id (whe_…)')
-    .action(async (id: string) => {
+    .option('--json', JSON_HELP)
+    .action(async (id: string, opts: { json?: boolean }) => {
       await withOperator(async (op) => {
         const e = await op.call<EndpointView>('POST', `${endpoint(id)}/disable`);
-        console.log(`disabled ${id} (${e.url}) of ${e.orgId}: ${e.disabledReason}`);
+        say(opts, `disabled ${id} (${e.url}) of ${e.orgId}: ${e.disabledReason}`, {
+          id,
+          url: e.url,
+          orgId: e.orgId,
+          enabled: e.enabled,
+          disabledReason: e.disabledReason,
+        });
       });
     });
 
@@ -125,12 +135,18 @@ export function registerWebhooks(program: Command) {
     .description('send again every failed delivery whose event was written since a time (same webhook-id, full retry schedule)')
     .requiredOption('--org <id>', 'organization id')
     .requiredOption('--since <time>', 'an RFC 3339 time (2026-11-20T09:00:00Z), or a duration back from now (30m, 6h, 2d)')
-    .action(async (opts: { org: string; since: string }) => {
+    .option('--json', JSON_HELP)
+    .action(async (opts: { org: string; since: string; json?: boolean }) => {
       const since = sinceTime(opts.since, new Date());
       await withOperator(async (op) => {
         const r = await op.call<{ since: string; resent: number; skipped: number }>('POST', `${org(opts.org)}/webhook-deliveries/resend-failed`, { since });
         const skipped = r.skipped > 0 ? `; ${r.skipped} stay failed because their endpoint is disabled (enable it, then resend)` : '';
-        console.log(`resending ${r.resent} failed ${r.resent === 1 ? 'delivery' : 'deliveries'} of ${opts.org} since ${r.since}${skipped}`);
+        say(opts, `resending ${r.resent} failed ${r.resent === 1 ? 'delivery' : 'deliveries'} of ${opts.org} since ${r.since}${skipped}`, {
+          orgId: opts.org,
+          since: r.since,
+          resent: r.resent,
+          skipped: r.skipped,
+        });
       });
     });
 
@@ -138,11 +154,12 @@ export function registerWebhooks(program: Command) {
     .command('test')
     .description('send a signed ping event to an endpoint now, once, and print the answer')
     .argument('<id>', 'endpoint id (whe_…)')
-    .action(async (id: string) => {
+    .option('--json', JSON_HELP)
+    .action(async (id: string, opts: { json?: boolean }) => {
       await withOperator(async (op) => {
         const ping = await op.call<{ eventId: string; deliveryId: string; outcome: string; result: string; url: string }>('POST', `${endpoint(id)}/test`);
         if (ping.outcome === 'succeeded') {
-          console.log(`ping ${ping.eventId} delivered to ${ping.url}: ${ping.result} (delivery ${ping.deliveryId})`);
+          say(opts, `ping ${ping.eventId} delivered to ${ping.url}: ${ping.result} (delivery ${ping.deliveryId})`, ping);
           return;
         }
         const disabled = ping.outcome === 'endpoint_disabled' ? '; the endpoint is now disabled' : '';
@@ -187,13 +204,14 @@ export function registerWebhooks(program: Command) {
     .command('replay')
     .description('send a failed delivery again (same webhook-id, full retry schedule) from the running servers')
     .argument('<delivery-id>', 'delivery id (whd_…)')
-    .action(async (id: string) => {
+    .option('--json', JSON_HELP)
+    .action(async (id: string, opts: { json?: boolean }) => {
       await withOperator(async (op) => {
         const r = await op.call<{ id: string; eventId: string; type: string; url: string }>(
           'POST',
           `/admin/v1/webhook-deliveries/${encodeURIComponent(id)}/replay`,
         );
-        console.log(`replaying ${id} (event ${r.eventId}, ${r.type}) to ${r.url}`);
+        say(opts, `replaying ${id} (event ${r.eventId}, ${r.type}) to ${r.url}`, { id, eventId: r.eventId, type: r.type, url: r.url });
       });
     });
 }

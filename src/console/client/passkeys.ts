@@ -1,6 +1,6 @@
 /**
  * The console's passkey script (bundled at build time with `@simplewebauthn/browser` by
- * scripts/bundle-console.mjs, served from /console/assets/ under its content's hash). It drives
+ * scripts/bundle.mjs, served from /console/assets/ under its content's hash). It drives
  * every form marked `data-passkey`: `register` (adding a passkey), `authenticate` (a passkey as the
  * second factor, or alone from the sign-in page). The server renders the WebAuthn options into the
  * form's `data-options` (no inline script) and every word into data attributes (src/console/words.ts).

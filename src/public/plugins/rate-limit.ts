@@ -48,7 +48,7 @@ export class LimitCounters {
     private readonly log: FastifyBaseLogger,
     readonly redis?: Redis,
     private readonly namespace = 'climate-pulse:rl:',
-    private readonly timeoutMs = REDIS_COMMAND_TIMEOUT_MS,
+    private readonly timeoutMs = REDIS_TIMEOUT_MS,
   ) {
     if (redis) {
       this.shared = new RedisStore(false, false, redis, namespace);
@@ -134,7 +134,7 @@ export class LimitCounters {
               this.slowSince = Date.now();
               this.log.warn(
                 { err: err.message, timeoutMs: this.timeoutMs },
-                'rate limits: Redis is slow (a command took longer than REDIS_COMMAND_TIMEOUT_MS); such requests count per process until it answers in time',
+                'rate limits: Redis is slow (a command took longer than REDIS_TIMEOUT_MS); such requests count per process until it answers in time',
               );
             }
           } else {
@@ -168,17 +168,17 @@ export class LimitCounters {
 }
 
 /**
- * The default of REDIS_COMMAND_TIMEOUT_MS. It was a hard-coded 250 ms: during a rolling restart at
+ * The default of REDIS_TIMEOUT_MS. It was a hard-coded 250 ms: during a rolling restart at
  * load 4.5 (issue 54) commands took longer and were logged as an outage while Redis was fine.
  * docs/scaling.md ("Redis") gives the measurement behind this value.
  */
-export const REDIS_COMMAND_TIMEOUT_MS = 1_000;
+export const REDIS_TIMEOUT_MS = 1_000;
 
 export function connectRedis(url: string, opts: { commandTimeoutMs?: number; keyPrefix?: string } = {}): Redis {
   return new Redis(url, {
     enableOfflineQueue: false, // while disconnected a command fails at once instead of waiting
     maxRetriesPerRequest: 0,
-    commandTimeout: opts.commandTimeoutMs ?? REDIS_COMMAND_TIMEOUT_MS,
+    commandTimeout: opts.commandTimeoutMs ?? REDIS_TIMEOUT_MS,
     // Every key this service writes starts with it (several services, or two deployments, on one Redis).
     ...(opts.keyPrefix ? { keyPrefix: opts.keyPrefix } : {}),
     connectTimeout: 1_000,

@@ -1,0 +1,97 @@
+#!/usr/bin/env node
+/**
+ * The build's browser scripts: each entry below is bundled with its imports (esbuild, for the
+ * browsers the pages support) into one file under dist/, which the server reads when it starts
+ * and serves under a name that holds the hash of its content, cached as immutable (issue 54,
+ * item 6: nothing is built at start, no esbuild service runs beside a server). `npm run build`,
+ * build-if-stale.mjs (`npm start`'s prestart, the tests' globalSetup) and the Containerfile run it.
+ *
+ * A new browser script is one more entry. A bundle is made again when its output is missing,
+ * when this file changed, or when any file it was made from (its record in dist/bundles.json,
+ * esbuild's list of inputs, packages included) is newer than it.
+ */
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const DIST = join(ROOT, 'dist');
+const RECORD = join(DIST, 'bundles.json');
+
+/** Every browser script: its entry under src/, its output under dist/ (where the server reads it). */
+export const ENTRIES = [
+  { entry: 'src/checkin/client/checkin.ts', out: 'checkin/assets/checkin.js' },
+  { entry: 'src/console/client/passkeys.ts', out: 'console/assets/passkeys.js' },
+];
+
+const OPTIONS = {
+  bundle: true,
+  format: 'iife',
+  platform: 'browser',
+  target: 'es2020',
+  minify: true,
+  legalComments: 'eof',
+  charset: 'utf8',
+  logLevel: 'silent',
+};
+
+const mtime = (path) => statSync(path, { throwIfNoEntry: false })?.mtimeMs;
+
+function readRecord() {
+  try {
+    return JSON.parse(readFileSync(RECORD, 'utf8'));
+  } catch {
+    return {};
+  }
+}
+
+/** Why an entry's bundle must be made again, or null when it is fresh. */
+function staleBecause(e, record) {
+  const built = mtime(join(DIST, e.out));
+  if (built === undefined) return `dist/${e.out} is missing`;
+  const inputs = record[e.out]?.inputs;
+  if (!Array.isArray(inputs) || record[e.out].entry !== e.entry) return `dist/${e.out} has no record of its inputs`;
+  if ((mtime(fileURLToPath(import.meta.url)) ?? 0) > built) return 'scripts/bundle.mjs is newer than it';
+  const newer = inputs.find((i) => (mtime(join(ROOT, i)) ?? Number.POSITIVE_INFINITY) > built);
+  return newer ? `${newer} is newer than dist/${e.out}` : null;
+}
+
+/** The entries whose bundle is missing or older than one of its inputs, with the reason. */
+export function staleBundles() {
+  const record = readRecord();
+  return ENTRIES.map((e) => ({ ...e, why: staleBecause(e, record) })).filter((e) => e.why);
+}
+
+/**
+ * Bundles the stale entries (all of them with `force`), synchronously (esbuild's buildSync: no
+ * service process stays behind). Returns what it made, as `{ out, bytes, why }`.
+ */
+export function bundle({ force = false } = {}) {
+  const todo = force ? ENTRIES.map((e) => ({ ...e, why: 'asked' })) : staleBundles();
+  if (todo.length === 0) return [];
+  // Loaded here only: a build that has nothing to bundle (and the server, always) never loads it.
+  const esbuild = createRequire(import.meta.url)('esbuild');
+  const record = readRecord();
+  const made = [];
+  for (const e of todo) {
+    const outfile = join(DIST, e.out);
+    mkdirSync(dirname(outfile), { recursive: true });
+    const result = esbuild.buildSync({ ...OPTIONS, entryPoints: [join(ROOT, e.entry)], outfile, write: false, metafile: true, absWorkingDir: ROOT });
+    const [file] = result.outputFiles;
+    writeFileSync(outfile, file.contents);
+    record[e.out] = { entry: e.entry, inputs: Object.keys(result.metafile.inputs).sort() };
+    made.push({ out: e.out, bytes: file.contents.length, why: e.why });
+  }
+  writeFileSync(RECORD, `${JSON.stringify(record, null, 1)}\n`);
+  return made;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const made = bundle({ force: process.argv.includes('--force') });
+  console.log(
+    made.length === 0
+      ? 'bundle: every browser script in dist/ is fresh already'
+      : made.map((m) => `bundle: made dist/${m.out} (${(m.bytes / 1024).toFixed(0)} KiB; ${m.why})`).join('\n'),
+  );
+}
