@@ -204,6 +204,13 @@ export const AUDIT_WORDS: Record<AuditAction, { area: AuditArea; words: string }
   'webhook_delivery.replayed': { area: 'Webhooks', words: 'Webhook delivery replayed' },
   'webhook_deliveries.resent': { area: 'Webhooks', words: 'Failed webhook deliveries sent again' },
   'audit_log.exported': { area: 'Audit log', words: 'Audit log exported' },
+  'scim_token.created': { area: 'Check-ins', words: 'Provisioning token created' },
+  'scim_token.rolled': { area: 'Check-ins', words: 'Provisioning token replaced' },
+  'scim_token.revoked': { area: 'Check-ins', words: 'Provisioning token revoked' },
+  'scim_settings.updated': { area: 'Check-ins', words: 'How provisioning finds teams changed' },
+  'respondent.readdressed': { area: 'Check-ins', words: "Person's address changed" },
+  'team.renamed': { area: 'Teams and pulses', words: 'Team renamed' },
+  'team.removed': { area: 'Teams and pulses', words: 'Team removed by the identity provider' },
 };
 
 /** An audit code in words; a code this release does not know (an older row) as it is. */

@@ -11,9 +11,10 @@ import { PlainError } from '../contract/errors.js';
  * Replicated to every node. plans: no organization data; organizations: the root every table
  * refers to (it is keyed by its own id); api_keys: authentication finds a key by its hash before
  * it knows the organization; the console's members, invitations and sessions: found by an email,
- * an invitation's token or a session's cookie before the organization is known. All small.
+ * an invitation's token or a session's cookie before the organization is known; scim_tokens: an
+ * identity provider's token, found by its hash as an API key is. All small.
  */
-export const REFERENCE_TABLES = ['plans', 'organizations', 'api_keys', 'members', 'member_invitations', 'console_sessions'] as const;
+export const REFERENCE_TABLES = ['plans', 'organizations', 'api_keys', 'members', 'member_invitations', 'console_sessions', 'scim_tokens'] as const;
 /** Service-wide, not organization data: left on the coordinator. */
 export const COORDINATOR_TABLES = ['service_secrets', 'schema_migrations', 'console_sign_in_attempts'] as const;
 /** Every other table holds one organization's data in each row and is distributed by this column. */

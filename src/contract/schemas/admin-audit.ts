@@ -55,6 +55,13 @@ export const AUDIT_ACTIONS = [
   'member.sessions_ended',
   'checkin_round.started',
   'checkin_mail.tested',
+  'scim_token.created',
+  'scim_token.rolled',
+  'scim_token.revoked',
+  'scim_settings.updated',
+  'respondent.readdressed',
+  'team.renamed',
+  'team.removed',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
