@@ -37,6 +37,7 @@ ALTER TABLE respondents ADD COLUMN scim_user_name text CHECK (length(scim_user_n
 ALTER TABLE respondents ADD COLUMN scim_external_id text CHECK (length(scim_external_id) BETWEEN 1 AND 254);
 ALTER TABLE respondents ADD COLUMN scim_modified_at timestamptz;
 CREATE INDEX respondents_by_scim_external_id ON respondents (org_id, scim_external_id);
+CREATE INDEX respondents_by_scim_user_name ON respondents (org_id, lower(scim_user_name));
 
 -- A team as a SCIM Group: its externalId, when SCIM last changed it, and whether SCIM removed
 -- it (a team keeps its pulses, so a removed group leaves the team in the history, with nobody on it).
@@ -60,3 +61,4 @@ CREATE TABLE scim_inactive_users (
   FOREIGN KEY (org_id, team_id) REFERENCES teams (org_id, id)
 );
 CREATE UNIQUE INDEX scim_inactive_users_by_email ON scim_inactive_users (org_id, lower(email));
+CREATE INDEX scim_inactive_users_by_user_name ON scim_inactive_users (org_id, lower(user_name));
