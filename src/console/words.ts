@@ -215,3 +215,12 @@ export const AUDIT_WORDS: Record<AuditAction, { area: AuditArea; words: string }
 
 /** An audit code in words; a code this release does not know (an older row) as it is. */
 export const auditWords = (code: string): string => (AUDIT_WORDS as Record<string, { words: string } | undefined>)[code]?.words ?? code;
+
+/** Where each person of the roster came from (issue 56), and why a SCIM person has no buttons: the People page's words. */
+export const PEOPLE_SOURCE_WORDS = {
+  heading: 'From',
+  file: 'People file',
+  console: 'Added by hand',
+  scim: 'Identity provider',
+  scimOwned: 'Kept by your identity provider (SCIM): change this person there.',
+} as const;

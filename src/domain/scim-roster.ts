@@ -306,10 +306,13 @@ async function applyMembers(tx: Queryable, orgId: string, teamId: string, curren
   const joined = [...desired].filter((id) => !current.has(id));
   const left = [...current].filter((id) => !desired.has(id));
   for (const id of joined) {
-    const u = await findScimUser(tx, orgId, id);
-    if (!u) throw invalidValue(`No user ${JSON.stringify(id)} to make a member.`);
-    if (!u.active) continue; // off the roster: in no team until SCIM turns them on again
-    await moveRespondentIn(tx, orgId, id, { id: teamId }, actor, now);
+    try {
+      await moveRespondentIn(tx, orgId, id, { id: teamId }, actor, now);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.code === 'not_found')) throw err;
+      // Off the roster (SCIM turned them off): in no team until SCIM turns them on again.
+      if (!(await findScimUser(tx, orgId, id))) throw invalidValue(`No user ${JSON.stringify(id)} to make a member.`);
+    }
   }
   for (const id of left) await moveRespondentIn(tx, orgId, id, { id: null }, actor, now);
   await touchRespondentsScim(tx, orgId, [...joined, ...left], now);

@@ -34,7 +34,8 @@ function keptValue(value: Json, known: Set<string>, core: string): Json {
     if (lower === URN.enterprise.toLowerCase()) {
       if (known.has(lower) && typeof v === 'object' && v !== null) {
         const dept = Object.entries(v as Json).find(([x]) => x.toLowerCase() === 'department');
-        if (dept) out[URN.enterprise] = { department: dept[1] };
+        // By its full name: scim-patch reads a value object's keys as paths, and the URN's `2.0` is not a sub-attribute.
+        if (dept) out[`${URN.enterprise}:department`] = dept[1];
       }
     } else if (known.has(lower) && !READ_ONLY.has(lower)) out[k] = v;
   }
@@ -46,7 +47,21 @@ export function applyPatch(resource: Json, operations: { op: string; path?: stri
   for (const [i, o] of operations.entries()) {
     const op = o.op.toLowerCase() as 'add' | 'remove' | 'replace';
     if (o.path !== undefined && o.path.trim() !== '') {
-      if (!keptPath(topOf(o.path, core), known)) continue;
+      const top = topOf(o.path, core);
+      if (!keptPath(top, known)) continue;
+      // A remove with values (Entra ID's members removal): each value by a filter, since the
+      // values it sends carry other sub-attributes (`$ref: null`) than the ones answered.
+      if (op === 'remove' && Array.isArray(o.value) && !o.path.includes('[')) {
+        const key = Object.keys(resource).find((k) => k.toLowerCase() === top);
+        const present = new Set((Array.isArray(key && resource[key]) ? (resource[key as string] as Json[]) : []).map((m) => m.value));
+        for (const v of o.value) {
+          const value = typeof v === 'object' && v !== null ? (v as Json).value : undefined;
+          if (typeof value !== 'string') throw new ScimProblem(400, 'invalidValue', `Operations[${i}]: each value to remove needs its 'value'.`);
+          // Removing what is not there leaves it not there (an identity provider's retry).
+          if (present.has(value)) kept.push({ op: 'remove', path: `${top}[value eq ${JSON.stringify(value)}]` } as ScimPatchOperation);
+        }
+        continue;
+      }
       kept.push(
         (op === 'remove'
           ? { op, path: o.path, ...(o.value !== undefined ? { value: o.value } : {}) }

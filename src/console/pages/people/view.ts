@@ -3,6 +3,7 @@ import type { RosterFile, RosterPage } from '../../../domain/checkins/roster.js'
 import { MAX_LISTED_ERRORS, MIN_TEAM } from '../../../domain/checkins/roster.js';
 import { csrfField, html, type PageOptions, type Safe } from '../../html.js';
 import { navFor } from '../../views/nav.js';
+import { PEOPLE_SOURCE_WORDS } from '../../words.js';
 import { PAGE_SIZE, rosterHref } from './form.js';
 
 /** A roster file refused or waiting for its columns: what was sent is kept, and shown again. */
@@ -65,15 +66,19 @@ ${
     ? html`<p>${q.search ? `No one matches “${q.search}”.` : 'No one yet. Add people below, or upload the roster from a file.'}</p>`
     : html`<div class="table-scroll" role="region" aria-labelledby="roster-caption" tabindex="0"><table>
 <caption id="roster-caption">${caption}</caption>
-<thead><tr><th scope="col">Email</th><th scope="col">Team</th><th scope="col">Answers as</th><th scope="col">Change</th></tr></thead>
+<thead><tr><th scope="col">Email</th><th scope="col">Team</th><th scope="col">${PEOPLE_SOURCE_WORDS.heading}</th><th scope="col">Answers as</th><th scope="col">Change</th></tr></thead>
 <tbody>${r.respondents.map(
         (
           p,
           i,
-        ) => html`<tr><td class="wrap"><bdi>${p.email}</bdi></td><td><bdi>${p.teamName ?? ''}</bdi></td><td>${p.answersWithTeam ? 'the team' : 'the organization (no team)'}</td><td>
-<form method="post" action="/console/people/${encodeURIComponent(p.id)}/move">${csrf}${back}<label class="visually-hidden" for="m-${i}">New team for ${p.email}</label><input name="team" id="m-${i}" value="${p.teamName ?? ''}" maxlength="80"><button type="submit" class="secondary" aria-label="Move ${p.email}">Move</button></form>
+        ) => html`<tr><td class="wrap"><bdi>${p.email}</bdi></td><td><bdi>${p.teamName ?? ''}</bdi></td><td>${PEOPLE_SOURCE_WORDS[p.source]}</td><td>${p.answersWithTeam ? 'the team' : 'the organization (no team)'}</td><td>
+${
+  p.source === 'scim'
+    ? html`<p>${PEOPLE_SOURCE_WORDS.scimOwned}</p>`
+    : html`<form method="post" action="/console/people/${encodeURIComponent(p.id)}/move">${csrf}${back}<label class="visually-hidden" for="m-${i}">New team for ${p.email}</label><input name="team" id="m-${i}" value="${p.teamName ?? ''}" maxlength="80"><button type="submit" class="secondary" aria-label="Move ${p.email}">Move</button></form>
+<form method="post" action="/console/people/${encodeURIComponent(p.id)}/remove" data-confirm="Remove ${p.email} from the roster?">${csrf}${back}<button type="submit" class="danger" aria-label="Remove ${p.email}">Remove</button></form>`
+}
 <form method="post" action="/console/people/${encodeURIComponent(p.id)}/resend">${csrf}${back}<button type="submit" class="secondary" aria-label="New link for ${p.email}">New link</button></form>
-<form method="post" action="/console/people/${encodeURIComponent(p.id)}/remove" data-confirm="Remove ${p.email} from the roster?">${csrf}${back}<button type="submit" class="danger" aria-label="Remove ${p.email}">Remove</button></form>
 </td></tr>`,
       )}</tbody></table></div>
 ${pager(r, q)}`
