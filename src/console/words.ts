@@ -211,6 +211,8 @@ export const AUDIT_WORDS: Record<AuditAction, { area: AuditArea; words: string }
   'respondent.readdressed': { area: 'Check-ins', words: "Person's address changed" },
   'team.renamed': { area: 'Teams and pulses', words: 'Team renamed' },
   'team.removed': { area: 'Teams and pulses', words: 'Team removed by the identity provider' },
+  'scim_user.inactive': { area: 'Check-ins', words: 'Inactive person kept for the identity provider' },
+  'scim_user.deleted': { area: 'Check-ins', words: 'Person deleted by the identity provider' },
 };
 
 /** An audit code in words; a code this release does not know (an older row) as it is. */

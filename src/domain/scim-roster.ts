@@ -173,6 +173,7 @@ export async function createScimUser(db: DatabaseExecutor, orgId: string, raw: U
     const id = newId('rsp');
     const teamId = team ? ((await findTeamByName(tx, orgId, team))?.id ?? null) : null;
     await writeInactiveUser(tx, orgId, { id, email: u.email, userName: storedUserName(u), externalId: u.externalId, teamId, createdAt: now, modifiedAt: now });
+    await recordAudit(tx, orgId, actor, { action: 'scim_user.inactive', target: { kind: 'respondent', id } }, now);
     return id;
   });
   return getScimUser(db, orgId, id);
@@ -233,6 +234,7 @@ export async function updateScimUser(
         createdAt: new Date(cur.createdAt),
         modifiedAt: now,
       });
+      await recordAudit(tx, orgId, actor, { action: 'scim_user.inactive', target: { kind: 'respondent', id } }, now);
     }
   });
   return getScimUser(db, orgId, id);
@@ -247,7 +249,8 @@ export async function deleteScimUser(db: DatabaseExecutor, orgId: string, id: st
     if (!cur) throw userNotFound(id);
     checkIfMatch(ifMatch, userVersion(cur));
     if (cur.active) await removeRespondentIn(tx, orgId, id, actor, now);
-    else await deleteInactiveUser(tx, orgId, id);
+    await deleteInactiveUser(tx, orgId, id);
+    await recordAudit(tx, orgId, actor, { action: 'scim_user.deleted', target: { kind: 'respondent', id } }, now);
   });
 }
 
@@ -328,6 +331,8 @@ export async function createScimGroup(db: DatabaseExecutor, orgId: string, input
     const existing = await findScimGroupByName(tx, orgId, name);
     if (existing && !existing.removed) throw uniqueness(`A group named ${JSON.stringify(name)} exists.`);
     const id = existing ? existing.id : (await createTeam(tx, orgId, name, actor, now)).id;
+    // A team SCIM removed comes back as it was (its pulses kept it).
+    if (existing) await recordAudit(tx, orgId, actor, { action: 'team.created', target: { kind: 'team', id }, details: { name, restored: true } }, now);
     await setTeamScimFields(tx, orgId, id, { name, externalId: input.externalId, modifiedAt: now, removed: false });
     await applyMembers(tx, orgId, id, new Set(), new Set(input.members), actor, now);
     return id;

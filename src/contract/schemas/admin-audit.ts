@@ -62,6 +62,8 @@ export const AUDIT_ACTIONS = [
   'respondent.readdressed',
   'team.renamed',
   'team.removed',
+  'scim_user.inactive',
+  'scim_user.deleted',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
