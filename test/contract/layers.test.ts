@@ -41,9 +41,11 @@ describe('layers', () => {
 
   it('no route file (public, operator, console or check-in) imports anything under src/db/', () => {
     expect(under('public/routes/').length).toBeGreaterThan(5);
-    expect(offenders([...under('public/routes/'), ...under('admin/routes/'), ...under('console/'), ...under('checkin/'), ...under('scim/')], (s) => s.startsWith('db/'))).toEqual(
-      [],
-    );
+    expect(
+      offenders([...under('public/routes/'), ...under('admin/routes/'), ...under('console/'), ...under('checkin/'), ...under('scim/')], (s) =>
+        s.startsWith('db/'),
+      ),
+    ).toEqual([]);
   });
 
   it('no domain module imports Fastify, the base or a face (http, public, admin, console, checkin, cli, jobs)', () => {

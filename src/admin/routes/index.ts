@@ -9,6 +9,7 @@ import { registerPulseRoutes } from './pulses.js';
 import { ApiError } from '../../contract/errors.js';
 import type { AdminRouteDeps, App } from './types.js';
 import { registerWebhookRoutes } from './webhooks.js';
+import { registerScimRoutes } from './scim.js';
 
 export const ADMIN_PREFIX = '/admin/v1';
 
@@ -41,6 +42,7 @@ export async function registerAdminRoutes(app: App, deps: AdminRouteDeps) {
       registerAuditRoutes(scope, deps);
       registerBackupRoutes(scope, deps);
       registerCheckinRoutes(scope, deps);
+      registerScimRoutes(scope, deps);
     },
     { prefix: ADMIN_PREFIX },
   );
