@@ -220,7 +220,9 @@ export async function updateScimUser(
       await writeInactiveUser(tx, orgId, { id, email: u.email, userName: storedUserName(u), externalId: u.externalId, teamId, createdAt: at, modifiedAt: now });
     } else if (!cur.active && u.active) {
       await deleteInactiveUser(tx, orgId, id);
-      const team = department !== undefined ? department : cur.teamName;
+      // Back in the team they had, unless SCIM removed that group meanwhile.
+      const had = cur.teamId === null ? null : await findScimGroup(tx, orgId, cur.teamId);
+      const team = department !== undefined ? department : had && !had.removed ? had.name : null;
       await addRespondentIn(tx, orgId, { id, email: u.email, team, source: 'scim' }, actor, now);
       await markRespondentScim(tx, orgId, id, { userName: storedUserName(u), externalId: u.externalId, modifiedAt: now });
     } else {
