@@ -50,7 +50,10 @@ async function pool<T>(items: T[], concurrency: number, work: (item: T) => Promi
   );
 }
 
-export async function benchScim(adminUrl: string, opts: { users: number; groups: number; concurrency: number; log: (...a: unknown[]) => void }): Promise<ScimBenchResult> {
+export async function benchScim(
+  adminUrl: string,
+  opts: { users: number; groups: number; concurrency: number; log: (...a: unknown[]) => void },
+): Promise<ScimBenchResult> {
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   await admin.query(`DROP DATABASE IF EXISTS ${SCIM_BENCH_DB}`);
@@ -78,13 +81,22 @@ export async function benchScim(adminUrl: string, opts: { users: number; groups:
     return text ? (JSON.parse(text) as Record<string, unknown>) : {};
   };
 
-  const people = Array.from({ length: opts.users }, (_, i) => ({ email: `person${String(i).padStart(5, '0')}@scim.bench`, team: `Team ${String(i % opts.groups).padStart(3, '0')}` }));
+  const people = Array.from({ length: opts.users }, (_, i) => ({
+    email: `person${String(i).padStart(5, '0')}@scim.bench`,
+    team: `Team ${String(i % opts.groups).padStart(3, '0')}`,
+  }));
   const ids = new Map<string, string>();
   opts.log(`scim: ${opts.users} users (look-up, then create) at c=${opts.concurrency}`);
   const t0 = performance.now();
   await pool(people, opts.concurrency, async (p) => {
     await call('GET', `/Users?filter=${encodeURIComponent(`userName eq "${p.email}"`)}`);
-    const created = await call('POST', '/Users', { schemas: [USER], userName: p.email, active: true, emails: [{ value: p.email, type: 'work', primary: true }], name: { givenName: 'A', familyName: 'B' } });
+    const created = await call('POST', '/Users', {
+      schemas: [USER],
+      userName: p.email,
+      active: true,
+      emails: [{ value: p.email, type: 'work', primary: true }],
+      name: { givenName: 'A', familyName: 'B' },
+    });
     ids.set(p.email, created.id as string);
   });
   const t1 = performance.now();
@@ -93,7 +105,10 @@ export async function benchScim(adminUrl: string, opts: { users: number; groups:
   await pool(teams, opts.concurrency, async (team) => {
     const g = await call('POST', '/Groups', { schemas: [GROUP], displayName: team });
     const members = people.filter((p) => p.team === team).map((p) => ({ value: ids.get(p.email) }));
-    await call('PATCH', `/Groups/${g.id as string}?excludedAttributes=members`, { schemas: [PATCH_OP], Operations: [{ op: 'Add', path: 'members', value: members }] });
+    await call('PATCH', `/Groups/${g.id as string}?excludedAttributes=members`, {
+      schemas: [PATCH_OP],
+      Operations: [{ op: 'Add', path: 'members', value: members }],
+    });
   });
   const t2 = performance.now();
   await app.close();
@@ -104,7 +119,12 @@ export async function benchScim(adminUrl: string, opts: { users: number; groups:
   await replaceRoster(db, 'org_file', csv, operatorActor(), new Date());
   const f1 = performance.now();
   const count = async (org: string) =>
-    (await db.query<{ n: number }>({ name: 'bench.scim.count', text: 'SELECT count(*)::int AS n FROM respondents WHERE org_id = $1 AND team_id IS NOT NULL' }, [org]))[0].n;
+    (
+      await db.query<{ n: number }>(
+        { name: 'bench.scim.count', text: 'SELECT count(*)::int AS n FROM respondents WHERE org_id = $1 AND team_id IS NOT NULL' },
+        [org],
+      )
+    )[0].n;
   const rosterAfterScim = await count('org_scim');
   const rosterAfterFile = await count('org_file');
   await db.close();

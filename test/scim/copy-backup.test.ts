@@ -50,8 +50,7 @@ describe.skipIf(EMBEDDED_RAN && !PG_URL)('SCIM moves with db copy and backup', (
       headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/scim+json' } : {}) },
       payload: body ? JSON.stringify(body) : undefined,
     });
-  const everything = async (app: FastifyInstance) =>
-    JSON.stringify([(await call(app, 'GET', '/Users')).json(), (await call(app, 'GET', '/Groups')).json()]);
+  const everything = async (app: FastifyInstance) => JSON.stringify([(await call(app, 'GET', '/Users')).json(), (await call(app, 'GET', '/Groups')).json()]);
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'cp-scim-move-'));

@@ -91,7 +91,10 @@ describe('any sequence of SCIM operations', () => {
             }
             case 'active': {
               if (!user) break;
-              const res = await call('PATCH', `/Users/${user.id}`, { schemas: [PATCH_OP], Operations: [{ op: 'Replace', path: 'active', value: c.active ? 'True' : 'False' }] });
+              const res = await call('PATCH', `/Users/${user.id}`, {
+                schemas: [PATCH_OP],
+                Operations: [{ op: 'Replace', path: 'active', value: c.active ? 'True' : 'False' }],
+              });
               expect(res.status).toBe(200);
               if (c.active && !user.active && user.team !== null && !groups.has(user.team)) user.team = null;
               user.active = c.active;
@@ -100,7 +103,10 @@ describe('any sequence of SCIM operations', () => {
             case 'readdress': {
               if (!user) break;
               const email = emailOf(c.u, c.n);
-              const res = await call('PATCH', `/Users/${user.id}`, { schemas: [PATCH_OP], Operations: [{ op: 'replace', value: { userName: email, emails: [{ value: email, primary: true }] } }] });
+              const res = await call('PATCH', `/Users/${user.id}`, {
+                schemas: [PATCH_OP],
+                Operations: [{ op: 'replace', value: { userName: email, emails: [{ value: email, primary: true }] } }],
+              });
               expect(res.status).toBe(200);
               user.email = email;
               break;
@@ -122,14 +128,20 @@ describe('any sequence of SCIM operations', () => {
             }
             case 'join': {
               if (!group || !user) break;
-              const res = await call('PATCH', `/Groups/${group}`, { schemas: [PATCH_OP], Operations: [{ op: 'Add', path: 'members', value: [{ value: user.id }] }] });
+              const res = await call('PATCH', `/Groups/${group}`, {
+                schemas: [PATCH_OP],
+                Operations: [{ op: 'Add', path: 'members', value: [{ value: user.id }] }],
+              });
               expect(res.status).toBe(200);
               if (user.active) user.team = c.g;
               break;
             }
             case 'leave': {
               if (!group || !user) break;
-              const res = await call('PATCH', `/Groups/${group}`, { schemas: [PATCH_OP], Operations: [{ op: 'Remove', path: 'members', value: [{ value: user.id }] }] });
+              const res = await call('PATCH', `/Groups/${group}`, {
+                schemas: [PATCH_OP],
+                Operations: [{ op: 'Remove', path: 'members', value: [{ value: user.id }] }],
+              });
               expect(res.status).toBe(200);
               if (user.active && user.team === c.g) user.team = null;
               break;
@@ -144,7 +156,10 @@ describe('any sequence of SCIM operations', () => {
           }
         }
         const roster = await t.db.query<{ id: string; email: string; team: string | null }>(
-          sql('t.model', `SELECT r.id, r.email, t.name AS team FROM respondents r LEFT JOIN teams t ON t.org_id = r.org_id AND t.id = r.team_id WHERE r.org_id = $1 ORDER BY r.id`),
+          sql(
+            't.model',
+            `SELECT r.id, r.email, t.name AS team FROM respondents r LEFT JOIN teams t ON t.org_id = r.org_id AND t.id = r.team_id WHERE r.org_id = $1 ORDER BY r.id`,
+          ),
           [orgId],
         );
         const expected = [...users.values()]
