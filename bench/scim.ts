@@ -11,7 +11,6 @@
  *
  * The figures: requests and people per second, and the file against SCIM. Not a test: it measures.
  */
-import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { buildApp } from '../src/app.js';
