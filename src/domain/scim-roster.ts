@@ -11,6 +11,8 @@ import {
   findScimUsersByUserName,
   listScimGroups,
   listScimUsers,
+  lockScimGroup,
+  lockScimUser,
   markRespondentScim,
   readScimTeamFrom,
   scimGroupMembers,
@@ -196,6 +198,7 @@ export async function updateScimUser(
   requireScimActor(actor);
   await requireLiveOrg(db, orgId);
   await db.transaction(async (tx) => {
+    await lockScimUser(tx, orgId, id);
     const cur = await findScimUser(tx, orgId, id);
     if (!cur) throw userNotFound(id);
     checkIfMatch(ifMatch, userVersion(cur));
@@ -247,6 +250,7 @@ export async function deleteScimUser(db: DatabaseExecutor, orgId: string, id: st
   requireScimActor(actor);
   await requireLiveOrg(db, orgId);
   await db.transaction(async (tx) => {
+    await lockScimUser(tx, orgId, id);
     const cur = await findScimUser(tx, orgId, id);
     if (!cur) throw userNotFound(id);
     checkIfMatch(ifMatch, userVersion(cur));
@@ -355,6 +359,7 @@ export async function updateScimGroup(
   requireScimActor(actor);
   await requireLiveOrg(db, orgId);
   await db.transaction(async (tx) => {
+    await lockScimGroup(tx, orgId, id);
     const cur = await getScimGroup(tx, orgId, id);
     checkIfMatch(ifMatch, groupVersion(cur));
     const input = change(cur);
@@ -384,6 +389,7 @@ export async function deleteScimGroup(db: DatabaseExecutor, orgId: string, id: s
   requireScimActor(actor);
   await requireLiveOrg(db, orgId);
   await db.transaction(async (tx) => {
+    await lockScimGroup(tx, orgId, id);
     const cur = await getScimGroup(tx, orgId, id);
     checkIfMatch(ifMatch, groupVersion(cur));
     refuseInDepartmentMode(await readScimTeamFrom(tx, orgId));

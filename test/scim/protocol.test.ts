@@ -98,6 +98,17 @@ describe('SCIM protocol', () => {
     expect((await t.scim('DELETE', `/Users/${id}`, undefined, { 'if-match': etag })).statusCode).toBe(412);
   });
 
+  it('lets one of two concurrent changes with the same If-Match through, and refuses the other (412)', async () => {
+    const id = ids['cyd@other.test'];
+    const etag = (await t.scim('GET', `/Users/${id}`)).headers.etag as string;
+    const change = (value: string) =>
+      t.scim('PATCH', `/Users/${id}`, { schemas: [PATCH_OP], Operations: [{ op: 'replace', path: 'externalId', value }] }, { 'if-match': etag });
+    const results = await Promise.all([change('race-a'), change('race-b')]);
+    expect(results.map((r) => r.statusCode).sort()).toEqual([200, 412]);
+    const winner = results.find((r) => r.statusCode === 200)!.json.externalId;
+    expect((await t.scim('GET', `/Users/${id}`)).json.externalId).toBe(winner);
+  });
+
   it("answers errors in SCIM's format with their scimType", async () => {
     expect((await t.scim('GET', '/Users/rsp_none')).json).toEqual({
       schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'],

@@ -336,3 +336,17 @@ export async function setTeamScimFields(
 ): Promise<boolean> {
   return (await db.query(setTeamScim, [orgId, id, v.name, v.externalId, v.modifiedAt.toISOString(), v.removed])).length > 0;
 }
+
+const lockRespondent = sql('respondents.scim_lock', `SELECT id FROM respondents WHERE org_id = $1 AND id = $2 FOR UPDATE`);
+const lockInactive = sql('scim_inactive_users.lock', `SELECT id FROM scim_inactive_users WHERE org_id = $1 AND id = $2 FOR UPDATE`);
+/** Holds a user's row until the transaction ends: an If-Match is checked, and a change made, on the version no one else changes meanwhile. */
+export async function lockScimUser(db: Queryable, orgId: string, id: string): Promise<void> {
+  await db.query(lockRespondent, [orgId, id]);
+  await db.query(lockInactive, [orgId, id]);
+}
+
+const lockTeam = sql('teams.scim_lock', `SELECT id FROM teams WHERE org_id = $1 AND id = $2 FOR UPDATE`);
+/** Holds a team's row: two membership PATCHes of one group run one after the other, each on the members the other left. */
+export async function lockScimGroup(db: Queryable, orgId: string, id: string): Promise<void> {
+  await db.query(lockTeam, [orgId, id]);
+}
