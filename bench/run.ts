@@ -23,6 +23,7 @@ import { importFiles } from './import-files.js';
 import { benchConsole, consoleMarkdown, type ConsoleRow } from './console.js';
 import { benchCheckin, checkinMarkdown, type CheckinBenchResult } from './checkin.js';
 import { benchHrConsole, hrConsoleMarkdown } from './hr-console.js';
+import { benchScim, scimMarkdown } from './scim.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const { values: flags } = parseArgs({
@@ -52,6 +53,10 @@ const { values: flags } = parseArgs({
     // The check-in round (--only checkin): respondents, and the concurrency of its steps.
     respondents: { type: 'string', default: '10000' },
     'checkin-concurrency': { type: 'string', default: '50' },
+    // SCIM provisioning (--only scim, issue 56): users, groups, concurrency.
+    'scim-users': { type: 'string', default: '10000' },
+    'scim-groups': { type: 'string', default: '200' },
+    'scim-concurrency': { type: 'string', default: '8' },
     // Skips the HTTP scenarios and the curve; skipped sections keep their figures from the last latest.json.
     'skip-http': { type: 'boolean', default: false },
   },
@@ -397,6 +402,7 @@ async function main() {
   if (flags.only === 'ingest') return onlyIngest();
   if (flags.only === 'checkin') return onlyCheckin();
   if (flags.only === 'hr-console') return onlyHrConsole();
+  if (flags.only === 'scim') return onlyScim();
   if (flags['render-only']) {
     const r = JSON.parse(readFileSync(join(ROOT, 'bench/results/latest.json'), 'utf8')) as Record<string, unknown>;
     writeFileSync(join(ROOT, 'bench/results/latest.md'), renderMarkdown(r));
@@ -863,3 +869,10 @@ async function onlyHrConsole() {
 }
 
 await main();
+
+/** `--only scim` (issue 56): provisioning 10,000 users and 200 groups by SCIM against the file of the same people; prints its table (bench/results/NOTES.md keeps the figures). */
+async function onlyScim() {
+  const r = await benchScim(flags['database-url']!, { users: num('scim-users'), groups: num('scim-groups'), concurrency: num('scim-concurrency'), log });
+  console.log(`\n${scimMarkdown(r)}`);
+  console.log(JSON.stringify(r));
+}

@@ -22,6 +22,7 @@ import {
 } from './public/index.js';
 import { registerConsole } from './console/index.js';
 import { registerCheckin } from './checkin/index.js';
+import { registerScim } from './scim/index.js';
 import { CheckinKeys } from './domain/checkins/keys.js';
 import { TeamNames } from './domain/pulses.js';
 
@@ -116,6 +117,14 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     commentsReleaseDelayHours: config.commentsReleaseDelayHours,
     perMinute: config.checkinRequestsPerMinute,
     https: config.publicBaseUrl?.startsWith('https://') ?? false,
+  });
+  await registerScim(app, {
+    db,
+    now: routeDeps.now,
+    publicBaseUrl: consoleBaseUrl(config),
+    perMinute: config.scimRequestsPerMinute,
+    bodyLimitBytes: config.bodyLimitBytes,
+    tokenCacheTtlMs: config.keyCacheTtlMs,
   });
   await registerPublicApi(app, { routes: routeDeps, keys, authFailures, counters, usage });
 

@@ -136,6 +136,8 @@ export const VARIABLES = {
    * address opens its links at the round's hour.
    */
   checkinRequestsPerMinute: variable('CHECKIN_REQUESTS_PER_MINUTE', Type.Integer({ minimum: 1, maximum: 1_000_000, default: 600 })),
+  /** Requests to /scim/v2 per SCIM token and minute, counted in each process's memory (issue 56). */
+  scimRequestsPerMinute: variable('SCIM_REQUESTS_PER_MINUTE', Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1200 })),
   /** Minutes between alert engine runs in each server process; 0 turns the schedule off. */
   alertsIntervalMinutes: variable('ALERTS_INTERVAL_MINUTES', Type.Integer({ minimum: 0, maximum: 10_080, default: 60 })),
   /** A week is closed (evaluated) this many minutes after the next Monday 00:00 UTC. */

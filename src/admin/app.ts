@@ -76,6 +76,10 @@ export async function buildAdminApp(config: Config, deps: AdminDeps): Promise<Fa
         { name: 'database', description: 'A consistent backup of the embedded database while the server runs.' },
         { name: 'check-ins', description: "Weekly check-ins: the roster, the round's settings, the week's links without SMTP, participation counts." },
         { name: 'sso', description: "Single sign-on: the organization's IdP, its groups mapping, enforced SSO and the sign-in domains." },
+        {
+          name: 'scim',
+          description: "SCIM provisioning (/scim/v2): the organization's SCIM tokens (the secret shown once), and how its users find their team.",
+        },
       ],
     },
   });

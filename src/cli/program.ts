@@ -8,6 +8,7 @@ import { registerDb } from './commands/db.js';
 import { registerDemo } from './commands/demo.js';
 import { registerImportPulses } from './commands/import-pulses.js';
 import { registerKeys } from './commands/keys.js';
+import { registerScim } from './commands/scim.js';
 import { registerLoad } from './commands/load-dataset.js';
 import { registerMembers } from './commands/members.js';
 import { registerSso } from './commands/sso.js';
@@ -64,6 +65,7 @@ export function buildProgram(): Command {
   registerSso(program);
   registerRespondents(program);
   registerAudit(program);
+  registerScim(program);
   return program;
 }
 

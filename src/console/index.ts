@@ -13,6 +13,7 @@ import { registerActionPages } from './pages/actions/handler.js';
 import { registerCommentPages } from './pages/comments/handler.js';
 import { registerWebhookPages } from './pages/webhooks/handler.js';
 import { registerPeoplePages } from './pages/people/handler.js';
+import { registerProvisioningPages } from './pages/scim/handler.js';
 import { registerCheckinPages } from './pages/checkins/handler.js';
 import { registerSessionPages } from './pages/sessions/handler.js';
 import { registerPasskeyAuthPages, registerPasskeyMemberPages } from './pages/passkeys/handler.js';
@@ -78,6 +79,7 @@ export async function registerConsole(app: FastifyInstance, opts: ConsoleOptions
         registerSessionPages(members, deps);
         registerPasskeyMemberPages(members, deps);
         registerSsoPages(members, deps);
+        registerProvisioningPages(members, deps);
       });
     },
     { prefix: CONSOLE_PREFIX },

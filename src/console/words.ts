@@ -215,6 +215,15 @@ export const AUDIT_WORDS: Record<AuditAction, { area: AuditArea; words: string }
   'sso_domain.added': { area: 'Members and sign-in', words: 'Sign-in domain added' },
   'sso_domain.verified': { area: 'Members and sign-in', words: 'Sign-in domain verified' },
   'sso_domain.removed': { area: 'Members and sign-in', words: 'Sign-in domain removed' },
+  'scim_token.created': { area: 'Check-ins', words: 'Provisioning token created' },
+  'scim_token.rolled': { area: 'Check-ins', words: 'Provisioning token replaced' },
+  'scim_token.revoked': { area: 'Check-ins', words: 'Provisioning token revoked' },
+  'scim_settings.updated': { area: 'Check-ins', words: 'How provisioning finds teams changed' },
+  'respondent.readdressed': { area: 'Check-ins', words: "Person's address changed" },
+  'team.renamed': { area: 'Teams and pulses', words: 'Team renamed' },
+  'team.removed': { area: 'Teams and pulses', words: 'Team removed by the identity provider' },
+  'scim_user.inactive': { area: 'Check-ins', words: 'Inactive person kept for the identity provider' },
+  'scim_user.deleted': { area: 'Check-ins', words: 'Person deleted by the identity provider' },
 };
 
 /** An audit code in words; a code this release does not know (an older row) as it is. */
@@ -271,4 +280,51 @@ export const PASSKEY_WORDS = {
   settingHelp: 'Owners and admins without a passkey are asked to add one at their next page. Add your own passkey first, on your Account page.',
   nowRequired: 'Owners and admins must now sign in with a passkey.',
   nowOptional: 'Passkeys are now optional for owners and admins.',
+} as const;
+
+/** Where each person of the roster came from (issue 56), and why a SCIM person has no buttons: the People page's words. */
+export const PEOPLE_SOURCE_WORDS = {
+  heading: 'From',
+  file: 'People file',
+  console: 'Added by hand',
+  scim: 'Identity provider',
+  scimOwned: 'Kept by your identity provider (SCIM): change this person there.',
+} as const;
+
+/** The Provisioning page (issue 56): SCIM tokens for the organization's identity provider, and how its people find their team. */
+export const PROVISIONING_WORDS = {
+  title: 'Provisioning',
+  intro:
+    'Your identity provider (Microsoft Entra ID, Okta, Google and others) can keep the check-ins roster for you by SCIM: people who join, move or leave there are added, moved or taken off here. Give it the address below and a token.',
+  baseUrl: 'SCIM address',
+  tokens: 'Tokens',
+  tokensCaption: 'Provisioning tokens',
+  noTokens: 'No tokens yet.',
+  name: 'Name',
+  prefix: 'Starts with',
+  createdBy: 'Made by',
+  created: 'Made',
+  state: 'State',
+  stops: 'Stops working',
+  change: 'Change',
+  states: { active: 'working', expiring: 'working until it stops', expired: 'stopped', revoked: 'revoked' },
+  create: 'Create token',
+  createHeading: 'Create a token',
+  createdHeading: (name: string) => `Token ${name} created: give it to your identity provider now`,
+  rolledHeading: (name: string, when: string) => `Token ${name} replaced; the old one stops ${when}`,
+  newToken: 'New provisioning token',
+  copy: 'Copy token',
+  roll: 'Replace',
+  rollLabel: (name: string) => `Old token of ${name} stops`,
+  revoke: 'Revoke',
+  revokeLabel: (name: string) => `Revoke ${name}`,
+  revokeConfirm: (name: string) => `Revoke ${name}? Your identity provider can no longer change the roster with it.`,
+  revoked: (name: string) => `Token ${name} revoked: your identity provider gets "unauthorized" within 5 seconds.`,
+  teamsHeading: 'Teams',
+  teamsIntro: 'Where each person’s team comes from. A change applies from the next round, as every change of the roster does.',
+  teamFromLabel: 'Teams come from',
+  teamFrom: { groups: 'their groups (each group is a team)', department: 'their department' },
+  save: 'Save',
+  saved: 'Saved: it applies from the next round.',
+  noName: '(no name)',
 } as const;

@@ -12,7 +12,8 @@ import { PlainError } from '../contract/errors.js';
  * refers to (it is keyed by its own id); api_keys: authentication finds a key by its hash before
  * it knows the organization; the console's members, invitations and sessions: found by an email,
  * an invitation's token or a session's cookie before the organization is known; passkeys, found by
- * their credential id before it is known. All small.
+ * their credential id before it is known; scim_tokens: an identity provider's token, found by its
+ * hash as an API key is. All small.
  */
 export const REFERENCE_TABLES = [
   'plans',
@@ -23,6 +24,7 @@ export const REFERENCE_TABLES = [
   'console_sessions',
   'member_passkeys',
   'sso_domains',
+  'scim_tokens',
 ] as const;
 /** Service-wide, not organization data: left on the coordinator. */
 export const COORDINATOR_TABLES = ['service_secrets', 'schema_migrations', 'console_sign_in_attempts', 'webauthn_challenges'] as const;

@@ -22,14 +22,17 @@ import { decodeKeysetCursor, encodeKeysetCursor } from './pulses.js';
  *
  * - operator: the operator API (its TCP listener, its Unix socket, the CLI in-process);
  * - key: an API key of the organization (the public API), named by its display prefix;
- * - member: a person signed in to the console, named by their email.
+ * - member: a person signed in to the console, named by their email;
+ * - scim: an organization's SCIM token (issue 56), written as a key named by its display prefix
+ *   (`cp_scim_...`): the identity provider that used it, never a member.
  *
  * `address` is the client's address as the face sees it (request.ip, so TRUST_PROXY decides).
  */
 export type Actor =
   | { kind: 'operator'; address?: string | null }
   | { kind: 'key'; keyId: string; prefix: string; address?: string | null }
-  | { kind: 'member'; memberId: string; email: string; address?: string | null };
+  | { kind: 'member'; memberId: string; email: string; address?: string | null }
+  | { kind: 'scim'; tokenId: string; prefix: string; address?: string | null };
 
 /** The operator, from `address` (none over the Unix socket). */
 export const operatorActor = (address?: string | null): Actor => ({ kind: 'operator', address: address ?? null });
@@ -56,6 +59,8 @@ function who(actor: Actor): { kind: AuditActorKind; id: string | null; label: st
       return { kind: 'key', id: actor.keyId, label: actor.prefix };
     case 'member':
       return { kind: 'member', id: actor.memberId, label: actor.email };
+    case 'scim':
+      return { kind: 'key', id: actor.tokenId, label: actor.prefix };
   }
 }
 

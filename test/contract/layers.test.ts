@@ -28,8 +28,8 @@ function importsOf(file: string): string[] {
 const all = files(SRC).map((f) => ({ file: relative(SRC, f), imports: importsOf(f) }));
 const under = (prefix: string) => all.filter((f) => f.file.startsWith(prefix));
 /** The faces that speak HTTP, side by side over the base (src/http/); checkin is the next one (issue 44). */
-const FACES = ['public', 'admin', 'console', 'checkin'] as const;
-const FACE_OR_BASE = /^(http|public|admin|console|checkin|cli|jobs)\//;
+const FACES = ['public', 'admin', 'console', 'checkin', 'scim'] as const;
+const FACE_OR_BASE = /^(http|public|admin|console|checkin|scim|cli|jobs)\//;
 const offenders = (from: { file: string; imports: string[] }[], bad: (spec: string) => boolean) =>
   from.flatMap(({ file, imports }) => imports.filter(bad).map((spec) => `${file} imports ${spec}`));
 
@@ -41,9 +41,11 @@ describe('layers', () => {
 
   it('no route file (public, operator, console or check-in) imports anything under src/db/', () => {
     expect(under('public/routes/').length).toBeGreaterThan(5);
-    expect(offenders([...under('public/routes/'), ...under('admin/routes/'), ...under('console/'), ...under('checkin/')], (s) => s.startsWith('db/'))).toEqual(
-      [],
-    );
+    expect(
+      offenders([...under('public/routes/'), ...under('admin/routes/'), ...under('console/'), ...under('checkin/'), ...under('scim/')], (s) =>
+        s.startsWith('db/'),
+      ),
+    ).toEqual([]);
   });
 
   it('no domain module imports Fastify, the base or a face (http, public, admin, console, checkin, cli, jobs)', () => {
@@ -202,6 +204,8 @@ describe('every change is audited (src/domain/audit.ts)', () => {
     'domain/plans.ts updatePlan': "plans are service-wide, not an organization's data",
     'domain/sessions.ts acceptInvitation': 'its actor is the person it makes a member (memberActor); it writes member.joined itself',
     'domain/sessions.ts signIn': 'its actor is the member the email names, known only inside; it writes member.signed_in or member.sign_in_failed itself',
+    'domain/checkins/roster.ts createRespondent': 'addRespondentIn in its own transaction: that writes respondent.added (SCIM shares it)',
+    'domain/checkins/roster.ts deleteRespondent': 'removeRespondentIn in its own transaction: that writes respondent.removed (SCIM shares it)',
     'domain/sessions.ts signInOrChoose':
       'signIn with the choice of organization: its actor is the member the email and password name, known only inside; it writes member.signed_in itself',
     'domain/passkeys.ts signInWithPasskey':

@@ -24,6 +24,9 @@ const ALLOWED: Record<string, string> = {
     'a passkey sign-in names no organization before the authenticator answers; a passkey is found by its credential id; a reference table under Citus',
   'api_keys.api_keys_by_hash':
     'authentication finds a key by its hash before it knows the organization; under Citus api_keys becomes a reference table (small, read-mostly)',
+  'sso_domains.sso_domains_verified':
+    'a verified sign-in domain belongs to one organization in the whole service: the sign-in page routes an address to its IdP before it knows the organization; a reference table under Citus',
+  'scim_tokens.scim_tokens_by_hash': "a SCIM request names no organization; its token is found by its hash, as an API key's; a reference table under Citus",
 };
 
 interface Key {

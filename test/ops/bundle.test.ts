@@ -36,7 +36,12 @@ describe('the browser scripts are bundled at build time', () => {
     expect(staleBundles()).toEqual([]); // the tests' setup (build-if-stale.mjs) bundled what was stale
     const record = JSON.parse(readFileSync(join(ROOT, 'dist/bundles.json'), 'utf8'));
     expect(record['checkin/assets/checkin.js'].inputs).toEqual(
-      expect.arrayContaining(['src/checkin/client/checkin.ts', 'src/i18n/index.ts', 'src/i18n/locales/ar.json', 'node_modules/@cloudflare/blindrsa-ts/lib/src/index.js']),
+      expect.arrayContaining([
+        'src/checkin/client/checkin.ts',
+        'src/i18n/index.ts',
+        'src/i18n/locales/ar.json',
+        'node_modules/@cloudflare/blindrsa-ts/lib/src/index.js',
+      ]),
     );
   });
 

@@ -10,6 +10,7 @@ import { ApiError } from '../../contract/errors.js';
 import type { AdminRouteDeps, App } from './types.js';
 import { registerWebhookRoutes } from './webhooks.js';
 import { registerSsoRoutes } from './sso.js';
+import { registerScimRoutes } from './scim.js';
 
 export const ADMIN_PREFIX = '/admin/v1';
 
@@ -43,6 +44,7 @@ export async function registerAdminRoutes(app: App, deps: AdminRouteDeps) {
       registerBackupRoutes(scope, deps);
       registerCheckinRoutes(scope, deps);
       registerSsoRoutes(scope, deps);
+      registerScimRoutes(scope, deps);
     },
     { prefix: ADMIN_PREFIX },
   );

@@ -15,6 +15,7 @@ export function navItems(session: Pick<ConsoleSession, 'member'>): NavItem[] {
     { href: '/console/webhooks', label: 'Webhooks' },
   ];
   if (session.member.role !== 'viewer') items.push({ href: '/console/people', label: 'People' });
+  if (session.member.role === 'owner' || session.member.role === 'admin') items.push({ href: '/console/provisioning', label: 'Provisioning' });
   if (['owner', 'admin', 'viewer'].includes(session.member.role)) items.push({ href: '/console/checkins', label: 'Check-ins' });
   if (session.member.role === 'owner') items.push({ href: '/console/members', label: 'Members' });
   if (session.member.role === 'owner') items.push({ href: '/console/sso', label: 'Single sign-on' });

@@ -66,6 +66,15 @@ export const AUDIT_ACTIONS = [
   'sso_domain.added',
   'sso_domain.verified',
   'sso_domain.removed',
+  'scim_token.created',
+  'scim_token.rolled',
+  'scim_token.revoked',
+  'scim_settings.updated',
+  'respondent.readdressed',
+  'team.renamed',
+  'team.removed',
+  'scim_user.inactive',
+  'scim_user.deleted',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -16,17 +16,27 @@ export interface RespondentRow {
   teamId: string | null;
   teamName: string | null;
   createdAt: string;
+  /** Where the person came from (migration 0031): the people file, by hand, or SCIM (then not edited by hand). */
+  source: RespondentSource;
 }
+export type RespondentSource = 'file' | 'console' | 'scim';
 
 const listRespondentsQuery = sql(
   'respondents.list',
-  `SELECT r.id, r.email, r.team_id, t.name AS team_name, r.created_at
+  `SELECT r.id, r.email, r.team_id, t.name AS team_name, r.created_at, r.source
      FROM respondents r LEFT JOIN teams t ON t.org_id = r.org_id AND t.id = r.team_id
     WHERE r.org_id = $1
     ORDER BY lower(r.email), r.id`,
 );
-type DbRespondent = { id: string; email: string; team_id: string | null; team_name: string | null; created_at: Date };
-const toRespondent = (r: DbRespondent): RespondentRow => ({ id: r.id, email: r.email, teamId: r.team_id, teamName: r.team_name, createdAt: iso(r.created_at) });
+type DbRespondent = { id: string; email: string; team_id: string | null; team_name: string | null; created_at: Date; source: RespondentSource };
+const toRespondent = (r: DbRespondent): RespondentRow => ({
+  id: r.id,
+  email: r.email,
+  teamId: r.team_id,
+  teamName: r.team_name,
+  createdAt: iso(r.created_at),
+  source: r.source,
+});
 
 export async function listRespondentRows(db: Queryable, orgId: string): Promise<RespondentRow[]> {
   return (await db.query<DbRespondent>(listRespondentsQuery, [orgId])).map(toRespondent);
@@ -34,14 +44,17 @@ export async function listRespondentRows(db: Queryable, orgId: string): Promise<
 
 const byEmailQuery = sql(
   'respondents.by_email',
-  `SELECT id, email, team_id, NULL::text AS team_name, created_at FROM respondents WHERE org_id = $1 AND lower(email) = lower($2)`,
+  `SELECT id, email, team_id, NULL::text AS team_name, created_at, source FROM respondents WHERE org_id = $1 AND lower(email) = lower($2)`,
 );
 export async function findRespondentByEmail(db: Queryable, orgId: string, email: string): Promise<RespondentRow | null> {
   const [r] = await db.query<DbRespondent>(byEmailQuery, [orgId, email]);
   return r ? toRespondent(r) : null;
 }
 
-const byIdQuery = sql('respondents.by_id', `SELECT id, email, team_id, NULL::text AS team_name, created_at FROM respondents WHERE org_id = $1 AND id = $2`);
+const byIdQuery = sql(
+  'respondents.by_id',
+  `SELECT id, email, team_id, NULL::text AS team_name, created_at, source FROM respondents WHERE org_id = $1 AND id = $2`,
+);
 export async function findRespondent(db: Queryable, orgId: string, id: string): Promise<RespondentRow | null> {
   const [r] = await db.query<DbRespondent>(byIdQuery, [orgId, id]);
   return r ? toRespondent(r) : null;
@@ -49,10 +62,14 @@ export async function findRespondent(db: Queryable, orgId: string, id: string): 
 
 const insertRespondentQuery = sql(
   'respondents.insert',
-  `INSERT INTO respondents (org_id, id, email, team_id, created_at, team_since) VALUES ($1, $2, $3, $4, $5, $5)`,
+  `INSERT INTO respondents (org_id, id, email, team_id, created_at, team_since, source) VALUES ($1, $2, $3, $4, $5, $5, $6)`,
 );
-export async function insertRespondent(db: Queryable, orgId: string, r: { id: string; email: string; teamId: string | null; createdAt: Date }) {
-  await db.query(insertRespondentQuery, [orgId, r.id, r.email, r.teamId, r.createdAt.toISOString()]);
+export async function insertRespondent(
+  db: Queryable,
+  orgId: string,
+  r: { id: string; email: string; teamId: string | null; createdAt: Date; source?: RespondentSource },
+) {
+  await db.query(insertRespondentQuery, [orgId, r.id, r.email, r.teamId, r.createdAt.toISOString(), r.source ?? 'console']);
 }
 
 const deleteRespondentQuery = sql('respondents.delete', `DELETE FROM respondents WHERE org_id = $1 AND id = $2 RETURNING id`);
@@ -485,7 +502,7 @@ const rosterCountQuery = sql(
 );
 const rosterPageQuery = sql(
   'respondents.page',
-  `SELECT r.id, r.email, r.team_id, t.name AS team_name, r.created_at
+  `SELECT r.id, r.email, r.team_id, t.name AS team_name, r.created_at, r.source
      FROM respondents r LEFT JOIN teams t ON t.org_id = r.org_id AND t.id = r.team_id
     WHERE r.org_id = $1 AND ($2::text IS NULL OR lower(r.email) LIKE $2 OR lower(t.name) LIKE $2)
     ORDER BY lower(r.email), r.id

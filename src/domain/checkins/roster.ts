@@ -13,6 +13,7 @@ import {
   teamSizes,
   teamSummaryRows,
   type RespondentRow,
+  type RespondentSource,
 } from '../../db/repositories/checkins.js';
 import { findTeamByName, insertTeam } from '../../db/repositories/teams.js';
 import { invalid, notFound } from '../../contract/errors.js';
@@ -140,6 +141,44 @@ async function teamNamed(tx: Queryable, orgId: string, name: string | null, acto
 
 const taken = () => invalid("'email' is already on the roster.");
 
+/** Where a change by this actor puts a new person: SCIM's token makes them SCIM's, anything else is by hand. */
+export const sourceOf = (actor: Actor): RespondentSource => (actor.kind === 'scim' ? 'scim' : 'console');
+
+/**
+ * A person whom SCIM owns is changed by SCIM alone (CONTRACT.md section 12, amended: *The roster
+ * from SCIM*): the People page, the operator API and the CLI are refused, so the identity
+ * provider's next sync never undoes a hand edit, nor a hand edit its.
+ */
+export function refuseHandEdit(r: { source: RespondentSource }, actor: Actor): void {
+  if (r.source === 'scim' && actor.kind !== 'scim') {
+    throw invalid("This person is kept by the organization's identity provider (SCIM): change them there.");
+  }
+}
+
+/**
+ * Adds one person inside the caller's transaction (the one add of every door: People page,
+ * operator API, CLI, SCIM). `id`: a person SCIM turns on again keeps the id it had.
+ */
+export async function addRespondentIn(
+  tx: Queryable,
+  orgId: string,
+  input: { email: string; team: string | null; id?: string; source?: RespondentSource },
+  actor: Actor,
+  now: Date,
+): Promise<{ id: string }> {
+  if (await findRespondentByEmail(tx, orgId, input.email)) throw taken();
+  const teamId = await teamNamed(tx, orgId, input.team, actor, now);
+  const id = input.id ?? newId('rsp');
+  try {
+    await insertRespondent(tx, orgId, { id, email: input.email, teamId, createdAt: now, source: input.source ?? sourceOf(actor) });
+  } catch (err) {
+    if (dbFailure(err) === 'unique_violation') throw taken();
+    throw err;
+  }
+  await recordAudit(tx, orgId, actor, { action: 'respondent.added', target: { kind: 'respondent', id }, details: { team: teamId } }, now);
+  return { id };
+}
+
 export async function createRespondent(
   db: DatabaseExecutor,
   orgId: string,
@@ -150,38 +189,47 @@ export async function createRespondent(
   const email = checkEmail(input.email, 'email');
   const teamName = checkTeamName(input.team, 'team');
   await requireLiveOrg(db, orgId);
-  return db.transaction(async (tx) => {
-    if (await findRespondentByEmail(tx, orgId, email)) throw taken();
-    const teamId = await teamNamed(tx, orgId, teamName, actor, now);
-    const id = newId('rsp');
-    try {
-      await insertRespondent(tx, orgId, { id, email, teamId, createdAt: now });
-    } catch (err) {
-      if (dbFailure(err) === 'unique_violation') throw taken();
-      throw err;
-    }
-    await recordAudit(tx, orgId, actor, { action: 'respondent.added', target: { kind: 'respondent', id }, details: { team: teamId } }, now);
-    return { id };
-  });
+  return db.transaction((tx) => addRespondentIn(tx, orgId, { email, team: teamName }, actor, now));
+}
+
+/** Removes one person inside the caller's transaction (a removal by hand, or SCIM's `active: false` or DELETE). */
+export async function removeRespondentIn(tx: Queryable, orgId: string, id: string, actor: Actor, now: Date): Promise<void> {
+  const r = await findRespondent(tx, orgId, id);
+  if (!r) throw notFound('Respondent');
+  refuseHandEdit(r, actor);
+  await deleteRespondentRow(tx, orgId, id);
+  await recordAudit(tx, orgId, actor, { action: 'respondent.removed', target: { kind: 'respondent', id } }, now);
 }
 
 export async function deleteRespondent(db: DatabaseExecutor, orgId: string, id: string, actor: Actor, now: Date): Promise<void> {
   await requireLiveOrg(db, orgId);
-  await db.transaction(async (tx) => {
-    if (!(await deleteRespondentRow(tx, orgId, id))) throw notFound('Respondent');
-    await recordAudit(tx, orgId, actor, { action: 'respondent.removed', target: { kind: 'respondent', id } }, now);
-  });
+  await db.transaction((tx) => removeRespondentIn(tx, orgId, id, actor, now));
+}
+
+/**
+ * Moves one person inside the caller's transaction: to the team named (made when new), or to the
+ * team of that id (SCIM's group memberships), or to none.
+ */
+export async function moveRespondentIn(
+  tx: Queryable,
+  orgId: string,
+  id: string,
+  team: { name: string | null } | { id: string | null },
+  actor: Actor,
+  now: Date,
+): Promise<void> {
+  const r = await findRespondent(tx, orgId, id);
+  if (!r) throw notFound('Respondent');
+  refuseHandEdit(r, actor);
+  const teamId = 'name' in team ? await teamNamed(tx, orgId, team.name, actor, now) : team.id;
+  await setRespondentTeam(tx, orgId, id, teamId, now);
+  await recordAudit(tx, orgId, actor, { action: 'respondent.moved', target: { kind: 'respondent', id }, details: { team: teamId } }, now);
 }
 
 export async function moveRespondent(db: DatabaseExecutor, orgId: string, id: string, team: unknown, actor: Actor, now: Date): Promise<void> {
   const teamName = checkTeamName(team, 'team');
   await requireLiveOrg(db, orgId);
-  await db.transaction(async (tx) => {
-    if (!(await findRespondent(tx, orgId, id))) throw notFound('Respondent');
-    const teamId = await teamNamed(tx, orgId, teamName, actor, now);
-    await setRespondentTeam(tx, orgId, id, teamId, now);
-    await recordAudit(tx, orgId, actor, { action: 'respondent.moved', target: { kind: 'respondent', id }, details: { team: teamId } }, now);
-  });
+  await db.transaction((tx) => moveRespondentIn(tx, orgId, id, { name: teamName }, actor, now));
 }
 
 export interface RosterReplaced {
@@ -343,6 +391,7 @@ export function parseRosterCsv(text: string, choice: RosterColumnChoice = {}): {
  * Replaces the roster with a CSV file (readRosterCsv: a header row with extra columns, or
  * `email,team` lines), checked whole before anything changes: every bad line is named with its
  * reason and nothing is written. Respondents keep their id when their email stays (their link of the week too).
+ * The people SCIM owns stay as SCIM keeps them, whether the file names them or not.
  */
 export async function replaceRoster(
   db: DatabaseExecutor,
@@ -364,17 +413,20 @@ export async function replaceRoster(
       const teamId = teamIds.get(key)!;
       const had = current.get(row.email.toLowerCase());
       if (!had) {
-        await insertRespondent(tx, orgId, { id: newId('rsp'), email: row.email, teamId, createdAt: now });
+        await insertRespondent(tx, orgId, { id: newId('rsp'), email: row.email, teamId, createdAt: now, source: 'file' });
         result.added++;
       } else {
         current.delete(row.email.toLowerCase());
-        if (had.teamId !== teamId) {
+        // SCIM keeps its people: the file neither moves nor removes them (they count as unchanged).
+        if (had.source === 'scim') result.unchanged++;
+        else if (had.teamId !== teamId) {
           await setRespondentTeam(tx, orgId, had.id, teamId, now);
           result.moved++;
         } else result.unchanged++;
       }
     }
     for (const gone of current.values()) {
+      if (gone.source === 'scim') continue;
       await deleteRespondentRow(tx, orgId, gone.id);
       result.removed++;
     }

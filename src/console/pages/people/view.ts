@@ -3,6 +3,7 @@ import type { RosterFile, RosterPage } from '../../../domain/checkins/roster.js'
 import { MAX_LISTED_ERRORS, MIN_TEAM } from '../../../domain/checkins/roster.js';
 import { csrfField, html, type PageOptions, type Safe } from '../../html.js';
 import { navFor } from '../../views/nav.js';
+import { PEOPLE_SOURCE_WORDS } from '../../words.js';
 import { PAGE_SIZE, rosterHref, rosterQuery } from './form.js';
 
 /** A roster file refused or waiting for its columns: what was sent is kept, and shown again. */
@@ -86,14 +87,18 @@ ${
     ? html`<p>${q.search ? `No one matches “${q.search}”.` : 'No one yet. Add people below, or upload the roster from a file.'}</p>`
     : html`<div class="table-scroll" role="region" aria-labelledby="roster-caption" tabindex="0"><table>
 <caption id="roster-caption">${caption}</caption>
-<thead><tr><th scope="col">${BULK_WORDS.column}</th><th scope="col">Email</th><th scope="col">Team</th><th scope="col">Answers as</th><th scope="col">Change</th></tr></thead>
+<thead><tr><th scope="col">${BULK_WORDS.column}</th><th scope="col">Email</th><th scope="col">Team</th><th scope="col">${PEOPLE_SOURCE_WORDS.heading}</th><th scope="col">Answers as</th><th scope="col">Change</th></tr></thead>
 <tbody>${r.respondents.map(
         (
           p,
-        ) => html`<tr><td><input type="checkbox" name="pick-${p.id}" form="bulk" aria-label="${BULK_WORDS.choose(p.email)}"></td><td class="wrap"><bdi>${p.email}</bdi></td><td><bdi>${p.teamName ?? ''}</bdi></td><td>${p.answersWithTeam ? 'the team' : 'the organization (no team)'}</td><td>
-<form method="post" action="/console/people/${encodeURIComponent(p.id)}/move">${csrf}${back}<input name="team" value="${p.teamName ?? ''}" maxlength="80" aria-label="New team for ${p.email}"><button type="submit" class="secondary" aria-label="Move ${p.email}">Move</button></form>
+        ) => html`<tr><td>${p.source === 'scim' ? '' : html`<input type="checkbox" name="pick-${p.id}" form="bulk" aria-label="${BULK_WORDS.choose(p.email)}">`}</td><td class="wrap"><bdi>${p.email}</bdi></td><td><bdi>${p.teamName ?? ''}</bdi></td><td>${PEOPLE_SOURCE_WORDS[p.source]}</td><td>${p.answersWithTeam ? 'the team' : 'the organization (no team)'}</td><td>
+${
+  p.source === 'scim'
+    ? html`<p>${PEOPLE_SOURCE_WORDS.scimOwned}</p>`
+    : html`<form method="post" action="/console/people/${encodeURIComponent(p.id)}/move">${csrf}${back}<input name="team" value="${p.teamName ?? ''}" maxlength="80" aria-label="New team for ${p.email}"><button type="submit" class="secondary" aria-label="Move ${p.email}">Move</button></form>`
+}
 <form method="post" action="/console/people/${encodeURIComponent(p.id)}/resend">${csrf}${back}<button type="submit" class="secondary" aria-label="New link for ${p.email}">New link</button></form>
-<button type="submit" form="bulk" name="removeOne" value="${p.id}" class="danger" aria-label="Remove ${p.email}">Remove</button>
+${p.source === 'scim' ? '' : html`<button type="submit" form="bulk" name="removeOne" value="${p.id}" class="danger" aria-label="Remove ${p.email}">Remove</button>`}
 </td></tr>`,
       )}</tbody></table></div>
 <form method="post" action="/console/people/bulk" id="bulk" class="stack">${csrf}${back}
