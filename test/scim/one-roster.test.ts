@@ -3,7 +3,7 @@ import { SMTPServer } from 'smtp-server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '../../src/db/executor.js';
 import { operatorActor } from '../../src/domain/audit.js';
-import { createRespondent, deleteRespondent, moveRespondent, replaceRoster } from '../../src/domain/checkins/roster.js';
+import { createRespondent, deleteRespondent, deleteRespondents, moveRespondent, moveRespondents, replaceRoster } from '../../src/domain/checkins/roster.js';
 import { runRounds } from '../../src/domain/checkins/rounds.js';
 import { smtpMailer } from '../../src/mail/index.js';
 import { ConsoleClient } from '../helpers/console-client.js';
@@ -75,6 +75,12 @@ describe('one roster, many doors', () => {
       "This person is kept by the organization's identity provider (SCIM): change them there.",
     );
     await expect(deleteRespondent(t.db, t.orgId, ids.s1, operatorActor(), MONDAY)).rejects.toThrow(/identity provider/);
+    // In bulk too: one SCIM person among the chosen refuses the whole change, and nothing moves.
+    const hand = (await rows()).length;
+    await expect(moveRespondents(t.db, t.orgId, [ids.s2, ids.s1], 'Data', operatorActor(), MONDAY)).rejects.toThrow(/identity provider/);
+    await expect(deleteRespondents(t.db, t.orgId, [ids.s2], operatorActor(), MONDAY)).rejects.toThrow(/identity provider/);
+    expect((await rows()).length).toBe(hand);
+    expect((await rows()).filter((r) => r.team === 'Web')).toHaveLength(6);
 
     const admin = await ConsoleClient.join(t.app, t.db, t.orgId, 'hr@acme.test', 'admin');
     const page = await admin.get('/console/people');

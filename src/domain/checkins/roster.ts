@@ -468,6 +468,8 @@ export async function moveRespondents(
       if (!r) throw notFound('Respondent');
       people.push(r);
     }
+    // A person SCIM keeps refuses the whole change, as a single move of theirs is refused.
+    for (const p of people) refuseHandEdit(p, actor);
     const teamId = await teamNamed(tx, orgId, teamName, actor, now);
     for (const p of people) {
       await setRespondentTeam(tx, orgId, p.id, teamId, now);
@@ -494,6 +496,7 @@ export async function deleteRespondents(
       if (!r) throw notFound('Respondent');
       people.push(r);
     }
+    for (const p of people) refuseHandEdit(p, actor);
     for (const p of people) {
       await deleteRespondentRow(tx, orgId, p.id);
       await recordAudit(tx, orgId, actor, { action: 'respondent.removed', target: { kind: 'respondent', id: p.id } }, now);
