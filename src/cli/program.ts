@@ -13,6 +13,7 @@ import { registerMembers } from './commands/members.js';
 import { registerRespondents } from './commands/respondents.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerOrgs } from './commands/orgs.js';
+import { registerPasskeys } from './commands/passkeys.js';
 import { registerPlans } from './commands/plans.js';
 import { registerPulses } from './commands/pulses.js';
 import { registerServe } from './commands/serve.js';
@@ -62,6 +63,7 @@ export function buildProgram(): Command {
   registerMembers(program);
   registerRespondents(program);
   registerAudit(program);
+  registerPasskeys(program);
   return program;
 }
 
