@@ -12,7 +12,7 @@ import { operatorActor } from '../../src/domain/audit.js';
 import { inviteMember, memberActor } from '../../src/domain/members.js';
 import { finishPasskeyRegistration, relyingPartyOf, startPasskeyRegistration, updateRequirePasskeys, type RelyingParty } from '../../src/domain/passkeys.js';
 import { acceptInvitation, resolveSession, signIn, type ConsoleSession } from '../../src/domain/sessions.js';
-import { completeTwoFactor, enrollTotp, PASSKEY_REQUIRED_NOT_CODE, startTotpEnrollment } from '../../src/domain/totp.js';
+import { completeTwoFactor, enrollTotp, PASSKEY_REQUIRED_NOT_CODE, startTotpEnrollment, TWO_FACTOR_REFUSED } from '../../src/domain/totp.js';
 import { SoftAuthenticator } from '../console/passkeys-authenticator.js';
 import { CONSOLE_PASSWORD } from '../helpers/console-client.js';
 import { createAdminTest, type AdminTest } from './helpers.js';
@@ -154,6 +154,16 @@ describe('the way back in for a sole owner who lost every passkey', () => {
     // The device is gone: the password leads only to the passkey step, which has nothing to answer.
     const half = await signIn(t.db, { email: 'sole@pk3.example.com', password: CONSOLE_PASSWORD }, IP, new Date());
     expect(half.stage).toBe('totp');
+    // Stopping the requirement does not help one without an authenticator app: a passkey is still
+    // their second factor, and they have no code to give instead (docs/console.md, "Passkeys").
+    expect((await t.call('PATCH', '/admin/v1/organizations/org_pk3/passkey-settings', { required: false })).json()).toEqual({ required: false });
+    const still = await signIn(t.db, { email: 'sole@pk3.example.com', password: CONSOLE_PASSWORD }, IP, new Date());
+    expect(still.stage).toBe('totp');
+    await expect(completeTwoFactor(t.db, await session(still.cookie), '123456', IP, new Date())).rejects.toMatchObject({
+      code: 'unauthorized',
+      message: TWO_FACTOR_REFUSED,
+    });
+    expect((await t.call('PATCH', '/admin/v1/organizations/org_pk3/passkey-settings', { required: true })).json()).toEqual({ required: true });
 
     const removed = await t.call('DELETE', `/admin/v1/organizations/org_pk3/members/${owner.member.id}/passkeys/${passkey.id}`);
     expect(removed.statusCode).toBe(200);
