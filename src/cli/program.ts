@@ -15,6 +15,7 @@ import { registerSso } from './commands/sso.js';
 import { registerRespondents } from './commands/respondents.js';
 import { registerMigrate } from './commands/migrate.js';
 import { registerOrgs } from './commands/orgs.js';
+import { registerPasskeys } from './commands/passkeys.js';
 import { registerPlans } from './commands/plans.js';
 import { registerPulses } from './commands/pulses.js';
 import { registerServe } from './commands/serve.js';
@@ -66,6 +67,7 @@ export function buildProgram(): Command {
   registerRespondents(program);
   registerAudit(program);
   registerScim(program);
+  registerPasskeys(program);
   return program;
 }
 

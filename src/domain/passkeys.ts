@@ -33,6 +33,7 @@ import { recordAudit, type Actor } from './audit.js';
 import { newId } from './ids.js';
 import { checkPassword, spendAttempt } from './passwords.js';
 import { memberActor, memberOf, memberView } from './members.js';
+import { requireLiveOrg } from './orgs.js';
 import { openSession, type ConsoleSession, type NewSession, type SignedIn } from './sessions.js';
 import { ssoPolicy } from './sso/settings.js';
 
@@ -248,6 +249,58 @@ export async function updateRequirePasskeys(db: DatabaseExecutor, orgId: string,
       now,
     );
   });
+}
+
+// The operator's view (operator API and CLI): the way back in for a member who lost their passkeys.
+
+/** A passkey as the operator sees it: never the public key, only the credential id's first characters. */
+export interface OperatorPasskeyView extends PasskeyView {
+  /** The first 8 characters of the credential id (base64url), to tell passkeys apart; never the whole id. */
+  credentialStart: string;
+}
+
+/** A member's passkeys, oldest first, for the operator (not_found: no such live organization or member). */
+export async function listMemberPasskeys(db: Queryable, orgId: string, memberId: string): Promise<OperatorPasskeyView[]> {
+  await requireLiveOrg(db, orgId);
+  const m = await memberOf(db, orgId, memberId);
+  return (await listPasskeyRows(db, m.orgId, m.id)).map((p) => ({ ...view(p), credentialStart: b64(p.credentialId).slice(0, 8) }));
+}
+
+/**
+ * The operator removes one of a member's passkeys (a lost or stolen device), audited as the
+ * member's own removal (`member.passkey_removed`, the operator as actor). Unlike the member's own
+ * removal, the last passkey of an owner or admin may go under the requirement: that is the way
+ * back in for one who lost it (they sign in with their password, are held, and add a new one).
+ */
+export async function removeMemberPasskey(
+  db: DatabaseExecutor,
+  orgId: string,
+  memberId: string,
+  id: string,
+  actor: Actor,
+  now: Date,
+): Promise<OperatorPasskeyView> {
+  await requireLiveOrg(db, orgId);
+  return db.transaction(async (tx) => {
+    const m = await memberOf(tx, orgId, memberId);
+    await lockMemberForPasskeys(tx, m.orgId, m.id);
+    const row = await deletePasskeyRow(tx, m.orgId, m.id, id);
+    if (!row) throw new ApiError('not_found', `No passkey ${JSON.stringify(id)} of this member.`);
+    await recordAudit(
+      tx,
+      row.orgId,
+      actor,
+      { action: 'member.passkey_removed', target: { kind: 'member', id: row.memberId }, details: { passkey: row.id, name: row.name } },
+      now,
+    );
+    return { ...view(row), credentialStart: b64(row.credentialId).slice(0, 8) };
+  });
+}
+
+/** The organization's "passkeys required for owners and admins" (not_found: no such live organization). */
+export async function readPasskeySettings(db: Queryable, orgId: string): Promise<{ required: boolean }> {
+  await requireLiveOrg(db, orgId);
+  return { required: await readRequirePasskeys(db, orgId) };
 }
 
 // Registration.

@@ -5,6 +5,7 @@ import { registerCheckinRoutes } from './checkins.js';
 import { registerKeyRoutes } from './keys.js';
 import { registerMemberRoutes } from './members.js';
 import { registerOrgRoutes } from './orgs.js';
+import { registerPasskeyRoutes } from './passkeys.js';
 import { registerPulseRoutes } from './pulses.js';
 import { ApiError } from '../../contract/errors.js';
 import type { AdminRouteDeps, App } from './types.js';
@@ -45,6 +46,7 @@ export async function registerAdminRoutes(app: App, deps: AdminRouteDeps) {
       registerCheckinRoutes(scope, deps);
       registerSsoRoutes(scope, deps);
       registerScimRoutes(scope, deps);
+      registerPasskeyRoutes(scope, deps);
     },
     { prefix: ADMIN_PREFIX },
   );
