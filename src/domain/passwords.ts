@@ -12,8 +12,7 @@ import {
 } from '../db/repositories/members.js';
 import { ApiError, invalid } from '../contract/errors.js';
 import { recordAudit, type Actor } from './audit.js';
-import { memberOf } from './members.js';
-import type { ConsoleSession } from './sessions.js';
+import { memberOf, type MemberView } from './members.js';
 
 /**
  * Every check of a console password (CONTRACT.md section 11, "invariants under concurrency"):
@@ -359,10 +358,20 @@ export async function chooseMembershipPassword(
   return choosePassword(db, { account: c.email.toLowerCase(), address: c.address ?? '', password: c.password, sameSaltAs: others[0]?.passwordHash }, now);
 }
 
+/**
+ * Whose password changes: the signed-in member (a console session is one). Named here, not taken
+ * from sessions.ts, which builds on this module (its sign-in checks passwords here): the password
+ * layer sits below sessions, and needs only the organization and the member.
+ */
+export interface SignedInMember {
+  orgId: string;
+  member: Pick<MemberView, 'id'>;
+}
+
 /** A password change ends every session of the member, the current one included (sign in again). */
 export async function updatePassword(
   db: DatabaseExecutor,
-  session: ConsoleSession,
+  session: SignedInMember,
   input: { current: unknown; next: unknown },
   actor: Actor,
   now: Date,
