@@ -1,7 +1,8 @@
-import { randomBytes, scrypt as scryptCallback, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { createHash, createHmac, randomBytes, scrypt as scryptCallback, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import type { DatabaseExecutor, Queryable } from './database.js';
 import {
   countAttempts,
+  countDeviceAttempts,
   deleteMemberSessions,
   findPasswordHashesByEmail,
   purgeAttempts,
@@ -9,6 +10,7 @@ import {
   refundAttempt,
   updateMemberPassword,
 } from '../db/repositories/members.js';
+import { serviceSecret } from '../db/repositories/secrets.js';
 import { ApiError, invalid } from '../contract/errors.js';
 import { recordAudit, type Actor } from './audit.js';
 import { addressKey } from './addresses.js';
@@ -80,22 +82,27 @@ export async function matchPasswords(password: string, stored: string[]): Promis
 }
 
 /**
- * A gate of `slots` concurrent tasks per process. Waiting tasks are queued per key (the client's
- * address key) and served in turn, one key after another, so that the 300 attempts of 30 addresses
- * put a newcomer behind at most one attempt of each, not behind all 300. A task in the `first`
- * lane (an address and account with no other attempt in the window: a member signing in) waits
- * only behind other such tasks, and is never refused for its wait. A `light` task (a check with
- * nothing to compute: no membership has the email) waits for its turn as any other, then gives its
- * slot back at once: it answers when a check in its place would, and costs the others nothing. A
- * task of the `rest` lane that waits longer than `maxWaitMs`, or any task that finds its key's
- * queue or the whole gate full, is not run (ran: false).
+ * A gate of `slots` concurrent tasks per process, in three lanes served in order: `known`, then
+ * `first`, then `rest`. Waiting tasks are queued per key and, within a lane, served in turn, one key
+ * after another, so that the 300 attempts of 30 addresses put a newcomer behind at most one attempt
+ * of each, not behind all 300.
+ * - `known`: a browser whose device cookie a sign-in of that account set (its key is the cookie's
+ *   nonce): it waits only for the tasks running and for other known ones, is never refused for its
+ *   wait, and the bound on the whole gate's waiting tasks does not apply to it.
+ * - `first`: an account and address with no failed or running attempt in this process's memory
+ *   (laneHints): waits behind known tasks and its own kind, never refused for its wait.
+ * - `rest`: every other, refused (ran: false) after `maxWaitMs` of waiting.
+ * Any task that finds its key's queue full, or (but a known one) the gate's, is not run. A task is
+ * handed `release`, to give its slot back before it ends (a check that found nothing to compute);
+ * a `light` task gives it back before it starts. `computed` counts the scrypt computations the
+ * tasks report (for tests and metrics).
  */
+export type GateLane = 'known' | 'first' | 'rest';
 export class FairGate {
   private running = 0;
   private waiting = 0;
-  /** Tasks that held a slot (light ones do not count): the scrypt computations, for tests and metrics. */
   computed = 0;
-  private readonly lanes = { first: new Map<string, Array<() => void>>(), rest: new Map<string, Array<() => void>>() };
+  private readonly lanes: Record<GateLane, Map<string, Array<() => void>>> = { known: new Map(), first: new Map(), rest: new Map() };
 
   constructor(
     readonly slots: number,
@@ -104,17 +111,24 @@ export class FairGate {
     readonly maxWaiting: number,
   ) {}
 
-  async run<T>(key: string, task: () => Promise<T>, lane: 'first' | 'rest' = 'rest', light = false): Promise<{ ran: true; value: T } | { ran: false }> {
-    if (!(await this.enter(key, this.lanes[lane], lane === 'rest'))) return { ran: false };
-    if (light) {
+  async run<T>(
+    key: string,
+    task: (release: () => void) => Promise<T>,
+    lane: GateLane = 'rest',
+    light = false,
+  ): Promise<{ ran: true; value: T } | { ran: false }> {
+    if (!(await this.enter(key, lane))) return { ran: false };
+    let held = true;
+    const release = () => {
+      if (!held) return;
+      held = false;
       this.leave();
-      return { ran: true, value: await task() };
-    }
-    this.computed++;
+    };
+    if (light) release();
     try {
-      return { ran: true, value: await task() };
+      return { ran: true, value: await task(release) };
     } finally {
-      this.leave();
+      release();
     }
   }
 
@@ -123,20 +137,21 @@ export class FairGate {
     return { running: this.running, waiting: this.waiting };
   }
 
-  private enter(key: string, lane: Map<string, Array<() => void>>, timesOut: boolean): Promise<boolean> {
+  private enter(key: string, laneName: GateLane): Promise<boolean> {
     if (this.running < this.slots && this.waiting === 0) {
       this.running++;
       return Promise.resolve(true);
     }
+    const lane = this.lanes[laneName];
     const queue = lane.get(key) ?? [];
-    if (queue.length >= this.maxPerKey || this.waiting >= this.maxWaiting) return Promise.resolve(false);
+    if (queue.length >= this.maxPerKey || (laneName !== 'known' && this.waiting >= this.maxWaiting)) return Promise.resolve(false);
     return new Promise<boolean>((resolve) => {
       let timer: NodeJS.Timeout | undefined;
       const admit = () => {
         clearTimeout(timer);
         resolve(true);
       };
-      if (timesOut) {
+      if (laneName === 'rest') {
         timer = setTimeout(() => {
           const q = lane.get(key);
           const i = q?.indexOf(admit) ?? -1;
@@ -157,10 +172,10 @@ export class FairGate {
 
   private leave() {
     this.running--;
-    const lane = this.lanes.first.size > 0 ? this.lanes.first : this.lanes.rest;
+    const lane = [this.lanes.known, this.lanes.first, this.lanes.rest].find((l) => l.size > 0);
     // The first key of a lane is the one served longest ago; after its turn it goes to the end.
-    const next = lane.entries().next();
-    if (next.done) return;
+    const next = lane?.entries().next();
+    if (!lane || !next || next.done) return;
     const [key, queue] = next.value;
     const admit = queue.shift()!;
     lane.delete(key);
@@ -172,13 +187,56 @@ export class FairGate {
 }
 
 /**
- * The process's gate for password work (checks, and the hashes of chosen passwords): two scrypt
- * computations at once (each takes one core for about 50-100 ms); an address with no failed check
- * waits only behind others like it, and is never refused for waiting; any other waits behind at
- * most one attempt of every other waiting address, for at most 5 s; an address has at most 10 of
- * its own attempts waiting (its limit in a window).
+ * The process's gate for password computations (checks, and the hashes of chosen passwords): two
+ * at once (a scrypt takes one core for about 50-100 ms); a rest-lane task waits at most 5 s; an
+ * address has at most 10 of its own attempts waiting (its limit in a window).
  */
 export const PASSWORD_GATE = new FairGate(2, 5_000, SIGN_IN_LIMIT, 5_000);
+
+/**
+ * The turn before it, for each attempt's database work (the hashes read, the limits' counts
+ * written): 8 at once, in the same lanes, so that a flood's queries queue behind a known browser's,
+ * not before it (issue 52, M2): a known browser's queries wait behind at most 8 attempts' (about
+ * as many as the database pool's connections), while a flood of emails that need no computation
+ * still goes through several at a time.
+ */
+export const PASSWORD_ADMISSION = new FairGate(8, 5_000, SIGN_IN_LIMIT, 5_000);
+
+/**
+ * What this process remembers of recent attempts, to choose a lane before anything is read: the
+ * accounts and address keys with a failed check in the last 15 minutes (by the check's clock), and
+ * those with an attempt running. The database's counts decide the limits; this decides only the
+ * order, so a process that has not seen an address's failures (another process's, or from before a
+ * restart) at worst puts it in the first lane. At most `max` keys are kept, the oldest dropped.
+ */
+export class LaneHints {
+  private readonly failures = new Map<string, number>();
+  private readonly running = new Map<string, number>();
+  constructor(readonly max = 200_000) {}
+
+  clean(keys: string[], now: Date): boolean {
+    return keys.every((k) => !this.running.has(k) && !((this.failures.get(k) ?? Number.NEGATIVE_INFINITY) > now.getTime()));
+  }
+  begin(keys: string[]) {
+    for (const k of keys) this.running.set(k, (this.running.get(k) ?? 0) + 1);
+  }
+  end(keys: string[]) {
+    for (const k of keys) {
+      const n = (this.running.get(k) ?? 1) - 1;
+      if (n > 0) this.running.set(k, n);
+      else this.running.delete(k);
+    }
+  }
+  failed(keys: string[], now: Date) {
+    for (const k of keys) {
+      this.failures.delete(k);
+      this.failures.set(k, now.getTime() + SIGN_IN_WINDOW_MS);
+      if (this.failures.size > this.max) this.failures.delete(this.failures.keys().next().value!);
+    }
+  }
+}
+const LANE_HINTS = new LaneHints();
+const hintKeys = (account: string, address: string) => [`account:${account}`, `address:${addressKey(address)}`];
 
 /** How long a check takes here, smoothed: a refusal without a check, and a light check, wait as long. */
 let typicalCheckMs = 100;
@@ -190,44 +248,151 @@ const timed = async <T>(work: () => Promise<T>): Promise<T> => {
   return value;
 };
 
+// Device cookies (OWASP's "device cookies"): a browser where an account signed in keeps, per
+// account, a token the service signed: `nonce.laneTag.limitTag`, each part 22 base64url
+// characters. The lane tag, HMAC(device key, account, nonce), is checked before anything is read
+// and puts the browser's attempts for that account in the gate's known lane. The limit tag,
+// HMAC(device key, account, nonce, the membership's password hash), is checked against the hashes
+// read in the gate: when it holds, the attempt is limited by the token's own failures (10 in 15
+// minutes) instead of the account's and the address's, so a flood that spends the account's limit
+// does not lock its member out of the browser they use; a password change voids it. A cookie holds
+// at most DEVICE_TOKENS tokens (accounts), the newest first.
+
+export const DEVICE_TOKENS = 5;
+const TOKEN = /^([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{22})$/;
+const deviceKeys = new WeakMap<object, Promise<Buffer>>();
+
+/** The device key of a database, read once per executor (serviceSecret writes it the first time). */
+function deviceKeyOf(db: Queryable): Promise<Buffer> {
+  let key = deviceKeys.get(db);
+  if (!key) {
+    key = serviceSecret(db, 'device_cookie_key').then((secret) => createHash('sha256').update('climate-pulse device cookie\0').update(secret).digest());
+    key.catch(() => deviceKeys.delete(db));
+    deviceKeys.set(db, key);
+  }
+  return key;
+}
+const tag = (key: Buffer, ...parts: string[]) => createHmac('sha256', key).update(parts.join('\0')).digest('base64url').slice(0, 22);
+const sameTag = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+
+interface DeviceToken {
+  text: string;
+  nonce: string;
+  laneTag: string;
+  limitTag: string;
+}
+function deviceTokens(cookie: string | undefined): DeviceToken[] {
+  if (!cookie || cookie.length > DEVICE_TOKENS * 70) return [];
+  return cookie
+    .split('~')
+    .slice(0, DEVICE_TOKENS)
+    .flatMap((text) => {
+      const m = TOKEN.exec(text);
+      return m ? [{ text, nonce: m[1], laneTag: m[2], limitTag: m[3] }] : [];
+    });
+}
+
+/** The token of `cookie` that a sign-in of `account` set (its lane tag holds), if any. */
+async function deviceTokenFor(db: Queryable, cookie: string | undefined, account: string): Promise<DeviceToken | null> {
+  const tokens = deviceTokens(cookie);
+  if (tokens.length === 0 || !account) return null;
+  const key = await deviceKeyOf(db);
+  return tokens.find((t) => sameTag(t.laneTag, tag(key, 'lane', account, t.nonce))) ?? null;
+}
+
+/**
+ * The device cookie to set after `account` signed in with the password whose stored hash is
+ * `hash`: a new token for it first, then the cookie's tokens of other accounts (at most
+ * DEVICE_TOKENS in all). A token of the same account is replaced.
+ */
+export async function deviceCookieAfterSignIn(db: Queryable, previous: string | undefined, account: string, hash: string): Promise<string> {
+  const key = await deviceKeyOf(db);
+  const nonce = randomBytes(16).toString('base64url');
+  const fresh = `${nonce}.${tag(key, 'lane', account, nonce)}.${tag(key, 'limit', account, nonce, hash)}`;
+  const others = deviceTokens(previous).filter((t) => !sameTag(t.laneTag, tag(key, 'lane', account, t.nonce)));
+  return [fresh, ...others.map((t) => t.text)].slice(0, DEVICE_TOKENS).join('~');
+}
+
 export interface PasswordCheck {
   /** The account's key in the limits: the email as typed, trimmed and lower-cased. */
   account: string;
   /** The client's address (its key in the limits is addressKey's). */
   address: string;
   password: string;
-  /** The stored hashes to check against (one address's memberships); none: nothing is computed, and the answer waits as long. */
-  stored: string[];
+  /**
+   * The stored hashes to check against (one address's memberships), or how to read them: read in
+   * the gate, in the attempt's turn. None: nothing is computed, and the answer waits as long.
+   */
+  stored: string[] | (() => Promise<string[]>);
+  /** The device cookie the browser sent with a sign-in, if any. */
+  device?: string;
 }
 
 /**
  * One limited, uniform password check. Answers which stored hashes match (their indices, in order;
  * several memberships of one address may share a password), none, or 'limited' when the account or
- * the address has had SIGN_IN_LIMIT failed checks in the last 15 minutes (sliding), or the gate
- * could not take it in time: then nothing was checked, nothing written, and the answer took about
- * as long as a check. A failure keeps its count; a success gives it back.
+ * the address has had SIGN_IN_LIMIT failed checks in the last 15 minutes (sliding), or, for a
+ * device cookie whose limit tag holds, the token has; or a gate could not take it in time: then
+ * nothing was checked, nothing written, and the answer took about as long as a check. A failure
+ * keeps its count; a success gives it back.
+ *
+ * Two turns, in the same lane: the database's (PASSWORD_ADMISSION: the hashes read, the limits
+ * spent), then the computation's (PASSWORD_GATE). A check for an email no membership has takes its
+ * turn in the second as well, gives it back at once, and answers after a check's time.
  */
 export async function checkPasswordMatches(db: Queryable, c: PasswordCheck, now: Date): Promise<number[] | 'limited'> {
   const started = Date.now();
-  const spent = await spendAttempt(db, c.account, c.address, now);
-  if (!spent) {
-    // As long as a check takes, with nothing checked or written: a member and a stranger alike.
-    await sleep(Math.max(0, typicalCheckMs - (Date.now() - started)));
-    return 'limited';
+  const device = c.device ? await deviceTokenFor(db, c.device, c.account) : null;
+  const key = device ? `device:${device.nonce}` : addressKey(c.address);
+  const hints = hintKeys(c.account, c.address);
+  let lane: GateLane = device ? 'known' : LANE_HINTS.clean(hints, now) ? 'first' : 'rest';
+  LANE_HINTS.begin(hints);
+  let outcome: number[] | 'limited' = 'limited';
+  try {
+    const read = await PASSWORD_ADMISSION.run(
+      key,
+      async () => {
+        const stored = typeof c.stored === 'function' ? await c.stored() : c.stored;
+        let trusted: string | undefined;
+        if (device) {
+          const deviceKey = await deviceKeyOf(db);
+          if (stored.some((h) => sameTag(device.limitTag, tag(deviceKey, 'limit', c.account, device.nonce, h)))) trusted = device.nonce;
+        }
+        return { stored, spent: await spendAttempt(db, c.account, c.address, now, trusted) };
+      },
+      lane,
+    );
+    const spent = read.ran ? read.value.spent : null;
+    if (!read.ran || !spent) {
+      // Refused for its wait, a full queue, or the limits: nothing was checked, and nothing written.
+      await sleep(Math.max(0, typicalCheckMs - (Date.now() - started)));
+    } else {
+      const { stored } = read.value;
+      // The database knows failures this process has not seen (another's, or from before a restart).
+      if (lane === 'first' && spent.failed > 0) lane = 'rest';
+      const checked =
+        stored.length > 0
+          ? await PASSWORD_GATE.run(
+              key,
+              () => {
+                PASSWORD_GATE.computed++;
+                return timed(() => matchPasswords(c.password.slice(0, MAX_PASSWORD), stored));
+              },
+              lane,
+            )
+          : // No membership has the email: its turn in the gate, then a check's time, without the check.
+            await PASSWORD_GATE.run(key, () => sleep(typicalCheckMs).then(() => [] as number[]), lane, true);
+      if (!checked.ran) await spent.giveBack();
+      else {
+        if (checked.value.length > 0) await spent.giveBack();
+        outcome = checked.value;
+      }
+    }
+  } finally {
+    LANE_HINTS.end(hints);
   }
-  const lane = spent.failed === 0 ? 'first' : 'rest';
-  const key = addressKey(c.address);
-  const checked =
-    c.stored.length > 0
-      ? await PASSWORD_GATE.run(key, () => timed(() => matchPasswords(c.password.slice(0, MAX_PASSWORD), c.stored)), lane)
-      : // No membership has the email: its turn in the gate, then a check's time, without the check.
-        await PASSWORD_GATE.run(key, () => sleep(typicalCheckMs).then(() => [] as number[]), lane, true);
-  if (!checked.ran) {
-    await spent.giveBack();
-    return 'limited';
-  }
-  if (checked.value.length > 0) await spent.giveBack();
-  return checked.value;
+  if (outcome === 'limited' || outcome.length === 0) LANE_HINTS.failed(hints, now);
+  return outcome;
 }
 
 /** checkPasswordMatches for one membership's check: the first match's index, 'wrong' or 'limited'. */
@@ -238,7 +403,7 @@ export async function checkPassword(db: Queryable, c: PasswordCheck, now: Date):
 
 /**
  * A password chosen for an address (accepting an invitation, the Account page's new password): its
- * hash, made in the same gate under the same limits as a check, never compared with anything. The
+ * hash, made in the same gates under the same limits as a check, never compared with anything. The
  * account's attempt is kept even though nothing failed: a chosen password becomes one the address
  * signs in with, and signing in then tells whether it opens another membership too, so choosing is
  * a guess at the address's other passwords and counts as one (at most SIGN_IN_LIMIT in 15 minutes,
@@ -251,50 +416,75 @@ export async function choosePassword(
   now: Date,
 ): Promise<string | 'limited'> {
   const started = Date.now();
-  const spent = await spendAttempt(db, c.account, c.address, now);
-  if (!spent) {
-    await sleep(Math.max(0, typicalCheckMs - (Date.now() - started)));
-    return 'limited';
+  const key = addressKey(c.address);
+  const hints = hintKeys(c.account, c.address);
+  let lane: GateLane = LANE_HINTS.clean(hints, now) ? 'first' : 'rest';
+  LANE_HINTS.begin(hints);
+  let made: string | 'limited' = 'limited';
+  try {
+    const read = await PASSWORD_ADMISSION.run(key, () => spendAttempt(db, c.account, c.address, now), lane);
+    const spent = read.ran ? read.value : null;
+    if (!spent) await sleep(Math.max(0, typicalCheckMs - (Date.now() - started)));
+    else {
+      if (lane === 'first' && spent.failed > 0) lane = 'rest';
+      const hashed = await PASSWORD_GATE.run(
+        key,
+        () => {
+          PASSWORD_GATE.computed++;
+          return timed(() => hashPassword(c.password, c.sameSaltAs));
+        },
+        lane,
+      );
+      if (!hashed.ran) await spent.giveBack();
+      else {
+        await spent.giveBackAddress();
+        made = hashed.value;
+      }
+    }
+  } finally {
+    LANE_HINTS.end(hints);
   }
-  const made = await PASSWORD_GATE.run(addressKey(c.address), () => timed(() => hashPassword(c.password, c.sameSaltAs)), spent.failed === 0 ? 'first' : 'rest');
-  if (!made.ran) {
-    await spent.giveBack();
-    return 'limited';
-  }
-  await spent.giveBackAddress();
-  return made.value;
+  // The account's attempt is kept, as a failure's is: so is its place in the order.
+  LANE_HINTS.failed([hints[0]], now);
+  return made;
 }
 
 /**
  * Counts one attempt against the account and the address (its addressKey), or answers null when
- * either has had SIGN_IN_LIMIT in the last 15 minutes (then nothing is written). Counted before and
- * after this attempt's own rows: of concurrent attempts, the k-th to commit its rows counts at least
- * k, so no more than the limit pass, on one process or many. A failed attempt keeps its count (for
- * 15 minutes from its own instant: a sliding window); a successful one gives it back.
+ * either has had SIGN_IN_LIMIT in the last 15 minutes (then nothing is written). With `device` (a
+ * device token's nonce whose limit tag holds), the token's own attempts are what may refuse it,
+ * and it counts against all three. Counted before and after this attempt's own rows: of concurrent
+ * attempts, the k-th to commit its rows counts at least k, so no more than the limit pass, on one
+ * process or many. A failed attempt keeps its count (for 15 minutes from its own instant: a
+ * sliding window); a successful one gives it back.
  */
 export async function spendAttempt(
   db: Queryable,
   account: string,
   address: string,
   now: Date,
+  device?: string,
 ): Promise<{ failed: number; giveBack(): Promise<void>; giveBackAddress(): Promise<void> } | null> {
   const since = new Date(now.getTime() - SIGN_IN_WINDOW_MS);
   const addr = addressKey(address);
-  if ((await countAttempts(db, account, addr, since)) >= SIGN_IN_LIMIT) return null;
+  const count = () => (device ? countDeviceAttempts(db, device, since) : countAttempts(db, account, addr, since));
+  if ((await count()) >= SIGN_IN_LIMIT) return null;
   await recordAttempt(db, 'account', account, now);
   await recordAttempt(db, 'address', addr, now);
+  if (device) await recordAttempt(db, 'device', device, now);
   const giveBackAddress = () => refundAttempt(db, 'address', addr, now);
   const giveBack = async () => {
     await refundAttempt(db, 'account', account, now);
     await giveBackAddress();
+    if (device) await refundAttempt(db, 'device', device, now);
   };
-  const counted = await countAttempts(db, account, addr, since);
+  const counted = await count();
   if (counted > SIGN_IN_LIMIT) {
     await giveBack();
     return null;
   }
   if (Math.random() < 0.01) await purgeAttempts(db, since);
-  // Attempts of the account or address besides this one, failed or still running.
+  // Attempts of the account or address (or of the device token) besides this one, failed or still running.
   return { failed: counted - 1, giveBack, giveBackAddress };
 }
 

@@ -14,7 +14,17 @@ import { memberActor, getInvitation } from '../../../domain/members.js';
 import QRCode from 'qrcode';
 import type { Safe } from '../../html.js';
 import { invalid } from '../../../contract/errors.js';
-import { changeOutcome, clearSessionCookie, formToken, Redirect, setSessionCookie, type ConsoleDeps, type Form } from '../../plugins/index.js';
+import {
+  changeOutcome,
+  clearSessionCookie,
+  cookie,
+  formToken,
+  readCookie,
+  Redirect,
+  setSessionCookie,
+  type ConsoleDeps,
+  type Form,
+} from '../../plugins/index.js';
 import { sendPage } from '../../views/layout.js';
 import { acceptanceOf, codeOf, credentialsOf, enrollmentOf, typedEmailOf } from './form.js';
 import { codeView, enrollView, invitationView, recoveryCodesBox, recoveryCodesView, signInView } from './view.js';
@@ -24,9 +34,19 @@ const hidden = { schema: { hide: true } };
 const nextStep = (stage: ConsoleSession['stage']) =>
   new Redirect(stage === 'totp' ? '/console/two-factor' : stage === 'enroll' ? '/console/two-factor/enroll' : '/console/overview');
 
+/**
+ * The device cookie (src/domain/passwords.ts): kept by the browser where an account signed in, sent
+ * back with its next sign-ins, which then take the password gate's known lane (issue 52, M2).
+ */
+const DEVICE_COOKIE = 'cp_device';
+const DEVICE_COOKIE_MAX_AGE_S = 180 * 86_400;
+
 /** Signing in and out, the two-factor steps and the invitation page. */
 export function registerAuthPages(scope: FastifyInstance, deps: ConsoleDeps & { db: DatabaseExecutor }) {
   const { db, now } = deps;
+  const deviceOf = (request: FastifyRequest) => readCookie(request, DEVICE_COOKIE);
+  const keepDevice = (reply: FastifyReply, value: string) =>
+    reply.header('set-cookie', cookie(DEVICE_COOKIE, value, { secure: deps.secureCookies, maxAgeSeconds: DEVICE_COOKIE_MAX_AGE_S }));
 
   scope.get('/', hidden, async (request, reply) => reply.redirect(request.consoleSession ? '/console/overview' : '/console/sign-in', 303));
 
@@ -43,11 +63,12 @@ export function registerAuthPages(scope: FastifyInstance, deps: ConsoleDeps & { 
     let choices: OrganizationChoice['choices'] | undefined;
     const page = (rq: FastifyRequest, rp: FastifyReply, status: number, message?: Safe) => signInPage(rq, rp, choices ? 200 : status, message, choices);
     return changeOutcome(page)(request, reply, async () => {
-      const s = await signInOrChoose(db, credentialsOf(request.body), request.ip, now());
+      const s = await signInOrChoose(db, credentialsOf(request.body), request.ip, now(), deviceOf(request));
       if ('choices' in s) {
         choices = s.choices;
         throw invalid(CHOOSE_ORGANIZATION);
       }
+      keepDevice(reply, s.device);
       setSessionCookie(reply, s.cookie, deps);
       return nextStep(s.stage);
     });
@@ -117,7 +138,8 @@ export function registerAuthPages(scope: FastifyInstance, deps: ConsoleDeps & { 
 
   scope.post<{ Params: { token: string }; Body: Form }>('/invitations/:token', hidden, async (request, reply) =>
     changeOutcome((_rq, rp, status, message) => invitationPage(request, rp, status, message))(request, reply, async () => {
-      const s = await acceptInvitation(db, acceptanceOf(request.params.token, request.body), request.ip, now());
+      const s = await acceptInvitation(db, acceptanceOf(request.params.token, request.body), request.ip, now(), deviceOf(request));
+      keepDevice(reply, s.device);
       setSessionCookie(reply, s.cookie, deps);
       return new Redirect(s.stage === 'enroll' ? '/console/two-factor/enroll' : '/console/overview');
     }),
