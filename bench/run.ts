@@ -22,6 +22,7 @@ import { benchIngest, ingestMarkdown, type IngestBenchResult } from './ingest.js
 import { importFiles } from './import-files.js';
 import { benchConsole, consoleMarkdown, type ConsoleRow } from './console.js';
 import { benchCheckin, checkinMarkdown, type CheckinBenchResult } from './checkin.js';
+import { onlySignInFlood } from './sign-in-flood.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const { values: flags } = parseArgs({
@@ -395,6 +396,7 @@ async function main() {
   if (flags.only === 'privacy') return onlyPrivacy();
   if (flags.only === 'ingest') return onlyIngest();
   if (flags.only === 'checkin') return onlyCheckin();
+  if (flags.only === 'sign-in-flood') return onlySignInFlood(flags['database-url']!, log);
   if (flags['render-only']) {
     const r = JSON.parse(readFileSync(join(ROOT, 'bench/results/latest.json'), 'utf8')) as Record<string, unknown>;
     writeFileSync(join(ROOT, 'bench/results/latest.md'), renderMarkdown(r));
