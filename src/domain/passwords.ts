@@ -137,8 +137,28 @@ export class FairGate {
     return { running: this.running, waiting: this.waiting };
   }
 
+  /** The gate whose known and first-lane waiting tasks go before this one's rest lane (see `follows`). */
+  private ahead: FairGate | null = null;
+  private behind: FairGate | null = null;
+
+  /**
+   * Makes this gate the second turn after `first`: while `first` has known or first-lane tasks
+   * waiting, this gate starts none of its rest lane (a free slot waits for them), so that an
+   * attempt of the first lanes still reading its hashes is not overtaken by the flood's guesses
+   * that came through earlier. Rest tasks keep their deadline.
+   */
+  follows(first: FairGate) {
+    this.ahead = first;
+    first.behind = this;
+    return this;
+  }
+
+  private get restHeld(): boolean {
+    return this.ahead !== null && (this.ahead.lanes.known.size > 0 || this.ahead.lanes.first.size > 0);
+  }
+
   private enter(key: string, laneName: GateLane): Promise<boolean> {
-    if (this.running < this.slots && this.waiting === 0) {
+    if (this.running < this.slots && this.waiting === 0 && !(laneName === 'rest' && this.restHeld)) {
       this.running++;
       return Promise.resolve(true);
     }
@@ -167,22 +187,32 @@ export class FairGate {
       queue.push(admit);
       lane.set(key, queue);
       this.waiting++;
+      this.pump();
     });
   }
 
   private leave() {
     this.running--;
-    const lane = [this.lanes.known, this.lanes.first, this.lanes.rest].find((l) => l.size > 0);
-    // The first key of a lane is the one served longest ago; after its turn it goes to the end.
-    const next = lane?.entries().next();
-    if (!lane || !next || next.done) return;
-    const [key, queue] = next.value;
-    const admit = queue.shift()!;
-    lane.delete(key);
-    if (queue.length > 0) lane.set(key, queue);
-    this.waiting--;
-    this.running++;
-    admit();
+    this.pump();
+  }
+
+  /** Starts waiting tasks while slots are free: known, then first, then rest (unless held). */
+  private pump() {
+    while (this.running < this.slots) {
+      const lane = [this.lanes.known, this.lanes.first, ...(this.restHeld ? [] : [this.lanes.rest])].find((l) => l.size > 0);
+      // The first key of a lane is the one served longest ago; after its turn it goes to the end.
+      const next = lane?.entries().next();
+      if (!lane || !next || next.done) break;
+      const [key, queue] = next.value;
+      const admit = queue.shift()!;
+      lane.delete(key);
+      if (queue.length > 0) lane.set(key, queue);
+      this.waiting--;
+      this.running++;
+      admit();
+    }
+    // The first lanes drained here: the gate behind may start its rest lane again.
+    if (this.behind && this.lanes.known.size === 0 && this.lanes.first.size === 0) this.behind.pump();
   }
 }
 
@@ -201,6 +231,7 @@ export const PASSWORD_GATE = new FairGate(2, 5_000, SIGN_IN_LIMIT, 5_000);
  * still goes through several at a time.
  */
 export const PASSWORD_ADMISSION = new FairGate(8, 5_000, SIGN_IN_LIMIT, 5_000);
+PASSWORD_GATE.follows(PASSWORD_ADMISSION);
 
 /**
  * What this process remembers of recent attempts, to choose a lane before anything is read: the

@@ -86,6 +86,27 @@ describe('the gate: the known lane goes first and is never refused (the order, n
   });
 });
 
+describe('two turns: the computation waits for the first lanes still reading', () => {
+  it('the second turn starts no rest-lane task while the first turn has first-lane tasks waiting, even with a slot free', async () => {
+    const reads = new FairGate(1, 5_000, 10, 100);
+    const checks = new FairGate(1, 5_000, 10, 100).follows(reads);
+    const order: string[] = [];
+    let endRead!: () => void;
+    let endCheck!: () => void;
+    const reading = reads.run('x', () => new Promise<void>((r) => (endRead = r)));
+    const checking = checks.run('y', () => new Promise<void>((r) => (endCheck = r)));
+    await tick();
+    const member = reads.run('m', async () => void order.push('member read'), 'first');
+    const guess = checks.run('f', async () => void order.push('flood guess'), 'rest');
+    endCheck();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(order).toEqual([]); // a slot is free, and the guess still waits
+    endRead();
+    await Promise.all([reading, checking, member, guess]);
+    expect(order).toEqual(['member read', 'flood guess']);
+  });
+});
+
 describe(`a sign-in with the device cookie of that account, under a flood (${DB_KIND})`, () => {
   it('sign-ins set a cookie per account; a token is good for its own account only, and a forged one is nobody', async () => {
     clock = T0;
