@@ -135,7 +135,7 @@ export interface DeviceCookie {
   device: string;
 }
 
-export type SignedIn = NewSession & { member: MemberView } & DeviceCookie;
+export type SignedIn = NewSession & { member: MemberView };
 
 /** Several memberships of the email open with the password: the organizations to choose from, oldest membership first. */
 export interface OrganizationChoice {
@@ -161,7 +161,7 @@ export async function signInOrChoose(
   address: string,
   now: Date,
   device?: string,
-): Promise<SignedIn | OrganizationChoice> {
+): Promise<(SignedIn & DeviceCookie) | OrganizationChoice> {
   const email = typeof input.email === 'string' ? input.email.trim().toLowerCase().slice(0, 254) : '';
   const password = typeof input.password === 'string' ? input.password.slice(0, MAX_PASSWORD) : '';
   // Every membership of the address in a live organization (one query, a member's or not), read in
@@ -201,7 +201,7 @@ export async function signIn(
   address: string,
   now: Date,
   device?: string,
-): Promise<SignedIn> {
+): Promise<SignedIn & DeviceCookie> {
   const done = await signInOrChoose(db, input, address, now, device);
   if ('choices' in done) throw invalid(CHOOSE_ORGANIZATION);
   return done;
