@@ -24,6 +24,7 @@ import { benchConsole, consoleMarkdown, type ConsoleRow } from './console.js';
 import { benchCheckin, checkinMarkdown, type CheckinBenchResult } from './checkin.js';
 import { benchHrConsole, hrConsoleMarkdown } from './hr-console.js';
 import { benchScim, scimMarkdown } from './scim.js';
+import { onlySignInFlood } from './sign-in-flood.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const { values: flags } = parseArgs({
@@ -403,6 +404,7 @@ async function main() {
   if (flags.only === 'checkin') return onlyCheckin();
   if (flags.only === 'hr-console') return onlyHrConsole();
   if (flags.only === 'scim') return onlyScim();
+  if (flags.only === 'sign-in-flood') return onlySignInFlood(flags['database-url']!, log);
   if (flags['render-only']) {
     const r = JSON.parse(readFileSync(join(ROOT, 'bench/results/latest.json'), 'utf8')) as Record<string, unknown>;
     writeFileSync(join(ROOT, 'bench/results/latest.md'), renderMarkdown(r));

@@ -1,8 +1,8 @@
-import { randomBytes, scrypt as scryptCallback, timingSafeEqual, type ScryptOptions } from 'node:crypto';
-import { isIP } from 'node:net';
+import { createHash, createHmac, randomBytes, scrypt as scryptCallback, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import type { DatabaseExecutor, Queryable } from './database.js';
 import {
   countAttempts,
+  countDeviceAttempts,
   deleteMemberSessions,
   findPasswordHashesByEmail,
   purgeAttempts,
@@ -10,10 +10,11 @@ import {
   refundAttempt,
   updateMemberPassword,
 } from '../db/repositories/members.js';
+import { serviceSecret } from '../db/repositories/secrets.js';
 import { ApiError, invalid } from '../contract/errors.js';
 import { recordAudit, type Actor } from './audit.js';
-import { memberOf } from './members.js';
-import type { ConsoleSession } from './sessions.js';
+import { addressKey } from './addresses.js';
+import { memberOf, type MemberView } from './members.js';
 
 /**
  * Every check of a console password (CONTRACT.md section 11, "invariants under concurrency"):
@@ -24,6 +25,8 @@ import type { ConsoleSession } from './sessions.js';
  * run at once and serves waiting addresses in turn, so that a flood within every limit cannot
  * starve a member. No password is ever compared with another membership's (issue 52, H1).
  */
+
+export { addressKey };
 
 export const SIGN_IN_LIMIT = 10;
 export const SIGN_IN_WINDOW_MS = 15 * 60_000;
@@ -79,57 +82,27 @@ export async function matchPasswords(password: string, stored: string[]): Promis
 }
 
 /**
- * The key of a client address in the limits and the gate: an IPv6 address stands for its /64 (what
- * one subscriber is given, so 2^64 addresses are one), an IPv4-mapped IPv6 address for its IPv4
- * address; anything else (an IPv4 address, no address) is itself.
+ * A gate of `slots` concurrent tasks per process, in three lanes served in order: `known`, then
+ * `first`, then `rest`. Waiting tasks are queued per key and, within a lane, served in turn, one key
+ * after another, so that the 300 attempts of 30 addresses put a newcomer behind at most one attempt
+ * of each, not behind all 300.
+ * - `known`: a browser whose device cookie a sign-in of that account set (its key is the cookie's
+ *   nonce): it waits only for the tasks running and for other known ones, is never refused for its
+ *   wait, and the bound on the whole gate's waiting tasks does not apply to it.
+ * - `first`: an account and address with no failed or running attempt in this process's memory
+ *   (laneHints): waits behind known tasks and its own kind, never refused for its wait.
+ * - `rest`: every other, refused (ran: false) after `maxWaitMs` of waiting.
+ * Any task that finds its key's queue full, or (but a known one) the gate's, is not run. A task is
+ * handed `release`, to give its slot back before it ends (a check that found nothing to compute);
+ * a `light` task gives it back before it starts. `computed` counts the scrypt computations the
+ * tasks report (for tests and metrics).
  */
-export function addressKey(address: string): string {
-  const bare = address.split('%')[0];
-  if (isIP(bare) !== 6) return address;
-  const g = ipv6Groups(bare);
-  if (g.slice(0, 5).every((x) => x === 0) && g[5] === 0xffff) return `${g[6] >> 8}.${g[6] & 255}.${g[7] >> 8}.${g[7] & 255}`;
-  return `${g
-    .slice(0, 4)
-    .map((x) => x.toString(16))
-    .join(':')}::/64`;
-}
-
-/** The eight 16-bit groups of a valid IPv6 address (net.isIP said so). */
-function ipv6Groups(address: string): number[] {
-  let text = address.toLowerCase();
-  const tail: number[] = [];
-  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
-  if (v4) {
-    const [a, b, c, d] = v4.slice(1).map(Number);
-    tail.push((a << 8) | b, (c << 8) | d);
-    text = text.slice(0, v4.index);
-    if (text.endsWith(':') && !text.endsWith('::')) text = text.slice(0, -1);
-  }
-  const parse = (part: string) => (part === '' ? [] : part.split(':').map((h) => Number.parseInt(h, 16)));
-  const [head, rest] = text.split('::');
-  const left = parse(head);
-  const right = rest === undefined ? [] : parse(rest);
-  const zeros = 8 - tail.length - left.length - right.length;
-  return [...left, ...Array.from({ length: Math.max(0, zeros) }, () => 0), ...right, ...tail];
-}
-
-/**
- * A gate of `slots` concurrent tasks per process. Waiting tasks are queued per key (the client's
- * address key) and served in turn, one key after another, so that the 300 attempts of 30 addresses
- * put a newcomer behind at most one attempt of each, not behind all 300. A task in the `first`
- * lane (an address and account with no other attempt in the window: a member signing in) waits
- * only behind other such tasks, and is never refused for its wait. A `light` task (a check with
- * nothing to compute: no membership has the email) waits for its turn as any other, then gives its
- * slot back at once: it answers when a check in its place would, and costs the others nothing. A
- * task of the `rest` lane that waits longer than `maxWaitMs`, or any task that finds its key's
- * queue or the whole gate full, is not run (ran: false).
- */
+export type GateLane = 'known' | 'first' | 'rest';
 export class FairGate {
   private running = 0;
   private waiting = 0;
-  /** Tasks that held a slot (light ones do not count): the scrypt computations, for tests and metrics. */
   computed = 0;
-  private readonly lanes = { first: new Map<string, Array<() => void>>(), rest: new Map<string, Array<() => void>>() };
+  private readonly lanes: Record<GateLane, Map<string, Array<() => void>>> = { known: new Map(), first: new Map(), rest: new Map() };
 
   constructor(
     readonly slots: number,
@@ -138,17 +111,24 @@ export class FairGate {
     readonly maxWaiting: number,
   ) {}
 
-  async run<T>(key: string, task: () => Promise<T>, lane: 'first' | 'rest' = 'rest', light = false): Promise<{ ran: true; value: T } | { ran: false }> {
-    if (!(await this.enter(key, this.lanes[lane], lane === 'rest'))) return { ran: false };
-    if (light) {
+  async run<T>(
+    key: string,
+    task: (release: () => void) => Promise<T>,
+    lane: GateLane = 'rest',
+    light = false,
+  ): Promise<{ ran: true; value: T } | { ran: false }> {
+    if (!(await this.enter(key, lane))) return { ran: false };
+    let held = true;
+    const release = () => {
+      if (!held) return;
+      held = false;
       this.leave();
-      return { ran: true, value: await task() };
-    }
-    this.computed++;
+    };
+    if (light) release();
     try {
-      return { ran: true, value: await task() };
+      return { ran: true, value: await task(release) };
     } finally {
-      this.leave();
+      release();
     }
   }
 
@@ -157,20 +137,41 @@ export class FairGate {
     return { running: this.running, waiting: this.waiting };
   }
 
-  private enter(key: string, lane: Map<string, Array<() => void>>, timesOut: boolean): Promise<boolean> {
-    if (this.running < this.slots && this.waiting === 0) {
+  /** The gate whose known and first-lane waiting tasks go before this one's rest lane (see `follows`). */
+  private ahead: FairGate | null = null;
+  private behind: FairGate | null = null;
+
+  /**
+   * Makes this gate the second turn after `first`: while `first` has known or first-lane tasks
+   * waiting, this gate starts none of its rest lane (a free slot waits for them), so that an
+   * attempt of the first lanes still reading its hashes is not overtaken by the flood's guesses
+   * that came through earlier. Rest tasks keep their deadline.
+   */
+  follows(first: FairGate) {
+    this.ahead = first;
+    first.behind = this;
+    return this;
+  }
+
+  private get restHeld(): boolean {
+    return this.ahead !== null && (this.ahead.lanes.known.size > 0 || this.ahead.lanes.first.size > 0);
+  }
+
+  private enter(key: string, laneName: GateLane): Promise<boolean> {
+    if (this.running < this.slots && this.waiting === 0 && !(laneName === 'rest' && this.restHeld)) {
       this.running++;
       return Promise.resolve(true);
     }
+    const lane = this.lanes[laneName];
     const queue = lane.get(key) ?? [];
-    if (queue.length >= this.maxPerKey || this.waiting >= this.maxWaiting) return Promise.resolve(false);
+    if (queue.length >= this.maxPerKey || (laneName !== 'known' && this.waiting >= this.maxWaiting)) return Promise.resolve(false);
     return new Promise<boolean>((resolve) => {
       let timer: NodeJS.Timeout | undefined;
       const admit = () => {
         clearTimeout(timer);
         resolve(true);
       };
-      if (timesOut) {
+      if (laneName === 'rest') {
         timer = setTimeout(() => {
           const q = lane.get(key);
           const i = q?.indexOf(admit) ?? -1;
@@ -186,33 +187,87 @@ export class FairGate {
       queue.push(admit);
       lane.set(key, queue);
       this.waiting++;
+      this.pump();
     });
   }
 
   private leave() {
     this.running--;
-    const lane = this.lanes.first.size > 0 ? this.lanes.first : this.lanes.rest;
-    // The first key of a lane is the one served longest ago; after its turn it goes to the end.
-    const next = lane.entries().next();
-    if (next.done) return;
-    const [key, queue] = next.value;
-    const admit = queue.shift()!;
-    lane.delete(key);
-    if (queue.length > 0) lane.set(key, queue);
-    this.waiting--;
-    this.running++;
-    admit();
+    this.pump();
+  }
+
+  /** Starts waiting tasks while slots are free: known, then first, then rest (unless held). */
+  private pump() {
+    while (this.running < this.slots) {
+      const lane = [this.lanes.known, this.lanes.first, ...(this.restHeld ? [] : [this.lanes.rest])].find((l) => l.size > 0);
+      // The first key of a lane is the one served longest ago; after its turn it goes to the end.
+      const next = lane?.entries().next();
+      if (!lane || !next || next.done) break;
+      const [key, queue] = next.value;
+      const admit = queue.shift()!;
+      lane.delete(key);
+      if (queue.length > 0) lane.set(key, queue);
+      this.waiting--;
+      this.running++;
+      admit();
+    }
+    // The first lanes drained here: the gate behind may start its rest lane again.
+    if (this.behind && this.lanes.known.size === 0 && this.lanes.first.size === 0) this.behind.pump();
   }
 }
 
 /**
- * The process's gate for password work (checks, and the hashes of chosen passwords): two scrypt
- * computations at once (each takes one core for about 50-100 ms); an address with no failed check
- * waits only behind others like it, and is never refused for waiting; any other waits behind at
- * most one attempt of every other waiting address, for at most 5 s; an address has at most 10 of
- * its own attempts waiting (its limit in a window).
+ * The process's gate for password computations (checks, and the hashes of chosen passwords): two
+ * at once (a scrypt takes one core for about 50-100 ms); a rest-lane task waits at most 5 s; an
+ * address has at most 10 of its own attempts waiting (its limit in a window).
  */
 export const PASSWORD_GATE = new FairGate(2, 5_000, SIGN_IN_LIMIT, 5_000);
+
+/**
+ * The turn before it, for each attempt's database work (the hashes read, the limits' counts
+ * written): 8 at once, in the same lanes, so that a flood's queries queue behind a known browser's,
+ * not before it (issue 52, M2): a known browser's queries wait behind at most 8 attempts' (about
+ * as many as the database pool's connections), while a flood of emails that need no computation
+ * still goes through several at a time.
+ */
+export const PASSWORD_ADMISSION = new FairGate(8, 5_000, SIGN_IN_LIMIT, 5_000);
+PASSWORD_GATE.follows(PASSWORD_ADMISSION);
+
+/**
+ * What this process remembers of recent attempts, to choose a lane before anything is read: the
+ * accounts and address keys with a failed check in the last 15 minutes (by the check's clock), and
+ * those with an attempt running. The database's counts decide the limits; this decides only the
+ * order, so a process that has not seen an address's failures (another process's, or from before a
+ * restart) at worst puts it in the first lane. At most `max` keys are kept, the oldest dropped.
+ */
+export class LaneHints {
+  private readonly failures = new Map<string, number>();
+  private readonly running = new Map<string, number>();
+  constructor(readonly max = 200_000) {}
+
+  clean(keys: string[], now: Date): boolean {
+    return keys.every((k) => !this.running.has(k) && !((this.failures.get(k) ?? Number.NEGATIVE_INFINITY) > now.getTime()));
+  }
+  begin(keys: string[]) {
+    for (const k of keys) this.running.set(k, (this.running.get(k) ?? 0) + 1);
+  }
+  end(keys: string[]) {
+    for (const k of keys) {
+      const n = (this.running.get(k) ?? 1) - 1;
+      if (n > 0) this.running.set(k, n);
+      else this.running.delete(k);
+    }
+  }
+  failed(keys: string[], now: Date) {
+    for (const k of keys) {
+      this.failures.delete(k);
+      this.failures.set(k, now.getTime() + SIGN_IN_WINDOW_MS);
+      if (this.failures.size > this.max) this.failures.delete(this.failures.keys().next().value!);
+    }
+  }
+}
+const LANE_HINTS = new LaneHints();
+const hintKeys = (account: string, address: string) => [`account:${account}`, `address:${addressKey(address)}`];
 
 /** How long a check takes here, smoothed: a refusal without a check, and a light check, wait as long. */
 let typicalCheckMs = 100;
@@ -224,44 +279,151 @@ const timed = async <T>(work: () => Promise<T>): Promise<T> => {
   return value;
 };
 
+// Device cookies (OWASP's "device cookies"): a browser where an account signed in keeps, per
+// account, a token the service signed: `nonce.laneTag.limitTag`, each part 22 base64url
+// characters. The lane tag, HMAC(device key, account, nonce), is checked before anything is read
+// and puts the browser's attempts for that account in the gate's known lane. The limit tag,
+// HMAC(device key, account, nonce, the membership's password hash), is checked against the hashes
+// read in the gate: when it holds, the attempt is limited by the token's own failures (10 in 15
+// minutes) instead of the account's and the address's, so a flood that spends the account's limit
+// does not lock its member out of the browser they use; a password change voids it. A cookie holds
+// at most DEVICE_TOKENS tokens (accounts), the newest first.
+
+export const DEVICE_TOKENS = 5;
+const TOKEN = /^([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{22})\.([A-Za-z0-9_-]{22})$/;
+const deviceKeys = new WeakMap<object, Promise<Buffer>>();
+
+/** The device key of a database, read once per executor (serviceSecret writes it the first time). */
+function deviceKeyOf(db: Queryable): Promise<Buffer> {
+  let key = deviceKeys.get(db);
+  if (!key) {
+    key = serviceSecret(db, 'device_cookie_key').then((secret) => createHash('sha256').update('climate-pulse device cookie\0').update(secret).digest());
+    key.catch(() => deviceKeys.delete(db));
+    deviceKeys.set(db, key);
+  }
+  return key;
+}
+const tag = (key: Buffer, ...parts: string[]) => createHmac('sha256', key).update(parts.join('\0')).digest('base64url').slice(0, 22);
+const sameTag = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+
+interface DeviceToken {
+  text: string;
+  nonce: string;
+  laneTag: string;
+  limitTag: string;
+}
+function deviceTokens(cookie: string | undefined): DeviceToken[] {
+  if (!cookie || cookie.length > DEVICE_TOKENS * 70) return [];
+  return cookie
+    .split('~')
+    .slice(0, DEVICE_TOKENS)
+    .flatMap((text) => {
+      const m = TOKEN.exec(text);
+      return m ? [{ text, nonce: m[1], laneTag: m[2], limitTag: m[3] }] : [];
+    });
+}
+
+/** The token of `cookie` that a sign-in of `account` set (its lane tag holds), if any. */
+async function deviceTokenFor(db: Queryable, cookie: string | undefined, account: string): Promise<DeviceToken | null> {
+  const tokens = deviceTokens(cookie);
+  if (tokens.length === 0 || !account) return null;
+  const key = await deviceKeyOf(db);
+  return tokens.find((t) => sameTag(t.laneTag, tag(key, 'lane', account, t.nonce))) ?? null;
+}
+
+/**
+ * The device cookie to set after `account` signed in with the password whose stored hash is
+ * `hash`: a new token for it first, then the cookie's tokens of other accounts (at most
+ * DEVICE_TOKENS in all). A token of the same account is replaced.
+ */
+export async function deviceCookieAfterSignIn(db: Queryable, previous: string | undefined, account: string, hash: string): Promise<string> {
+  const key = await deviceKeyOf(db);
+  const nonce = randomBytes(16).toString('base64url');
+  const fresh = `${nonce}.${tag(key, 'lane', account, nonce)}.${tag(key, 'limit', account, nonce, hash)}`;
+  const others = deviceTokens(previous).filter((t) => !sameTag(t.laneTag, tag(key, 'lane', account, t.nonce)));
+  return [fresh, ...others.map((t) => t.text)].slice(0, DEVICE_TOKENS).join('~');
+}
+
 export interface PasswordCheck {
   /** The account's key in the limits: the email as typed, trimmed and lower-cased. */
   account: string;
   /** The client's address (its key in the limits is addressKey's). */
   address: string;
   password: string;
-  /** The stored hashes to check against (one address's memberships); none: nothing is computed, and the answer waits as long. */
-  stored: string[];
+  /**
+   * The stored hashes to check against (one address's memberships), or how to read them: read in
+   * the gate, in the attempt's turn. None: nothing is computed, and the answer waits as long.
+   */
+  stored: string[] | (() => Promise<string[]>);
+  /** The device cookie the browser sent with a sign-in, if any. */
+  device?: string;
 }
 
 /**
  * One limited, uniform password check. Answers which stored hashes match (their indices, in order;
  * several memberships of one address may share a password), none, or 'limited' when the account or
- * the address has had SIGN_IN_LIMIT failed checks in the last 15 minutes (sliding), or the gate
- * could not take it in time: then nothing was checked, nothing written, and the answer took about
- * as long as a check. A failure keeps its count; a success gives it back.
+ * the address has had SIGN_IN_LIMIT failed checks in the last 15 minutes (sliding), or, for a
+ * device cookie whose limit tag holds, the token has; or a gate could not take it in time: then
+ * nothing was checked, nothing written, and the answer took about as long as a check. A failure
+ * keeps its count; a success gives it back.
+ *
+ * Two turns, in the same lane: the database's (PASSWORD_ADMISSION: the hashes read, the limits
+ * spent), then the computation's (PASSWORD_GATE). A check for an email no membership has takes its
+ * turn in the second as well, gives it back at once, and answers after a check's time.
  */
 export async function checkPasswordMatches(db: Queryable, c: PasswordCheck, now: Date): Promise<number[] | 'limited'> {
   const started = Date.now();
-  const spent = await spendAttempt(db, c.account, c.address, now);
-  if (!spent) {
-    // As long as a check takes, with nothing checked or written: a member and a stranger alike.
-    await sleep(Math.max(0, typicalCheckMs - (Date.now() - started)));
-    return 'limited';
+  const device = c.device ? await deviceTokenFor(db, c.device, c.account) : null;
+  const key = device ? `device:${device.nonce}` : addressKey(c.address);
+  const hints = hintKeys(c.account, c.address);
+  let lane: GateLane = device ? 'known' : LANE_HINTS.clean(hints, now) ? 'first' : 'rest';
+  LANE_HINTS.begin(hints);
+  let outcome: number[] | 'limited' = 'limited';
+  try {
+    const read = await PASSWORD_ADMISSION.run(
+      key,
+      async () => {
+        const stored = typeof c.stored === 'function' ? await c.stored() : c.stored;
+        let trusted: string | undefined;
+        if (device) {
+          const deviceKey = await deviceKeyOf(db);
+          if (stored.some((h) => sameTag(device.limitTag, tag(deviceKey, 'limit', c.account, device.nonce, h)))) trusted = device.nonce;
+        }
+        return { stored, spent: await spendAttempt(db, c.account, c.address, now, trusted) };
+      },
+      lane,
+    );
+    const spent = read.ran ? read.value.spent : null;
+    if (!read.ran || !spent) {
+      // Refused for its wait, a full queue, or the limits: nothing was checked, and nothing written.
+      await sleep(Math.max(0, typicalCheckMs - (Date.now() - started)));
+    } else {
+      const { stored } = read.value;
+      // The database knows failures this process has not seen (another's, or from before a restart).
+      if (lane === 'first' && spent.failed > 0) lane = 'rest';
+      const checked =
+        stored.length > 0
+          ? await PASSWORD_GATE.run(
+              key,
+              () => {
+                PASSWORD_GATE.computed++;
+                return timed(() => matchPasswords(c.password.slice(0, MAX_PASSWORD), stored));
+              },
+              lane,
+            )
+          : // No membership has the email: its turn in the gate, then a check's time, without the check.
+            await PASSWORD_GATE.run(key, () => sleep(typicalCheckMs).then(() => [] as number[]), lane, true);
+      if (!checked.ran) await spent.giveBack();
+      else {
+        if (checked.value.length > 0) await spent.giveBack();
+        outcome = checked.value;
+      }
+    }
+  } finally {
+    LANE_HINTS.end(hints);
   }
-  const lane = spent.failed === 0 ? 'first' : 'rest';
-  const key = addressKey(c.address);
-  const checked =
-    c.stored.length > 0
-      ? await PASSWORD_GATE.run(key, () => timed(() => matchPasswords(c.password.slice(0, MAX_PASSWORD), c.stored)), lane)
-      : // No membership has the email: its turn in the gate, then a check's time, without the check.
-        await PASSWORD_GATE.run(key, () => sleep(typicalCheckMs).then(() => [] as number[]), lane, true);
-  if (!checked.ran) {
-    await spent.giveBack();
-    return 'limited';
-  }
-  if (checked.value.length > 0) await spent.giveBack();
-  return checked.value;
+  if (outcome === 'limited' || outcome.length === 0) LANE_HINTS.failed(hints, now);
+  return outcome;
 }
 
 /** checkPasswordMatches for one membership's check: the first match's index, 'wrong' or 'limited'. */
@@ -272,7 +434,7 @@ export async function checkPassword(db: Queryable, c: PasswordCheck, now: Date):
 
 /**
  * A password chosen for an address (accepting an invitation, the Account page's new password): its
- * hash, made in the same gate under the same limits as a check, never compared with anything. The
+ * hash, made in the same gates under the same limits as a check, never compared with anything. The
  * account's attempt is kept even though nothing failed: a chosen password becomes one the address
  * signs in with, and signing in then tells whether it opens another membership too, so choosing is
  * a guess at the address's other passwords and counts as one (at most SIGN_IN_LIMIT in 15 minutes,
@@ -285,50 +447,75 @@ export async function choosePassword(
   now: Date,
 ): Promise<string | 'limited'> {
   const started = Date.now();
-  const spent = await spendAttempt(db, c.account, c.address, now);
-  if (!spent) {
-    await sleep(Math.max(0, typicalCheckMs - (Date.now() - started)));
-    return 'limited';
+  const key = addressKey(c.address);
+  const hints = hintKeys(c.account, c.address);
+  let lane: GateLane = LANE_HINTS.clean(hints, now) ? 'first' : 'rest';
+  LANE_HINTS.begin(hints);
+  let made: string | 'limited' = 'limited';
+  try {
+    const read = await PASSWORD_ADMISSION.run(key, () => spendAttempt(db, c.account, c.address, now), lane);
+    const spent = read.ran ? read.value : null;
+    if (!spent) await sleep(Math.max(0, typicalCheckMs - (Date.now() - started)));
+    else {
+      if (lane === 'first' && spent.failed > 0) lane = 'rest';
+      const hashed = await PASSWORD_GATE.run(
+        key,
+        () => {
+          PASSWORD_GATE.computed++;
+          return timed(() => hashPassword(c.password, c.sameSaltAs));
+        },
+        lane,
+      );
+      if (!hashed.ran) await spent.giveBack();
+      else {
+        await spent.giveBackAddress();
+        made = hashed.value;
+      }
+    }
+  } finally {
+    LANE_HINTS.end(hints);
   }
-  const made = await PASSWORD_GATE.run(addressKey(c.address), () => timed(() => hashPassword(c.password, c.sameSaltAs)), spent.failed === 0 ? 'first' : 'rest');
-  if (!made.ran) {
-    await spent.giveBack();
-    return 'limited';
-  }
-  await spent.giveBackAddress();
-  return made.value;
+  // The account's attempt is kept, as a failure's is: so is its place in the order.
+  LANE_HINTS.failed([hints[0]], now);
+  return made;
 }
 
 /**
  * Counts one attempt against the account and the address (its addressKey), or answers null when
- * either has had SIGN_IN_LIMIT in the last 15 minutes (then nothing is written). Counted before and
- * after this attempt's own rows: of concurrent attempts, the k-th to commit its rows counts at least
- * k, so no more than the limit pass, on one process or many. A failed attempt keeps its count (for
- * 15 minutes from its own instant: a sliding window); a successful one gives it back.
+ * either has had SIGN_IN_LIMIT in the last 15 minutes (then nothing is written). With `device` (a
+ * device token's nonce whose limit tag holds), the token's own attempts are what may refuse it,
+ * and it counts against all three. Counted before and after this attempt's own rows: of concurrent
+ * attempts, the k-th to commit its rows counts at least k, so no more than the limit pass, on one
+ * process or many. A failed attempt keeps its count (for 15 minutes from its own instant: a
+ * sliding window); a successful one gives it back.
  */
 export async function spendAttempt(
   db: Queryable,
   account: string,
   address: string,
   now: Date,
+  device?: string,
 ): Promise<{ failed: number; giveBack(): Promise<void>; giveBackAddress(): Promise<void> } | null> {
   const since = new Date(now.getTime() - SIGN_IN_WINDOW_MS);
   const addr = addressKey(address);
-  if ((await countAttempts(db, account, addr, since)) >= SIGN_IN_LIMIT) return null;
+  const count = () => (device ? countDeviceAttempts(db, device, since) : countAttempts(db, account, addr, since));
+  if ((await count()) >= SIGN_IN_LIMIT) return null;
   await recordAttempt(db, 'account', account, now);
   await recordAttempt(db, 'address', addr, now);
+  if (device) await recordAttempt(db, 'device', device, now);
   const giveBackAddress = () => refundAttempt(db, 'address', addr, now);
   const giveBack = async () => {
     await refundAttempt(db, 'account', account, now);
     await giveBackAddress();
+    if (device) await refundAttempt(db, 'device', device, now);
   };
-  const counted = await countAttempts(db, account, addr, since);
+  const counted = await count();
   if (counted > SIGN_IN_LIMIT) {
     await giveBack();
     return null;
   }
   if (Math.random() < 0.01) await purgeAttempts(db, since);
-  // Attempts of the account or address besides this one, failed or still running.
+  // Attempts of the account or address (or of the device token) besides this one, failed or still running.
   return { failed: counted - 1, giveBack, giveBackAddress };
 }
 
@@ -359,10 +546,20 @@ export async function chooseMembershipPassword(
   return choosePassword(db, { account: c.email.toLowerCase(), address: c.address ?? '', password: c.password, sameSaltAs: others[0]?.passwordHash }, now);
 }
 
+/**
+ * Whose password changes: the signed-in member (a console session is one). Named here, not taken
+ * from sessions.ts, which builds on this module (its sign-in checks passwords here): the password
+ * layer sits below sessions, and needs only the organization and the member.
+ */
+export interface SignedInMember {
+  orgId: string;
+  member: Pick<MemberView, 'id'>;
+}
+
 /** A password change ends every session of the member, the current one included (sign in again). */
 export async function updatePassword(
   db: DatabaseExecutor,
-  session: ConsoleSession,
+  session: SignedInMember,
   input: { current: unknown; next: unknown },
   actor: Actor,
   now: Date,

@@ -23,7 +23,7 @@ import { requireLiveOrg } from './orgs.js';
 import { recordAudit, type Actor } from './audit.js';
 import { deleteMemberSessionRows, listMemberSessionRows } from '../db/repositories/sessions.js';
 import { countPasskeys } from '../db/repositories/passkeys.js';
-import { checkPasswordMatches, checkPasswordRule, chooseMembershipPassword, MAX_PASSWORD } from './passwords.js';
+import { checkPasswordMatches, checkPasswordRule, chooseMembershipPassword, deviceCookieAfterSignIn, MAX_PASSWORD } from './passwords.js';
 import { INVITATION_UNUSABLE, memberActor, memberView, getInvitation, type MemberView } from './members.js';
 import { linkSessionToIdp } from '../db/repositories/sso.js';
 import { ssoPolicy, SSO_REQUIRED_FOR_PASSWORD } from './sso/settings.js';
@@ -86,7 +86,8 @@ export async function acceptInvitation(
   input: { token: string; password: unknown },
   address: string | null,
   now: Date,
-): Promise<NewSession & { member: MemberView }> {
+  device?: string,
+): Promise<NewSession & { member: MemberView } & DeviceCookie> {
   const password = checkPasswordRule(input.password);
   const inv = await getInvitation(db, input.token, now);
   if (!inv) throw invalid(INVITATION_UNUSABLE);
@@ -99,7 +100,7 @@ export async function acceptInvitation(
   if (!usable) throw invalid(INVITATION_UNUSABLE);
   const passwordHash = await chooseMembershipPassword(db, { email: inv.email, address, password, exceptMemberId: null }, now);
   if (passwordHash === 'limited') throw new ApiError('unauthorized', ACCEPTANCE_LIMITED);
-  return db.transaction(async (tx) => {
+  const joined = await db.transaction(async (tx) => {
     await requireLiveOrg(tx, inv.orgId);
     // Two links of one address to one organization, accepted at once: the second finds the first's member.
     await lockOrganization(tx, inv.orgId);
@@ -127,6 +128,15 @@ export async function acceptInvitation(
     );
     return { ...session, member: memberView(m) };
   });
+  return { ...joined, device: await deviceCookieAfterSignIn(db, device, inv.email.trim().toLowerCase(), passwordHash) };
+}
+
+/**
+ * A right password's device cookie (passwords.ts): the value the browser keeps from now on, with a
+ * token for this account that puts its next sign-ins in the password gate's known lane.
+ */
+export interface DeviceCookie {
+  device: string;
 }
 
 export type SignedIn = NewSession & { member: MemberView };
@@ -150,27 +160,37 @@ export const CHOOSE_ORGANIZATION = 'Your password opens the console of more than
  * the limits' own counts are the record of failed attempts). Memberships of one address may share
  * a password: when it opens several, `organization` (an organization id) names the one to sign in
  * to, and without it the answer is the choice, offered only to whoever typed that password.
+ * `device`: the device cookie the browser sent; a sign-in answers the cookie to keep, whose token
+ * for this account puts its next sign-ins in the password gate's known lane (passwords.ts).
  */
 export async function signInOrChoose(
   db: DatabaseExecutor,
   input: { email: unknown; password: unknown; organization?: unknown },
   address: string,
   now: Date,
-): Promise<SignedIn | OrganizationChoice> {
+  device?: string,
+): Promise<(SignedIn & DeviceCookie) | OrganizationChoice> {
   const email = typeof input.email === 'string' ? input.email.trim().toLowerCase().slice(0, 254) : '';
   const password = typeof input.password === 'string' ? input.password.slice(0, MAX_PASSWORD) : '';
-  // Every membership of the address in a live organization (one query, a member's or not).
-  const found = email ? await findMembersByEmail(db, email) : [];
-  const outcome = await checkPasswordMatches(db, { account: email, address, password, stored: found.map((x) => x.passwordHash) }, now);
+  // Every membership of the address in a live organization (one query, a member's or not), read in
+  // the attempt's turn in the password gate.
+  let found: Awaited<ReturnType<typeof findMembersByEmail>> = [];
+  const stored = async () => {
+    found = email ? await findMembersByEmail(db, email) : [];
+    return found.map((x) => x.passwordHash);
+  };
+  const outcome = await checkPasswordMatches(db, { account: email, address, password, stored, device }, now);
   const opened = outcome === 'limited' ? [] : outcome.map((i) => found[i]);
   if (opened.length === 0) throw new ApiError('unauthorized', SIGN_IN_REFUSED);
   const m = opened.length === 1 ? opened[0] : opened.find((x) => x.orgId === input.organization);
+  // The choice sets no device cookie: the sign-in to the organization chosen does.
   if (!m) return { choices: opened.map((x) => ({ orgId: x.orgId, name: x.orgName })) };
   // Enforced SSO (issue 55): said only to whoever typed the right password.
   const policy = await ssoPolicy(db, m.orgId);
   if (policy.required && policy.breakGlassMemberId !== m.id) throw new ApiError('unauthorized', SSO_REQUIRED_FOR_PASSWORD);
   // The break-glass owner's password leads to their passkey, never in alone nor with a code.
   if (policy.required && (await countPasskeys(db, m.orgId, m.id)) === 0) throw new ApiError('unauthorized', BREAK_GLASS_NEEDS_PASSKEY);
+  const next = { device: await deviceCookieAfterSignIn(db, device, email, m.passwordHash) };
   const stage = await stageAfterPassword(db, m);
   return db.transaction(async (tx) => {
     if (stage !== 'totp') {
@@ -188,7 +208,7 @@ export async function signInOrChoose(
         now,
       );
     }
-    return { ...(await openSession(tx, m, stage, address, now)), member: memberView(m) };
+    return { ...(await openSession(tx, m, stage, address, now)), member: memberView(m), ...next };
   });
 }
 
@@ -198,8 +218,9 @@ export async function signIn(
   input: { email: unknown; password: unknown; organization?: unknown },
   address: string,
   now: Date,
-): Promise<SignedIn> {
-  const done = await signInOrChoose(db, input, address, now);
+  device?: string,
+): Promise<SignedIn & DeviceCookie> {
+  const done = await signInOrChoose(db, input, address, now, device);
   if ('choices' in done) throw invalid(CHOOSE_ORGANIZATION);
   return done;
 }

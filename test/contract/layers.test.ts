@@ -96,6 +96,54 @@ describe('layers', () => {
   });
 });
 
+/**
+ * The import cycles among `files` (each as a path of src-relative modules that ends where it
+ * starts), counting every import, type-only ones too: a cycle is a knot in the layout even when
+ * the compiler erases it (issue 54, item 8).
+ */
+function importCycles(files: { file: string; imports: string[] }[]): string[] {
+  const edges = new Map(files.map(({ file, imports }) => [file, imports.filter((s) => s !== file && files.some((f) => f.file === s))]));
+  const cycles = new Set<string>();
+  const walk = (path: string[]) => {
+    for (const next of edges.get(path[path.length - 1]) ?? []) {
+      const at = path.indexOf(next);
+      if (at >= 0) {
+        // One name per cycle, whichever module it was entered by: rotated to start at its least.
+        const ring = path.slice(at);
+        const start = ring.indexOf([...ring].sort()[0]);
+        cycles.add([...ring.slice(start), ...ring.slice(0, start), ring[start]].join(' -> '));
+      } else if (!seen.has(next)) walk([...path, next]);
+    }
+    seen.add(path[path.length - 1]);
+  };
+  const seen = new Set<string>();
+  for (const { file } of files) if (!seen.has(file)) walk([file]);
+  return [...cycles].sort();
+}
+
+describe('no import cycles below the faces (issue 54, item 8)', () => {
+  it('finds a cycle when there is one (a rule that sees none could not fail)', () => {
+    const knot = [
+      { file: 'domain/a.ts', imports: ['domain/b.ts', 'db/x.ts'] },
+      { file: 'domain/b.ts', imports: ['domain/c.ts'] },
+      { file: 'domain/c.ts', imports: ['domain/a.ts'] },
+      { file: 'domain/d.ts', imports: ['domain/a.ts'] },
+    ];
+    expect(importCycles(knot)).toEqual(['domain/a.ts -> domain/b.ts -> domain/c.ts -> domain/a.ts']);
+    expect(importCycles(knot.slice(0, 2))).toEqual([]);
+  });
+
+  it('no two domain modules import each other, directly or through others (type-only imports count)', () => {
+    expect(under('domain/').length).toBeGreaterThan(20);
+    expect(importCycles(under('domain/'))).toEqual([]);
+  });
+
+  it('nor do the modules of the database layer or of the contract', () => {
+    expect(importCycles(under('db/'))).toEqual([]);
+    expect(importCycles(under('contract/'))).toEqual([]);
+  });
+});
+
 describe('one base for every face', () => {
   const text = (file: string) => readFileSync(join(SRC, file), 'utf8');
   const apps = ['app.ts', 'admin/app.ts'];

@@ -103,12 +103,46 @@ describe('behind trusted proxies, the failed-authentication limit counts per cli
 
   it('IPv6: a trusted CIDR, the client behind it', async () => {
     await flood(t.app, { remoteAddress: PROXY6, forwardedFor: '2001:db8::5' });
-    expect((await call(t.app, KEY_B, { remoteAddress: PROXY6, forwardedFor: '2001:db8::6' })).statusCode).toBe(200);
+    // Another address of the same /64 is the same client (issue 52); another /64 is another.
+    expect((await call(t.app, KEY_B, { remoteAddress: PROXY6, forwardedFor: '2001:db8::6' })).statusCode).toBe(429);
+    expect((await call(t.app, KEY_B, { remoteAddress: PROXY6, forwardedFor: '2001:db8:0:1::6' })).statusCode).toBe(200);
   });
 
   it("an untrusted sender's X-Forwarded-For is ignored: it is counted by its own address whatever it claims", async () => {
     for (let i = 0; i < LIMIT; i++) expect((await call(t.app, bad(i), { remoteAddress: '192.0.2.50', forwardedFor: `198.18.0.${i}` })).statusCode).toBe(401);
     expect((await call(t.app, bad(9), { remoteAddress: '192.0.2.50', forwardedFor: '198.18.0.200' })).statusCode).toBe(429);
+  });
+});
+
+describe('the failed-authentication limit counts an IPv6 /64 as one address, as the console does (issue 52, M2)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ dataset: dataset(), env: { AUTH_FAILURES_PER_MINUTE: String(LIMIT) } });
+  });
+  afterAll(() => t.close());
+  const in64 = (prefix: string, i: number) => `${prefix}:${(i + 1).toString(16)}:0:0:${(i * 7 + 3).toString(16)}`;
+
+  it('LIMIT bad keys from LIMIT addresses of one /64: the next from a fourth address of it gets 429, a valid key there too; another /64 gets 200', async () => {
+    for (let i = 0; i < LIMIT; i++) expect((await call(t.app, bad(i), { remoteAddress: in64('2001:db8:52:1', i) })).statusCode).toBe(401);
+    const over = await call(t.app, bad(9), { remoteAddress: '2001:db8:52:1:ffff:ffff:ffff:fffe' });
+    expect(over.statusCode).toBe(429);
+    expect(over.json().error.code).toBe('rate_limited');
+    expect((await call(t.app, KEY_A, { remoteAddress: '2001:DB8:52:1::42' })).statusCode).toBe(429); // never proven there
+    expect((await call(t.app, KEY_A, { remoteAddress: '2001:db8:52:2::1' })).statusCode).toBe(200);
+  });
+
+  it('a key proven from its own address is still served there once its /64 is over the limit; from a neighbour of that /64 it is not', async () => {
+    expect((await call(t.app, KEY_B, { remoteAddress: '2001:db8:52:3::1' })).statusCode).toBe(200);
+    for (let i = 0; i < LIMIT; i++) expect((await call(t.app, bad(i), { remoteAddress: in64('2001:db8:52:3', i) })).statusCode).toBe(401);
+    expect((await call(t.app, bad(9), { remoteAddress: '2001:db8:52:3::9' })).statusCode).toBe(429);
+    expect((await call(t.app, KEY_B, { remoteAddress: '2001:db8:52:3::1' })).statusCode).toBe(200);
+    expect((await call(t.app, KEY_B, { remoteAddress: '2001:db8:52:3::2' })).statusCode).toBe(429);
+  });
+
+  it('an IPv4-mapped IPv6 address is its IPv4 address; IPv4 addresses stay one each', async () => {
+    for (let i = 0; i < LIMIT; i++) expect((await call(t.app, bad(i), { remoteAddress: '192.0.2.60' })).statusCode).toBe(401);
+    expect((await call(t.app, bad(9), { remoteAddress: '::ffff:192.0.2.60' })).statusCode).toBe(429);
+    expect((await call(t.app, bad(10), { remoteAddress: '192.0.2.61' })).statusCode).toBe(401);
   });
 });
 

@@ -407,12 +407,15 @@ export async function deleteMemberSessions(db: Queryable, orgId: string, memberI
 // Password-check limits: one row per (scope, key, instant) with a count; a sliding window sums the
 // rows of the last 15 minutes. A refund takes one back (and drops the row when it reaches 0).
 
+/** What an attempt is counted against: the account (the email typed), the address key, a device token (migration 0033). */
+export type AttemptScope = 'account' | 'address' | 'device';
+
 const record = sql(
   'console_sign_in_attempts.record',
   `INSERT INTO console_sign_in_attempts (scope, key, window_start, count) VALUES ($1, $2, $3, 1)
    ON CONFLICT (scope, key, window_start) DO UPDATE SET count = console_sign_in_attempts.count + 1`,
 );
-export async function recordAttempt(db: Queryable, scope: 'account' | 'address', key: string, at: Date) {
+export async function recordAttempt(db: Queryable, scope: AttemptScope, key: string, at: Date) {
   await db.query(record, [scope, key, at.toISOString()]);
 }
 
@@ -429,6 +432,16 @@ export async function countAttempts(db: Queryable, account: string, address: str
   return r.n;
 }
 
+const countDevice = sql(
+  'console_sign_in_attempts.count_device',
+  `SELECT COALESCE(sum(count), 0)::int AS n FROM console_sign_in_attempts WHERE scope = 'device' AND key = $1 AND window_start > $2`,
+);
+/** A device token's failed checks since `since` (its key: the token's nonce). */
+export async function countDeviceAttempts(db: Queryable, nonce: string, since: Date): Promise<number> {
+  const [r] = await db.query<{ n: number }>(countDevice, [nonce, since.toISOString()]);
+  return r.n;
+}
+
 const refund = sql(
   'console_sign_in_attempts.refund',
   `UPDATE console_sign_in_attempts SET count = count - 1 WHERE scope = $1 AND key = $2 AND window_start = $3 AND count > 0`,
@@ -437,7 +450,7 @@ const dropEmpty = sql(
   'console_sign_in_attempts.drop_empty',
   `DELETE FROM console_sign_in_attempts WHERE scope = $1 AND key = $2 AND window_start = $3 AND count <= 0`,
 );
-export async function refundAttempt(db: Queryable, scope: 'account' | 'address', key: string, at: Date) {
+export async function refundAttempt(db: Queryable, scope: AttemptScope, key: string, at: Date) {
   await db.query(refund, [scope, key, at.toISOString()]);
   await db.query(dropEmpty, [scope, key, at.toISOString()]);
 }

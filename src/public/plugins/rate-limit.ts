@@ -4,6 +4,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { ApiError } from '../../contract/errors.js';
+import { addressKey } from '../../domain/addresses.js';
 
 const require = createRequire(import.meta.url);
 type Callback = (err: Error | null, res?: { current: number; ttl: number }) => void;
@@ -233,7 +234,9 @@ const PROVEN_MS = 24 * 3_600_000;
 const RENEW_PROVEN_MS = 3_600_000;
 
 /**
- * Failed authentications counted per client address; past the limit the address gets 429.
+ * Failed authentications counted per client address, an IPv6 address by its /64 and an
+ * IPv4-mapped one by its IPv4 address (addressKey, as the console's sign-in limits count them);
+ * past the limit the address gets 429.
  * A request that will look a key up reserves its failure first (one atomic increment, in memory
  * or in Redis) and gives it back when the key is valid: however many requests arrive at once,
  * at most `perMinute` lookups start in a window (CONTRACT section 7).
@@ -259,13 +262,13 @@ export class AuthFailureLimiter {
 
   /** The time left (ms) when the address is at the limit, else null. */
   async overLimit(ip: string): Promise<number | null> {
-    const { current, ttl } = await this.counters.read(`authfail:${ip}`, WINDOW_MS, this.perMinute);
+    const { current, ttl } = await this.counters.read(`authfail:${addressKey(ip)}`, WINDOW_MS, this.perMinute);
     return current >= this.perMinute ? ttl : null;
   }
 
   /** Counts one failure now; 429 when it is past the limit (else the caller answers 401). */
   async failed(ip: string) {
-    const { current, ttl } = await this.counters.incr(`authfail:${ip}`, WINDOW_MS, this.perMinute);
+    const { current, ttl } = await this.counters.incr(`authfail:${addressKey(ip)}`, WINDOW_MS, this.perMinute);
     if (current > this.perMinute) this.refuse(ttl);
   }
 
@@ -275,7 +278,7 @@ export class AuthFailureLimiter {
   }
 
   refund(ip: string) {
-    return this.counters.refund(`authfail:${ip}`);
+    return this.counters.refund(`authfail:${addressKey(ip)}`);
   }
 
   /**

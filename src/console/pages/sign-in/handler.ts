@@ -14,7 +14,17 @@ import { memberActor, getInvitation } from '../../../domain/members.js';
 import QRCode from 'qrcode';
 import type { Safe } from '../../html.js';
 import { invalid } from '../../../contract/errors.js';
-import { changeOutcome, clearSessionCookie, formToken, Redirect, setSessionCookie, type ConsoleDeps, type Form } from '../../plugins/index.js';
+import {
+  changeOutcome,
+  clearSessionCookie,
+  cookie,
+  formToken,
+  readCookie,
+  Redirect,
+  setSessionCookie,
+  type ConsoleDeps,
+  type Form,
+} from '../../plugins/index.js';
 import { sendPage } from '../../views/layout.js';
 import { acceptanceOf, codeOf, credentialsOf, enrollmentOf, typedEmailOf, withoutSsoOf } from './form.js';
 import { ssoRouteForEmail } from '../../../domain/sso/settings.js';
@@ -29,9 +39,19 @@ const hidden = { schema: { hide: true } };
 const nextStep = (stage: ConsoleSession['stage']) =>
   new Redirect(stage === 'totp' ? '/console/two-factor' : stage === 'enroll' ? '/console/two-factor/enroll' : '/console/overview');
 
+/**
+ * The device cookie (src/domain/passwords.ts): kept by the browser where an account signed in, sent
+ * back with its next sign-ins, which then take the password gate's known lane (issue 52, M2).
+ */
+const DEVICE_COOKIE = 'cp_device';
+const DEVICE_COOKIE_MAX_AGE_S = 180 * 86_400;
+
 /** Signing in and out, the two-factor steps and the invitation page. */
 export function registerAuthPages(scope: FastifyInstance, deps: ConsoleDeps & { db: DatabaseExecutor }) {
   const { db, now } = deps;
+  const deviceOf = (request: FastifyRequest) => readCookie(request, DEVICE_COOKIE);
+  const keepDevice = (reply: FastifyReply, value: string) =>
+    reply.header('set-cookie', cookie(DEVICE_COOKIE, value, { secure: deps.secureCookies, maxAgeSeconds: DEVICE_COOKIE_MAX_AGE_S }));
 
   scope.get('/', hidden, async (request, reply) => reply.redirect(request.consoleSession ? '/console/overview' : '/console/sign-in', 303));
 
@@ -59,11 +79,12 @@ export function registerAuthPages(scope: FastifyInstance, deps: ConsoleDeps & { 
       // An address of an organization's verified domain goes to its IdP, whatever else was typed (issue 55).
       const sso = await ssoRouteForEmail(db, request.body?.email);
       if (sso?.kind === 'oidc' && !withoutSsoOf(request)) return new Redirect(ssoStartFor(sso.orgId, sso.email));
-      const s = await signInOrChoose(db, credentialsOf(request.body), request.ip, now());
+      const s = await signInOrChoose(db, credentialsOf(request.body), request.ip, now(), deviceOf(request));
       if ('choices' in s) {
         choices = s.choices;
         throw invalid(CHOOSE_ORGANIZATION);
       }
+      keepDevice(reply, s.device);
       setSessionCookie(reply, s.cookie, deps);
       return nextStep(s.stage);
     });
@@ -141,7 +162,8 @@ export function registerAuthPages(scope: FastifyInstance, deps: ConsoleDeps & { 
 
   scope.post<{ Params: { token: string }; Body: Form }>('/invitations/:token', hidden, async (request, reply) =>
     changeOutcome((_rq, rp, status, message) => invitationPage(request, rp, status, message))(request, reply, async () => {
-      const s = await acceptInvitation(db, acceptanceOf(request.params.token, request.body), request.ip, now());
+      const s = await acceptInvitation(db, acceptanceOf(request.params.token, request.body), request.ip, now(), deviceOf(request));
+      keepDevice(reply, s.device);
       setSessionCookie(reply, s.cookie, deps);
       return new Redirect(s.stage === 'enroll' ? '/console/two-factor/enroll' : '/console/overview');
     }),
