@@ -23,7 +23,7 @@ import { requireLiveOrg } from './orgs.js';
 import { recordAudit, type Actor } from './audit.js';
 import { deleteMemberSessionRows, listMemberSessionRows } from '../db/repositories/sessions.js';
 import { checkPasswordMatches, checkPasswordRule, chooseMembershipPassword, MAX_PASSWORD } from './passwords.js';
-import { INVITATION_UNUSABLE, memberActor, memberView, getInvitation, type MemberView } from './members.js';
+import { INVITATION_UNUSABLE, memberActor, memberView, getInvitation, grantInvitationTeams, type MemberView } from './members.js';
 
 /**
  * Console sessions (CONTRACT.md section 11): signing in (by password, or by accepting an
@@ -113,6 +113,7 @@ export async function acceptInvitation(
       lastSignInAt: now.toISOString(),
     };
     await insertMember(tx, { orgId: m.orgId, id: m.id, email: m.email, role: m.role, passwordHash, at: now });
+    if (m.role === 'manager') await grantInvitationTeams(tx, m.orgId, inv.id, m.id);
     const session = await openSession(tx, m, (await readRequireTwoFactor(tx, m.orgId)) ? 'enroll' : 'active', address, now);
     await recordAudit(
       tx,

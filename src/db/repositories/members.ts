@@ -1,7 +1,7 @@
 import { sql, type Queryable } from '../executor.js';
 import { iso, isoOrNull } from './time.js';
 
-export type MemberRole = 'owner' | 'admin' | 'viewer';
+export type MemberRole = 'owner' | 'admin' | 'viewer' | 'manager';
 export type SessionStage = 'active' | 'totp' | 'enroll';
 
 export interface MemberRow {

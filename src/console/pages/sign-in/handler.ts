@@ -14,7 +14,7 @@ import { memberActor, getInvitation } from '../../../domain/members.js';
 import QRCode from 'qrcode';
 import type { Safe } from '../../html.js';
 import { invalid } from '../../../contract/errors.js';
-import { changeOutcome, clearSessionCookie, formToken, Redirect, setSessionCookie, type ConsoleDeps, type Form } from '../../plugins/index.js';
+import { changeOutcome, clearSessionCookie, EVERY_MEMBER, formToken, Redirect, setSessionCookie, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { sendPage } from '../../views/layout.js';
 import { acceptanceOf, codeOf, credentialsOf, enrollmentOf, typedEmailOf } from './form.js';
 import { codeView, enrollView, invitationView, recoveryCodesBox, recoveryCodesView, signInView } from './view.js';
@@ -126,5 +126,7 @@ export function registerAuthPages(scope: FastifyInstance, deps: ConsoleDeps & { 
 
 /** The page after two-factor is turned on: a member page (the guard's), where the recovery codes wait once. */
 export function registerRecoveryCodesPage(scope: FastifyInstance) {
-  scope.get('/two-factor/recovery-codes', async (request, reply) => sendPage(reply, 200, recoveryCodesView({ session: request.member })));
+  scope.get('/two-factor/recovery-codes', { config: { roles: EVERY_MEMBER } }, async (request, reply) =>
+    sendPage(reply, 200, recoveryCodesView({ session: request.member })),
+  );
 }
