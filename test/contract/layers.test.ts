@@ -179,6 +179,7 @@ describe('every change is audited (src/domain/audit.ts)', () => {
     'domain/plans.ts updatePlan': "plans are service-wide, not an organization's data",
     'domain/sessions.ts acceptInvitation': 'its actor is the person it makes a member (memberActor); it writes member.joined itself',
     'domain/sessions.ts signIn': 'its actor is the member the email names, known only inside; it writes member.signed_in or member.sign_in_failed itself',
+    'domain/members.ts updateMemberRole': "setMemberRoleAndTeams (audited) keeping a manager's teams",
     'domain/sessions.ts signInOrChoose':
       'signIn with the choice of organization: its actor is the member the email and password name, known only inside; it writes member.signed_in itself',
   };
