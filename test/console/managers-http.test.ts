@@ -290,6 +290,7 @@ describe('a manager of a team under 5', () => {
     expect(heat).toContain('under 5');
     expect(res.body).toContain('A cell of fewer than 5 pulses is hidden');
     expect(res.body).toContain('<td colspan="2">fewer than 5 pulses: counted in the organization&#39;s total only</td>');
+    expect(res.body).toContain('Those answers still count in the organization&#39;s total, which only owners, admins and viewers see.');
     expect(res.body).not.toContain('2 pulses');
     expect(res.body).not.toContain('<table id="days-team-0"');
     expectNoneOf(res, [...OTHERS, 'Alpha']);
@@ -308,7 +309,8 @@ describe('owners invite managers, and the role and teams are shown and audited',
   it('the Members page: a manager invited with a team, shown with it; refused without one', async () => {
     const page = await owner.get('/console/members');
     expect(page.statusCode).toBe(200);
-    expect(page.body).toContain('<input type="radio" name="role" value="manager" id="f-role-manager">');
+    expect(page.body).toContain('<option value="manager">Manager</option>');
+    expect(page.body).toContain('<dt>Manager</dt><dd>reads the overview, alerts, actions and comments of the teams you tick below, and nothing else');
     expect(page.body).toContain('<input type="checkbox" name="team:team_a" id="f-team-0">');
     expect(page.body).toContain('<td>alpha.lead@mgr.example.com</td><td>manager of &lt;b&gt;Alpha&lt;/b&gt;</td>');
 

@@ -81,12 +81,10 @@ ${members.map(
 <form method="post" action="/console/members/invite" class="stack">
 ${csrfField(s.csrfToken)}
 <label for="f-email">Email</label> <input type="email" name="email" required maxlength="254" id="f-email">
-<fieldset class="checks stacked"><legend>Role</legend>
-${MEMBER_ROLES.map(
-  (r) =>
-    html`<span><input type="radio" name="role" value="${r}" id="f-role-${r}"${r === 'viewer' ? html` checked` : ''}> <label for="f-role-${r}"><strong>${ROLE_WORDS[r].name}</strong>: ${ROLE_WORDS[r].does}</label></span>`,
-)}
-</fieldset>
+<dl class="facts" id="f-role-words">${MEMBER_ROLES.map((r) => html`<dt>${ROLE_WORDS[r].name}</dt><dd>${ROLE_WORDS[r].does}</dd>`)}</dl>
+<label for="f-role">Role</label> <select name="role" id="f-role" aria-describedby="f-role-words">${MEMBER_ROLES.map(
+      (r) => html`<option value="${r}"${r === 'viewer' ? html` selected` : ''}>${ROLE_WORDS[r].name}</option>`,
+    )}</select>
 <fieldset class="checks" aria-describedby="f-teams-help"><legend>${W.teamsLegend}</legend>
 <p class="muted" id="f-teams-help">${W.teamsHelp}</p>
 ${teamBoxes('f-team', [])}

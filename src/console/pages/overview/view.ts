@@ -121,6 +121,7 @@ const W = {
   moreOpen: (n: number) => ` (more than ${n} open)`,
   teamsHeading: 'Teams',
   teamsUnder: `A team's figures from fewer than ${MIN} pulses are not shown. Answers of teams under ${MIN} count in the organization's total: those of a team with fewer than ${MIN} people on the roster arrive without a team, and those of a team with fewer than ${MIN} pulses in the range are in the organization's figures above.`,
+  teamsUnderTeams: `A team's figures from fewer than ${MIN} pulses are not shown: in so few answers one person's could be told apart. Those answers still count in the organization's total, which only owners, admins and viewers see.`,
   teamsCaption: (from: string, to: string) => `Teams from ${from} to ${to}: pulses and average level over the range`,
   teamsColumns: { team: 'Team', pulses: 'Pulses', avg: 'Average level', chart: 'Daily chart' },
   teamUnder: `fewer than ${MIN} pulses: counted in the organization's total only`,
@@ -311,7 +312,7 @@ ${
   o.teams.length > 0
     ? html`<section aria-labelledby="teams-heading">
 <h2 id="teams-heading">${W.teamsHeading}</h2>
-<p class="note">${W.teamsUnder}</p>
+<p class="note">${insight.scoped ? W.teamsUnderTeams : W.teamsUnder}</p>
 <table id="teams-summary">
 <caption>${W.teamsCaption(sp.day(o.fromDate), sp.day(o.toDate))}</caption>
 <thead><tr><th scope="col">${W.teamsColumns.team}</th><th scope="col">${W.teamsColumns.pulses}</th><th scope="col">${W.teamsColumns.avg}</th><th scope="col">${W.teamsColumns.chart}</th></tr></thead>
