@@ -116,6 +116,7 @@ describe.skipIf(BROWSER_MISSING)('a manager in a browser', () => {
     expect(await owner.getByRole('status').first().textContent()).toContain('Invitation for lead@mb.example.com (manager of Customer Support) created.');
     expect(await owner.getByRole('row', { name: /lead@mb\.example\.com/ }).textContent()).toContain('manager of Customer Support');
     await auditBoth(owner, 'members after the invitation');
+    await owner.screenshot({ path: screenshotPath('console-members-manager.png'), fullPage: true });
     const shown = (await owner.locator('#invitation-link').textContent())!.trim();
     const link = shown.replace(consoleBaseUrl(t.config), base);
     expect(link.startsWith(`${base}/console/invitations/`)).toBe(true);

@@ -21,6 +21,7 @@ const W = {
   teamsHelp:
     'Tick the teams whose figures the manager sees. A team with fewer than 5 answers in a week shows no figures for that week, to them as to everyone.',
   teamsOfLegend: (email: string) => `Teams of ${email} (for a manager only)`,
+  teamsSummary: 'Teams (for a manager)',
   noTeams: 'This organization has no teams yet: a manager needs at least one (teams come from the People page or the API).',
   managerOf: (names: string[]) => `manager of ${names.join(', ')}`,
 };
@@ -67,9 +68,9 @@ ${members.map(
 <td>${m.email}</td><td>${roleText(m.role, m.teams)}</td><td>${m.twoFactor ? 'on' : 'off'}</td><td>${when(m.createdAt)}</td>
 <td>${when(m.lastSignInAt)}</td>
 <td>
-<form method="post" action="/console/members/${encodeURIComponent(m.id)}/role">${csrfField(s.csrfToken)}
+<form method="post" action="/console/members/${encodeURIComponent(m.id)}/role" class="stack">${csrfField(s.csrfToken)}
 <label for="f-role-${m.id}">Role of ${m.email}</label> <select name="role" id="f-role-${m.id}">${roleOptions(m.role)}</select>
-<details${m.role === 'manager' ? html` open` : ''}><summary>${W.teamsOfLegend(m.email)}</summary><fieldset class="checks"><legend class="visually-hidden">${W.teamsOfLegend(m.email)}</legend>${teamBoxes(`f-teams-${m.id}`, m.teams ?? [])}</fieldset></details>
+<details${m.role === 'manager' ? html` open` : ''}><summary>${W.teamsSummary}<span class="visually-hidden"> ${W.teamsOfLegend(m.email)}</span></summary><fieldset class="checks"><legend class="visually-hidden">${W.teamsOfLegend(m.email)}</legend>${teamBoxes(`f-teams-${m.id}`, m.teams ?? [])}</fieldset></details>
 <button type="submit" class="secondary" aria-label="Change role of ${m.email}">Change role</button></form>
 <form method="post" action="/console/members/${encodeURIComponent(m.id)}/remove" data-confirm="Remove ${m.email}? Their sessions end at once.">${csrfField(s.csrfToken)}
 <button type="submit" class="danger" aria-label="Remove ${m.email}">Remove</button></form>
