@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { DatabaseExecutor, Queryable } from './database.js';
+import type { DatabaseExecutor, Queryable, Transaction } from './database.js';
 import {
   countOwners,
   deleteMemberRow,
@@ -292,9 +292,10 @@ export async function updateMemberRole(db: DatabaseExecutor, orgId: string, memb
  * teams when the role stays manager). The last owner cannot be demoted. A change that changes
  * nothing writes nothing (no audit entry: a sign-in that maps the same groups again is silent).
  * Leaving the manager role removes the teams; demoting an owner revokes the invitations they made.
+ * `db`: the database (one transaction of its own), or the caller's transaction.
  */
 export async function setMemberRoleAndTeams(
-  db: DatabaseExecutor,
+  db: DatabaseExecutor | Transaction,
   orgId: string,
   memberId: string,
   role: unknown,
@@ -304,7 +305,9 @@ export async function setMemberRoleAndTeams(
 ): Promise<MemberView> {
   const next = checkRole(role);
   await requireLiveOrg(db, orgId);
-  return db.transaction(async (tx) => {
+  // In the caller's transaction when given one (sign-in makes the member and maps its groups in one).
+  const inTransaction = <T>(fn: (tx: Queryable) => Promise<T>) => ('transaction' in db ? db.transaction(fn) : fn(db));
+  return inTransaction(async (tx) => {
     await lockOrganization(tx, orgId);
     const m = await memberOf(tx, orgId, memberId);
     const before = m.role === 'manager' ? await memberTeamIds(tx, orgId, memberId) : [];

@@ -355,7 +355,15 @@ describe('owners invite managers, and the role and teams are shown and audited',
     await expect(setMemberRoleAndTeams(t.db, 'org_mgr', id, 'manager', ['team_nope'], OP, T0)).rejects.toThrow(
       '"team_nope" names no team of this organization.',
     );
-    const viewerAgain = await setMemberRoleAndTeams(t.db, 'org_mgr', id, 'viewer', [], OP, T0);
+    // In a transaction of the caller's (sign-in's mapping): rolled back with it.
+    await expect(
+      t.db.transaction(async (tx) => {
+        await setMemberRoleAndTeams(tx, 'org_mgr', id, 'admin', [], OP, T0);
+        throw new Error('the sign-in failed after');
+      }),
+    ).rejects.toThrow('the sign-in failed after');
+    expect((await listMembers(t.db, 'org_mgr')).find((m) => m.id === id)).toMatchObject({ role: 'manager', teams: ['team_b'] });
+    const viewerAgain = await t.db.transaction((tx) => setMemberRoleAndTeams(tx, 'org_mgr', id, 'viewer', [], OP, T0));
     expect(viewerAgain).toMatchObject({ role: 'viewer', teams: [] });
     const overview = await c.get('/console/overview');
     expect(overview.statusCode).toBe(200);
