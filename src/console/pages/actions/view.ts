@@ -49,14 +49,14 @@ ${
 ${
   actions.length === 0
     ? html`<p>No actions yet.</p>`
-    : html`<table>
-<caption>Actions, newest first</caption>
+    : html`<div class="table-scroll" role="region" aria-labelledby="actions-caption" tabindex="0"><table>
+<caption id="actions-caption">Actions, newest first</caption>
 <thead><tr><th scope="col">Title</th><th scope="col">Status</th><th scope="col">Team</th><th scope="col">Started</th><th scope="col">Ends</th><th scope="col">Description</th></tr></thead>
 <tbody>${actions.map(
         (a, i) =>
           html`<tr><td class="wrap"><bdi>${a.title}</bdi>${canChange ? editForm(a, i) : ''}</td><td>${a.status}</td><td><bdi>${a.subteamName ?? ''}</bdi></td><td>${sp.when(a.startDate)}</td><td>${sp.when(a.endDate, '')}</td><td class="wrap"><bdi>${a.description ?? ''}</bdi></td></tr>`,
       )}</tbody>
-</table>`
+</table></div>`
 }
 ${
   canChange

@@ -22,6 +22,9 @@ const W = {
     'Tick the teams whose figures the manager sees. A team with fewer than 5 answers in a week shows no figures for that week, to them as to everyone.',
   teamsOfLegend: (email: string) => `Teams of ${email} (for a manager only)`,
   teamsSummary: 'Teams (for a manager)',
+  // The visible words first (WCAG 2.5.3), then whose; as a name, not hidden text: a hidden element
+  // in the table's scrolling region would widen a phone's page past it.
+  teamsSummaryOf: (email: string) => `Teams (for a manager) of ${email}`,
   noTeams: 'This organization has no teams yet: a manager needs at least one (teams come from the People page or the API).',
   managerOf: (names: string[]) => `manager of ${names.join(', ')}`,
 };
@@ -70,7 +73,7 @@ ${members.map(
 <td>
 <form method="post" action="/console/members/${encodeURIComponent(m.id)}/role" class="stack">${csrfField(s.csrfToken)}
 <label for="f-role-${m.id}">Role of ${m.email}</label> <select name="role" id="f-role-${m.id}">${roleOptions(m.role)}</select>
-<details${m.role === 'manager' ? html` open` : ''}><summary>${W.teamsSummary}<span class="visually-hidden"> ${W.teamsOfLegend(m.email)}</span></summary><fieldset class="checks"><legend class="visually-hidden">${W.teamsOfLegend(m.email)}</legend>${teamBoxes(`f-teams-${m.id}`, m.teams ?? [])}</fieldset></details>
+<details${m.role === 'manager' ? html` open` : ''}><summary aria-label="${W.teamsSummaryOf(m.email)}">${W.teamsSummary}</summary><fieldset class="checks" aria-label="${W.teamsOfLegend(m.email)}">${teamBoxes(`f-teams-${m.id}`, m.teams ?? [])}</fieldset></details>
 <button type="submit" class="secondary" aria-label="Change role of ${m.email}">Change role</button></form>
 <form method="post" action="/console/members/${encodeURIComponent(m.id)}/remove" data-confirm="Remove ${m.email}? Their sessions end at once.">${csrfField(s.csrfToken)}
 <button type="submit" class="danger" aria-label="Remove ${m.email}">Remove</button></form>
@@ -94,7 +97,7 @@ ${teamBoxes('f-team', [])}
 </form>
 ${
   invitations.length > 0
-    ? html`<table><caption>Invitations not yet accepted</caption>
+    ? html`<div class="table-scroll" role="region" aria-labelledby="invitations-caption" tabindex="0"><table><caption id="invitations-caption">Invitations not yet accepted</caption>
 <thead><tr><th scope="col">Email</th><th scope="col">Role</th><th scope="col">Invited by</th><th scope="col">Expires</th><th scope="col">Change</th></tr></thead>
 <tbody>${invitations.map(
         (
@@ -102,7 +105,7 @@ ${
         ) => html`<tr><td>${i.email}</td><td>${roleText(i.role, i.teams)}</td><td>${i.invitedBy === null ? 'operator' : (members.find((m) => m.id === i.invitedBy)?.email ?? i.invitedBy)}</td><td>${when(i.expiresAt)}</td>
 <td><form method="post" action="/console/members/invitations/${encodeURIComponent(i.id)}/revoke" data-confirm="Revoke the invitation of ${i.email}? Its link stops working at once.">${csrfField(s.csrfToken)}
 <button type="submit" class="danger" aria-label="Revoke invitation of ${i.email}">Revoke</button></form></td></tr>`,
-      )}</tbody></table>`
+      )}</tbody></table></div>`
     : ''
 }
 <h2>Two-factor authentication</h2>
