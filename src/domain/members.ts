@@ -102,6 +102,22 @@ export const memberView = (m: MemberRow, teams: string[] = []): MemberView => ({
   lastSignInAt: m.lastSignInAt,
 });
 
+/**
+ * Replaces a member's teams with those of `teamIds` that are teams of the organization (unknown ids
+ * are dropped, not refused: an identity provider's group mapping may name a team since removed),
+ * in the caller's transaction, and answers the ids kept. For a member whose role is not manager,
+ * pass []: their teams go. No audit row of its own: it is part of a change that writes one (single
+ * sign-on's `member.joined` or `member.role_changed`); setMemberRoleAndTeams is the checked,
+ * audited change of the console and the operator API.
+ */
+export async function replaceManagerTeams(tx: Queryable, orgId: string, memberId: string, teamIds: readonly string[]): Promise<string[]> {
+  const ids = [...new Set(teamIds.filter((id) => typeof id === 'string' && id.length > 0 && id.length <= 128))].slice(0, MAX_MANAGER_TEAMS);
+  const known = new Set(ids.length > 0 ? (await listTeamNames(tx, orgId, ids)).map((t) => t.id) : []);
+  const kept = ids.filter((id) => known.has(id));
+  await replaceMemberTeams(tx, orgId, memberId, kept);
+  return kept;
+}
+
 /** The teams a manager reads (ids, by team name); [] for a member of any other role, or none. */
 export async function managedTeamIds(db: Queryable, orgId: string, memberId: string): Promise<string[]> {
   return memberTeamIds(db, orgId, memberId);

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildAdminApp } from '../../src/admin/app.js';
 import { listAuditEvents, operatorActor } from '../../src/domain/audit.js';
 import type { Dataset } from '../../src/domain/dataset.js';
-import { inviteMember, listMembers, setMemberRoleAndTeams } from '../../src/domain/members.js';
+import { inviteMember, listMembers, replaceManagerTeams, setMemberRoleAndTeams } from '../../src/domain/members.js';
 import { createTestApp, get, type TestApp } from '../helpers/app.js';
 import { CONSOLE_PASSWORD, ConsoleClient, joinConsole } from '../helpers/console-client.js';
 import { expectDocumented } from '../helpers/openapi.js';
@@ -363,6 +363,10 @@ describe('owners invite managers, and the role and teams are shown and audited',
       }),
     ).rejects.toThrow('the sign-in failed after');
     expect((await listMembers(t.db, 'org_mgr')).find((m) => m.id === id)).toMatchObject({ role: 'manager', teams: ['team_b'] });
+    // Single sign-on's writer keeps the known teams of a group mapping, and drops the others.
+    expect(await t.db.transaction((tx) => replaceManagerTeams(tx, 'org_mgr', id, ['team_gone', 'team_a', 'team_a']))).toEqual(['team_a']);
+    expect((await c.get('/console/comments?subteamId=team_a')).statusCode).toBe(200);
+    expect((await c.get('/console/comments?subteamId=team_b')).statusCode).toBe(403);
     const viewerAgain = await t.db.transaction((tx) => setMemberRoleAndTeams(tx, 'org_mgr', id, 'viewer', [], OP, T0));
     expect(viewerAgain).toMatchObject({ role: 'viewer', teams: [] });
     const overview = await c.get('/console/overview');
