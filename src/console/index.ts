@@ -64,7 +64,7 @@ export async function registerConsole(app: FastifyInstance, opts: ConsoleOptions
       registerSsoSignInPages(scope, deps);
       // Every member page in one child scope, behind one guard that reads each route's roles.
       await scope.register(async (members) => {
-        registerMemberGuard(members);
+        registerMemberGuard(members, deps);
         registerRecoveryCodesPage(members);
         registerMemberPages(members, deps);
         registerKeyPages(members, deps);

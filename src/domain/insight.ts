@@ -1,7 +1,7 @@
 import type { DatabaseExecutor } from '../db/executor.js';
 import { participationRows } from '../db/repositories/checkins.js';
 import { dailyAggregates, teamDailyAggregates, type Aggregate } from '../db/repositories/stats.js';
-import { weekLevels, type WeekLevels } from '../db/repositories/insight.js';
+import { teamWeekLevels, weekLevels, type WeekLevels } from '../db/repositories/insight.js';
 import { listTeams } from '../db/repositories/teams.js';
 import { MIN_TEAM } from './checkins/roster.js';
 import { addWeeks, weekOf, weekStart } from './checkins/week.js';
@@ -42,7 +42,22 @@ export interface SlotParticipation {
   lastWeek: Rate | null;
 }
 
+/** One team's last week against the four before, and its shares at 4-5 (a manager's Overview). */
+export interface TeamTrend {
+  id: string;
+  name: string;
+  change: { current: Figure; previous: Figure };
+  high: { share: number | null; previousShare: number | null };
+}
+
 export interface Insight {
+  /**
+   * Whether this insight is of some teams only (a manager's): then it holds no organization-wide
+   * figure at all (participation's total, the change, the share at 4-5 and the heatmap's
+   * organization row are empty), and `teamTrends` has each team's change instead.
+   */
+  scoped?: boolean;
+  teamTrends?: TeamTrend[];
   /** Mondays (YYYY-MM-DD) of the current ISO week and the one before. */
   thisWeek: string;
   lastWeek: string;
@@ -76,8 +91,19 @@ const from5 = (n: number) => (n >= MIN_TEAM ? n : null);
 /**
  * `range`: the Overview's calendar days (both included); the heatmap covers their ISO weeks whole.
  * `now`: "this week" is the ISO week that holds it.
+ * `teams`: a manager's teams, or null for the whole organization. With teams, nothing of the
+ * organization as a whole is returned: a total beside a team's figure would let its reader subtract
+ * their way to the other teams, and to groups under 5 among them (docs/decisions.md, "Managers").
+ * Each team's figures keep every threshold (from 5); teams are never pooled together either, for
+ * the same reason (two teams' pool minus one of them is the other, under 5 or not).
  */
-export async function overviewInsight(db: DatabaseExecutor, orgId: string, range: { fromDate: string; toDate: string }, now: Date): Promise<Insight> {
+export async function overviewInsight(
+  db: DatabaseExecutor,
+  orgId: string,
+  range: { fromDate: string; toDate: string },
+  now: Date,
+  teams: readonly string[] | null = null,
+): Promise<Insight> {
   const thisWeek = weekOf(now);
   const lastWeek = addWeeks(thisWeek, -1);
   const previousFrom = addWeeks(lastWeek, -4);
@@ -87,13 +113,18 @@ export async function overviewInsight(db: DatabaseExecutor, orgId: string, range
   for (let w = firstWeek; w <= finalWeek && weeks.length < HEATMAP_MAX_WEEKS; w = addWeeks(w, 1)) weeks.push(w);
   const heatEnd = ymd(new Date(weekStart(weeks[weeks.length - 1]).getTime() + WEEK_MS));
 
-  const [rows, levels, teams, teamDays, orgDays] = await Promise.all([
+  const scoped = teams !== null;
+  const inScope = (teamId: string | null) => !scoped || (teamId !== null && teams.includes(teamId));
+  const [allRows, levels, allTeams, teamDays, orgDays, byTeam] = await Promise.all([
     participationRows(db, orgId, lastWeek),
-    weekLevels(db, orgId, weekStart(previousFrom), weekStart(thisWeek)),
+    scoped ? new Map<string, WeekLevels>() : weekLevels(db, orgId, weekStart(previousFrom), weekStart(thisWeek)),
     listTeams(db, orgId),
     teamDailyAggregates(db, orgId, firstWeek, heatEnd),
-    dailyAggregates(db, orgId, weekStart(firstWeek), new Date(`${heatEnd}T00:00:00.000Z`)),
+    scoped ? new Map<string, Aggregate>() : dailyAggregates(db, orgId, weekStart(firstWeek), new Date(`${heatEnd}T00:00:00.000Z`)),
+    scoped ? teamWeekLevels(db, orgId, teams, weekStart(previousFrom), weekStart(thisWeek)) : new Map<string, Map<string, WeekLevels>>(),
   ]);
+  const rows = allRows.filter((r) => inScope(r.team_slot || null));
+  const shownTeams = allTeams.filter((t) => inScope(t.id));
 
   // Participation: the slots of this week and last, by team (the organization's own slot last).
   const slots = new Map<string, SlotParticipation>();
@@ -109,17 +140,25 @@ export async function overviewInsight(db: DatabaseExecutor, orgId: string, range
     byWeek[week].length === 0 ? null : rateOf(totalOf(byWeek[week].map((s) => s.invited)), totalOf(byWeek[week].map((s) => s.answered)));
 
   // Last week against the four before, and the share at 4-5 of each.
-  const pooled = (ws: string[]): WeekLevels =>
+  const pooled = (ws: string[], of = levels): WeekLevels =>
     ws.reduce(
       (a, w) => {
-        const l = levels.get(w);
+        const l = of.get(w);
         return l ? { count: a.count + l.count, sum: a.sum + l.sum, high: a.high + l.high } : a;
       },
       { count: 0, sum: 0, high: 0 } as WeekLevels,
     );
+  const fourBefore = [0, 1, 2, 3].map((i) => addWeeks(previousFrom, i));
   const last = pooled([lastWeek]);
-  const before = pooled([0, 1, 2, 3].map((i) => addWeeks(previousFrom, i)));
+  const before = pooled(fourBefore);
   const share = (l: WeekLevels) => (l.count >= MINIMUM_SAMPLE ? l.high / l.count : null);
+  const teamTrends: TeamTrend[] = scoped
+    ? shownTeams.map((t) => {
+        const of = byTeam.get(t.id) ?? new Map<string, WeekLevels>();
+        const [l, b] = [pooled([lastWeek], of), pooled(fourBefore, of)];
+        return { id: t.id, name: t.name, change: { current: figure(l), previous: figure(b) }, high: { share: share(l), previousShare: share(b) } };
+      })
+    : [];
 
   // The heatmap: each team's days (and the organization's) summed by ISO week.
   const weekIndex = new Map(weeks.map((w, i) => [w, i]));
@@ -140,10 +179,12 @@ export async function overviewInsight(db: DatabaseExecutor, orgId: string, range
   }
 
   return {
+    scoped,
+    teamTrends,
     thisWeek,
     lastWeek,
     participation: {
-      organization: { thisWeek: total(thisWeek), lastWeek: total(lastWeek) },
+      organization: scoped ? { thisWeek: null, lastWeek: null } : { thisWeek: total(thisWeek), lastWeek: total(lastWeek) },
       slots: [...slots.values()].sort((a, b) =>
         a.teamId === null ? 1 : b.teamId === null ? -1 : (a.teamName ?? '').localeCompare(b.teamName ?? '', 'en', { sensitivity: 'base' }),
       ),
@@ -152,8 +193,8 @@ export async function overviewInsight(db: DatabaseExecutor, orgId: string, range
     high: { week: lastWeek, share: share(last), previousShare: share(before) },
     heatmap: {
       weeks,
-      organization: sums(orgDays.entries()),
-      teams: teams.map((t) => ({ id: t.id, name: t.name, cells: sums(daysOf(t.id)) })),
+      organization: scoped ? [] : sums(orgDays.entries()),
+      teams: shownTeams.map((t) => ({ id: t.id, name: t.name, cells: sums(daysOf(t.id)) })),
     },
   };
 }

@@ -24,7 +24,7 @@ import { recordAudit, type Actor } from './audit.js';
 import { deleteMemberSessionRows, listMemberSessionRows } from '../db/repositories/sessions.js';
 import { countPasskeys } from '../db/repositories/passkeys.js';
 import { checkPasswordMatches, checkPasswordRule, chooseMembershipPassword, deviceCookieAfterSignIn, MAX_PASSWORD } from './passwords.js';
-import { INVITATION_UNUSABLE, memberActor, memberView, getInvitation, type MemberView } from './members.js';
+import { INVITATION_UNUSABLE, memberActor, memberView, getInvitation, grantInvitationTeams, type MemberView } from './members.js';
 import { linkSessionToIdp } from '../db/repositories/sso.js';
 import { ssoPolicy, SSO_REQUIRED_FOR_PASSWORD } from './sso/settings.js';
 
@@ -118,6 +118,7 @@ export async function acceptInvitation(
       lastSignInAt: now.toISOString(),
     };
     await insertMember(tx, { orgId: m.orgId, id: m.id, email: m.email, role: m.role, passwordHash, at: now });
+    if (m.role === 'manager') await grantInvitationTeams(tx, m.orgId, inv.id, m.id);
     const session = await openSession(tx, m, (await readRequireTwoFactor(tx, m.orgId)) ? 'enroll' : 'active', address, now);
     await recordAudit(
       tx,

@@ -56,7 +56,9 @@ describe('members', () => {
     const list = await t.call('GET', '/admin/v1/organizations/org_l3/invitations');
     expect(list.statusCode).toBe(200);
     expect(list.json()).toEqual({
-      items: [{ id: made.id, email: 'typo@l3.example.com', role: 'owner', invitedBy: null, createdAt: expect.any(String), expiresAt: made.expiresAt }],
+      items: [
+        { id: made.id, email: 'typo@l3.example.com', role: 'owner', teams: [], invitedBy: null, createdAt: expect.any(String), expiresAt: made.expiresAt },
+      ],
     });
     expect(list.body).not.toContain(made.url.split('/').at(-1));
     const revoked = await t.call('DELETE', `/admin/v1/organizations/org_l3/invitations/${made.id}`);

@@ -85,7 +85,7 @@ describe('invitations', () => {
       'owner@example.COM is already a member of this organization.',
     );
     expect((await refused(inviteMember(t.db, 'org_a', { email: 'x@example.com', role: 'root' }, OP, T0))).message).toBe(
-      "The role must be 'owner', 'admin' or 'viewer'.",
+      "The role must be 'owner', 'admin', 'viewer' or 'manager'.",
     );
   });
 });

@@ -1,3 +1,4 @@
+import { speakerFor } from '../../src/console/words.js';
 import type { AddressInfo } from 'node:net';
 import type { Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
@@ -178,7 +179,9 @@ describe.skipIf(BROWSER_MISSING)('the webhooks page in a browser', () => {
     expect(await deliveryRows(page).count()).toBe(3);
     await page.getByLabel(/^since/i).fill(new Date(since).toISOString().slice(0, 19));
     await page.getByRole('button', { name: /^resend failed$/i }).click();
-    await page.getByText(`2 failed deliveries since ${new Date(since).toISOString().slice(0, 19).replace('T', ' ')} UTC sent again.`).waitFor();
+    // The time in the reader's words (the browser's locale, the organization's zone: UTC here).
+    const sinceWords = speakerFor(await page.evaluate(() => navigator.language), 'UTC').when(new Date(since).toISOString(), '-', 'second');
+    await page.getByText(`2 failed deliveries since ${sinceWords} sent again.`).waitFor();
     for (const title of ['Later failure 1', 'Later failure 2'])
       expect(await waitFor(async () => (await statusOf(title, `${rx.url}/fail`)) === 'succeeded')).toBe(true);
     expect(await statusOf('Older failure', `${rx.url}/fail`)).toBe('failed');

@@ -254,6 +254,7 @@ describe('every change is audited (src/domain/audit.ts)', () => {
     'domain/sessions.ts signIn': 'its actor is the member the email names, known only inside; it writes member.signed_in or member.sign_in_failed itself',
     'domain/checkins/roster.ts createRespondent': 'addRespondentIn in its own transaction: that writes respondent.added (SCIM shares it)',
     'domain/checkins/roster.ts deleteRespondent': 'removeRespondentIn in its own transaction: that writes respondent.removed (SCIM shares it)',
+    'domain/members.ts updateMemberRole': "setMemberRoleAndTeams (audited) keeping a manager's teams",
     'domain/sessions.ts signInOrChoose':
       'signIn with the choice of organization: its actor is the member the email and password name, known only inside; it writes member.signed_in itself',
     'domain/passkeys.ts signInWithPasskey':

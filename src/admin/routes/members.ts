@@ -1,4 +1,4 @@
-import { inviteMember, listInvitations, listMembers, deleteMember, revokeInvitation } from '../../domain/members.js';
+import { inviteMember, listInvitations, listMembers, deleteMember, revokeInvitation, setMemberRoleAndTeams } from '../../domain/members.js';
 import { operatorActor } from '../../domain/audit.js';
 import { requireJsonObject } from '../../http/plugins/index.js';
 import { AdminNoQuerySchema, OrgIdParamsSchema, OrgItemParamsSchema, adminResponses } from '../../contract/schemas/admin-common.js';
@@ -9,6 +9,7 @@ import {
   InvitationSchema,
   MemberListSchema,
   MemberSchema,
+  UpdateMemberBodySchema,
 } from '../../contract/schemas/admin-members.js';
 import { consoleBaseUrl } from '../../config.js';
 import type { AdminRouteDeps, App } from './types.js';
@@ -23,7 +24,7 @@ export function registerMemberRoutes(app: App, { db, now, config }: AdminRouteDe
         operationId: 'createInvitation',
         summary: 'Invite a member to the console',
         description:
-          'A single-use link, valid 72 hours, with which the person sets a password and signs in to the console. The link (`url`) appears in this answer only; the database keeps a hash of its token.',
+          'A single-use link, valid 72 hours, with which the person sets a password and signs in to the console. The link (`url`) appears in this answer only; the database keeps a hash of its token. A manager is invited with the teams whose figures they read.',
         tags: ['members'],
         querystring: AdminNoQuerySchema,
         params: OrgIdParamsSchema,
@@ -34,7 +35,14 @@ export function registerMemberRoutes(app: App, { db, now, config }: AdminRouteDe
     async (request, reply) => {
       const inv = await inviteMember(db, request.params.orgId, request.body, operatorActor(request.ip), now());
       reply.code(201);
-      return { id: inv.id, email: inv.email, role: inv.role, url: `${consoleBaseUrl(config)}/console/invitations/${inv.token}`, expiresAt: inv.expiresAt };
+      return {
+        id: inv.id,
+        email: inv.email,
+        role: inv.role,
+        teams: inv.teams,
+        url: `${consoleBaseUrl(config)}/console/invitations/${inv.token}`,
+        expiresAt: inv.expiresAt,
+      };
     },
   );
 
@@ -84,6 +92,26 @@ export function registerMemberRoutes(app: App, { db, now, config }: AdminRouteDe
       },
     },
     async (request) => ({ items: await listMembers(db, request.params.orgId) }),
+  );
+
+  app.patch(
+    '/organizations/:orgId/members/:memberId',
+    {
+      preValidation: requireJsonObject,
+      schema: {
+        operationId: 'updateMember',
+        summary: "Change a member's role, and a manager's teams",
+        description:
+          "The change applies to the member's open sessions at their next request. The last owner of an organization cannot be demoted (400); a manager needs at least one team of the organization, and no other role has teams (400). A change that changes nothing writes nothing.",
+        tags: ['members'],
+        querystring: AdminNoQuerySchema,
+        params: OrgItemParamsSchema('memberId', 'Member id.'),
+        body: UpdateMemberBodySchema,
+        response: adminResponses(MemberSchema, 'The member as changed.'),
+      },
+    },
+    async (request) =>
+      setMemberRoleAndTeams(db, request.params.orgId, request.params.memberId, request.body.role, request.body.teams, operatorActor(request.ip), now()),
   );
 
   app.delete(

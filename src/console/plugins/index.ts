@@ -27,7 +27,7 @@ export { CONSOLE_CSP } from './headers.js';
 export { FORM_COOKIE, formToken } from './csrf.js';
 export { queryText, asApiRequest, type Form } from './forms.js';
 export { refusalPage } from './errors.js';
-export { CHANGERS, OWNERS, registerMemberGuard } from './guard.js';
+export { CHANGERS, EVERY_MEMBER, ORGANIZATION_READERS, OWNERS, refusedRole, registerMemberGuard } from './guard.js';
 export {
   actorOf,
   changeOutcome,

@@ -6,6 +6,17 @@ import type { NavItem, PageOptions } from '../html.js';
  * the server (plugins/guard.ts, by each route's roles); hiding a link is never the protection.
  */
 export function navItems(session: Pick<ConsoleSession, 'member'>): NavItem[] {
+  // A manager: their teams' pages, and their own account (section 11 amended, *Managers*).
+  if (session.member.role === 'manager') {
+    return [
+      { href: '/console/overview', label: 'Overview' },
+      { href: '/console/alerts', label: 'Alerts' },
+      { href: '/console/actions', label: 'Actions' },
+      { href: '/console/comments', label: 'Comments' },
+      { href: '/console/account', label: 'Account' },
+      { href: '/console/sessions', label: 'Sessions' },
+    ];
+  }
   const items: NavItem[] = [
     { href: '/console/overview', label: 'Overview' },
     { href: '/console/alerts', label: 'Alerts' },

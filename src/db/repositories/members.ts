@@ -1,7 +1,7 @@
 import { sql, type Queryable } from '../executor.js';
 import { iso, isoOrNull } from './time.js';
 
-export type MemberRole = 'owner' | 'admin' | 'viewer';
+export type MemberRole = 'owner' | 'admin' | 'viewer' | 'manager';
 /**
  * 'passkey' is never stored: an owner's or admin's session without a passkey, while the organization
  * requires them, resolves to it (src/domain/sessions.ts) and is held until a passkey is proved.

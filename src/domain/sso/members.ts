@@ -14,7 +14,7 @@ import {
 import { setMemberSsoSubject, type GroupRole, type SsoSettingsRow } from '../../db/repositories/sso.js';
 import { recordAudit } from '../audit.js';
 import { newId } from '../ids.js';
-import { memberActor } from '../members.js';
+import { memberActor, replaceManagerTeams } from '../members.js';
 import { hashPassword } from '../passwords.js';
 
 /** What the groups claim maps a person to: a role, and a manager's teams. */
@@ -44,18 +44,6 @@ export function mapGroups(s: Pick<SsoSettingsRow, 'groupRoles' | 'defaultRole'>,
   const teams = role === 'manager' ? [...new Set(matched.filter((g) => g.role === 'manager').flatMap((g) => g.teams))] : [];
   return { role, teams };
 }
-
-/**
- * Where a manager's teams are written. The console's managers (CONTRACT.md section 11, amended:
- * *Managers*) come with their own domain function to set a member's role and teams together; until
- * it is wired here, a manager's teams are not stored (the role itself is, where the database allows it).
- */
-export type ManagerTeamsWriter = (tx: Queryable, orgId: string, memberId: string, teams: string[]) => Promise<void>;
-let writeManagerTeams: ManagerTeamsWriter | null = null;
-/** The managers module calls this once with its writer (docs/decisions.md, "SSO: members from the IdP"). */
-export const useManagerTeamsWriter = (writer: ManagerTeamsWriter) => {
-  writeManagerTeams = writer;
-};
 
 /**
  * The member an IdP sign-in is for, made just in time or brought up to date, in the caller's
@@ -111,7 +99,8 @@ export async function memberFromIdp(
     );
     m = { ...m, role };
   }
-  if (p.mapped.role === 'manager' && writeManagerTeams) await writeManagerTeams(tx, orgId, m.id, p.mapped.teams);
+  // A manager's teams follow the groups at each sign-in; a former manager keeps none (issue 53).
+  await replaceManagerTeams(tx, orgId, m.id, m.role === 'manager' ? p.mapped.teams : []);
   await setMemberSsoSubject(tx, orgId, m.id, p.subject);
   await markSignedIn(tx, orgId, m.id, now);
   return { member: m, created };

@@ -1,11 +1,13 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../contract/errors.js';
 import type { DatabaseExecutor } from '../../../domain/database.js';
-import { createAction, updateAction, getActionItem, listRecentActionItems } from '../../../domain/actions.js';
+import { createAction, updateAction, getActionItem } from '../../../domain/actions.js';
+import { actionsInScope } from '../../../domain/team-scope.js';
 import { listOrgTeams } from '../../../domain/teams.js';
 import { notice, type Safe } from '../../html.js';
-import { actorOf, CHANGERS, changeOutcome, type ConsoleDeps, type Form } from '../../plugins/index.js';
+import { actorOf, CHANGERS, changeOutcome, EVERY_MEMBER, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { sendPage } from '../../views/layout.js';
+import { speakerOf } from '../../views/speaker.js';
 import { changeBodyOf, createBodyOf } from './form.js';
 import { actionsView } from './view.js';
 
@@ -15,7 +17,7 @@ const PAGE_ACTIONS = 100;
 /**
  * The actions page (CONTRACT.md section 11): every action, newest first; admins and owners create,
  * edit and move them through the transitions of section 5, by the operations POST and PATCH
- * /v1/actions use, with the API's checks and messages.
+ * /v1/actions use, with the API's checks and messages. A manager reads their teams' actions only.
  */
 export function registerActionPages(scope: FastifyInstance, deps: ConsoleDeps & { db: DatabaseExecutor }) {
   const { db, now } = deps;
@@ -23,12 +25,16 @@ export function registerActionPages(scope: FastifyInstance, deps: ConsoleDeps & 
 
   const actionsPage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) => {
     const s = request.member;
-    const [{ items: actions, more }, teams] = await Promise.all([listRecentActionItems(db, s.orgId, PAGE_ACTIONS), listOrgTeams(db, s.orgId)]);
-    return sendPage(reply, status, actionsView({ session: s, actions, more, teams, message }));
+    const [{ items: actions, more }, teams, speaker] = await Promise.all([
+      actionsInScope(db, s.orgId, request.managedTeams, PAGE_ACTIONS),
+      listOrgTeams(db, s.orgId),
+      speakerOf(db, request),
+    ]);
+    return sendPage(reply, status, actionsView({ session: s, actions, more, teams, message, speaker, scoped: request.managedTeams !== null }));
   };
   const outcome = changeOutcome(actionsPage);
 
-  scope.get('/actions', async (request, reply) => actionsPage(request, reply, 200));
+  scope.get('/actions', { config: { roles: EVERY_MEMBER } }, async (request, reply) => actionsPage(request, reply, 200));
 
   scope.post<{ Body: Form }>('/actions', admin, async (request, reply) =>
     outcome(request, reply, async () => {

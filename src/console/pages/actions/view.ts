@@ -2,7 +2,7 @@ import type { Action } from '../../../contract/schemas/actions.js';
 import type { ConsoleSession } from '../../../domain/sessions.js';
 import { csrfField, html, type PageOptions, type Safe } from '../../html.js';
 import { navFor } from '../../views/nav.js';
-import { when } from '../../views/layout.js';
+import { PLAIN, type Speaker } from '../../words.js';
 
 const STATUSES = ['active', 'done', 'cancelled'] as const;
 
@@ -13,11 +13,15 @@ export interface ActionsData {
   more: boolean;
   teams: { id: string; name: string }[];
   message?: Safe;
+  /** Dates in the reader's locale and the organization's time zone (PLAIN: en-GB, UTC). */
+  speaker?: Speaker;
+  /** A manager's page: their teams' actions only. */
+  scoped?: boolean;
 }
 
 /** The actions page: every action, newest first, and for admins and owners the create and edit forms. */
-export function actionsView({ session: s, actions, more, teams, message }: ActionsData): PageOptions {
-  const canChange = s.member.role !== 'viewer';
+export function actionsView({ session: s, actions, more, teams, message, speaker: sp = PLAIN, scoped = false }: ActionsData): PageOptions {
+  const canChange = s.member.role === 'owner' || s.member.role === 'admin';
   const teamSelect = (id: string, selected: string | null) =>
     html`<select name="subteamId" id="${id}"><option value="">(no team)</option>${teams.map(
       (t) => html`<option value="${t.id}"${t.id === selected ? html` selected` : ''}>${t.name}</option>`,
@@ -37,18 +41,22 @@ ${csrfField(s.csrfToken)}
     nav: navFor(s, '/console/actions'),
     body: html`<h1>Actions</h1>
 ${message ?? ''}
-<p>Improvement actions of ${s.orgName}, newest first, as <code>GET /v1/actions</code> lists them${more ? ` (the ${actions.length} newest; GET /v1/actions lists every one)` : ''}. A done or cancelled action is reopened by setting it active again.</p>
+${
+  scoped
+    ? html`<p>Improvement actions of the teams you manage, newest first. Actions of other teams, and of the whole organization, are not shown here.</p>`
+    : html`<p>Improvement actions of ${s.orgName}, newest first, as <code>GET /v1/actions</code> lists them${more ? ` (the ${actions.length} newest; GET /v1/actions lists every one)` : ''}. A done or cancelled action is reopened by setting it active again.</p>`
+}
 ${
   actions.length === 0
     ? html`<p>No actions yet.</p>`
-    : html`<table>
-<caption>Actions, newest first</caption>
+    : html`<div class="table-scroll" role="region" aria-labelledby="actions-caption" tabindex="0"><table>
+<caption id="actions-caption">Actions, newest first</caption>
 <thead><tr><th scope="col">Title</th><th scope="col">Status</th><th scope="col">Team</th><th scope="col">Started</th><th scope="col">Ends</th><th scope="col">Description</th></tr></thead>
 <tbody>${actions.map(
         (a, i) =>
-          html`<tr><td class="wrap"><bdi>${a.title}</bdi>${canChange ? editForm(a, i) : ''}</td><td>${a.status}</td><td><bdi>${a.subteamName ?? ''}</bdi></td><td>${when(a.startDate)}</td><td>${when(a.endDate, '')}</td><td class="wrap"><bdi>${a.description ?? ''}</bdi></td></tr>`,
+          html`<tr><td class="wrap"><bdi>${a.title}</bdi>${canChange ? editForm(a, i) : ''}</td><td>${a.status}</td><td><bdi>${a.subteamName ?? ''}</bdi></td><td>${sp.when(a.startDate)}</td><td>${sp.when(a.endDate, '')}</td><td class="wrap"><bdi>${a.description ?? ''}</bdi></td></tr>`,
       )}</tbody>
-</table>`
+</table></div>`
 }
 ${
   canChange
@@ -61,7 +69,7 @@ ${csrfField(s.csrfToken)}
 <label for="f-end">Ends (optional)</label> <input type="date" name="endDate" id="f-end">
 <button type="submit">Create action</button>
 </form>`
-    : html`<p class="muted">Viewers can read actions but not make or change them.</p>`
+    : html`<p class="muted">${scoped ? 'Managers' : 'Viewers'} can read actions but not make or change them.</p>`
 }`,
   };
 }

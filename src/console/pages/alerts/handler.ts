@@ -1,10 +1,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DatabaseExecutor } from '../../../domain/database.js';
-import { listRecentAlerts, updateAlertRead } from '../../../domain/alerts.js';
+import { updateAlertRead } from '../../../domain/alerts.js';
+import { alertsInScope } from '../../../domain/team-scope.js';
 import { notice, type Safe } from '../../html.js';
 import { ApiError } from '../../../contract/errors.js';
 import { ALERT_TYPES } from '../../../domain/alert-engine.js';
-import { actorOf, CHANGERS, changeOutcome, type ConsoleDeps, type Form } from '../../plugins/index.js';
+import { actorOf, CHANGERS, changeOutcome, EVERY_MEMBER, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { sendPage } from '../../views/layout.js';
 import { speakerOf } from '../../views/speaker.js';
 import { alertsView } from './view.js';
@@ -14,19 +15,19 @@ const PAGE_ALERTS = 50;
 /** A line is one group's week: at most one alert of each type the engine raises. */
 const MAX_PER_LINE = ALERT_TYPES.length;
 
-/** The alerts page (CONTRACT.md section 11): newest first, unread marked; admins and owners set the read marker. */
+/** The alerts page (CONTRACT.md section 11): newest first, unread marked; admins and owners set the read marker; a manager reads their teams' only. */
 export function registerAlertPages(scope: FastifyInstance, deps: ConsoleDeps & { db: DatabaseExecutor }) {
   const { db, now } = deps;
   const admin = { config: { roles: CHANGERS } };
 
   const alertsPage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) => {
     const s = request.member;
-    const [alerts, speaker] = await Promise.all([listRecentAlerts(db, s.orgId, PAGE_ALERTS), speakerOf(db, request)]);
-    return sendPage(reply, status, alertsView({ session: s, alerts, shown: PAGE_ALERTS, message, speaker }));
+    const [alerts, speaker] = await Promise.all([alertsInScope(db, s.orgId, request.managedTeams, PAGE_ALERTS), speakerOf(db, request)]);
+    return sendPage(reply, status, alertsView({ session: s, alerts, shown: PAGE_ALERTS, message, speaker, scoped: request.managedTeams !== null }));
   };
   const outcome = changeOutcome(alertsPage);
 
-  scope.get('/alerts', async (request, reply) => alertsPage(request, reply, 200));
+  scope.get('/alerts', { config: { roles: EVERY_MEMBER } }, async (request, reply) => alertsPage(request, reply, 200));
 
   // The address says which alert and which way; a line of several alerts (one team and week) names
   // the others in `with`, and each is marked by the same operation as PATCH /v1/alerts/{id}.

@@ -10,6 +10,9 @@ const W = {
   title: 'Alerts',
   intro: (shown: number, org: Safe, unread: string) =>
     html`The newest alerts of <bdi>${org}</bdi> (up to ${shown}), newest first. The alerts of one team and week are one line. ${unread}`,
+  introTeams: (shown: number, unread: string) =>
+    `The newest alerts of the teams you manage (up to ${shown}), newest first; alerts of other teams and of the whole organization are not shown. The alerts of one team and week are one line. ${unread}`,
+  managers: 'Managers can read alerts but not mark them.',
   unreadCount: (n: number) => (n === 0 ? 'None is unread.' : `${n} unread.`),
   none: 'No alerts yet.',
   caption: 'Alerts, newest first',
@@ -30,6 +33,8 @@ export interface AlertsData {
   shown: number;
   message?: Safe;
   speaker?: Speaker;
+  /** A manager's page: their teams' alerts only. */
+  scoped?: boolean;
 }
 
 /** The alerts that a line's button marks besides the one its address names: the hidden field `with`. */
@@ -40,8 +45,8 @@ export const withIds = (line: AlertLine) =>
     .join(' ');
 
 /** The alerts page: one sentence per team and week, newest first, unread marked; for admins and owners a button that sets the read marker. */
-export function alertsView({ session: s, alerts, shown, message, speaker = PLAIN }: AlertsData): PageOptions {
-  const canChange = s.member.role !== 'viewer';
+export function alertsView({ session: s, alerts, shown, message, speaker = PLAIN, scoped = false }: AlertsData): PageOptions {
+  const canChange = s.member.role === 'owner' || s.member.role === 'admin';
   const lines = alertLines(alerts, speaker);
   const unread = lines.filter((l) => l.unread).length;
   const readAt = (l: AlertLine) => l.alerts.map((a) => a.readAt).find((r) => r !== null) ?? null;
@@ -50,7 +55,7 @@ export function alertsView({ session: s, alerts, shown, message, speaker = PLAIN
     nav: navFor(s, '/console/alerts'),
     body: html`<h1>${W.title}</h1>
 ${message ?? ''}
-<p>${W.intro(shown, html`${s.orgName}`, W.unreadCount(unread))}</p>
+<p>${scoped ? W.introTeams(shown, W.unreadCount(unread)) : W.intro(shown, html`${s.orgName}`, W.unreadCount(unread))}</p>
 ${
   lines.length === 0
     ? html`<p>${W.none}</p>`
@@ -73,7 +78,7 @@ ${
       })}</tbody>
 </table>`
 }
-${canChange ? '' : html`<p class="muted">${W.viewers}</p>`}
-<details class="developers"><summary>${W.developers}</summary><p>${W.api}</p></details>`,
+${canChange ? '' : html`<p class="muted">${scoped ? W.managers : W.viewers}</p>`}
+${scoped ? '' : html`<details class="developers"><summary>${W.developers}</summary><p>${W.api}</p></details>`}`,
   };
 }

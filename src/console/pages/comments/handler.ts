@@ -4,7 +4,8 @@ import { listCommentPageWithHandles, updateCommentHidden, type CommentReleases }
 import { listOrgTeams } from '../../../domain/teams.js';
 import { startOfIsoWeek } from '../../../domain/time.js';
 import { notice, type Safe } from '../../html.js';
-import { actorOf, CHANGERS, changeOutcome, type ConsoleDeps, type Form } from '../../plugins/index.js';
+import { actorOf, CHANGERS, changeOutcome, EVERY_MEMBER, refusedRole, type ConsoleDeps, type Form } from '../../plugins/index.js';
+import { speakerOf } from '../../views/speaker.js';
 import { sendPage } from '../../views/layout.js';
 import { commentQueryOf, commentsHref, filtersOfForm, filtersOfQuery, handleOf, type Filters } from './form.js';
 import { commentsView } from './view.js';
@@ -25,11 +26,32 @@ export function registerCommentPages(scope: FastifyInstance, deps: ConsoleDeps &
     const s = request.member;
     const q = commentQueryOf(filters, PAGE_COMMENTS);
     const at = now();
-    const [{ list, handles, hidden }, teams] = await Promise.all([listCommentPageWithHandles(db, s.orgId, q, deps.comments, at), listOrgTeams(db, s.orgId)]);
-    return sendPage(reply, status, commentsView({ session: s, filters, list, handles, hidden, teams, thisWeek: startOfIsoWeek(at), message }));
+    const managed = request.managedTeams;
+    const [{ list, handles, hidden }, allTeams, speaker] = await Promise.all([
+      listCommentPageWithHandles(db, s.orgId, q, deps.comments, at),
+      listOrgTeams(db, s.orgId),
+      speakerOf(db, request),
+    ]);
+    const teams = managed === null ? allTeams : allTeams.filter((t) => managed.includes(t.id));
+    return sendPage(
+      reply,
+      status,
+      commentsView({ session: s, filters, list, handles, hidden, teams, thisWeek: startOfIsoWeek(at), message, speaker, scoped: managed !== null }),
+    );
   };
 
-  scope.get('/comments', async (request, reply) => commentsPage(request, reply, 200, undefined, filtersOfQuery(request)));
+  // A manager reads one of their teams' released cells at a time (never the organization's answer,
+  // which holds the other teams' and the remainder's): their first team unless they choose another;
+  // another team's is refused as a page they may not see.
+  scope.get('/comments', { config: { roles: EVERY_MEMBER } }, async (request, reply) => {
+    const filters = filtersOfQuery(request);
+    const managed = request.managedTeams;
+    if (managed !== null) {
+      if (filters.subteamId === undefined && managed.length > 0) filters.subteamId = managed[0];
+      if (filters.subteamId === undefined || !managed.includes(filters.subteamId)) return refusedRole(reply, request.member.member.role);
+    }
+    return commentsPage(request, reply, 200, undefined, filters);
+  });
 
   for (const hide of [true, false]) {
     scope.post<{ Body: Form }>(`/comments/${hide ? 'hide' : 'show'}`, admin, async (request, reply) => {

@@ -3,6 +3,7 @@ import type { ConsoleSession } from '../../../domain/sessions.js';
 import { DAY_MS, ymd } from '../../../domain/time.js';
 import { csrfField, html, type PageOptions, type Safe } from '../../html.js';
 import { navFor } from '../../views/nav.js';
+import { PLAIN, type Speaker } from '../../words.js';
 import { commentsHref as href, FILTERS, type Filters } from './form.js';
 
 export interface CommentsData {
@@ -16,14 +17,29 @@ export interface CommentsData {
   /** The Monday (UTC) that starts the current week: no link leads past it. */
   thisWeek: Date;
   message?: Safe;
+  /** Dates in the reader's locale (PLAIN: en-GB). */
+  speaker?: Speaker;
+  /** A manager's page: their teams only, one at a time, never the whole organization. */
+  scoped?: boolean;
 }
 
 /**
  * The comments page: exactly GET /v1/comments' answer, nothing beside a comment but its text; for
  * admins and owners a hide button per comment and the range's hidden comments with a show button.
  */
-export function commentsView({ session: s, filters: f, list, handles, hidden, teams, thisWeek, message }: CommentsData): PageOptions {
-  const canChange = s.member.role !== 'viewer';
+export function commentsView({
+  session: s,
+  filters: f,
+  list,
+  handles,
+  hidden,
+  teams,
+  thisWeek,
+  message,
+  speaker: sp = PLAIN,
+  scoped = false,
+}: CommentsData): PageOptions {
+  const canChange = s.member.role === 'owner' || s.member.role === 'admin';
   const team = teams.find((t) => t.id === f.subteamId);
   const monday = Date.parse(`${list.from}T00:00:00.000Z`);
   const week = (m: number) => ({ from: ymd(new Date(m)), to: ymd(new Date(m + 6 * DAY_MS)), subteamId: f.subteamId });
@@ -44,15 +60,15 @@ ${message ?? ''}
 <form method="get" action="/console/comments" class="filters">
 <label for="f-from">From</label> <input type="date" name="from" id="f-from" value="${f.from ?? ''}">
 <label for="f-to">To</label> <input type="date" name="to" id="f-to" value="${f.to ?? ''}">
-<label for="f-team">Team</label> <select name="subteamId" id="f-team"><option value="">(whole organization)</option>${teams.map(
+<label for="f-team">Team</label> <select name="subteamId" id="f-team">${scoped ? '' : html`<option value="">(whole organization)</option>`}${teams.map(
       (t) => html`<option value="${t.id}"${t.id === f.subteamId ? html` selected` : ''}>${t.name}</option>`,
     )}</select>
 <button type="submit">Show</button>
 </form>
 <p><a href="${href(week(monday - 7 * DAY_MS))}">Previous week</a>${monday + 7 * DAY_MS <= thisWeek.getTime() ? html` · <a href="${href(week(monday + 7 * DAY_MS))}">Next week</a>` : ''}</p>
-<h2>${team ? html`Team <bdi>${team.name}</bdi>` : 'Whole organization'}: weeks ${list.from} to ${list.to}</h2>
+<h2>${team ? html`Team <bdi>${team.name}</bdi>` : 'Whole organization'}: weeks ${sp.day(list.from)} to ${sp.day(list.to)}</h2>
 <dl class="facts">
-<dt>Released through</dt><dd>${list.releasedThrough ?? 'no week of this range is released yet'}</dd>
+<dt>Released through</dt><dd>${list.releasedThrough === null ? 'no week of this range is released yet' : sp.day(list.releasedThrough)}</dd>
 <dt>Withheld comments</dt><dd>${list.suppressed ? 'yes: some groups of this range have fewer than 5 pulses, or late pulses wait for 5' : 'none'}</dd>
 </dl>
 ${
@@ -69,6 +85,6 @@ ${
 <ol class="comments">${hidden.map((c, i) => html`<li><bdi>${c.comment}</bdi>${change('show', c.handle, i)}</li>`)}</ol>`
     : ''
 }
-${canChange ? '' : html`<p class="muted">Viewers can read comments but not hide them.</p>`}`,
+${canChange ? '' : html`<p class="muted">${scoped ? 'Managers' : 'Viewers'} can read comments but not hide them.</p>`}`,
   };
 }

@@ -15,7 +15,7 @@ export function stateOf(k: KeyListing, now: Date): ConsoleKey['state'] {
   return k.expiresAt !== null && Date.parse(k.expiresAt) <= now.getTime() ? 'expired' : 'active';
 }
 
-const ROLE_NAMES: Record<MemberRole, string> = { owner: 'an owner', admin: 'an admin', viewer: 'a viewer' };
+const ROLE_NAMES: Record<MemberRole, string> = { owner: 'an owner', admin: 'an admin', viewer: 'a viewer', manager: 'a manager' };
 
 /**
  * A key's creator as a viewer reads it: a member by their role today ('an admin'), or 'a former

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../contract/errors.js';
 import type { DatabaseExecutor } from '../../../domain/database.js';
 import {
-  updateMemberRole,
+  setMemberRoleAndTeams,
   inviteMember,
   listInvitations,
   listMembers,
@@ -13,11 +13,13 @@ import {
 } from '../../../domain/members.js';
 import { updatePassword } from '../../../domain/passwords.js';
 import { notice, type Safe } from '../../html.js';
-import { actorOf, OWNERS, changeOutcome, clearSessionCookie, Redirect, type ConsoleDeps, type Form } from '../../plugins/index.js';
-import { sendPage, when } from '../../views/layout.js';
+import { actorOf, EVERY_MEMBER, OWNERS, changeOutcome, clearSessionCookie, Redirect, type ConsoleDeps, type Form } from '../../plugins/index.js';
+import { sendPage } from '../../views/layout.js';
+import { speakerOf } from '../../views/speaker.js';
+import { listOrgTeams } from '../../../domain/teams.js';
 import type { Mailer } from '../../../mail/index.js';
-import { invitationOf, passwordChangeOf, roleOf, twoFactorRequiredOf } from './form.js';
-import { invitationLinkBox, membersView } from './view.js';
+import { invitationOf, passwordChangeOf, roleAndTeamsOf, twoFactorRequiredOf } from './form.js';
+import { accountView, invitationLinkBox, membersView } from './view.js';
 import { passkeyRequirementBlock, sendAccountPage } from '../passkeys/handler.js';
 import { updateRequirePasskeys } from '../../../domain/passkeys.js';
 import { PASSKEY_WORDS } from '../../words.js';
@@ -32,13 +34,15 @@ export function registerMemberPages(scope: FastifyInstance, deps: ConsoleDeps & 
 
   const membersPage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) => {
     const s = request.member;
-    const [members, invitations, required, passkeys] = await Promise.all([
+    const [members, invitations, required, teams, speaker, passkeys] = await Promise.all([
       listMembers(db, s.orgId),
       listInvitations(db, s.orgId, now()),
       requiresTwoFactor(db, s.orgId),
+      listOrgTeams(db, s.orgId),
+      speakerOf(db, request),
       passkeyRequirementBlock(deps, s),
     ]);
-    return sendPage(reply, status, membersView({ session: s, members, invitations, required, message, passkeys }));
+    return sendPage(reply, status, membersView({ session: s, members, invitations, required, teams, message, speaker, passkeys }));
   };
   const outcome = changeOutcome(membersPage);
 
@@ -49,21 +53,23 @@ export function registerMemberPages(scope: FastifyInstance, deps: ConsoleDeps & 
       const s = request.member;
       const inv = await inviteMember(db, s.orgId, invitationOf(request.body), actorOf(request), now());
       const url = invitationUrl(deps.baseUrl, inv.token);
-      const until = when(inv.expiresAt);
-      if (!deps.mailer) return invitationLinkBox(inv, url, until);
+      const until = (await speakerOf(db, request)).when(inv.expiresAt);
+      const teamNames = inv.teams.length > 0 ? (await listOrgTeams(db, s.orgId)).filter((t) => inv.teams.includes(t.id)).map((t) => t.name) : [];
+      const as = teamNames.length > 0 ? `manager of ${teamNames.join(', ')}` : inv.role;
+      if (!deps.mailer) return invitationLinkBox({ email: inv.email, role: as }, url, until);
       // By email only: accepting it proves control of the address. Unsent, it is revoked at once.
       try {
         await deps.mailer.send({
           to: inv.email,
           subject: `Your invitation to ${s.orgName} on Climate Pulse`,
-          text: `${s.member.email} invites you to the Climate Pulse console of ${s.orgName} as ${inv.role}.\n\nOpen this link to choose your password; it works once, until ${until}:\n\n${url}\n\nIf you did not expect this, ignore this message.\n`,
+          text: `${s.member.email} invites you to the Climate Pulse console of ${s.orgName} as ${as}.\n\nOpen this link to choose your password; it works once, until ${until}:\n\n${url}\n\nIf you did not expect this, ignore this message.\n`,
         });
       } catch (err) {
         request.log.warn({ err: { message: (err as Error).message } }, 'console invitation email not sent');
         await revokeInvitation(db, s.orgId, inv.id, actorOf(request), now());
         throw new ApiError('invalid_request', `The invitation email to ${inv.email} could not be sent, so no invitation was made; try again later.`);
       }
-      return notice(`Invitation sent by email to ${inv.email} (${inv.role}). Its link works once, until ${until}; nobody else sees it.`, 'ok');
+      return notice(`Invitation sent by email to ${inv.email} (${as}). Its link works once, until ${until}; nobody else sees it.`, 'ok');
     }),
   );
 
@@ -76,8 +82,11 @@ export function registerMemberPages(scope: FastifyInstance, deps: ConsoleDeps & 
 
   scope.post<{ Params: { memberId: string }; Body: Form }>('/members/:memberId/role', owner, async (request, reply) =>
     outcome(request, reply, async () => {
-      const m = await updateMemberRole(db, request.member.orgId, request.params.memberId, roleOf(request.body), actorOf(request), now());
-      return notice(`${m.email} is now ${m.role}.`, 'ok');
+      const { role, teams } = roleAndTeamsOf(request.body);
+      const m = await setMemberRoleAndTeams(db, request.member.orgId, request.params.memberId, role, teams, actorOf(request), now());
+      if (m.role !== 'manager') return notice(`${m.email} is now ${m.role}.`, 'ok');
+      const names = (await listOrgTeams(db, request.member.orgId)).filter((t) => m.teams?.includes(t.id)).map((t) => t.name);
+      return notice(`${m.email} is now manager of ${names.join(', ')}.`, 'ok');
     }),
   );
 
@@ -105,14 +114,15 @@ export function registerMemberPages(scope: FastifyInstance, deps: ConsoleDeps & 
     }),
   );
 
-  // Account: any member's own password, two-factor and passkeys.
+  // Account: any member's own password, two-factor and passkeys, a manager's too.
+  const own = { config: { roles: EVERY_MEMBER } };
   const accountPage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) =>
     sendAccountPage(deps, request.member, reply, status, message);
 
-  scope.get('/account', async (request, reply) => accountPage(request, reply, 200));
+  scope.get('/account', own, async (request, reply) => accountPage(request, reply, 200));
 
   // A new password ends every session of the member, this one too: the next page is signing in.
-  scope.post<{ Body: Form }>('/account/password', async (request, reply) =>
+  scope.post<{ Body: Form }>('/account/password', own, async (request, reply) =>
     changeOutcome(accountPage)(request, reply, async () => {
       await updatePassword(db, request.member, passwordChangeOf(request.body), actorOf(request), now());
       clearSessionCookie(reply, deps);

@@ -1,7 +1,7 @@
 import type { Action } from '../../../contract/schemas/actions.js';
 import type { Alert } from '../../../contract/schemas/alerts.js';
 import type { DailyStats } from '../../../contract/schemas/stats.js';
-import type { Figure, Insight, Rate } from '../../../domain/insight.js';
+import type { Figure, Insight, Rate, TeamTrend } from '../../../domain/insight.js';
 import type { ConsoleSession } from '../../../domain/sessions.js';
 import type { Overview } from '../../../domain/stats.js';
 import { MINIMUM_SAMPLE, OVERVIEW_INLINE_TEAM_DAYS, OVERVIEW_MAX_DAYS } from '../../../domain/stats.js';
@@ -20,6 +20,24 @@ const W = {
   title: 'Overview',
   intro: (org: Safe, tz: string) =>
     html`How <bdi>${org}</bdi> is doing: who answered, how they feel, and how that changes. Days are UTC days; times are in ${tz}.`,
+  introTeams: (tz: string) =>
+    `How your teams are doing: who answered, how they feel, and how that changes. You see the teams you manage, never the organization as a whole or other teams. Days are UTC days; times are in ${tz}.`,
+  noTeamRounds: `No check-in round for your teams this week or last. A team with fewer than ${MINIMUM_SAMPLE} people on the roster answers without a team, so its answers are not shown as the team's.`,
+  teamChange: (t: TeamTrend, sp: Speaker) => {
+    const { current: c, previous: p } = t.change;
+    if (c === null) return `fewer than ${MIN} pulses came last week: too few to compare.`;
+    const level = `the average level was ${sp.number(c.avg, 2)} from ${sp.count(c.count, NOUNS.pulse)}`;
+    if (p === null) return `${level}; the four weeks before had fewer than ${MIN} pulses, so there is nothing to compare it with.`;
+    const d = Math.round((c.avg - p.avg) * 100) / 100;
+    const how = d === 0 ? 'the same as' : `${sp.number(Math.abs(d), 2)} ${d > 0 ? 'higher' : 'lower'} than`;
+    return `${level}: ${how} the ${sp.number(p.avg, 2)} of the four weeks before (${sp.count(p.count, NOUNS.pulse)}).`;
+  },
+  teamHigh: (t: TeamTrend, sp: Speaker) =>
+    t.high.share === null
+      ? `The share of answers at 4 or 5 is not shown: fewer than ${MIN} pulses.`
+      : `${sp.percent(t.high.share)} of its answers were 4 or 5${t.high.previousShare === null ? '.' : `, against ${sp.percent(t.high.previousShare)} in the four weeks before.`}`,
+  teamTrendsIntro: (week: string, from: string) => `The week from ${week}, against the four weeks from ${from}, team by team:`,
+  heatHiddenTeams: `A cell of fewer than ${MIN} pulses is hidden (“under ${MIN}”): in so few answers one person's could be told apart.`,
   now: 'This week and last',
   participationHeading: 'Participation',
   orgRate: (when: string, r: Rate | null, sp: Speaker) =>
@@ -103,6 +121,7 @@ const W = {
   moreOpen: (n: number) => ` (more than ${n} open)`,
   teamsHeading: 'Teams',
   teamsUnder: `A team's figures from fewer than ${MIN} pulses are not shown. Answers of teams under ${MIN} count in the organization's total: those of a team with fewer than ${MIN} people on the roster arrive without a team, and those of a team with fewer than ${MIN} pulses in the range are in the organization's figures above.`,
+  teamsUnderTeams: `A team's figures from fewer than ${MIN} pulses are not shown: in so few answers one person's could be told apart. Those answers still count in the organization's total, which only owners, admins and viewers see.`,
   teamsCaption: (from: string, to: string) => `Teams from ${from} to ${to}: pulses and average level over the range`,
   teamsColumns: { team: 'Team', pulses: 'Pulses', avg: 'Average level', chart: 'Daily chart' },
   teamUnder: `fewer than ${MIN} pulses: counted in the organization's total only`,
@@ -189,12 +208,12 @@ function heatmap(i: Insight, sp: Speaker): Safe {
   return html`<section aria-labelledby="heat-heading">
 <h2 id="heat-heading">${W.heatHeading}</h2>
 <p>${W.heatIntro(h.weeks.length, sp)}</p>
-<p class="note">${W.heatHidden}</p>
+<p class="note">${i.scoped ? W.heatHiddenTeams : W.heatHidden}</p>
 <div class="table-scroll" role="region" aria-labelledby="heat-caption" tabindex="0"><table class="heatmap" id="heatmap">
 <caption id="heat-caption">${W.heatCaption(sp.day(h.weeks[0]), sp.day(lastDay))}</caption>
 <thead><tr><th scope="col">${W.heatCorner}</th>${h.weeks.map((w) => html`<th scope="col"><span aria-hidden="true">${sp.shortDay(w)}</span><span class="visually-hidden">${W.weekCol(sp.day(w))}</span></th>`)}</tr></thead>
 <tbody>
-<tr class="whole"><th scope="row">${W.heatOrg}</th>${heatCells(h.organization, sp)}</tr>
+${i.scoped ? '' : html`<tr class="whole"><th scope="row">${W.heatOrg}</th>${heatCells(h.organization, sp)}</tr>`}
 ${h.teams.map((t) => html`<tr><th scope="row"><bdi>${t.name}</bdi></th>${heatCells(t.cells, sp)}</tr>`)}
 </tbody>
 </table></div>
@@ -203,11 +222,16 @@ ${h.teams.map((t) => html`<tr><th scope="row"><bdi>${t.name}</bdi></th>${heatCel
 
 function participation(i: Insight, sp: Speaker): Safe {
   const p = i.participation;
-  if (p.organization.thisWeek === null && p.organization.lastWeek === null) return html`<p>${W.noRounds}</p>`;
-  return html`<ul class="figures">
+  if (i.scoped && p.slots.length === 0) return html`<p>${W.noTeamRounds}</p>`;
+  if (!i.scoped && p.organization.thisWeek === null && p.organization.lastWeek === null) return html`<p>${W.noRounds}</p>`;
+  return html`${
+    i.scoped
+      ? ''
+      : html`<ul class="figures">
 <li>${W.orgRate(W.thisWeek(sp.day(i.thisWeek)), p.organization.thisWeek, sp)}</li>
 <li>${W.orgRate(W.lastWeek(sp.day(i.lastWeek)), p.organization.lastWeek, sp)}</li>
-</ul>
+</ul>`
+  }
 <div class="table-scroll" role="region" aria-labelledby="slots-caption" tabindex="0"><table id="participation">
 <caption id="slots-caption">${W.slotsCaption}</caption>
 <thead><tr><th scope="col">${W.slotsColumns.team}</th><th scope="col">${W.slotsColumns.thisWeek}</th><th scope="col">${W.slotsColumns.lastWeek}</th></tr></thead>
@@ -237,14 +261,19 @@ export function overviewView({ session: s, at, stats: o, insight, unread, open, 
     scripts: [assetHref('uplot.js'), assetHref('charts.js')],
     styles: [assetHref('uplot.css')],
     body: html`<h1>${W.title}</h1>
-<p>${W.intro(org, sp.timeZone)}</p>
+<p>${insight.scoped ? W.introTeams(sp.timeZone) : W.intro(org, sp.timeZone)}</p>
 <section aria-labelledby="now-heading">
 <h2 id="now-heading">${W.now}</h2>
 <h3>${W.participationHeading}</h3>
 ${participation(insight, sp)}
 <h3>${W.changeHeading}</h3>
-<p id="change">${W.change(insight, sp)}</p>
-<p id="high-share">${W.high(insight, sp)}</p>
+${
+  insight.scoped
+    ? html`<p>${W.teamTrendsIntro(sp.day(insight.change.week), sp.day(insight.change.previousFrom))}</p>
+<ul id="team-trends">${(insight.teamTrends ?? []).map((t) => html`<li><bdi>${t.name}</bdi>: ${W.teamChange(t, sp)} ${W.teamHigh(t, sp)}</li>`)}</ul>`
+    : html`<p id="change">${W.change(insight, sp)}</p>
+<p id="high-share">${W.high(insight, sp)}</p>`
+}
 </section>
 <section aria-labelledby="unread-heading">
 <h2 id="unread-heading">${W.unreadHeading}</h2>
@@ -263,7 +292,7 @@ ${
 </section>
 <section aria-labelledby="daily-heading">
 <h2 id="daily-heading">${W.dailyHeading}</h2>
-<p>${W.dailyIntro(org, sp.day(o.fromDate), sp.day(o.toDate))}</p>
+${insight.scoped ? '' : html`<p>${W.dailyIntro(org, sp.day(o.fromDate), sp.day(o.toDate))}</p>`}
 <form method="get" action="/console/overview" class="filters">
 <label for="f-from">${W.from}</label> <input type="date" name="from" id="f-from" value="${o.fromDate}" required>
 <label for="f-to">${W.to}</label> <input type="date" name="to" id="f-to" value="${o.toDate}" required>
@@ -277,13 +306,13 @@ ${
 <button type="submit">${W.show}</button>
 </form>
 <p>${W.last} ${PRESETS.map((n, i) => html`${i > 0 ? ' · ' : ''}<a href="/console/overview?${preset(n)}">${W.preset(n)}</a>`)}</p>
-${series('days-org', W.allOf(s.orgName), o.organization.days, range, sp, W.noPulses, W.tableCaption(W.allOf(s.orgName)))}
+${insight.scoped ? '' : series('days-org', W.allOf(s.orgName), o.organization.days, range, sp, W.noPulses, W.tableCaption(W.allOf(s.orgName)))}
 </section>
 ${
   o.teams.length > 0
     ? html`<section aria-labelledby="teams-heading">
 <h2 id="teams-heading">${W.teamsHeading}</h2>
-<p class="note">${W.teamsUnder}</p>
+<p class="note">${insight.scoped ? W.teamsUnderTeams : W.teamsUnder}</p>
 <table id="teams-summary">
 <caption>${W.teamsCaption(sp.day(o.fromDate), sp.day(o.toDate))}</caption>
 <thead><tr><th scope="col">${W.teamsColumns.team}</th><th scope="col">${W.teamsColumns.pulses}</th><th scope="col">${W.teamsColumns.avg}</th><th scope="col">${W.teamsColumns.chart}</th></tr></thead>
@@ -298,11 +327,11 @@ ${
           }</td></tr>`,
       )}</tbody>
 </table>
-${o.inline ? '' : html`<p>${W.notInline(o.teams.length)}${o.team ? html` <a href="/console/overview?${withTeam(range, null)}">${W.closeTeam}</a>` : ''}</p>`}
+${o.inline || insight.scoped ? '' : html`<p>${W.notInline(o.teams.length)}${o.team ? html` <a href="/console/overview?${withTeam(range, null)}">${W.closeTeam}</a>` : ''}</p>`}
 ${charted.map((t) => series(`days-team-${t.i}`, W.teamOf(t.name), shownDays(t.days!), range, sp, W.noTeamDays, W.teamTableCaption(W.teamOf(t.name))))}
 </section>`
     : ''
 }
-<details class="developers" id="for-developers"><summary>${W.developers}</summary>${W.developersText(o.organization.from, o.organization.to)}</details>`,
+${insight.scoped ? '' : html`<details class="developers" id="for-developers"><summary>${W.developers}</summary>${W.developersText(o.organization.from, o.organization.to)}</details>`}`,
   };
 }

@@ -19,7 +19,7 @@ import {
 } from '../../../domain/passkeys.js';
 import { saveFlashForCookie, type ConsoleSession } from '../../../domain/sessions.js';
 import { notice, type Safe } from '../../html.js';
-import { actorOf, changeOutcome, formToken, Redirect, setSessionCookie, type ConsoleDeps, type Form } from '../../plugins/index.js';
+import { actorOf, changeOutcome, EVERY_MEMBER, formToken, Redirect, setSessionCookie, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { sendPage } from '../../views/layout.js';
 import { PASSKEY_WORDS as W } from '../../words.js';
 import { accountView } from '../members/view.js';
@@ -147,15 +147,17 @@ export function registerPasskeyAuthPages(scope: FastifyInstance, deps: Deps) {
 export function registerPasskeyMemberPages(scope: FastifyInstance, deps: Deps) {
   const { db, now } = deps;
   const account = changeOutcome((request, reply, status, message) => sendAccountPage(deps, request.member, reply, status, message));
+  // One's own passkeys: every role's, a manager's too (the guard closes a route that names none).
+  const own = { config: { roles: EVERY_MEMBER } };
 
-  scope.post<{ Params: { passkeyId: string }; Body: Form }>('/account/passkeys/:passkeyId/rename', async (request, reply) =>
+  scope.post<{ Params: { passkeyId: string }; Body: Form }>('/account/passkeys/:passkeyId/rename', own, async (request, reply) =>
     account(request, reply, async () => {
       const p = await renamePasskey(db, request.member, request.params.passkeyId, nameOf(request.body), actorOf(request), now());
       return notice(W.renamed(p.name), 'ok');
     }),
   );
 
-  scope.post<{ Params: { passkeyId: string } }>('/account/passkeys/:passkeyId/remove', async (request, reply) =>
+  scope.post<{ Params: { passkeyId: string } }>('/account/passkeys/:passkeyId/remove', own, async (request, reply) =>
     account(request, reply, async () => {
       const p = await removePasskey(db, request.member, request.params.passkeyId, actorOf(request), now());
       return notice(W.removed(p.name), 'ok');

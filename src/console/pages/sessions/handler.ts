@@ -2,8 +2,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DatabaseExecutor } from '../../../domain/database.js';
 import { listMemberSessions, signOutEverywhere } from '../../../domain/sessions.js';
 import { notice, type Safe } from '../../html.js';
-import { actorOf, changeOutcome, clearSessionCookie, Redirect, type ConsoleDeps } from '../../plugins/index.js';
+import { actorOf, changeOutcome, clearSessionCookie, EVERY_MEMBER, Redirect, type ConsoleDeps } from '../../plugins/index.js';
 import { sendPage } from '../../views/layout.js';
+import { speakerOf } from '../../views/speaker.js';
 import { sessionsView } from './view.js';
 
 /**
@@ -14,19 +15,25 @@ export function registerSessionPages(scope: FastifyInstance, deps: ConsoleDeps &
   const { db, now } = deps;
 
   const sessionsPage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) =>
-    sendPage(reply, status, sessionsView({ session: request.member, sessions: await listMemberSessions(db, request.member, now()), message }));
+    sendPage(
+      reply,
+      status,
+      sessionsView({ session: request.member, sessions: await listMemberSessions(db, request.member, now()), message, speaker: await speakerOf(db, request) }),
+    );
   const outcome = changeOutcome(sessionsPage);
+  // Every role's own sessions, a manager's too.
+  const own = { config: { roles: EVERY_MEMBER } };
 
-  scope.get('/sessions', async (request, reply) => sessionsPage(request, reply, 200));
+  scope.get('/sessions', own, async (request, reply) => sessionsPage(request, reply, 200));
 
-  scope.post('/sessions/end-others', async (request, reply) =>
+  scope.post('/sessions/end-others', own, async (request, reply) =>
     outcome(request, reply, async () => {
       const { ended } = await signOutEverywhere(db, request.member, { includeCurrent: false }, actorOf(request), now());
       return notice(ended === 1 ? 'Signed out of 1 other session.' : `Signed out of ${ended} other sessions.`, 'ok');
     }),
   );
 
-  scope.post('/sessions/end-all', async (request, reply) =>
+  scope.post('/sessions/end-all', own, async (request, reply) =>
     outcome(request, reply, async () => {
       await signOutEverywhere(db, request.member, { includeCurrent: true }, actorOf(request), now());
       clearSessionCookie(reply, deps);

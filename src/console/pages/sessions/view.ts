@@ -1,7 +1,7 @@
 import type { ConsoleSession, MemberSession } from '../../../domain/sessions.js';
 import { csrfField, html, type PageOptions, type Safe } from '../../html.js';
 import { navFor } from '../../views/nav.js';
-import { when } from '../../views/layout.js';
+import { PLAIN, type Speaker } from '../../words.js';
 
 const STAGES: Record<MemberSession['stage'], string> = {
   active: 'signed in',
@@ -11,7 +11,19 @@ const STAGES: Record<MemberSession['stage'], string> = {
 };
 
 /** The member's own sessions, the current one marked, and the two ways to sign out everywhere. */
-export function sessionsView({ session: s, sessions, message }: { session: ConsoleSession; sessions: MemberSession[]; message?: Safe }): PageOptions {
+export function sessionsView({
+  session: s,
+  sessions,
+  message,
+  speaker: sp = PLAIN,
+}: {
+  session: ConsoleSession;
+  sessions: MemberSession[];
+  message?: Safe;
+  /** Dates in the reader's locale and the organization's time zone (PLAIN: en-GB, UTC). */
+  speaker?: Speaker;
+}): PageOptions {
+  const when = (iso: string) => sp.when(iso);
   const others = sessions.filter((x) => !x.current).length;
   return {
     title: 'Sessions',

@@ -18,6 +18,7 @@ import {
   changeOutcome,
   clearSessionCookie,
   cookie,
+  EVERY_MEMBER,
   formToken,
   readCookie,
   Redirect,
@@ -172,5 +173,7 @@ export function registerAuthPages(scope: FastifyInstance, deps: ConsoleDeps & { 
 
 /** The page after two-factor is turned on: a member page (the guard's), where the recovery codes wait once. */
 export function registerRecoveryCodesPage(scope: FastifyInstance) {
-  scope.get('/two-factor/recovery-codes', async (request, reply) => sendPage(reply, 200, recoveryCodesView({ session: request.member })));
+  scope.get('/two-factor/recovery-codes', { config: { roles: EVERY_MEMBER } }, async (request, reply) =>
+    sendPage(reply, 200, recoveryCodesView({ session: request.member })),
+  );
 }

@@ -15,6 +15,7 @@ import {
 import { notice, type Safe } from '../../html.js';
 import { actorOf, CHANGERS, changeOutcome, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { sendPage } from '../../views/layout.js';
+import { speakerOf } from '../../views/speaker.js';
 import { deliveryFiltersOf, endpointBodyOf, resendBodyOf } from './form.js';
 import { addedSecret, DELIVERIES_SHOWN, rotatedSecret, second, shownError, webhooksView } from './view.js';
 
@@ -49,11 +50,12 @@ export function registerWebhookPages(scope: FastifyInstance, deps: ConsoleDeps &
     const s = request.member;
     const { failed, cursor } = deliveryFiltersOf(request);
     const at = now();
-    const [endpoints, { items: deliveries, nextCursor }] = await Promise.all([
+    const [endpoints, { items: deliveries, nextCursor }, speaker] = await Promise.all([
       listOrgEndpoints(db, s.orgId),
       pageOrgDeliveries(db, s.orgId, { failed, limit: DELIVERIES_SHOWN, cursor }),
+      speakerOf(db, request),
     ]);
-    return sendPage(reply, status, webhooksView({ session: s, at, endpoints, deliveries, nextCursor, failedOnly: failed, cursor, message }));
+    return sendPage(reply, status, webhooksView({ session: s, at, endpoints, deliveries, nextCursor, failedOnly: failed, cursor, message, speaker }));
   };
   const outcome = changeOutcome(webhooksPage);
   const orgOf = (request: FastifyRequest) => request.member.orgId;
@@ -69,7 +71,9 @@ export function registerWebhookPages(scope: FastifyInstance, deps: ConsoleDeps &
   );
 
   scope.post<{ Params: { endpointId: string } }>('/webhooks/:endpointId/rotate', admin, async (request, reply) =>
-    outcome(request, reply, async () => rotatedSecret(await rotateOrgEndpointSecret(db, orgOf(request), request.params.endpointId, actorOf(request), now()))),
+    outcome(request, reply, async () =>
+      rotatedSecret(await rotateOrgEndpointSecret(db, orgOf(request), request.params.endpointId, actorOf(request), now()), await speakerOf(db, request)),
+    ),
   );
 
   scope.post<{ Params: { endpointId: string } }>('/webhooks/:endpointId/test', admin, async (request, reply) =>
@@ -116,7 +120,7 @@ export function registerWebhookPages(scope: FastifyInstance, deps: ConsoleDeps &
       const r = await resendFailedOrgDeliveries(db, orgOf(request), resendBodyOf(request.body).since, actorOf(request), now());
       const n = (k: number) => `${k} failed ${k === 1 ? 'delivery' : 'deliveries'}`;
       const skipped = r.skipped > 0 ? ` ${n(r.skipped)} of disabled endpoints stay failed.` : '';
-      return notice(`${n(r.resent)} since ${second(r.since)} sent again.${skipped}`, 'ok');
+      return notice(`${n(r.resent)} since ${second(r.since, await speakerOf(db, request))} sent again.${skipped}`, 'ok');
     }),
   );
 }

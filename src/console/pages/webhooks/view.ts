@@ -3,12 +3,14 @@ import { SECRET_OVERLAP_MS, WEBHOOK_EVENT_TYPES } from '../../../domain/webhook-
 import type { ConsoleSession } from '../../../domain/sessions.js';
 import { csrfField, html, type PageOptions, type Safe } from '../../html.js';
 import { navFor } from '../../views/nav.js';
-import { hostOf, secretBox, when } from '../../views/layout.js';
+import { hostOf, secretBox } from '../../views/layout.js';
+import { PLAIN, type Speaker } from '../../words.js';
 
 export const DELIVERIES_SHOWN = 50;
 
-export const minute = (iso: string | null | undefined) => when(iso, '-');
-export const second = (iso: string | null | undefined) => when(iso, '-', 'second');
+/** An instant in the reader's locale and the organization's time zone (PLAIN: en-GB, UTC), to the minute or the second. */
+export const minute = (iso: string | null | undefined, sp: Speaker = PLAIN) => sp.when(iso, '-');
+export const second = (iso: string | null | undefined, sp: Speaker = PLAIN) => sp.when(iso, '-', 'second');
 /** A value for `<input type="datetime-local">` (read as UTC): the instant to the second. */
 const localValue = (d: Date) => d.toISOString().slice(0, 19);
 
@@ -27,11 +29,11 @@ export const addedSecret = (e: { url: string; secret: string }) =>
   shownOnce(`Endpoint ${e.url} added`, e.secret, html`<p>Every delivery to it is signed with this secret. Send a test event to check your receiver.</p>`);
 
 /** The page after a secret is rotated: the new one, once, and until when the old one holds. */
-export const rotatedSecret = (e: { url: string; secret: string; previousSecretExpiresAt: string | null }) =>
+export const rotatedSecret = (e: { url: string; secret: string; previousSecretExpiresAt: string | null }, sp: Speaker = PLAIN) =>
   shownOnce(
     `New secret for ${e.url}`,
     e.secret,
-    html`<p>The old secret stays valid until ${minute(e.previousSecretExpiresAt)}: until then every delivery carries two signatures, one under each secret, so your receiver can switch to the new one at any moment before that.</p>`,
+    html`<p>The old secret stays valid until ${minute(e.previousSecretExpiresAt, sp)}: until then every delivery carries two signatures, one under each secret, so your receiver can switch to the new one at any moment before that.</p>`,
   );
 
 export interface WebhooksData {
@@ -45,6 +47,7 @@ export interface WebhooksData {
   failedOnly: boolean;
   cursor: string | undefined;
   message?: Safe;
+  speaker?: Speaker;
 }
 
 /**
@@ -52,8 +55,20 @@ export interface WebhooksData {
  * test, rotate, disable, enable and remove endpoints, replay a delivery and resend failed ones. A
  * viewer sees an endpoint's host, not its path or query.
  */
-export function webhooksView({ session: s, at, endpoints, deliveries, nextCursor, failedOnly, cursor, message }: WebhooksData): PageOptions {
-  const canChange = s.member.role !== 'viewer';
+export function webhooksView({
+  session: s,
+  at,
+  endpoints,
+  deliveries,
+  nextCursor,
+  failedOnly,
+  cursor,
+  message,
+  speaker: sp = PLAIN,
+}: WebhooksData): PageOptions {
+  const canChange = s.member.role === 'owner' || s.member.role === 'admin';
+  const minute = (iso: string | null | undefined) => sp.when(iso, '-');
+  const second = (iso: string | null | undefined) => sp.when(iso, '-', 'second');
   const pageLink = (q: Record<string, string>) => `/console/webhooks?${new URLSearchParams(failedOnly ? { failed: '1', ...q } : q).toString()}`;
   const shown = (url: string) => (canChange ? url : hostOf(url));
   const urlOf = new Map(endpoints.map((e) => [e.id, shown(e.url)]));
