@@ -80,7 +80,7 @@ describe.skipIf(BROWSER_MISSING)(`a first check-in from npm start, and the Peopl
     await admin.getByLabel('Team (optional)').fill('Engineering');
     await admin.getByRole('button', { name: 'Add person' }).click();
     await admin.getByText('me@example.com added.').waitFor();
-    expect(await admin.getByRole('row', { name: /me@example\.com Engineering the organization \(no team\)/ }).count()).toBe(1);
+    expect(await admin.getByRole('row', { name: /me@example\.com Engineering Added by hand the organization \(no team\)/ }).count()).toBe(1);
     await cb.audit(admin, 'People, one person added');
 
     await admin.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Check-ins', exact: true }).click();

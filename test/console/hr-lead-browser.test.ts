@@ -203,7 +203,7 @@ describe.skipIf(BROWSER_MISSING)("the HR lead's tasks in the browser", () => {
     await page.getByRole('button', { name: 'Move the chosen people', exact: true }).click();
     await page.getByText('2 people moved to “Design”.', { exact: false }).waitFor();
     expect(await page.getByText("This week's round started already and stays as it was", { exact: false }).count()).toBe(1);
-    expect(await page.getByRole('row', { name: /person301@northwind\.test Design the team/ }).count()).toBe(1);
+    expect(await page.getByRole('row', { name: /person301@northwind\.test Design People file the team/ }).count()).toBe(1);
     await audit('People, after moves');
   }, 60_000);
 
