@@ -294,7 +294,8 @@ describe('the embedded-mode guard', () => {
         // ... while a second server stops at once, naming the holder.
         const second = await runCli(['serve'], cdb.env);
         expect(second.code).toBe(1);
-        expect(second.stderr.trim()).toBe(
+        // Its progress lines go to stderr before it (issue 54: stdout holds JSON lines only); the refusal is the last line.
+        expect(second.stderr.trim().split('\n').at(-1)).toBe(
           `climate-pulse: the embedded database in ${cdb.dir} is in use by process ${server.child.pid} (climate-pulse serve, since ${
             JSON.parse(readFileSync(join(cdb.dir!, 'climate-pulse.lock'), 'utf8')).startedAt
           }); stop it first (kill ${server.child.pid}, or Ctrl-C in its terminal), or set DATA_DIR to another directory (or DATABASE_URL for PostgreSQL)`,
