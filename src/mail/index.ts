@@ -13,6 +13,8 @@ export interface MailMessage {
   html?: string;
   /** The sender's display name (the organization's), in place of MAIL_FROM's; its address stays MAIL_FROM's. */
   fromName?: string;
+  /** The mail's language, sent as its Content-Language header (a BCP 47 tag). */
+  language?: string;
 }
 
 export interface Mailer {
@@ -70,7 +72,7 @@ export function smtpMailer(smtpUrl: string, from: string): Mailer {
   });
   const address = fromAddress(from);
   return {
-    async send({ to, subject, text, html, fromName }) {
+    async send({ to, subject, text, html, fromName, language }) {
       const name = fromName === undefined ? '' : headerText(fromName, MAX_DISPLAY_NAME);
       await transport.sendMail({
         from: name ? { name, address } : from,
@@ -78,6 +80,7 @@ export function smtpMailer(smtpUrl: string, from: string): Mailer {
         subject: headerText(subject),
         text,
         ...(html === undefined ? {} : { html }),
+        ...(language === undefined ? {} : { headers: { 'Content-Language': headerText(language, 35) } }),
       });
     },
     close() {

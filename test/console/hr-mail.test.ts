@@ -121,7 +121,8 @@ describe('round mails in text and HTML, in the organization name', () => {
         expect(htmlPart).toContain('<p>The link works until <strong>Thursday 3 December 2026 at 01:00 (Europe/Paris)</strong>.</p>');
         const token = linkToken(text!)!;
         expect(token).toMatch(/^[A-Za-z0-9_-]{32}$/);
-        expect(htmlPart).toContain(`<a href="http://127.0.0.1:3000/checkin/o/org_acme#${token}">answer this week's check-in</a>`);
+        expect(htmlPart).toContain(`<a href="http://127.0.0.1:3000/checkin/o/org_acme#${token}&amp;lang=en">answer this week's check-in</a>`);
+        expect(p.header('Content-Language')).toEqual(['en']);
         tokens.add(token);
       }
       expect(tokens.size).toBe(5);

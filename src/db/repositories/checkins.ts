@@ -62,14 +62,25 @@ export async function findRespondent(db: Queryable, orgId: string, id: string): 
 
 const insertRespondentQuery = sql(
   'respondents.insert',
-  `INSERT INTO respondents (org_id, id, email, team_id, created_at, team_since, source) VALUES ($1, $2, $3, $4, $5, $5, $6)`,
+  `INSERT INTO respondents (org_id, id, email, team_id, created_at, team_since, source, language) VALUES ($1, $2, $3, $4, $5, $5, $6, $7)`,
 );
 export async function insertRespondent(
   db: Queryable,
   orgId: string,
-  r: { id: string; email: string; teamId: string | null; createdAt: Date; source?: RespondentSource },
+  r: { id: string; email: string; teamId: string | null; createdAt: Date; source?: RespondentSource; language?: string | null },
 ) {
-  await db.query(insertRespondentQuery, [orgId, r.id, r.email, r.teamId, r.createdAt.toISOString(), r.source ?? 'console']);
+  await db.query(insertRespondentQuery, [orgId, r.id, r.email, r.teamId, r.createdAt.toISOString(), r.source ?? 'console', r.language ?? null]);
+}
+
+/** A respondent's language for the round's mails (issue 57): null for the organization's default. */
+const setLanguageQuery = sql('respondents.set_language', `UPDATE respondents SET language = $3 WHERE org_id = $1 AND id = $2`);
+export async function setRespondentLanguage(db: Queryable, orgId: string, id: string, language: string | null) {
+  await db.query(setLanguageQuery, [orgId, id, language]);
+}
+const languagesQuery = sql('respondents.languages', `SELECT id, language FROM respondents WHERE org_id = $1 AND language IS NOT NULL`);
+/** The roster's languages by respondent id (only the people whose row names one). */
+export async function respondentLanguages(db: Queryable, orgId: string): Promise<Map<string, string>> {
+  return new Map((await db.query<{ id: string; language: string }>(languagesQuery, [orgId])).map((r) => [r.id, r.language]));
 }
 
 const deleteRespondentQuery = sql('respondents.delete', `DELETE FROM respondents WHERE org_id = $1 AND id = $2 RETURNING id`);
@@ -127,6 +138,23 @@ const upsertSettingsQuery = sql(
 );
 export async function writeCheckinSettings(db: Queryable, orgId: string, s: CheckinSettingsRow, now: Date) {
   await db.query(upsertSettingsQuery, [orgId, s.weekday, s.hour, s.timeZone, s.reminderWeekday, s.reasons, s.flagWords, now.toISOString()]);
+}
+
+/** The organization's default language for the round's mails (issue 57): its people's, unless the roster names theirs. */
+const languageQuery = sql('checkin_settings.language', `SELECT language FROM checkin_settings WHERE org_id = $1`);
+export async function readCheckinLanguage(db: Queryable, orgId: string): Promise<string> {
+  const [r] = await db.query<{ language: string }>(languageQuery, [orgId]);
+  return r?.language ?? 'en';
+}
+const writeLanguageQuery = sql(
+  'checkin_settings.write_language',
+  `INSERT INTO checkin_settings (org_id, weekday, hour, time_zone, reminder_weekday, reasons, flag_words, updated_at, language)
+   VALUES ($1, $3, $4, $5, $6, $7, $8, $9, $2)
+   ON CONFLICT (org_id) DO UPDATE SET language = $2, updated_at = $9`,
+);
+export async function writeCheckinLanguage(db: Queryable, orgId: string, language: string, now: Date) {
+  const d = DEFAULT_CHECKIN_SETTINGS;
+  await db.query(writeLanguageQuery, [orgId, language, d.weekday, d.hour, d.timeZone, d.reminderWeekday, d.reasons, d.flagWords, now.toISOString()]);
 }
 
 export interface CheckinKeyRow {
@@ -377,13 +405,18 @@ const claimOutboxQuery = sql(
      FROM due, respondents r
     WHERE o.org_id = due.org_id AND o.id = due.id
       AND r.org_id = o.org_id AND r.id = o.respondent_id
-   RETURNING o.id, o.kind, o.respondent_id, o.token_sealed, o.sealed_by, r.email`,
+   RETURNING o.id, o.kind, o.respondent_id, o.token_sealed, o.sealed_by, r.email, r.language`,
 );
 export async function claimOutbox(db: Queryable, orgId: string, week: string, limit: number, now: Date, leaseUntil: Date, sealId: string, sealedUntil: Date) {
-  return db.query<{ id: string; kind: OutboxRow['kind']; respondent_id: string; token_sealed: string | null; sealed_by: string | null; email: string }>(
-    claimOutboxQuery,
-    [orgId, week, leaseUntil.toISOString(), limit, now.toISOString(), sealId, sealedUntil.toISOString()],
-  );
+  return db.query<{
+    id: string;
+    kind: OutboxRow['kind'];
+    respondent_id: string;
+    token_sealed: string | null;
+    sealed_by: string | null;
+    email: string;
+    language: string | null;
+  }>(claimOutboxQuery, [orgId, week, leaseUntil.toISOString(), limit, now.toISOString(), sealId, sealedUntil.toISOString()]);
 }
 
 const resealOutboxQuery = sql(

@@ -7,6 +7,8 @@ import {
   findRespondent,
   findRespondentByEmail,
   insertRespondent,
+  respondentLanguages,
+  setRespondentLanguage,
   listRespondentRows,
   respondentPage,
   setRespondentTeam,
@@ -20,6 +22,7 @@ import { invalid, notFound } from '../../contract/errors.js';
 import { recordAudit, type Actor } from '../audit.js';
 import { newId } from '../ids.js';
 import { requireLiveOrg } from '../orgs.js';
+import { rosterLanguage } from './settings.js';
 
 /**
  * The roster of check-ins (CONTRACT.md section 12): respondents, each an email and a team (or
@@ -249,6 +252,8 @@ const nameKey = (h: string) =>
     .replace(/[\s_-]+/g, '');
 const isEmailName = (h: string) => EMAIL_NAMES.has(h.trim().toLowerCase()) || EMAIL_NAMES.has(nameKey(h));
 const isTeamName = (h: string) => TEAM_NAMES.has(nameKey(h));
+/** A people file's language column, by its name (issue 57): the person's language for the round's mails. */
+const LANGUAGE_NAMES = new Set(['language', 'lang', 'locale', 'preferredlanguage', 'maillanguage']);
 
 /** The columns of a roster file with a header row, as chosen by whoever uploads it: a header's name; team '' is "no team column". */
 export interface RosterColumnChoice {
@@ -258,7 +263,7 @@ export interface RosterColumnChoice {
 
 export interface RosterFile {
   /** The rows, when the file has no error (else empty). */
-  rows: { email: string; team: string | null }[];
+  rows: { email: string; team: string | null; language?: string | null }[];
   /** Every error of the file at once, each with its line: `Line 3: ...`. */
   errors: string[];
   /** The header row's names, when the file has one. */
@@ -322,6 +327,7 @@ export function readRosterCsv(text: string, choice: RosterColumnChoice = {}): Ro
   let header: string[] | null = null;
   let emailAt = 0;
   let teamAt: number | null = 1;
+  let languageAt: number | null = null;
   if (hasHeader) {
     header = first;
     records = records.slice(1);
@@ -333,10 +339,13 @@ export function readRosterCsv(text: string, choice: RosterColumnChoice = {}): Ro
     }
     emailAt = e as number;
     teamAt = t;
+    // An optional language column (issue 57): found by its name only, never chosen.
+    const l = header.findIndex((h) => LANGUAGE_NAMES.has(nameKey(h)));
+    languageAt = l >= 0 && l !== emailAt && l !== teamAt ? l : null;
   }
   if (records.length > MAX_ROSTER) return { ...none, header, errors: [`The file holds more than ${MAX_ROSTER} people.`] };
   const seen = new Map<string, number>();
-  const rows: { email: string; team: string | null }[] = [];
+  const rows: { email: string; team: string | null; language?: string | null }[] = [];
   for (const { record: r, info } of records) {
     const line = info.lines;
     if (!header && (r.length < 1 || r.length > 2)) {
@@ -345,9 +354,11 @@ export function readRosterCsv(text: string, choice: RosterColumnChoice = {}): Ro
     }
     let email: string;
     let team: string | null;
+    let language: string | null | undefined;
     try {
       email = checkEmail(r[emailAt] ?? '', 'email');
       team = checkTeamName(teamAt === null ? null : (r[teamAt] ?? null), 'team');
+      language = languageAt === null ? undefined : rosterLanguage(r[languageAt] ?? null);
     } catch (err) {
       errors.push(`Line ${line}: ${(err as Error).message}`);
       continue;
@@ -358,7 +369,7 @@ export function readRosterCsv(text: string, choice: RosterColumnChoice = {}): Ro
       continue;
     }
     seen.set(key, line);
-    rows.push({ email, team });
+    rows.push(language === undefined ? { email, team } : { email, team, language });
   }
   errors.sort((a, b) => lineOf(a) - lineOf(b));
   return { rows: errors.length > 0 ? [] : rows, errors, header, columns: { email: emailAt, team: teamAt }, choose: null };
@@ -380,7 +391,7 @@ export function rosterFileRefusal(file: RosterFile): string | null {
 }
 
 /** Parses and checks a whole roster file; throws with every error at once (or what to choose). */
-export function parseRosterCsv(text: string, choice: RosterColumnChoice = {}): { email: string; team: string | null }[] {
+export function parseRosterCsv(text: string, choice: RosterColumnChoice = {}): { email: string; team: string | null; language?: string | null }[] {
   const file = readRosterCsv(text, choice);
   const refusal = rosterFileRefusal(file);
   if (refusal) throw invalid(refusal);
@@ -405,6 +416,7 @@ export async function replaceRoster(
   await requireLiveOrg(db, orgId);
   return db.transaction(async (tx) => {
     const current = new Map((await listRespondentRows(tx, orgId)).map((r) => [r.email.toLowerCase(), r]));
+    const languages = await respondentLanguages(tx, orgId);
     const teamIds = new Map<string, string | null>();
     const result: RosterReplaced = { added: 0, removed: 0, moved: 0, unchanged: 0 };
     for (const row of rows) {
@@ -413,10 +425,13 @@ export async function replaceRoster(
       const teamId = teamIds.get(key)!;
       const had = current.get(row.email.toLowerCase());
       if (!had) {
-        await insertRespondent(tx, orgId, { id: newId('rsp'), email: row.email, teamId, createdAt: now, source: 'file' });
+        await insertRespondent(tx, orgId, { id: newId('rsp'), email: row.email, teamId, createdAt: now, source: 'file', language: row.language ?? null });
         result.added++;
       } else {
         current.delete(row.email.toLowerCase());
+        // A file with a language column sets each person's language (an empty cell: the organization's).
+        if (row.language !== undefined && had.source !== 'scim' && (languages.get(had.id) ?? null) !== row.language)
+          await setRespondentLanguage(tx, orgId, had.id, row.language);
         // SCIM keeps its people: the file neither moves nor removes them (they count as unchanged).
         if (had.source === 'scim') result.unchanged++;
         else if (had.teamId !== teamId) {

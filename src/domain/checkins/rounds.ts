@@ -37,6 +37,8 @@ import type { CheckinKeys } from './keys.js';
 import { SEAL_ID, sealToken, unsealToken } from './outbox-seal.js';
 import { relayReason } from './round-status.js';
 import { roundMail } from './round-mail.js';
+import { getDefaultLanguage } from './settings.js';
+import { matchLocale } from '../../i18n/index.js';
 import { getRespondent, MIN_TEAM } from './roster.js';
 import { addWeeks, reminderTime, roundTime, weekOf, weekStart } from './week.js';
 
@@ -52,7 +54,7 @@ import { addWeeks, reminderTime, roundTime, weekOf, weekStart } from './week.js'
  */
 
 /** A mail to send: its text, and its HTML and sender's display name when it has them (multipart/alternative then). */
-export type SendMail = (m: { to: string; subject: string; text: string; html?: string; fromName?: string }) => Promise<void>;
+export type SendMail = (m: { to: string; subject: string; text: string; html?: string; fromName?: string; language?: string }) => Promise<void>;
 
 export interface RoundOptions {
   /** The link of a token: `${base}/checkin/o/${orgId}#${token}` (the token rides in the fragment, which no request carries). */
@@ -190,6 +192,7 @@ async function mailClaimed(db: DatabaseExecutor, orgId: string, week: string, op
   const send = opts.send!;
   const org = await getOrganization(db, orgId);
   const { timeZone } = await readCheckinSettings(db, orgId);
+  const orgLanguage = await getDefaultLanguage(db, orgId);
   const round = await findRound(db, orgId, week);
   const firstMailed = new Date(round?.startedAt ?? weekStart(week));
   const inFlight = opts.inFlight ?? 4;
@@ -224,6 +227,8 @@ async function mailClaimed(db: DatabaseExecutor, orgId: string, week: string, op
             week,
             timeZone,
             firstMailed,
+            // The person's roster language, else the organization's (issue 57).
+            locale: matchLocale(c.language) ?? orgLanguage,
             link: c.kind === 'reminder' ? undefined : opts.linkFor(orgId, tokens.get(c.id)!),
           });
           await send({ to: c.email, ...mail });

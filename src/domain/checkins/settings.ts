@@ -1,6 +1,13 @@
 import type { Queryable } from '../database.js';
 import type { DatabaseExecutor } from '../../db/executor.js';
-import { readCheckinSettings, writeCheckinSettings, type CheckinSettingsRow } from '../../db/repositories/checkins.js';
+import {
+  readCheckinLanguage,
+  readCheckinSettings,
+  writeCheckinLanguage,
+  writeCheckinSettings,
+  type CheckinSettingsRow,
+} from '../../db/repositories/checkins.js';
+import { matchLocale, type Locale } from '../../i18n/index.js';
 import { invalid } from '../../contract/errors.js';
 import { recordAudit, type Actor } from '../audit.js';
 import { requireLiveOrg } from '../orgs.js';
@@ -88,4 +95,39 @@ export function holdsFlaggedWord(comment: string, flagWords: string[]): boolean 
   if (flagWords.length === 0 || comment === '') return false;
   const any = new RegExp(`(?<![\\p{L}\\p{N}])(?:${flagWords.map((w) => escapeRegExp(w.normalize('NFC'))).join('|')})(?![\\p{L}\\p{N}])`, 'iu');
   return any.test(comment.normalize('NFC'));
+}
+
+/** The language of the organization's round mails, for the people whose roster row names none (issue 57). */
+export async function getDefaultLanguage(db: Queryable, orgId: string): Promise<Locale> {
+  return matchLocale(await readCheckinLanguage(db, orgId)) ?? 'en';
+}
+
+/** Sets the organization's default language (one of the catalogues' locales); audited as a change of the check-in settings. */
+export async function setDefaultLanguage(db: DatabaseExecutor, orgId: string, language: unknown, actor: Actor, now: Date): Promise<Locale> {
+  const locale = typeof language === 'string' ? matchLocale(language) : null;
+  if (!locale || locale.toLowerCase() !== String(language).toLowerCase())
+    throw invalid("'language' must be one of the languages offered, such as de or pt-BR.");
+  await requireLiveOrg(db, orgId);
+  await db.transaction(async (tx) => {
+    await writeCheckinLanguage(tx, orgId, locale, now);
+    await recordAudit(
+      tx,
+      orgId,
+      actor,
+      { action: 'checkin_settings.updated', target: { kind: 'checkin_settings', id: null }, details: { language: locale } },
+      now,
+    );
+  });
+  return locale;
+}
+
+/**
+ * A respondent's language as the roster keeps it: empty for none (the organization's default
+ * applies), else one of the offered locales, written as the catalogue writes it ("pt-br" → "pt-BR").
+ */
+export function rosterLanguage(v: unknown, field = 'language'): Locale | null {
+  if (v === undefined || v === null || (typeof v === 'string' && v.trim() === '')) return null;
+  const locale = typeof v === 'string' ? matchLocale(v.trim()) : null;
+  if (!locale) throw invalid(`'${field}' must be one of the languages offered (such as de, fr or pt-BR), or empty.`);
+  return locale;
 }
