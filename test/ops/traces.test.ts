@@ -208,7 +208,6 @@ describe('traces (issue 54)', () => {
       expect(shapeOf(spans, 'POST /checkin/o/:orgId/open')).toEqual([
         [
           'POST /checkin/o/:orgId/open',
-          '  preHandler',
           '  handler /checkin/o/:orgId/open',
           '    checkin_round_links.by_token',
           '    checkin_round_links.opened',
@@ -222,7 +221,6 @@ describe('traces (issue 54)', () => {
       expect(shapeOf(spans, 'POST /checkin/o/:orgId/issue')).toEqual([
         [
           'POST /checkin/o/:orgId/issue',
-          '  preHandler',
           '  handler /checkin/o/:orgId/issue',
           '    checkin_round_links.by_token',
           '    checkin_keys.by_slot',
@@ -232,7 +230,6 @@ describe('traces (issue 54)', () => {
       ]);
       const answerShape = [
         'POST /checkin/answer',
-        '  preHandler',
         '  handler /checkin/answer',
         '    checkin_keys.by_id',
         '    checkin_rounds.read',

@@ -1,3 +1,4 @@
+import { ApiError } from '../../../contract/errors.js';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DatabaseExecutor } from '../../../domain/database.js';
 import { listMembers } from '../../../domain/members.js';
@@ -101,6 +102,9 @@ export async function registerSsoBackchannel(app: FastifyInstance, deps: SsoPage
       });
       scope.post<{ Params: { orgId: string }; Body: Record<string, string> | undefined }>('/:orgId/oidc/backchannel-logout', hidden, async (request, reply) => {
         reply.header('cache-control', 'no-store');
+        // An organization id is letters, digits, dot, dash and underscore: anything else (a NUL, a
+        // control character) is refused before it reaches a query or a log line (issue 52, L1).
+        if (!/^[A-Za-z0-9._-]{1,128}$/.test(request.params.orgId)) throw new ApiError('invalid_request', "'orgId' must be an organization id.");
         try {
           const { ended } = await oidcBackchannelLogout(deps.db, request.params.orgId, request.body?.logout_token, {
             rules: rulesOf(deps),
