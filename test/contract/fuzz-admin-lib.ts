@@ -507,7 +507,62 @@ function importOutcome(text: string): { lines: Obj[]; last: Obj } | string {
 
 type Arrange = (c: Ctx) => void;
 
+/**
+ * The operations of single sign-on, SCIM tokens, passkeys and a member's role (issues 53, 55, 56),
+ * arranged loosely: the model does not keep their state, so any answer the document allows for a
+ * valid request (a change made, a refusal in the contract's shape, a thing unknown) passes, and
+ * the run still checks the body against the document and that nothing is a 5xx. Values the
+ * service would look up on the network (an issuer, a DNS TXT record) are kept off it.
+ */
+const LOOSE: Expect[] = [
+  { status: 200 },
+  { status: 201 },
+  { status: 204 },
+  { status: 400, code: 'invalid_request' },
+  { status: 404, code: 'not_found' },
+  { status: 409 },
+];
+const loosely =
+  (fix?: (c: Ctx) => void): Arrange =>
+  (c) => {
+    fix?.(c);
+    const o = c.org();
+    c.setOrg(o);
+    // An unknown organization: 404, or 400 when the body is refused before the organization is looked up.
+    if (typeof o === 'string') return c.expect([...NOT_FOUND, ...INVALID]);
+    c.expect(LOOSE);
+  };
+const offTheNetwork = (c: Ctx) => {
+  const b = c.d.body as Obj | undefined;
+  if (b && typeof b === 'object' && !Array.isArray(b)) {
+    if ('issuer' in b) b.issuer = 'http://127.0.0.1:9/idp';
+    if ('method' in b) b.method = 'operator';
+  }
+};
+export const LOOSE_OPERATIONS = [
+  'getSso',
+  'removeSso',
+  'setSsoRequirement',
+  'listSsoDomains',
+  'addSsoDomain',
+  'removeSsoDomain',
+  'createScimToken',
+  'listScimTokens',
+  'rollScimToken',
+  'revokeScimToken',
+  'getScimSettings',
+  'setScimSettings',
+  'listMemberPasskeys',
+  'removeMemberPasskey',
+  'getPasskeySettings',
+  'updatePasskeySettings',
+  'updateMember',
+];
+
 const ARRANGE: Record<string, Arrange> = {
+  ...Object.fromEntries(LOOSE_OPERATIONS.map((id) => [id, loosely()])),
+  setSsoOidc: loosely(offTheNetwork),
+  verifySsoDomain: loosely(offTheNetwork),
   createOrganization(c) {
     const b = c.body();
     if (!c.any || c.rng.chance(0.96)) b.plan = c.rng.pick([...c.s.plans]);
@@ -922,6 +977,10 @@ const ARRANGE: Record<string, Arrange> = {
   createInvitation(c) {
     const b = c.body();
     b.email = `fuzz.${c.rng.int(0, 1e9)}@example.com`;
+    // A manager needs teams of the organization (issue 53), which the model does not keep: the
+    // valid requests invite the other roles, without teams (only a manager has them).
+    if (b.role === 'manager') b.role = 'viewer';
+    delete b.teams;
     const o = c.org();
     const orgId = c.setOrg(o);
     if (!live(o)) return c.expect(NOT_FOUND);
@@ -1727,6 +1786,9 @@ export function invalidRequest(t: AdminTarget, op: Operation, rng: Rng, m: Admin
         memberId: `mem_absent_${n}`,
         invitationId: `inv_absent_${n}`,
         respondentId: `rsp_absent_${n}`,
+        domain: `absent-${n}.example.com`,
+        tokenId: `stk_absent_${n}`,
+        passkeyId: `pk_absent_${n}`,
       };
       if (absent[p.name] === undefined) throw new Error(`no unknown id for path parameter ${p.name}`);
       d.path[p.name] = absent[p.name];

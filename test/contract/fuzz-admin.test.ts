@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ADMIN_CI_SEED, ADMIN_MUTATIONS, fuzzAdmin, startAdminTarget, type AdminTarget } from './fuzz-admin-lib.js';
+import { ADMIN_CI_SEED, ADMIN_MUTATIONS, fuzzAdmin, LOOSE_OPERATIONS, startAdminTarget, type AdminTarget } from './fuzz-admin-lib.js';
 
 /**
  * Contract fuzzing of the operator API from its own document, GET /admin/v1/openapi.json, with a
@@ -30,7 +30,10 @@ describe('operator API contract fuzzing', () => {
       // A backup needs a DATA_DIR on disk, and the fuzzer's database is in memory or PostgreSQL: tested in test/cli/backup.test.ts.
       // A re-sent link needs the week's round started with that person on it: tested in test/checkin/name-no-one.test.ts.
       // Sending a round now needs SMTP_URL, which the fuzzer's server has not: tested in test/checkin/checkins-page.test.ts.)
-      if (!['removeMember', 'backupDatabase', 'resendCheckinLink', 'sendCheckinRoundNow'].includes(op))
+      // (The operations arranged loosely, single sign-on's, SCIM tokens' and passkeys', mostly meet
+      // nothing to act on in the model's organizations: their successes are tested in
+      // test/console/sso-*.test.ts, test/scim/tokens.test.ts and test/admin/passkeys-operator.test.ts.)
+      if (![...LOOSE_OPERATIONS, 'setSsoOidc', 'verifySsoDomain', 'removeMember', 'backupDatabase', 'resendCheckinLink', 'sendCheckinRoundNow'].includes(op))
         expect(
           Object.keys(result.stats.validAnswers[op]).some((s) => s.startsWith('2')),
           `${op} answered a valid request with 2xx`,
@@ -42,4 +45,4 @@ describe('operator API contract fuzzing', () => {
   }, 180_000);
 });
 
-const RUNS = 2000; // about 44 per operation (45 of them)
+const RUNS = 4000; // about 60 per operation (65 of them)

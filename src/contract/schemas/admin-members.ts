@@ -5,7 +5,7 @@ const Role = Type.Union([Type.Literal('owner'), Type.Literal('admin'), Type.Lite
   description:
     'owner: everything, members and security settings included; admin: keys, webhooks, actions, alerts, hiding comments; viewer: reads only; manager: reads the Overview, alerts, actions and released comments of its teams only (`teams`), and changes nothing.',
 });
-const Teams = Type.Array(Type.String({ minLength: 1, maxLength: 128 }), {
+const Teams = Type.Array(Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9._:-]+$' }), {
   maxItems: 100,
   uniqueItems: true,
   description: "A manager's teams (team ids of the organization), 1 to 100; empty for every other role.",

@@ -102,7 +102,7 @@ export const VerifySsoDomainBodySchema = Type.Object(
 export const SsoDomainParamsSchema = Type.Object(
   {
     orgId: Type.String({ minLength: 1, maxLength: 128, description: 'Organization id.' }),
-    domain: Type.String({ minLength: 3, maxLength: 253, description: 'The domain.' }),
+    domain: Type.String({ minLength: 1, maxLength: 253, description: "The domain (one that is not among the organization's is 404)." }),
   },
   { additionalProperties: false },
 );

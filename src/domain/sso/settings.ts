@@ -157,6 +157,8 @@ export async function saveOidcSettings(
   now: Date,
   rules: SsoNetworkRules,
 ): Promise<SsoSettingsView> {
+  // An unknown or deleted organization is 404 before its settings are read (CONTRACT section 10).
+  await requireLiveOrg(db, orgId);
   // Kept as typed: discovery compares it, character for character, with the IdP's own `issuer`.
   const issuer = text(input.issuer, 'The issuer URL', 2048);
   checkWebhookUrl(issuer, rules);
@@ -304,8 +306,8 @@ export async function listDomains(db: Queryable, orgId: string): Promise<SsoDoma
 }
 
 export async function addDomain(db: DatabaseExecutor, orgId: string, input: unknown, actor: Actor, now: Date): Promise<SsoDomainView> {
-  const name = checkDomain(input);
   await requireLiveOrg(db, orgId);
+  const name = checkDomain(input);
   return db.transaction(async (tx) => {
     if ((await listSsoDomains(tx, orgId)).length >= 50) throw invalid('An organization has at most 50 domains.');
     const d = await insertSsoDomain(tx, orgId, name, randomBytes(18).toString('base64url'), now);
@@ -315,8 +317,18 @@ export async function addDomain(db: DatabaseExecutor, orgId: string, input: unkn
   });
 }
 
+/** A domain named to be changed: one that cannot be a domain name is none of the organization's (404). */
+function namedDomain(input: unknown): string {
+  try {
+    return checkDomain(input);
+  } catch {
+    throw new ApiError('not_found', "This is not one of this organization's domains.");
+  }
+}
+
 export async function removeDomain(db: DatabaseExecutor, orgId: string, input: unknown, actor: Actor, now: Date): Promise<void> {
-  const name = checkDomain(input);
+  await requireLiveOrg(db, orgId);
+  const name = namedDomain(input);
   await db.transaction(async (tx) => {
     const d = await deleteSsoDomain(tx, orgId, name);
     if (!d) throw new ApiError('not_found', `${name} is not one of this organization's domains.`);
@@ -344,7 +356,8 @@ export async function verifyDomain(
   now: Date,
   resolver: TxtResolver = resolveTxt,
 ): Promise<SsoDomainView> {
-  const name = checkDomain(input);
+  await requireLiveOrg(db, orgId);
+  const name = namedDomain(input);
   const d = await findSsoDomain(db, orgId, name);
   if (!d) throw new ApiError('not_found', `${name} is not one of this organization's domains.`);
   if (d.verifiedAt) return domainView(d);
