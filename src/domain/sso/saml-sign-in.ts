@@ -1,4 +1,4 @@
-import type { DatabaseExecutor } from '../database.js';
+import type { DatabaseExecutor, Queryable } from '../database.js';
 import { findMember } from '../../db/repositories/members.js';
 import { endIdpSessions, findSsoSettings, listSsoDomains, lockSsoSettings, writeSsoSettings, type SsoSettingsRow } from '../../db/repositories/sso.js';
 import { invalid } from '../../contract/errors.js';
@@ -19,6 +19,11 @@ import { mappableRoles, parseGroupRoles, settingsView, type SsoSettingsView } fr
  * opens a session linked to the IdP's session (NameID, SessionIndex), which the IdP's single
  * logout ends.
  */
+
+/** The kind of the organization's single sign-on ('oidc', 'saml'), or null when none is set up. */
+export async function ssoKindOf(db: Queryable, orgId: string): Promise<'oidc' | 'saml' | null> {
+  return (await findSsoSettings(db, orgId))?.kind ?? null;
+}
 
 export const SSO_SAML_NOT_SET_UP = 'This organization has not set up single sign-on through SAML.';
 
