@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listAuditEvents, operatorActor } from '../../src/domain/audit.js';
 import { SSO_REFUSED } from '../../src/domain/sso/oidc.js';
 import { addDomain, verifyDomain } from '../../src/domain/sso/settings.js';
+import { createAdminTest, type AdminTest } from '../admin/helpers.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { ConsoleClient, joinConsole } from '../helpers/console-client.js';
 import { startSamlIdp, type TestIdp } from '../helpers/saml-idp.js';
@@ -198,5 +199,47 @@ describe('SAML sign-in through the console', () => {
     const [m] = await q<{ id: string }>(`SELECT id FROM members WHERE org_id = $1 AND email = $2`, [ORG, email]);
     const ended = (await listAuditEvents(t.db, ORG, { limit: 50 })).items.find((e) => e.action === 'member.sessions_ended' && e.target?.id === m.id);
     expect(ended?.details).toEqual({ ended: 1, includingCurrent: true, via: 'saml_single_logout' });
+  });
+});
+
+describe('operator API', () => {
+  let a: AdminTest;
+  let other: TestIdp;
+  beforeAll(async () => {
+    a = await createAdminTest({
+      env: { WEBHOOK_ALLOW_PRIVATE: 'true', PUBLIC_BASE_URL: 'https://pulse.example.com' },
+      dataset: { organizations: [{ id: 'org_op_saml', name: 'Op', plan: 'business', createdAt: '2026-01-01T00:00:00.000Z' }] },
+    });
+    other = startSamlIdp();
+  });
+  afterAll(() => a?.close());
+  const o = '/admin/v1/organizations/org_op_saml/sso';
+
+  it('connects a SAML IdP from its pasted metadata (kind saml, the mapping kept), and refuses it neither pasted nor by URL', async () => {
+    const neither = await a.call('PUT', `${o}/saml`, { groupRoles: [] });
+    expect(neither.statusCode).toBe(400);
+    expect(neither.json().error.message).toBe('give the IdP metadata either pasted (metadataXml) or by its URL (metadataUrl), one of the two');
+    const saved = await a.call('PUT', `${o}/saml`, {
+      metadataXml: other.metadataXml(),
+      groupsAttribute: 'memberOf',
+      groupRoles: [{ group: 'it', role: 'owner', teams: [] }],
+      defaultRole: 'viewer',
+      sessionMaxHours: 12,
+    });
+    expect(saved.statusCode, saved.body).toBe(200);
+    expect(saved.json()).toMatchObject({
+      kind: 'saml',
+      issuer: null,
+      clientId: null,
+      clientSecretSet: false,
+      groupsClaim: 'memberOf',
+      groupRoles: [{ group: 'it', role: 'owner', teams: [] }],
+      defaultRole: 'viewer',
+      required: false,
+      sessionMaxHours: 12,
+    });
+    const got = await a.call('GET', o);
+    expect(got.statusCode).toBe(200);
+    expect(got.json().kind).toBe('saml');
   });
 });
