@@ -1,9 +1,13 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listAuditEvents, operatorActor } from '../../src/domain/audit.js';
 import { SSO_REFUSED } from '../../src/domain/sso/oidc.js';
 import { addDomain, verifyDomain } from '../../src/domain/sso/settings.js';
 import { createAdminTest, type AdminTest } from '../admin/helpers.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
+import { createCliDatabase, runCliInProcess as cli } from '../helpers/cli.js';
 import { ConsoleClient, joinConsole } from '../helpers/console-client.js';
 import { startSamlIdp, type TestIdp } from '../helpers/saml-idp.js';
 
@@ -242,4 +246,31 @@ describe('operator API', () => {
     expect(got.statusCode).toBe(200);
     expect(got.json().kind).toBe('saml');
   });
+});
+
+describe('climate-pulse sso saml', () => {
+  let cdb: Awaited<ReturnType<typeof createCliDatabase>>;
+  let env: Record<string, string>;
+  let file: string;
+  beforeAll(async () => {
+    cdb = await createCliDatabase();
+    env = { ...cdb.env, WEBHOOK_ALLOW_PRIVATE: 'true', PUBLIC_BASE_URL: 'https://pulse.example.com' };
+    expect((await cli(['migrate'], env)).code).toBe(0);
+    expect((await cli(['orgs', 'create', '--id', 'org_cli_saml', '--name', 'CLI SAML', '--plan', 'business'], env)).code).toBe(0);
+    file = join(mkdtempSync(join(tmpdir(), 'cp-saml-')), 'idp.xml');
+    writeFileSync(file, startSamlIdp().metadataXml());
+  }, 120_000);
+  afterAll(() => cdb?.close());
+
+  it('connects the IdP from a metadata file, maps groups, and says where our SP metadata is', async () => {
+    const none = await cli(['sso', 'saml', '--org', 'org_cli_saml'], env);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toBe('climate-pulse: give the IdP metadata by --metadata-url or --metadata-file, one of the two\n');
+    const r = await cli(['sso', 'saml', '--org', 'org_cli_saml', '--metadata-file', file, '--group', 'it=admin', '--default-role', 'none'], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toContain(
+      'kind: saml\nSP metadata URL (entity id): https://pulse.example.com/console/sso/saml/org_cli_saml/metadata\ngroups attribute: groups\n  it = admin\n',
+    );
+    expect(r.stdout).not.toContain('redirect URI');
+  }, 60_000);
 });
