@@ -113,6 +113,7 @@ describe('operator API', () => {
       '/admin/v1/organizations/{orgId}/sso/domains/{domain}/verify',
       '/admin/v1/organizations/{orgId}/sso/oidc',
       '/admin/v1/organizations/{orgId}/sso/requirement',
+      '/admin/v1/organizations/{orgId}/sso/saml',
       '/admin/v1/organizations/{orgId}/webhook-deliveries',
       '/admin/v1/organizations/{orgId}/webhook-deliveries/resend-failed',
       '/admin/v1/organizations/{orgId}/webhook-endpoints',

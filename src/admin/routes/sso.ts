@@ -5,6 +5,7 @@ import { AdminNoQuerySchema, OrgIdParamsSchema, adminResponses } from '../../con
 import {
   AddSsoDomainBodySchema,
   OidcSettingsBodySchema,
+  SamlSettingsBodySchema,
   SsoDomainListSchema,
   SsoDomainParamsSchema,
   SsoDomainSchema,
@@ -26,6 +27,7 @@ import {
   type SsoSettingsView,
 } from '../../domain/sso/settings.js';
 import { requireLiveOrg } from '../../domain/orgs.js';
+import { saveSamlSso } from '../../domain/sso/saml-sign-in.js';
 import { consoleBaseUrl } from '../../config.js';
 import type { AdminRouteDeps, App } from './types.js';
 
@@ -77,6 +79,32 @@ export function registerSsoRoutes(app: App, { db, now, config }: AdminRouteDeps)
       },
     },
     async (request) => withUris(request.params.orgId, await saveOidcSettings(db, request.params.orgId, request.body, operatorActor(request.ip), now(), rules)),
+  );
+
+  app.put(
+    '/organizations/:orgId/sso/saml',
+    {
+      preValidation: requireJsonObject,
+      schema: {
+        operationId: 'setSsoSaml',
+        summary: 'Connect a SAML 2.0 IdP',
+        description:
+          "The IdP's metadata, pasted or fetched from its URL (SSRF-guarded), is read before anything is saved; it replaces an OpenID Connect IdP. Our SP's URLs are under PUBLIC_BASE_URL/console/sso/saml/<orgId>/ (metadata, acs, slo, start). Audited as organization.updated and sso.configured.",
+        tags,
+        querystring: AdminNoQuerySchema,
+        params: OrgIdParamsSchema,
+        body: SamlSettingsBodySchema,
+        response: adminResponses(SsoSettingsSchema, 'The settings as saved.'),
+      },
+    },
+    async (request) =>
+      withUris(
+        request.params.orgId,
+        await saveSamlSso(db, request.params.orgId, request.body, operatorActor(request.ip), now(), {
+          baseUrl: consoleBaseUrl(config),
+          allowPrivate: rules.allowPrivate,
+        }),
+      ),
   );
 
   app.delete(

@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
 import type { SsoDomain, SsoSettings } from '../../contract/schemas/admin-sso.js';
 import { withOperator } from '../operator.js';
@@ -31,23 +32,25 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8').trim();
 }
 
+/** Our SAML service provider's metadata URL (the entity id), from the OIDC redirect URI the API answers (same base, same organization). */
+const samlMetadataUrl = (s: SsoSettings) => s.redirectUri.replace(/\/console\/sso\/([^/]+)\/oidc\/callback$/, '/console/sso/saml/$1/metadata');
+
 const summary = (s: SsoSettings) =>
   [
     `kind: ${s.kind}`,
-    `issuer: ${s.issuer ?? '-'}`,
-    `client id: ${s.clientId ?? '-'} (secret ${s.clientSecretSet ? 'set' : 'missing'})`,
-    `groups claim: ${s.groupsClaim}`,
+    ...(s.kind === 'saml'
+      ? [`SP metadata URL (entity id): ${samlMetadataUrl(s)}`, `groups attribute: ${s.groupsClaim}`]
+      : [`issuer: ${s.issuer ?? '-'}`, `client id: ${s.clientId ?? '-'} (secret ${s.clientSecretSet ? 'set' : 'missing'})`, `groups claim: ${s.groupsClaim}`]),
     ...s.groupRoles.map((g) => `  ${g.group} = ${g.role}${g.teams.length ? `: ${g.teams.join(', ')}` : ''}`),
     `people in no group: ${s.defaultRole ?? 'refused'}`,
     `required: ${s.required ? `yes (break-glass owner: ${s.breakGlassMemberId ?? 'none'})` : 'no'}`,
     `longest session: ${s.sessionMaxHours} h`,
-    `redirect URI: ${s.redirectUri}`,
-    `back-channel logout URI: ${s.backchannelLogoutUri}`,
+    ...(s.kind === 'saml' ? [] : [`redirect URI: ${s.redirectUri}`, `back-channel logout URI: ${s.backchannelLogoutUri}`]),
   ].join('\n');
 
 /** `climate-pulse sso show|oidc|require|remove|domains ...`: an organization's single sign-on, through the operator API. */
 export function registerSso(program: Command) {
-  const cmd = program.command('sso').description("an organization's single sign-on: its OpenID Connect IdP, groups mapping, enforcement and domains");
+  const cmd = program.command('sso').description("an organization's single sign-on: its OpenID Connect or SAML IdP, groups mapping, enforcement and domains");
 
   cmd
     .command('show')
@@ -94,6 +97,56 @@ export function registerSso(program: Command) {
             clientId: opts.clientId,
             ...(clientSecret ? { clientSecret } : {}),
             ...(opts.groupsClaim ? { groupsClaim: opts.groupsClaim } : {}),
+            ...(opts.group ? { groupRoles: opts.group } : {}),
+            ...(opts.defaultRole ? { defaultRole: opts.defaultRole === 'none' ? null : opts.defaultRole } : {}),
+            ...(opts.sessionMaxHours !== undefined ? { sessionMaxHours: opts.sessionMaxHours } : {}),
+          });
+          say(opts, summary(s), s);
+        });
+      },
+    );
+
+  cmd
+    .command('saml')
+    .description('connect (or change) a SAML 2.0 IdP from its metadata, by URL (fetched now, public https only) or from a file; replaces an OpenID Connect IdP')
+    .requiredOption('--org <id>', 'organization id')
+    .option('--metadata-url <url>', 'where the IdP publishes its metadata')
+    .option('--metadata-file <path>', "the IdP's metadata XML, from a file ('-': standard input)")
+    .option('--email-attribute <name>', 'the attribute holding the email (default: email, mail, ..., then the NameID)')
+    .option('--groups-attribute <name>', 'the attribute holding the groups (default: groups, memberOf, ...)')
+    .option('--group <group=role>', "map a group to a role (repeat it): 'group=admin', or 'group=manager:team_a,team_b'", groupRole)
+    .addOption(
+      new Option('--default-role <role>', 'the role of people in none of the groups (default: refused)').choices(['admin', 'manager', 'viewer', 'none']),
+    )
+    .option('--session-max-hours <n>', 'the longest a session through the IdP lasts (1 to 168)', (v) => Number(v))
+    .option('--json', JSON_HELP)
+    .action(
+      async (opts: {
+        org: string;
+        metadataUrl?: string;
+        metadataFile?: string;
+        emailAttribute?: string;
+        groupsAttribute?: string;
+        group?: Array<{ group: string; role: string; teams: string[] }>;
+        defaultRole?: string;
+        sessionMaxHours?: number;
+        json?: boolean;
+      }) => {
+        if (Boolean(opts.metadataUrl) === Boolean(opts.metadataFile))
+          throw new CliError('give the IdP metadata by --metadata-url or --metadata-file, one of the two');
+        let metadataXml: string | undefined;
+        if (opts.metadataFile) {
+          try {
+            metadataXml = opts.metadataFile === '-' ? await readStdin() : await readFile(opts.metadataFile, 'utf8');
+          } catch (err) {
+            throw new CliError(`cannot read ${opts.metadataFile}: ${(err as Error).message}`);
+          }
+        }
+        await withOperator(async (op) => {
+          const s = await op.call<SsoSettings>('PUT', `${sso(opts.org)}/saml`, {
+            ...(metadataXml !== undefined ? { metadataXml } : { metadataUrl: opts.metadataUrl }),
+            ...(opts.emailAttribute ? { emailAttribute: opts.emailAttribute } : {}),
+            ...(opts.groupsAttribute ? { groupsAttribute: opts.groupsAttribute } : {}),
             ...(opts.group ? { groupRoles: opts.group } : {}),
             ...(opts.defaultRole ? { defaultRole: opts.defaultRole === 'none' ? null : opts.defaultRole } : {}),
             ...(opts.sessionMaxHours !== undefined ? { sessionMaxHours: opts.sessionMaxHours } : {}),

@@ -61,6 +61,31 @@ export const OidcSettingsBodySchema = Type.Object(
   { additionalProperties: false },
 );
 
+export const SamlSettingsBodySchema = Type.Object(
+  {
+    metadataXml: Type.Optional(
+      Type.String({ minLength: 1, maxLength: 1_000_000, description: "The IdP's metadata XML, pasted. Exactly one of metadataXml and metadataUrl." }),
+    ),
+    metadataUrl: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 2048,
+        description: "Where to fetch the IdP's metadata (https, public addresses only: the webhooks' SSRF guard). Exactly one of metadataXml and metadataUrl.",
+      }),
+    ),
+    emailAttribute: Type.Optional(
+      Nullable(Type.String({ maxLength: 512, description: 'The attribute holding the email; null or omitted: the usual ones, then the NameID.' })),
+    ),
+    groupsAttribute: Type.Optional(
+      Nullable(Type.String({ maxLength: 512, description: "The attribute holding the groups; null or omitted: groups, memberOf, then Entra ID's." })),
+    ),
+    groupRoles: Type.Optional(Type.Array(GroupRoleSchema, { maxItems: 100, description: 'Omitted: unchanged.' })),
+    defaultRole: Type.Optional(DefaultRole),
+    sessionMaxHours: Type.Optional(Type.Integer({ minimum: 1, maximum: 168 })),
+  },
+  { additionalProperties: false },
+);
+
 export const SsoRequirementBodySchema = Type.Object(
   {
     required: Type.Boolean(),

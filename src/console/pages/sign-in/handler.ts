@@ -29,7 +29,7 @@ import {
 import { sendPage } from '../../views/layout.js';
 import { acceptanceOf, codeOf, credentialsOf, enrollmentOf, typedEmailOf, withoutSsoOf } from './form.js';
 import { ssoRouteForEmail } from '../../../domain/sso/settings.js';
-import { ssoStartFor } from '../sso/handler.js';
+import { samlStartFor, ssoStartFor } from '../sso/handler.js';
 import { codeView, enrollView, invitationView, recoveryCodesBox, recoveryCodesView, signInView } from './view.js';
 import { passkeySecondFactorBlock, passkeySignInBlock } from '../passkeys/handler.js';
 import { passkeyScripts } from '../passkeys/view.js';
@@ -80,6 +80,7 @@ export function registerAuthPages(scope: FastifyInstance, deps: ConsoleDeps & { 
       // An address of an organization's verified domain goes to its IdP, whatever else was typed (issue 55).
       const sso = await ssoRouteForEmail(db, request.body?.email);
       if (sso?.kind === 'oidc' && !withoutSsoOf(request)) return new Redirect(ssoStartFor(sso.orgId, sso.email));
+      if (sso?.kind === 'saml' && !withoutSsoOf(request)) return new Redirect(samlStartFor(sso.orgId));
       const s = await signInOrChoose(db, credentialsOf(request.body), request.ip, now(), deviceOf(request));
       if ('choices' in s) {
         choices = s.choices;

@@ -18,3 +18,14 @@ export const oidcSettingsOf = (form: Form) => ({
 export const requiredOf = (form: Form) => ({ required: form.required === 'true', breakGlassMemberId: form.breakGlassMemberId });
 
 export const domainOf = (form: Form) => form.domain;
+
+/** The SAML form as saveSamlSso's input: the metadata pasted or its URL (an empty field is none). */
+export const samlSettingsOf = (form: Form) => ({
+  metadataXml: form.metadataXml?.trim() ? form.metadataXml : undefined,
+  metadataUrl: form.metadataUrl?.trim() ? form.metadataUrl : undefined,
+  emailAttribute: form.emailAttribute ?? null,
+  groupsAttribute: form.groupsAttribute ?? null,
+  groupRoles: form.groupRoles ?? '',
+  defaultRole: form.defaultRole,
+  sessionMaxHours: form.sessionMaxHours,
+});

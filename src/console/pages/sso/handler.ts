@@ -15,11 +15,14 @@ import {
   type TxtResolver,
 } from '../../../domain/sso/settings.js';
 import type { SsoNetworkRules } from '../../../domain/sso/fetch.js';
+import { ssoKindOf, finishSamlSignIn, samlSingleLogout, saveSamlSso, forgetSamlIdp } from '../../../domain/sso/saml-sign-in.js';
+import { getSamlSettings, samlUrls, spMetadataXml, startSamlSignIn } from '../../../domain/sso/saml.js';
+import { setPageHeaders } from '../../../http/html.js';
 import { notice, type Safe } from '../../html.js';
 import { actorOf, changeOutcome, OWNERS, readCookie, setSessionCookie, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { sendPage } from '../../views/layout.js';
-import { domainOf, oidcSettingsOf, requiredOf } from './form.js';
-import { onwardPage, refusedView, SSO_WORDS, ssoView } from './view.js';
+import { domainOf, oidcSettingsOf, requiredOf, samlSettingsOf } from './form.js';
+import { onwardPage, refusedView, signedOutBody, SSO_WORDS, ssoView } from './view.js';
 
 /** The cookie that binds a sign-in under way to the browser that began it: Lax, so that it comes back with the IdP's redirect. */
 const SSO_COOKIE = 'cp_sso';
@@ -38,6 +41,19 @@ export interface SsoPageDeps extends ConsoleDeps {
 const rulesOf = (deps: SsoPageDeps): SsoNetworkRules => ({ allowPrivate: deps.webhooks?.allowPrivate ?? false });
 const hidden = { schema: { hide: true } };
 const ORG_ID = /^[A-Za-z0-9_-]{1,128}$/;
+
+/** Where the sign-in page sends an address of an organization's verified domain (SAML). */
+export const samlStartFor = (orgId: string) => `/console/sso/saml/${encodeURIComponent(orgId)}/start`;
+
+/**
+ * The cookie of a SAML sign-in under way holds the AuthnRequest's id: the ACS reads it as the only
+ * request this browser may answer. The IdP's answer is a cross-site POST, which a SameSite=Lax
+ * cookie does not follow between different sites; so over https it is SameSite=None (with Secure),
+ * and Lax only over http (a laptop, the tests), where no browser takes SameSite=None.
+ */
+const samlCookie = (value: string, maxAge: number, secure: boolean) =>
+  `${SSO_COOKIE}=${value}; Path=${SSO_COOKIE_PATH}; HttpOnly; SameSite=${secure ? 'None' : 'Lax'}; Max-Age=${maxAge}${secure ? '; Secure' : ''}`;
+const REQUEST_ID = /^[A-Za-z0-9_.-]{1,256}$/;
 
 /** Where the sign-in page sends an address of an organization's verified domain (OpenID Connect). */
 export const ssoStartFor = (orgId: string, email: string) => `${oidcPaths(orgId).start}?login_hint=${encodeURIComponent(email)}`;
@@ -61,6 +77,34 @@ export function registerSsoSignInPages(scope: FastifyInstance, deps: SsoPageDeps
       if (!(err instanceof SsoRefused)) throw err;
       request.log.warn({ sso: { reason: err.reason, detail: err.detail } }, 'sso sign-in not started');
       return refused(reply, err.reason === 'not_set_up' ? 404 : 502, err.message);
+    }
+  });
+
+  scope.get<{ Params: { orgId: string } }>('/sso/saml/:orgId/metadata', hidden, async (request, reply) => {
+    if (!ORG_ID.test(request.params.orgId)) return refused(reply, 404, SSO_WORDS.notSetUp);
+    try {
+      const xml = await spMetadataXml(db, request.params.orgId, deps.baseUrl);
+      reply.header('cache-control', 'no-store');
+      return reply.code(200).type('application/samlmetadata+xml; charset=utf-8').send(xml);
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'not_found') return refused(reply, 404, SSO_WORDS.notSetUp);
+      throw err;
+    }
+  });
+
+  scope.get<{ Params: { orgId: string } }>('/sso/saml/:orgId/start', hidden, async (request, reply) => {
+    const orgId = request.params.orgId;
+    if (!ORG_ID.test(orgId) || (await ssoKindOf(db, orgId)) !== 'saml') return refused(reply, 404, SSO_WORDS.notSetUp);
+    try {
+      const started = await startSamlSignIn(db, orgId, deps.baseUrl);
+      reply.header('set-cookie', samlCookie(started.requestId, 600, deps.secureCookies));
+      return reply
+        .code(200)
+        .type('text/html; charset=utf-8')
+        .send(onwardPage({ title: SSO_WORDS.redirecting, heading: SSO_WORDS.redirecting, to: started.redirectUrl, link: SSO_WORDS.continueIdp }));
+    } catch (err) {
+      if (err instanceof ApiError && err.code === 'not_found') return refused(reply, 404, SSO_WORDS.notSetUp);
+      throw err;
     }
   });
 
@@ -97,9 +141,11 @@ export function registerSsoSignInPages(scope: FastifyInstance, deps: SsoPageDeps
 export async function registerSsoBackchannel(app: FastifyInstance, deps: SsoPageDeps) {
   await app.register(
     async (scope) => {
-      scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 32_768 }, (_request, body, done) => {
+      // A SAMLResponse may be large (certificates, many groups): saml.ts reads at most 512 KiB of it.
+      scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 600_000 }, (_request, body, done) => {
         done(null, Object.fromEntries(new URLSearchParams(body as string)));
       });
+      registerSamlIdpRoutes(scope, deps);
       scope.post<{ Params: { orgId: string }; Body: Record<string, string> | undefined }>('/:orgId/oidc/backchannel-logout', hidden, async (request, reply) => {
         reply.header('cache-control', 'no-store');
         // An organization id is letters, digits, dot, dash and underscore: anything else (a NUL, a
@@ -123,6 +169,67 @@ export async function registerSsoBackchannel(app: FastifyInstance, deps: SsoPage
   );
 }
 
+/**
+ * SAML's assertion consumer service and single logout: the IdP's cross-site POST (and redirect),
+ * outside the console's form checks (the signed message is the proof; the ACS is bound to the
+ * browser by the cp_sso cookie set at start), with the console's page headers.
+ */
+function registerSamlIdpRoutes(scope: FastifyInstance, deps: SsoPageDeps) {
+  const { db, now } = deps;
+  // This scope is the application's, not the console's: whether cookies are Secure follows the public URL.
+  const secure = deps.baseUrl.startsWith('https://');
+  const page = { ...deps, secureCookies: secure };
+
+  scope.post<{ Params: { orgId: string }; Body: Record<string, string> | undefined }>('/saml/:orgId/acs', hidden, async (request, reply) => {
+    setPageHeaders(reply, { https: secure });
+    const orgId = request.params.orgId;
+    if (!ORG_ID.test(orgId)) return sendPage(reply, 400, refusedView(SSO_WORDS.notSetUp));
+    const bound = readCookie(request, SSO_COOKIE);
+    reply.header('set-cookie', samlCookie('', 0, secure));
+    try {
+      const s = await finishSamlSignIn(db, orgId, {
+        baseUrl: deps.baseUrl,
+        samlResponse: request.body?.SAMLResponse,
+        expectedRequestId: bound && REQUEST_ID.test(bound) ? bound : undefined,
+        address: request.ip,
+        now: now(),
+      });
+      setSessionCookie(reply, s.cookie, page);
+      return reply
+        .code(200)
+        .type('text/html; charset=utf-8')
+        .send(onwardPage({ title: SSO_WORDS.signedIn, heading: SSO_WORDS.signedIn, to: '/console/overview', link: SSO_WORDS.continueConsole }));
+    } catch (err) {
+      if (!(err instanceof SsoRefused)) throw err;
+      request.log.warn({ sso: { orgId, protocol: 'saml', reason: err.reason, detail: err.detail } }, 'sso sign-in refused');
+      return sendPage(reply, 400, refusedView(err.message));
+    }
+  });
+
+  const slo = async (request: FastifyRequest<{ Params: { orgId: string }; Body: Record<string, string> | undefined }>, reply: FastifyReply) => {
+    setPageHeaders(reply, { https: secure });
+    const orgId = request.params.orgId;
+    if (!ORG_ID.test(orgId)) return sendPage(reply, 400, refusedView(SSO_WORDS.notSetUp));
+    const message =
+      request.method === 'GET'
+        ? {
+            query: request.query as Record<string, string | undefined>,
+            rawQuery: request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '',
+          }
+        : { body: (request.body ?? {}) as Record<string, string | undefined> };
+    const r = await samlSingleLogout(db, orgId, deps.baseUrl, message, { address: request.ip, now: now() });
+    if (!r.ok) {
+      request.log.warn({ sso: { orgId, protocol: 'saml', reason: r.refusal, detail: r.detail } }, 'saml logout request refused');
+      return sendPage(reply, 400, refusedView(SSO_WORDS.logoutRefused));
+    }
+    request.log.info({ sso: { orgId, protocol: 'saml', ended: r.ended } }, 'saml single logout');
+    if (r.redirectUrl) return reply.redirect(r.redirectUrl, 302);
+    return sendPage(reply, 200, { title: SSO_WORDS.signedOut, body: signedOutBody() });
+  };
+  scope.get('/saml/:orgId/slo', hidden, slo);
+  scope.post('/saml/:orgId/slo', hidden, slo);
+}
+
 /** The single sign-on settings page (owners). */
 export function registerSsoPages(scope: FastifyInstance, deps: SsoPageDeps) {
   const { db, now } = deps;
@@ -141,6 +248,7 @@ export function registerSsoPages(scope: FastifyInstance, deps: SsoPageDeps) {
         domains,
         owners: members.filter((m) => m.role === 'owner'),
         urls: { redirectUri: deps.baseUrl + paths.callback, backchannelLogoutUri: deps.baseUrl + paths.backchannelLogout },
+        saml: { urls: samlUrls(deps.baseUrl, s.orgId), settings: await getSamlSettings(db, s.orgId, deps.baseUrl) },
         message,
       }),
     );
@@ -156,9 +264,21 @@ export function registerSsoPages(scope: FastifyInstance, deps: SsoPageDeps) {
     }),
   );
 
+  scope.post<{ Body: Form }>('/sso/saml', owner, async (request, reply) =>
+    outcome(request, reply, async () => {
+      await saveSamlSso(db, request.member.orgId, samlSettingsOf(request.body), actorOf(request), now(), {
+        baseUrl: deps.baseUrl,
+        allowPrivate: rulesOf(deps).allowPrivate,
+      });
+      return notice(SSO_WORDS.samlSaved, 'ok');
+    }),
+  );
+
   scope.post('/sso/remove', owner, async (request, reply) =>
     outcome(request, reply, async () => {
+      const wasSaml = (await ssoKindOf(db, request.member.orgId)) === 'saml';
       await removeSsoSettings(db, request.member.orgId, actorOf(request), now());
+      if (wasSaml) await forgetSamlIdp(db, request.member.orgId, actorOf(request));
       return notice(SSO_WORDS.removed, 'ok');
     }),
   );

@@ -1,6 +1,7 @@
 import type { ConsoleSession } from '../../../domain/sessions.js';
 import type { MemberView } from '../../../domain/members.js';
 import type { SsoDomainView, SsoSettingsView } from '../../../domain/sso/settings.js';
+import type { SamlSettingsView, SamlUrls } from '../../../domain/sso/saml.js';
 import { csrfField, escapeHtml, html, notice, page, type PageOptions, type Safe } from '../../html.js';
 import { navFor } from '../../views/nav.js';
 import { when } from '../../views/layout.js';
@@ -63,6 +64,29 @@ export const SSO_WORDS = {
   domainAdded: (d: string) => `${d} is added. Publish its TXT record, then choose Verify.`,
   domainVerified: (d: string) => `${d} is verified.`,
   domainRemoved: (d: string) => `${d} is removed.`,
+  samlTitle: 'SAML 2.0 connection',
+  samlIntro:
+    'Use this instead of OpenID Connect if your identity provider speaks SAML. Give it the three addresses below (or just the metadata address), then paste its metadata here or give the address where it publishes it. Saving replaces any OpenID Connect connection.',
+  samlMetadataUrl: 'Our metadata address',
+  samlEntityId: 'Our entity ID (audience)',
+  samlAcsUrl: 'Assertion consumer service (HTTP-POST)',
+  samlSloUrl: 'Single logout (HTTP-Redirect and HTTP-POST)',
+  samlConnected: (entityId: string) => `Connected to the identity provider ${entityId}.`,
+  samlIdpMetadataXml: "Your identity provider's metadata (paste the XML)",
+  samlIdpMetadataUrl: "Or the address of your identity provider's metadata",
+  samlMetadataHelp: 'Fill in one of the two. An address is read now, and must be a public https address.',
+  samlEmailAttribute: 'Attribute holding the email address',
+  samlEmailHelp: 'Leave empty to use the usual ones (email, mail, emailaddress), then the NameID if it is an address.',
+  samlGroupsAttribute: 'Attribute holding the groups',
+  samlGroupsHelp: 'Leave empty to use the usual ones (groups, memberOf).',
+  samlGroupRoles: 'Group mapping',
+  samlDefaultRole: 'Role of people in no mapped group',
+  samlSessionMax: 'Longest session through SAML (hours, at most 168)',
+  samlSave: 'Save SAML connection',
+  samlSaved: 'The SAML connection is saved.',
+  logoutRefused: 'The sign-out request from your identity provider was not accepted.',
+  signedOut: 'Signed out',
+  signedOutText: 'Your identity provider signed you out of the console.',
 } as const;
 
 export interface SsoPageData {
@@ -71,13 +95,14 @@ export interface SsoPageData {
   domains: SsoDomainView[];
   owners: MemberView[];
   urls: { redirectUri: string; backchannelLogoutUri: string };
+  saml?: { urls: SamlUrls; settings: SamlSettingsView | null };
   message?: Safe;
 }
 
 const W = SSO_WORDS;
 
 /** The single sign-on settings page (owners): what to give the IdP, the connection, the domains, and enforcement. */
-export function ssoView({ session: s, settings, domains, owners, urls, message }: SsoPageData): PageOptions {
+export function ssoView({ session: s, settings, domains, owners, urls, saml, message }: SsoPageData): PageOptions {
   const roles = ['admin', 'viewer'];
   const mapping = (settings?.groupRoles ?? []).map((g) => `${g.group} = ${g.role}${g.teams.length ? `: ${g.teams.join(', ')}` : ''}`).join('\n');
   return {
@@ -116,6 +141,7 @@ ${
     ? html`<form method="post" action="/console/sso/remove" data-confirm="${W.removeConfirm}">${csrfField(s.csrfToken)}<button type="submit" class="danger">${W.remove}</button></form>`
     : html`<p class="muted">${W.notSetUp}</p>`
 }
+${saml ? samlSection(s, settings, saml, roles, mapping) : ''}
 <h2>${W.domains}</h2>
 <p>${W.domainsHelp}</p>
 ${
@@ -177,3 +203,47 @@ export const refusedView = (message: string): PageOptions => ({
 ${notice(message)}
 <p><a href="/console/sign-in">${W.backToSignIn}</a></p>`,
 });
+
+/** The SAML part of the settings page: our SP's addresses to give the IdP, and the IdP's metadata and mappings. */
+function samlSection(
+  s: ConsoleSession,
+  settings: SsoSettingsView | null,
+  saml: { urls: SamlUrls; settings: SamlSettingsView | null },
+  roles: string[],
+  mapping: string,
+): Safe {
+  const isSaml = settings?.kind === 'saml';
+  const idp = saml.settings?.idp ?? null;
+  return html`<h2>${W.samlTitle}</h2>
+<p>${W.samlIntro}</p>
+<dl class="facts">
+<dt>${W.samlMetadataUrl}</dt><dd><code id="saml-metadata-url">${saml.urls.metadataUrl}</code></dd>
+<dt>${W.samlEntityId}</dt><dd><code id="saml-entity-id">${saml.urls.entityId}</code></dd>
+<dt>${W.samlAcsUrl}</dt><dd><code id="saml-acs-url">${saml.urls.acsUrl}</code></dd>
+<dt>${W.samlSloUrl}</dt><dd><code id="saml-slo-url">${saml.urls.sloUrl}</code></dd>
+</dl>
+${isSaml && idp ? html`<p><strong>${W.samlConnected(idp.entityId)}</strong></p>` : ''}
+<form method="post" action="/console/sso/saml" class="stack">
+${csrfField(s.csrfToken)}
+<label for="f-saml-xml">${W.samlIdpMetadataXml}</label> <textarea name="metadataXml" rows="4" id="f-saml-xml" aria-describedby="saml-metadata-help"></textarea>
+<label for="f-saml-url">${W.samlIdpMetadataUrl}</label> <input type="url" name="metadataUrl" maxlength="2048" id="f-saml-url" aria-describedby="saml-metadata-help" value="${idp?.metadataUrl ?? ''}">
+<p id="saml-metadata-help" class="muted">${W.samlMetadataHelp}</p>
+<label for="f-saml-email">${W.samlEmailAttribute}</label> <input name="emailAttribute" maxlength="512" id="f-saml-email" aria-describedby="saml-email-help" value="${saml.settings?.emailAttribute ?? ''}">
+<p id="saml-email-help" class="muted">${W.samlEmailHelp}</p>
+<label for="f-saml-groups">${W.samlGroupsAttribute}</label> <input name="groupsAttribute" maxlength="512" id="f-saml-groups" aria-describedby="saml-groups-help" value="${saml.settings?.groupsAttribute ?? ''}">
+<p id="saml-groups-help" class="muted">${W.samlGroupsHelp}</p>
+<label for="f-saml-group-roles">${W.samlGroupRoles}</label> <textarea name="groupRoles" rows="4" id="f-saml-group-roles" aria-describedby="saml-group-roles-help">${isSaml ? mapping : ''}</textarea>
+<p id="saml-group-roles-help" class="muted">${W.groupRolesHelp}</p>
+<label for="f-saml-default-role">${W.samlDefaultRole}</label> <select name="defaultRole" id="f-saml-default-role">
+<option value=""${isSaml && settings?.defaultRole ? '' : html` selected`}>${W.noAccess}</option>
+${roles.map((r) => html`<option value="${r}"${isSaml && settings?.defaultRole === r ? html` selected` : ''}>${r}</option>`)}
+</select>
+<label for="f-saml-session-max">${W.samlSessionMax}</label> <input type="number" name="sessionMaxHours" min="1" max="168" id="f-saml-session-max" value="${String(settings?.sessionMaxHours ?? 168)}">
+<button type="submit">${W.samlSave}</button>
+</form>`;
+}
+
+/** What the browser sees after its IdP signed it out (when the IdP takes no LogoutResponse back). */
+export const signedOutBody = (): Safe => html`<h1>${W.signedOut}</h1>
+<p>${W.signedOutText}</p>
+<p><a href="/console/sign-in">${W.backToSignIn}</a></p>`;
