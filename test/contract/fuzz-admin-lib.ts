@@ -537,6 +537,7 @@ const offTheNetwork = (c: Ctx) => {
   if (b && typeof b === 'object' && !Array.isArray(b)) {
     if ('issuer' in b) b.issuer = 'http://127.0.0.1:9/idp';
     if ('method' in b) b.method = 'operator';
+    if ('metadataUrl' in b) b.metadataUrl = 'http://127.0.0.1:9/idp-metadata';
   }
 };
 export const LOOSE_OPERATIONS = [
@@ -562,6 +563,7 @@ export const LOOSE_OPERATIONS = [
 const ARRANGE: Record<string, Arrange> = {
   ...Object.fromEntries(LOOSE_OPERATIONS.map((id) => [id, loosely()])),
   setSsoOidc: loosely(offTheNetwork),
+  setSsoSaml: loosely(offTheNetwork),
   verifySsoDomain: loosely(offTheNetwork),
   createOrganization(c) {
     const b = c.body();
