@@ -10,6 +10,7 @@
  * when this file changed, or when any file it was made from (its record in dist/bundles.json,
  * esbuild's list of inputs, packages included) is newer than it.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -21,7 +22,9 @@ const RECORD = join(DIST, 'bundles.json');
 
 /** Every browser script: its entry under src/, its output under dist/ (where the server reads it). */
 export const ENTRIES = [
-  { entry: 'src/checkin/client/checkin.ts', out: 'checkin/assets/checkin.js' },
+  // The check-in page ships every catalogue (its language rides in the link's fragment, so that no
+  // request depends on it), but only the respondents' messages of each: the console's stay out.
+  { entry: 'src/checkin/client/checkin.ts', out: 'checkin/assets/checkin.js', messages: ['meta.', 'checkin.', 'about.'] },
   { entry: 'src/console/client/passkeys.ts', out: 'console/assets/passkeys.js' },
 ];
 
@@ -70,24 +73,55 @@ export function staleBundles() {
 export function bundle({ force = false } = {}) {
   const todo = force ? ENTRIES.map((e) => ({ ...e, why: 'asked' })) : staleBundles();
   if (todo.length === 0) return [];
-  // Loaded here only: a build that has nothing to bundle (and the server, always) never loads it.
-  const esbuild = createRequire(import.meta.url)('esbuild');
   const record = readRecord();
   const made = [];
   for (const e of todo) {
     const outfile = join(DIST, e.out);
     mkdirSync(dirname(outfile), { recursive: true });
-    const result = esbuild.buildSync({ ...OPTIONS, entryPoints: [join(ROOT, e.entry)], outfile, write: false, metafile: true, absWorkingDir: ROOT });
-    const [file] = result.outputFiles;
-    writeFileSync(outfile, file.contents);
-    record[e.out] = { entry: e.entry, inputs: Object.keys(result.metafile.inputs).sort() };
-    made.push({ out: e.out, bytes: file.contents.length, why: e.why });
+    // esbuild's plugins (the catalogues' filter) need its asynchronous API: it runs in a child
+    // process, waited for here, so that this function stays synchronous and leaves nothing behind.
+    const result = JSON.parse(
+      execFileSync(process.execPath, [fileURLToPath(import.meta.url), '--one', JSON.stringify({ ...e, outfile })], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'inherit'],
+      }),
+    );
+    record[e.out] = { entry: e.entry, inputs: result.inputs };
+    made.push({ out: e.out, bytes: result.bytes, why: e.why });
   }
   writeFileSync(RECORD, `${JSON.stringify(record, null, 1)}\n`);
   return made;
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+/** One entry, bundled and written; what it was made from is printed as JSON (run by `bundle` in a child process). */
+async function bundleOne({ entry, outfile, messages }) {
+  // Loaded here only: a build that has nothing to bundle (and the server, always) never loads it.
+  const esbuild = createRequire(import.meta.url)('esbuild');
+  const plugins = messages
+    ? [
+        {
+          name: 'catalogue-messages',
+          setup(build) {
+            build.onLoad({ filter: /[\\/]src[\\/]i18n[\\/]locales[\\/][^\\/]+\.json$/ }, ({ path }) => {
+              const all = JSON.parse(readFileSync(path, 'utf8'));
+              const kept = Object.fromEntries(Object.entries(all).filter(([key]) => messages.some((prefix) => key.startsWith(prefix))));
+              return { contents: JSON.stringify(kept), loader: 'json' };
+            });
+          },
+        },
+      ]
+    : [];
+  const result = await esbuild.build({ ...OPTIONS, entryPoints: [join(ROOT, entry)], outfile, write: false, metafile: true, absWorkingDir: ROOT, plugins });
+  const [file] = result.outputFiles;
+  writeFileSync(outfile, file.contents);
+  await esbuild.stop();
+  return { inputs: Object.keys(result.metafile.inputs).sort(), bytes: file.contents.length };
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1] && process.argv[2] === '--one') {
+  process.stdout.write(JSON.stringify(await bundleOne(JSON.parse(process.argv[3]))));
+} else if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const made = bundle({ force: process.argv.includes('--force') });
   console.log(
     made.length === 0

@@ -1,5 +1,7 @@
 import { escapeHtml, html, Safe } from '../http/html.js';
 import { assetHref } from './assets.js';
+import type { MessageKey } from '../i18n/index.js';
+import { PLAIN, type Speaker } from './words.js';
 
 /** The console's pages are written with the base's escaping template (src/http/html.ts). */
 export { escapeHtml, html, Safe } from '../http/html.js';
@@ -21,7 +23,8 @@ export function tableRows(count: number, cells: (i: number) => readonly (string 
 
 export interface NavItem {
   href: string;
-  label: string;
+  /** Its words' key in the catalogue. */
+  label: MessageKey;
 }
 
 export interface PageOptions {
@@ -32,15 +35,18 @@ export interface PageOptions {
   /** Extra scripts (classic, deferred, in order) and stylesheets of this page: their hashed URLs (assetHref). */
   scripts?: string[];
   styles?: string[];
+  /** The reader's language (its words, `lang` and `dir`); English without one. */
+  speaker?: Speaker;
 }
 
 /** The one layout: a skip link, the navigation, one `main`, and the console's own stylesheet and script. */
-export function page({ title, nav, body, scripts = [], styles = [] }: PageOptions): string {
-  return `<!doctype html>${html`<html lang="en">
+export function page({ title, nav, body, scripts = [], styles = [], speaker = PLAIN }: PageOptions): string {
+  const t = speaker.t;
+  return `<!doctype html>${html`<html lang="${speaker.lang}"${speaker.dir === 'rtl' ? html` dir="rtl"` : ''}>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${title} · Climate Pulse console</title>
+<title>${t('console.layout.title', { page: title })}</title>
 <link rel="icon" href="${assetHref('favicon.svg')}" type="image/svg+xml">
 <link rel="stylesheet" href="${assetHref('console.css')}">
 ${styles.map((href) => html`<link rel="stylesheet" href="${href}">`)}
@@ -48,18 +54,18 @@ ${styles.map((href) => html`<link rel="stylesheet" href="${href}">`)}
 ${scripts.map((src) => html`<script src="${src}" defer></script>`)}
 </head>
 <body>
-<a class="skip" href="#main">Skip to content</a>
+<a class="skip" href="#main">${t('console.layout.skip')}</a>
 <header class="top">
-<p class="brand">Climate Pulse console${nav ? html` · <span class="org">${nav.orgName}</span>` : ''}</p>
+<p class="brand">${t('console.layout.brand')}${nav ? html` · <span class="org">${nav.orgName}</span>` : ''}</p>
 ${
   nav
-    ? html`<nav aria-label="Console">
-<ul>${nav.items.map((i) => html`<li><a href="${i.href}"${i.href === nav.current ? html` aria-current="page"` : ''}>${i.label}</a></li>`)}</ul>
+    ? html`<nav aria-label="${t('console.layout.nav')}">
+<ul>${nav.items.map((i) => html`<li><a href="${i.href}"${i.href === nav.current ? html` aria-current="page"` : ''}>${t(i.label)}</a></li>`)}</ul>
 </nav>
 <form method="post" action="/console/sign-out" class="signout">
 <input type="hidden" name="_csrf" value="${nav.csrf}">
 <span class="who">${nav.email}</span>
-<button type="submit">Sign out</button>
+<button type="submit">${t('console.layout.signOut')}</button>
 </form>`
     : ''
 }

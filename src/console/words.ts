@@ -1,4 +1,17 @@
 import type { AuditAction } from '../contract/schemas/admin-audit.js';
+import { escapeHtml, Safe } from '../http/html.js';
+import {
+  acceptLanguageTags,
+  dirOf,
+  formatParts,
+  matchLocale,
+  PSEUDO_LOCALE,
+  SOURCE_LOCALE,
+  translator,
+  type Locale,
+  type MessageKey,
+  type Translate,
+} from '../i18n/index.js';
 
 /**
  * Words for people (CONTRACT.md section 11, amended): dates and times in the reader's locale and
@@ -46,7 +59,18 @@ export interface PluralWords {
 
 /** How a page speaks to its reader: their locale, and the organization's time zone (or UTC). */
 export interface Speaker {
+  /** The locale of dates and numbers (what Intl supports of the reader's language). */
   locale: string;
+  /** The catalogue the page's words come from (src/i18n/locales), and its writing direction. */
+  lang: Locale;
+  dir: 'ltr' | 'rtl';
+  /** One message of the catalogue, as text (the page's template escapes it). */
+  t: Translate;
+  /**
+   * One message with markup: its tags (`<a>…</a>` in the catalogue) made by `tags`, every other
+   * part escaped. Values may be Safe (already markup) or text (escaped).
+   */
+  rich(key: MessageKey, values?: Record<string, string | number | Date | Safe>, tags?: Record<string, (chunks: Safe) => Safe>): Safe;
   timeZone: string;
   /** An instant: "19 Nov 2026, 09:30 CET" (to the second when asked); `none` when there is none. */
   when(iso: string | null | undefined, none?: string, precision?: 'minute' | 'second'): string;
@@ -84,8 +108,25 @@ function zoneOrUtc(tz: string | undefined): string {
   }
 }
 
-export function speakerFor(acceptLanguage: string | undefined, timeZone?: string): Speaker {
-  const locale = localeOf(acceptLanguage);
+/**
+ * The language of a member's pages: the one they chose (members.language), else the first of their
+ * browser's Accept-Language the catalogues have, else English.
+ */
+export function languageOf(acceptLanguage: string | undefined, chosen?: string | null): Locale {
+  const picked = chosen ? matchLocale(chosen) : null;
+  if (picked) return picked;
+  for (const tag of acceptLanguageTags(acceptLanguage)) {
+    const m = matchLocale(tag);
+    if (m) return m;
+  }
+  return SOURCE_LOCALE;
+}
+
+export function speakerFor(acceptLanguage: string | undefined, timeZone?: string, chosen?: string | null): Speaker {
+  const lang = languageOf(acceptLanguage, chosen);
+  // Dates and numbers: in the chosen language when there is one (the pseudo-locale's in English), else the browser's.
+  const locale = chosen && lang !== PSEUDO_LOCALE ? localeOf(lang) : localeOf(acceptLanguage);
+  const t = translator(lang);
   const tz = zoneOrUtc(timeZone);
   const instant = (precision: 'minute' | 'second') =>
     memo(
@@ -114,6 +155,15 @@ export function speakerFor(acceptLanguage: string | undefined, timeZone?: string
   const utcDay = (date: string) => new Date(`${date}T00:00:00.000Z`);
   return {
     locale,
+    lang,
+    dir: dirOf(lang),
+    t,
+    rich: (key, values, tags) => {
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(values ?? {})) out[k] = v;
+      for (const [k, make] of Object.entries(tags ?? {})) out[k] = (chunks: unknown[]) => make(richJoin(chunks));
+      return richJoin(formatParts(lang, key, out));
+    },
     timeZone: tz,
     when: (iso, none = 'never', precision = 'minute') => (iso ? instant(precision).format(new Date(iso)) : none),
     day: (date) => days(true).format(utcDay(date)),
@@ -123,6 +173,12 @@ export function speakerFor(acceptLanguage: string | undefined, timeZone?: string
     // English has two forms; a locale with more (few, many) takes `other` until the catalogue has them.
     count: (n, w) => (plural.select(n) === 'one' ? w.one : w.other).replace('#', num(0).format(n)),
   };
+}
+
+/** Parts of a formatted message as markup: Safe parts kept, text escaped. */
+function richJoin(parts: unknown): Safe {
+  const list = Array.isArray(parts) ? parts : [parts];
+  return new Safe(list.map((p) => (p instanceof Safe ? p.toString() : escapeHtml(String(p)))).join(''));
 }
 
 /** The speaker of pages that have no request at hand (tests, the CLI): DEFAULT_LOCALE, UTC. */

@@ -180,6 +180,14 @@ export function format(locale: Locale, key: MessageKey, values?: Values): string
   return String(formatter(locale, key).format(values));
 }
 
+/**
+ * One message with rich values (tag functions, objects kept as they are): the list of its parts,
+ * or its text. The console's pages join them as markup (src/console/words.ts, `rich`).
+ */
+export function formatParts(locale: Locale, key: MessageKey, values?: Record<string, unknown>): unknown {
+  return formatter(locale, key).format(values as Values);
+}
+
 /** A function that formats the messages of one locale: `t('checkin.title')`. */
 export function translator(locale: Locale) {
   return (key: MessageKey, values?: Values) => format(locale, key, values);

@@ -9,6 +9,8 @@ export const CONSOLE_PASSWORD = 'correct horse battery';
 /** A browser-like client of the console over inject: keeps cookies, sends same-origin fetch metadata, reads the form token. */
 export class ConsoleClient {
   cookies = new Map<string, string>();
+  /** Headers sent with every request (an Accept-Language, say). */
+  headers: Record<string, string> = {};
   constructor(
     readonly app: FastifyInstance,
     readonly ip = '192.0.2.10',
@@ -29,7 +31,12 @@ export class ConsoleClient {
   }
   async get(url: string) {
     return this.keep(
-      await this.app.inject({ method: 'GET', url, remoteAddress: this.ip, headers: { cookie: this.cookieHeader(), 'sec-fetch-site': 'same-origin' } }),
+      await this.app.inject({
+        method: 'GET',
+        url,
+        remoteAddress: this.ip,
+        headers: { ...this.headers, cookie: this.cookieHeader(), 'sec-fetch-site': 'same-origin' },
+      }),
     );
   }
   /**
@@ -55,6 +62,7 @@ export class ConsoleClient {
         remoteAddress: this.ip,
         payload: new URLSearchParams(form).toString(),
         headers: {
+          ...this.headers,
           cookie: this.cookieHeader(),
           'content-type': 'application/x-www-form-urlencoded',
           'sec-fetch-site': 'same-origin',

@@ -9,30 +9,30 @@ export function navItems(session: Pick<ConsoleSession, 'member'>): NavItem[] {
   // A manager: their teams' pages, and their own account (section 11 amended, *Managers*).
   if (session.member.role === 'manager') {
     return [
-      { href: '/console/overview', label: 'Overview' },
-      { href: '/console/alerts', label: 'Alerts' },
-      { href: '/console/actions', label: 'Actions' },
-      { href: '/console/comments', label: 'Comments' },
-      { href: '/console/account', label: 'Account' },
-      { href: '/console/sessions', label: 'Sessions' },
+      { href: '/console/overview', label: 'console.nav.overview' },
+      { href: '/console/alerts', label: 'console.nav.alerts' },
+      { href: '/console/actions', label: 'console.nav.actions' },
+      { href: '/console/comments', label: 'console.nav.comments' },
+      { href: '/console/account', label: 'console.nav.account' },
+      { href: '/console/sessions', label: 'console.nav.sessions' },
     ];
   }
   const items: NavItem[] = [
-    { href: '/console/overview', label: 'Overview' },
-    { href: '/console/alerts', label: 'Alerts' },
-    { href: '/console/actions', label: 'Actions' },
-    { href: '/console/comments', label: 'Comments' },
-    { href: '/console/keys', label: 'API keys' },
-    { href: '/console/webhooks', label: 'Webhooks' },
+    { href: '/console/overview', label: 'console.nav.overview' },
+    { href: '/console/alerts', label: 'console.nav.alerts' },
+    { href: '/console/actions', label: 'console.nav.actions' },
+    { href: '/console/comments', label: 'console.nav.comments' },
+    { href: '/console/keys', label: 'console.nav.keys' },
+    { href: '/console/webhooks', label: 'console.nav.webhooks' },
   ];
-  if (session.member.role !== 'viewer') items.push({ href: '/console/people', label: 'People' });
-  if (session.member.role === 'owner' || session.member.role === 'admin') items.push({ href: '/console/provisioning', label: 'Provisioning' });
-  if (['owner', 'admin', 'viewer'].includes(session.member.role)) items.push({ href: '/console/checkins', label: 'Check-ins' });
-  if (session.member.role === 'owner') items.push({ href: '/console/members', label: 'Members' });
-  if (session.member.role === 'owner') items.push({ href: '/console/sso', label: 'Single sign-on' });
-  items.push({ href: '/console/audit', label: 'Audit log' });
-  items.push({ href: '/console/account', label: 'Account' });
-  items.push({ href: '/console/sessions', label: 'Sessions' });
+  if (session.member.role !== 'viewer') items.push({ href: '/console/people', label: 'console.nav.people' });
+  if (session.member.role === 'owner' || session.member.role === 'admin') items.push({ href: '/console/provisioning', label: 'console.nav.provisioning' });
+  if (['owner', 'admin', 'viewer'].includes(session.member.role)) items.push({ href: '/console/checkins', label: 'console.nav.checkins' });
+  if (session.member.role === 'owner') items.push({ href: '/console/members', label: 'console.nav.members' });
+  if (session.member.role === 'owner') items.push({ href: '/console/sso', label: 'console.nav.sso' });
+  items.push({ href: '/console/audit', label: 'console.nav.audit' });
+  items.push({ href: '/console/account', label: 'console.nav.account' });
+  items.push({ href: '/console/sessions', label: 'console.nav.sessions' });
   return items;
 }
 

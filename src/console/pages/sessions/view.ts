@@ -3,13 +3,6 @@ import { csrfField, html, type PageOptions, type Safe } from '../../html.js';
 import { navFor } from '../../views/nav.js';
 import { PLAIN, type Speaker } from '../../words.js';
 
-const STAGES: Record<MemberSession['stage'], string> = {
-  active: 'signed in',
-  totp: 'password given, waiting for the code',
-  enroll: 'setting up two-factor',
-  passkey: 'waiting for a passkey',
-};
-
 /** The member's own sessions, the current one marked, and the two ways to sign out everywhere. */
 export function sessionsView({
   session: s,
@@ -20,36 +13,38 @@ export function sessionsView({
   session: ConsoleSession;
   sessions: MemberSession[];
   message?: Safe;
-  /** Dates in the reader's locale and the organization's time zone (PLAIN: en-GB, UTC). */
+  /** The reader's words, and dates in their locale and the organization's time zone (PLAIN: English, UTC). */
   speaker?: Speaker;
 }): PageOptions {
+  const { t } = sp;
   const when = (iso: string) => sp.when(iso);
   const others = sessions.filter((x) => !x.current).length;
   return {
-    title: 'Sessions',
+    title: t('console.sessions.title'),
+    speaker: sp,
     nav: navFor(s, '/console/sessions'),
-    body: html`<h1>Sessions</h1>
+    body: html`<h1>${t('console.sessions.title')}</h1>
 ${message ?? ''}
-<p>Where you are signed in to this organization's console. A session ends after 12 hours without use, and 7 days after signing in.</p>
+<p>${t('console.sessions.intro')}</p>
 <div class="table-scroll" role="region" aria-labelledby="sessions-caption" tabindex="0"><table>
-<caption id="sessions-caption">Your sessions, the most recently used first</caption>
-<thead><tr><th scope="col">Signed in</th><th scope="col">Last used</th><th scope="col">Address</th><th scope="col">State</th><th scope="col">This session</th></tr></thead>
+<caption id="sessions-caption">${t('console.sessions.caption')}</caption>
+<thead><tr><th scope="col">${t('console.sessions.signedIn')}</th><th scope="col">${t('console.sessions.lastUsed')}</th><th scope="col">${t('console.sessions.address')}</th><th scope="col">${t('console.sessions.state')}</th><th scope="col">${t('console.sessions.thisSession')}</th></tr></thead>
 <tbody>${sessions.map(
       (x) =>
-        html`<tr${x.current ? html` class="current"` : ''}><td>${when(x.createdAt)}</td><td>${when(x.lastSeenAt)}</td><td>${x.address ?? 'unknown'}</td><td>${STAGES[x.stage]}</td><td>${x.current ? 'this one' : ''}</td></tr>`,
+        html`<tr${x.current ? html` class="current"` : ''}><td>${when(x.createdAt)}</td><td>${when(x.lastSeenAt)}</td><td>${x.address ?? t('console.sessions.unknownAddress')}</td><td>${t('console.sessions.stage', { stage: x.stage })}</td><td>${x.current ? t('console.sessions.thisOne') : ''}</td></tr>`,
     )}</tbody>
 </table></div>
-<p class="muted">The browser of each session is not recorded; its address and times are.</p>
-<h2>Sign out everywhere</h2>
+<p class="muted">${t('console.sessions.notRecorded')}</p>
+<h2>${t('console.sessions.everywhere')}</h2>
 ${
   others > 0
     ? html`<form method="post" action="/console/sessions/end-others">${csrfField(s.csrfToken)}
-<button type="submit" class="secondary">Sign out other sessions</button> <span class="muted">Ends the ${others === 1 ? 'other session' : `${others} other sessions`}; you stay signed in here.</span>
+<button type="submit" class="secondary">${t('console.sessions.endOthers')}</button> <span class="muted">${t('console.sessions.endOthersHelp', { others })}</span>
 </form>`
-    : html`<p>You have no other session.</p>`
+    : html`<p>${t('console.sessions.noOthers')}</p>`
 }
-<form method="post" action="/console/sessions/end-all" data-confirm="Sign out of every session, this one included?">${csrfField(s.csrfToken)}
-<button type="submit" class="danger">Sign out everywhere</button> <span class="muted">Ends every session, this one included.</span>
+<form method="post" action="/console/sessions/end-all" data-confirm="${t('console.sessions.endAllConfirm')}">${csrfField(s.csrfToken)}
+<button type="submit" class="danger">${t('console.sessions.endAll')}</button> <span class="muted">${t('console.sessions.endAllHelp')}</span>
 </form>`,
   };
 }
