@@ -26,7 +26,9 @@ import {
   type ScimTeamFrom,
   type ScimUserRow,
 } from '../db/repositories/scim.js';
+import { setRespondentLanguage } from '../db/repositories/checkins.js';
 import { ApiError, type ErrorCode } from '../contract/errors.js';
+import { matchLocale } from '../i18n/index.js';
 import { recordAudit, type Actor } from './audit.js';
 import { addRespondentIn, moveRespondentIn, removeRespondentIn } from './checkins/roster.js';
 import { newId } from './ids.js';
@@ -66,7 +68,7 @@ const groupNotFound = (id: string) => new ScimProblem(404, undefined, `No group 
 const version = (parts: unknown[]) => createHash('sha256').update(JSON.stringify(parts)).digest('base64url').slice(0, 16);
 
 /** A user's version (its ETag's value): changes whenever anything SCIM reads of it changes, through any door. */
-export const userVersion = (u: ScimUserRow): string => version([u.email, u.userName, u.externalId, u.active, u.teamId, u.teamName]);
+export const userVersion = (u: ScimUserRow): string => version([u.email, u.userName, u.externalId, u.active, u.teamId, u.teamName, u.language]);
 
 export interface ScimGroup extends ScimGroupRow {
   members: { id: string; userName: string }[];
@@ -81,13 +83,15 @@ export function checkIfMatch(ifMatch: string | undefined, current: string): void
   if (!tags.includes('*') && !tags.includes(current)) throw new ScimProblem(412, undefined, 'The resource changed since the version given in If-Match.');
 }
 
-/** What SCIM says a user is, once its request is read. `department` undefined: not said (kept). */
+/** What SCIM says a user is, once its request is read. `department` and `language` undefined: not said (kept). */
 export interface UserInput {
   userName: string;
   email: string;
   externalId: string | null;
   active: boolean;
   department?: string | null;
+  /** RFC 7643's `preferredLanguage` as sent (a language tag); null: none. */
+  language?: string | null;
 }
 
 export interface GroupInput {
@@ -112,7 +116,22 @@ function checkUser(input: UserInput): UserInput {
     department = department.trim() || null;
     if (department !== null && [...department].length > 80) throw invalidValue("'department' must be at most 80 characters (a team's name).");
   }
-  return { ...input, userName, email, department };
+  return { ...input, userName, email, department, language: rosterLanguageOf(input.language) };
+}
+
+/**
+ * SCIM's `preferredLanguage` as the roster keeps it (issue 57): one of the offered locales, written as
+ * the catalogue writes it (matchLocale: "tr-TR" → "tr"); a language not offered is kept as none, so
+ * the organization's default applies. Never an error: the identity provider sends whatever its
+ * directory holds, and a person is not refused for it.
+ */
+const rosterLanguageOf = (tag: string | null | undefined): string | null | undefined => (tag === undefined ? undefined : (matchLocale(tag) ?? null));
+
+/** The roster's language of a person on the roster, as the people file writes it; said and different only. */
+async function keepLanguage(tx: Queryable, orgId: string, id: string, language: string | null | undefined, had: string | null): Promise<boolean> {
+  if (language === undefined || language === had) return false;
+  await setRespondentLanguage(tx, orgId, id, language);
+  return true;
 }
 
 /** The userName kept: none when it is the address itself (the address is then read back as userName). */
@@ -169,6 +188,7 @@ export async function createScimUser(db: DatabaseExecutor, orgId: string, raw: U
     const team = teamFrom === 'department' ? (u.department ?? null) : null;
     if (u.active) {
       const { id } = await addRespondentIn(tx, orgId, { email: u.email, team, source: 'scim' }, actor, now);
+      await keepLanguage(tx, orgId, id, u.language, null);
       await markRespondentScim(tx, orgId, id, { userName: storedUserName(u), externalId: u.externalId, modifiedAt: now });
       return id;
     }
@@ -214,7 +234,8 @@ export async function updateScimUser(
         await recordAudit(tx, orgId, actor, { action: 'respondent.readdressed', target: { kind: 'respondent', id } }, now);
       }
       if (department !== undefined && !sameTeam(department)) await moveRespondentIn(tx, orgId, id, { name: department }, actor, now);
-      const same = u.email === cur.email && storedUserName(u) === cur.userName && u.externalId === cur.externalId;
+      const languageChanged = await keepLanguage(tx, orgId, id, u.language, cur.language);
+      const same = u.email === cur.email && storedUserName(u) === cur.userName && u.externalId === cur.externalId && !languageChanged;
       if (!same || cur.source !== 'scim') await markRespondentScim(tx, orgId, id, { userName: storedUserName(u), externalId: u.externalId, modifiedAt: now });
     } else if (cur.active && !u.active) {
       await removeRespondentIn(tx, orgId, id, actor, now);
@@ -227,6 +248,7 @@ export async function updateScimUser(
       const had = cur.teamId === null ? null : await findScimGroup(tx, orgId, cur.teamId);
       const team = department !== undefined ? department : had && !had.removed ? had.name : null;
       await addRespondentIn(tx, orgId, { id, email: u.email, team, source: 'scim' }, actor, now);
+      await keepLanguage(tx, orgId, id, u.language, null);
       await markRespondentScim(tx, orgId, id, { userName: storedUserName(u), externalId: u.externalId, modifiedAt: now });
     } else {
       const teamId = department !== undefined && !sameTeam(department) ? department && ((await findTeamByName(tx, orgId, department))?.id ?? null) : cur.teamId;

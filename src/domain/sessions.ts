@@ -286,6 +286,16 @@ export async function resolveSession(db: Queryable, cookie: string | undefined, 
     return null;
   }
   if (!m || orgName === null) return null;
+  // Requiring SSO reaches open sessions at their next request too (issue 55): setSsoRequired ends
+  // them, and one opened by password while it committed ends here. The break-glass owner keeps a
+  // session that proved a passkey, and the one at its passkey step.
+  if (!s.sso) {
+    const policy = await ssoPolicy(db, s.orgId);
+    if (policy.required && !(m.id === policy.breakGlassMemberId && (passkey.session || s.stage === 'totp'))) {
+      await deleteSession(db, s.orgId, idHash);
+      return null;
+    }
+  }
   if (t - Date.parse(s.lastSeenAt) >= TOUCH_EVERY_MS) await touchSession(db, s.orgId, idHash, now);
   // Requiring two-factor reaches open sessions at their next request: a member without it, signed
   // in before it was required, is held at enrollment like a new sign-in. A passkey is a second

@@ -5,8 +5,8 @@ import type { ScimTeamFrom } from '../domain/scim.js';
 /**
  * The mapping between SCIM's resources (RFC 7643) and the roster: what a User or Group says, read
  * into the domain's input, and a roster row written back as a resource. The only SCIM attributes
- * kept are the ones the roster needs (userName, emails, externalId, active, the enterprise
- * extension's department, a group's displayName, externalId and members); any other attribute an
+ * kept are the ones the roster needs (userName, emails, externalId, active, preferredLanguage, the
+ * enterprise extension's department, a group's displayName, externalId and members); any other attribute an
  * identity provider sends (name, title, phoneNumbers...) is ignored, never stored (docs/scim.md).
  */
 export const URN = {
@@ -33,6 +33,8 @@ export function userResource(u: ScimUserRow, base: string, teamFrom: ScimTeamFro
   r.userName = u.userName ?? u.email;
   r.active = u.active;
   r.emails = [{ value: u.email, type: 'work', primary: true }];
+  // The roster's language, as stored (one of the offered locales); none: the organization's default applies.
+  if (u.language !== null) r.preferredLanguage = u.language;
   if (u.active && u.teamId !== null) r.groups = [{ value: u.teamId, display: u.teamName ?? u.teamId, $ref: `${base}/Groups/${u.teamId}`, type: 'direct' }];
   if (teamFrom === 'department' && u.teamName !== null) r[URN.enterprise] = { department: u.teamName };
   r.meta = { resourceType: 'User', created: u.createdAt, lastModified: u.modifiedAt, location: `${base}/Users/${u.id}`, version: etag(userVersion(u)) };
@@ -107,12 +109,15 @@ export function userInput(raw: Json): UserInput {
   const ext = pick(o, URN.enterprise);
   const department = typeof ext === 'object' && ext !== null ? pick(ext as Json, 'department') : undefined;
   if (department !== undefined && department !== null && typeof department !== 'string') throw invalidValue("'department' must be a string.");
+  // Any value is taken (the domain keeps a language it offers, else none): an IdP is never refused for it.
+  const language = pick(o, 'preferredLanguage');
   return {
     userName,
     email: addressOf(pick(o, 'emails'), userName.trim()),
     externalId: optionalString(pick(o, 'externalId'), 'externalId'),
     active: bool(pick(o, 'active'), 'active', true),
     department: (department as string | null | undefined) ?? null,
+    language: typeof language === 'string' ? language : null,
   };
 }
 
@@ -132,7 +137,18 @@ export function groupInput(raw: Json): GroupInput {
 }
 
 /** What a User keeps, lower case: an attribute outside it is ignored by PUT and PATCH alike. */
-export const USER_ATTRIBUTES = new Set(['schemas', 'id', 'externalid', 'username', 'active', 'emails', 'groups', 'meta', URN.enterprise.toLowerCase()]);
+export const USER_ATTRIBUTES = new Set([
+  'schemas',
+  'id',
+  'externalid',
+  'username',
+  'active',
+  'emails',
+  'preferredlanguage',
+  'groups',
+  'meta',
+  URN.enterprise.toLowerCase(),
+]);
 export const GROUP_ATTRIBUTES = new Set(['schemas', 'id', 'externalid', 'displayname', 'members', 'meta']);
 
 // ---- attributes and excludedAttributes (RFC 7644 section 3.9) -------------------------------

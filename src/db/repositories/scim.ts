@@ -129,6 +129,8 @@ export interface ScimUserRow {
   teamId: string | null;
   teamName: string | null;
   source: RespondentSource;
+  /** The roster's language (migration 0034): null for the organization's default, and for a user turned off. */
+  language: string | null;
   createdAt: string;
   modifiedAt: string;
 }
@@ -141,6 +143,7 @@ type DbUser = {
   team_id: string | null;
   team_name: string | null;
   source: RespondentSource;
+  language: string | null;
   created_at: Date;
   modified_at: Date;
 };
@@ -153,6 +156,7 @@ const toUser = (r: DbUser): ScimUserRow => ({
   teamId: r.team_id,
   teamName: r.team_name,
   source: r.source,
+  language: r.language,
   createdAt: iso(r.created_at),
   modifiedAt: iso(r.modified_at),
 });
@@ -160,12 +164,12 @@ const toUser = (r: DbUser): ScimUserRow => ({
 /** Everyone SCIM can read: the roster, then the users it turned off. `$1` is the organization. */
 const USERS = `
   SELECT r.id, r.email, r.scim_user_name AS user_name, r.scim_external_id AS external_id, true AS active, r.team_id, t.name AS team_name,
-         r.source, r.created_at, GREATEST(r.created_at, r.team_since, COALESCE(r.scim_modified_at, r.created_at)) AS modified_at
+         r.source, r.language, r.created_at, GREATEST(r.created_at, r.team_since, COALESCE(r.scim_modified_at, r.created_at)) AS modified_at
     FROM respondents r LEFT JOIN teams t ON t.org_id = r.org_id AND t.id = r.team_id
    WHERE r.org_id = $1
   UNION ALL
   SELECT i.id, i.email, i.user_name, i.external_id, false AS active, i.team_id, t.name AS team_name,
-         'scim' AS source, i.created_at, i.modified_at
+         'scim' AS source, NULL::text AS language, i.created_at, i.modified_at
     FROM scim_inactive_users i LEFT JOIN teams t ON t.org_id = i.org_id AND t.id = i.team_id
    WHERE i.org_id = $1`;
 

@@ -41,3 +41,18 @@ export async function deleteMemberSessionRows(db: Queryable, orgId: string, memb
   const rows = keep ? await db.query(endOthersQuery, [orgId, memberId, keep]) : await db.query(endAllQuery, [orgId, memberId]);
   return rows.length;
 }
+
+const endWithoutSso = sql(
+  'console_sessions.end_without_sso',
+  `DELETE FROM console_sessions
+    WHERE org_id = $1 AND sso_protocol IS NULL AND NOT (passkey AND member_id IS NOT DISTINCT FROM $2::text)
+    RETURNING member_id`,
+);
+/**
+ * Deletes the organization's sessions that did not come through its IdP, but the passkey sessions
+ * of `keepPasskeyOf` (the break-glass owner; null: none kept); the member of each session ended.
+ */
+export async function deleteSessionsWithoutSso(db: Queryable, orgId: string, keepPasskeyOf: string | null): Promise<string[]> {
+  const rows = await db.query<{ member_id: string }>(endWithoutSso, [orgId, keepPasskeyOf]);
+  return rows.map((r) => r.member_id);
+}

@@ -17,6 +17,7 @@ import {
   type SsoSettingsRow,
 } from '../../db/repositories/sso.js';
 import { findMember, lockOrganization } from '../../db/repositories/members.js';
+import { deleteSessionsWithoutSso } from '../../db/repositories/sessions.js';
 import { dbFailure } from '../../db/errors.js';
 import { ApiError, invalid } from '../../contract/errors.js';
 import { recordAudit, type Actor } from '../audit.js';
@@ -235,7 +236,9 @@ export async function removeSsoSettings(db: DatabaseExecutor, orgId: string, act
 /**
  * Enforced SSO: password and two-factor sign-in stop for every member but the break-glass owner
  * (an owner of this organization, named by member id), who keeps a passkey sign-in. Requiring it
- * needs an IdP connected and a verified domain, so that members have a way in.
+ * needs an IdP connected and a verified domain, so that members have a way in, and ends the open
+ * sessions that did not come through the IdP in the same transaction (the break-glass owner's
+ * passkey sessions excepted), whoever requires it: an owner, the operator API or the CLI.
  */
 export async function setSsoRequired(
   db: DatabaseExecutor,
@@ -268,8 +271,30 @@ export async function setSsoRequired(
       { action: 'sso.required', target: { kind: 'organization', id: orgId }, details: { required: row.required, breakGlassMemberId: row.breakGlassMemberId } },
       now,
     );
+    if (row.required) await endSessionsWithoutSso(tx, orgId, row.breakGlassMemberId, actor, now);
     return settingsView({ ...row, updatedAt: now.toISOString() });
   });
+}
+
+/**
+ * Requiring SSO ends, at once, every session that did not come through the IdP: password sessions
+ * (a second factor included) and passkey sessions, but the break-glass owner's passkey sessions.
+ * Their members are at the sign-in page at their next request, like the IdP's logout (one audit row
+ * per member, `member.sessions_ended`, `via: 'sso_required'`). A session opened by password while
+ * this commits is ended at its first request (resolveSession, src/domain/sessions.ts).
+ */
+async function endSessionsWithoutSso(tx: Queryable, orgId: string, breakGlass: string | null, actor: Actor, now: Date): Promise<void> {
+  const counts = new Map<string, number>();
+  for (const m of await deleteSessionsWithoutSso(tx, orgId, breakGlass)) counts.set(m, (counts.get(m) ?? 0) + 1);
+  for (const [memberId, ended] of counts) {
+    await recordAudit(
+      tx,
+      orgId,
+      actor,
+      { action: 'member.sessions_ended', target: { kind: 'member', id: memberId }, details: { ended, includingCurrent: true, via: 'sso_required' } },
+      now,
+    );
+  }
 }
 
 // Domains.

@@ -44,6 +44,10 @@ function userSchema(): Json {
           attr('primary', 'boolean', { description: 'The address the check-ins go to.' }),
         ],
       },
+      attr('preferredLanguage', 'string', {
+        description:
+          "The language of the person's check-in mails (a language tag as in Accept-Language, such as tr-TR): kept as the nearest language offered (tr), or none when none is near, so that the organization's default applies.",
+      }),
       {
         ...attr('groups', 'complex', { multiValued: true, mutability: 'readOnly', description: "The person's team, as a Group." }),
         subAttributes: [
