@@ -195,95 +195,110 @@ export const NOUNS = {
   day: { one: '# day', other: '# days' },
 } as const satisfies Record<string, PluralWords>;
 
-/** The areas of the audit log, in the order its filter lists them. */
-export const AUDIT_AREAS = [
-  'Organization',
-  'Members and sign-in',
-  'API keys',
-  'Teams and pulses',
-  'Alerts and actions',
-  'Comments',
-  'Check-ins',
-  'Webhooks',
-  'Audit log',
-] as const;
+/** The areas of the audit log, in the order its filter lists them (their names: `console.audit.area.<area>`). */
+export const AUDIT_AREAS = ['organization', 'members', 'keys', 'teams', 'alerts', 'comments', 'checkins', 'webhooks', 'audit'] as const;
 export type AuditArea = (typeof AUDIT_AREAS)[number];
 
-/**
- * Every audit code in words, with its area. A `Record` over AuditAction, so a code added to the
- * contract without words here fails the type check (and test/console/words.test.ts).
- */
-export const AUDIT_WORDS: Record<AuditAction, { area: AuditArea; words: string }> = {
-  'organization.created': { area: 'Organization', words: 'Organization created' },
-  'organization.updated': { area: 'Organization', words: 'Organization changed' },
-  'organization.deleted': { area: 'Organization', words: 'Organization deleted' },
-  'organization.two_factor_required': { area: 'Organization', words: 'Two-factor requirement changed' },
-  'retention.updated': { area: 'Organization', words: 'Retention changed' },
-  'member.invited': { area: 'Members and sign-in', words: 'Member invited' },
-  'member.invitation_revoked': { area: 'Members and sign-in', words: 'Invitation revoked' },
-  'member.joined': { area: 'Members and sign-in', words: 'Member joined' },
-  'member.role_changed': { area: 'Members and sign-in', words: "Member's role changed" },
-  'member.removed': { area: 'Members and sign-in', words: 'Member removed' },
-  'member.signed_in': { area: 'Members and sign-in', words: 'Signed in' },
-  'member.sign_in_failed': { area: 'Members and sign-in', words: 'Sign-in refused' },
-  'member.two_factor_enabled': { area: 'Members and sign-in', words: 'Two-factor turned on' },
-  'member.password_changed': { area: 'Members and sign-in', words: 'Password changed' },
-  'member.sessions_ended': { area: 'Members and sign-in', words: 'Sessions ended' },
-  'key.created': { area: 'API keys', words: 'API key created' },
-  'key.rolled': { area: 'API keys', words: 'API key rolled' },
-  'key.revoked': { area: 'API keys', words: 'API key revoked' },
-  'team.created': { area: 'Teams and pulses', words: 'Team created' },
-  'pulses.ingested': { area: 'Teams and pulses', words: 'Pulses received' },
-  'pulses.imported': { area: 'Teams and pulses', words: 'Pulses imported' },
-  'pulse.moderated': { area: 'Teams and pulses', words: 'Pulse moderated' },
-  'alert.read': { area: 'Alerts and actions', words: 'Alert marked read' },
-  'alert.unread': { area: 'Alerts and actions', words: 'Alert marked unread' },
-  'action.created': { area: 'Alerts and actions', words: 'Action created' },
-  'action.updated': { area: 'Alerts and actions', words: 'Action changed' },
-  'comment.hidden': { area: 'Comments', words: 'Comment hidden' },
-  'comment.shown': { area: 'Comments', words: 'Comment shown again' },
-  'respondent.added': { area: 'Check-ins', words: 'Person added to the roster' },
-  'respondent.removed': { area: 'Check-ins', words: 'Person removed from the roster' },
-  'respondent.moved': { area: 'Check-ins', words: 'Person moved to another team' },
-  'roster.replaced': { area: 'Check-ins', words: 'Roster replaced' },
-  'checkin_settings.updated': { area: 'Check-ins', words: 'Check-in settings changed' },
-  'checkin_links.exported': { area: 'Check-ins', words: 'Check-in links downloaded' },
-  'checkin_link.resent': { area: 'Check-ins', words: 'Check-in link sent again' },
-  'checkin_round.started': { area: 'Check-ins', words: "This week's round sent now" },
-  'checkin_mail.tested': { area: 'Check-ins', words: 'Test check-in mail sent' },
-  'webhook_endpoint.created': { area: 'Webhooks', words: 'Webhook endpoint added' },
-  'webhook_endpoint.removed': { area: 'Webhooks', words: 'Webhook endpoint removed' },
-  'webhook_endpoint.enabled': { area: 'Webhooks', words: 'Webhook endpoint enabled' },
-  'webhook_endpoint.disabled': { area: 'Webhooks', words: 'Webhook endpoint disabled' },
-  'webhook_endpoint.tested': { area: 'Webhooks', words: 'Webhook test event sent' },
-  'webhook_endpoint.secret_rotated': { area: 'Webhooks', words: 'Webhook secret rotated' },
-  'webhook_delivery.replayed': { area: 'Webhooks', words: 'Webhook delivery replayed' },
-  'webhook_deliveries.resent': { area: 'Webhooks', words: 'Failed webhook deliveries sent again' },
-  'audit_log.exported': { area: 'Audit log', words: 'Audit log exported' },
-  'member.passkey_added': { area: 'Members and sign-in', words: 'Passkey added' },
-  'member.passkey_renamed': { area: 'Members and sign-in', words: 'Passkey renamed' },
-  'member.passkey_removed': { area: 'Members and sign-in', words: 'Passkey removed' },
-  'member.passkey_refused': { area: 'Members and sign-in', words: 'Passkey refused: it may have been copied' },
-  'organization.passkeys_required': { area: 'Organization', words: 'Passkey requirement changed' },
-  'sso.configured': { area: 'Members and sign-in', words: 'Single sign-on set up or changed' },
-  'sso.removed': { area: 'Members and sign-in', words: 'Single sign-on turned off' },
-  'sso.required': { area: 'Members and sign-in', words: 'Single sign-on requirement changed' },
-  'sso_domain.added': { area: 'Members and sign-in', words: 'Sign-in domain added' },
-  'sso_domain.verified': { area: 'Members and sign-in', words: 'Sign-in domain verified' },
-  'sso_domain.removed': { area: 'Members and sign-in', words: 'Sign-in domain removed' },
-  'scim_token.created': { area: 'Check-ins', words: 'Provisioning token created' },
-  'scim_token.rolled': { area: 'Check-ins', words: 'Provisioning token replaced' },
-  'scim_token.revoked': { area: 'Check-ins', words: 'Provisioning token revoked' },
-  'scim_settings.updated': { area: 'Check-ins', words: 'How provisioning finds teams changed' },
-  'respondent.readdressed': { area: 'Check-ins', words: "Person's address changed" },
-  'team.renamed': { area: 'Teams and pulses', words: 'Team renamed' },
-  'team.removed': { area: 'Teams and pulses', words: 'Team removed by the identity provider' },
-  'scim_user.inactive': { area: 'Check-ins', words: 'Inactive person kept for the identity provider' },
-  'scim_user.deleted': { area: 'Check-ins', words: 'Person deleted by the identity provider' },
+/** The catalogue's name of each area of the audit log. */
+export const AUDIT_AREA_KEYS: Record<AuditArea, MessageKey> = {
+  organization: 'console.audit.area.organization',
+  members: 'console.audit.area.members',
+  keys: 'console.audit.area.keys',
+  teams: 'console.audit.area.teams',
+  alerts: 'console.audit.area.alerts',
+  comments: 'console.audit.area.comments',
+  checkins: 'console.audit.area.checkins',
+  webhooks: 'console.audit.area.webhooks',
+  audit: 'console.audit.area.audit',
 };
 
-/** An audit code in words; a code this release does not know (an older row) as it is. */
-export const auditWords = (code: string): string => (AUDIT_WORDS as Record<string, { words: string } | undefined>)[code]?.words ?? code;
+/**
+ * Every audit code's area and its words in the catalogue (`console.audit.event.<code, dots as
+ * underscores>`). A `Record` over AuditAction, so a code added to the contract without words here
+ * fails the type check (and test/console/words.test.ts); a key missing from the catalogue too.
+ */
+const AUDIT_EVENTS: Record<AuditAction, { area: AuditArea; key: MessageKey }> = {
+  'organization.created': { area: 'organization', key: 'console.audit.event.organization_created' },
+  'organization.updated': { area: 'organization', key: 'console.audit.event.organization_updated' },
+  'organization.deleted': { area: 'organization', key: 'console.audit.event.organization_deleted' },
+  'organization.two_factor_required': { area: 'organization', key: 'console.audit.event.organization_two_factor_required' },
+  'retention.updated': { area: 'organization', key: 'console.audit.event.retention_updated' },
+  'member.invited': { area: 'members', key: 'console.audit.event.member_invited' },
+  'member.invitation_revoked': { area: 'members', key: 'console.audit.event.member_invitation_revoked' },
+  'member.joined': { area: 'members', key: 'console.audit.event.member_joined' },
+  'member.role_changed': { area: 'members', key: 'console.audit.event.member_role_changed' },
+  'member.removed': { area: 'members', key: 'console.audit.event.member_removed' },
+  'member.signed_in': { area: 'members', key: 'console.audit.event.member_signed_in' },
+  'member.sign_in_failed': { area: 'members', key: 'console.audit.event.member_sign_in_failed' },
+  'member.two_factor_enabled': { area: 'members', key: 'console.audit.event.member_two_factor_enabled' },
+  'member.password_changed': { area: 'members', key: 'console.audit.event.member_password_changed' },
+  'member.sessions_ended': { area: 'members', key: 'console.audit.event.member_sessions_ended' },
+  'key.created': { area: 'keys', key: 'console.audit.event.key_created' },
+  'key.rolled': { area: 'keys', key: 'console.audit.event.key_rolled' },
+  'key.revoked': { area: 'keys', key: 'console.audit.event.key_revoked' },
+  'team.created': { area: 'teams', key: 'console.audit.event.team_created' },
+  'pulses.ingested': { area: 'teams', key: 'console.audit.event.pulses_ingested' },
+  'pulses.imported': { area: 'teams', key: 'console.audit.event.pulses_imported' },
+  'pulse.moderated': { area: 'teams', key: 'console.audit.event.pulse_moderated' },
+  'alert.read': { area: 'alerts', key: 'console.audit.event.alert_read' },
+  'alert.unread': { area: 'alerts', key: 'console.audit.event.alert_unread' },
+  'action.created': { area: 'alerts', key: 'console.audit.event.action_created' },
+  'action.updated': { area: 'alerts', key: 'console.audit.event.action_updated' },
+  'comment.hidden': { area: 'comments', key: 'console.audit.event.comment_hidden' },
+  'comment.shown': { area: 'comments', key: 'console.audit.event.comment_shown' },
+  'respondent.added': { area: 'checkins', key: 'console.audit.event.respondent_added' },
+  'respondent.removed': { area: 'checkins', key: 'console.audit.event.respondent_removed' },
+  'respondent.moved': { area: 'checkins', key: 'console.audit.event.respondent_moved' },
+  'roster.replaced': { area: 'checkins', key: 'console.audit.event.roster_replaced' },
+  'checkin_settings.updated': { area: 'checkins', key: 'console.audit.event.checkin_settings_updated' },
+  'checkin_links.exported': { area: 'checkins', key: 'console.audit.event.checkin_links_exported' },
+  'checkin_link.resent': { area: 'checkins', key: 'console.audit.event.checkin_link_resent' },
+  'checkin_round.started': { area: 'checkins', key: 'console.audit.event.checkin_round_started' },
+  'checkin_mail.tested': { area: 'checkins', key: 'console.audit.event.checkin_mail_tested' },
+  'webhook_endpoint.created': { area: 'webhooks', key: 'console.audit.event.webhook_endpoint_created' },
+  'webhook_endpoint.removed': { area: 'webhooks', key: 'console.audit.event.webhook_endpoint_removed' },
+  'webhook_endpoint.enabled': { area: 'webhooks', key: 'console.audit.event.webhook_endpoint_enabled' },
+  'webhook_endpoint.disabled': { area: 'webhooks', key: 'console.audit.event.webhook_endpoint_disabled' },
+  'webhook_endpoint.tested': { area: 'webhooks', key: 'console.audit.event.webhook_endpoint_tested' },
+  'webhook_endpoint.secret_rotated': { area: 'webhooks', key: 'console.audit.event.webhook_endpoint_secret_rotated' },
+  'webhook_delivery.replayed': { area: 'webhooks', key: 'console.audit.event.webhook_delivery_replayed' },
+  'webhook_deliveries.resent': { area: 'webhooks', key: 'console.audit.event.webhook_deliveries_resent' },
+  'audit_log.exported': { area: 'audit', key: 'console.audit.event.audit_log_exported' },
+  'member.passkey_added': { area: 'members', key: 'console.audit.event.member_passkey_added' },
+  'member.passkey_renamed': { area: 'members', key: 'console.audit.event.member_passkey_renamed' },
+  'member.passkey_removed': { area: 'members', key: 'console.audit.event.member_passkey_removed' },
+  'member.passkey_refused': { area: 'members', key: 'console.audit.event.member_passkey_refused' },
+  'organization.passkeys_required': { area: 'organization', key: 'console.audit.event.organization_passkeys_required' },
+  'sso.configured': { area: 'members', key: 'console.audit.event.sso_configured' },
+  'sso.removed': { area: 'members', key: 'console.audit.event.sso_removed' },
+  'sso.required': { area: 'members', key: 'console.audit.event.sso_required' },
+  'sso_domain.added': { area: 'members', key: 'console.audit.event.sso_domain_added' },
+  'sso_domain.verified': { area: 'members', key: 'console.audit.event.sso_domain_verified' },
+  'sso_domain.removed': { area: 'members', key: 'console.audit.event.sso_domain_removed' },
+  'scim_token.created': { area: 'checkins', key: 'console.audit.event.scim_token_created' },
+  'scim_token.rolled': { area: 'checkins', key: 'console.audit.event.scim_token_rolled' },
+  'scim_token.revoked': { area: 'checkins', key: 'console.audit.event.scim_token_revoked' },
+  'scim_settings.updated': { area: 'checkins', key: 'console.audit.event.scim_settings_updated' },
+  'respondent.readdressed': { area: 'checkins', key: 'console.audit.event.respondent_readdressed' },
+  'team.renamed': { area: 'teams', key: 'console.audit.event.team_renamed' },
+  'team.removed': { area: 'teams', key: 'console.audit.event.team_removed' },
+  'scim_user.inactive': { area: 'checkins', key: 'console.audit.event.scim_user_inactive' },
+  'scim_user.deleted': { area: 'checkins', key: 'console.audit.event.scim_user_deleted' },
+};
+
+const english = translator(SOURCE_LOCALE);
+
+/** The same, with each code's English words (the catalogue's source), for callers without a reader. */
+export const AUDIT_WORDS = Object.fromEntries(Object.entries(AUDIT_EVENTS).map(([code, e]) => [code, { ...e, words: english(e.key) }])) as Record<
+  AuditAction,
+  { area: AuditArea; key: MessageKey; words: string }
+>;
+
+/** An audit code in the words of `t` (English without one); a code this release does not know (an older row) as it is. */
+export const auditWords = (code: string, t: Translate = english): string => {
+  const e = (AUDIT_EVENTS as Record<string, { key: MessageKey } | undefined>)[code];
+  return e ? t(e.key) : code;
+};
 
 /** The words of passkeys (issue 55): the Account page's section, the sign-in steps, the owner's setting. */
 export const PASSKEY_WORDS = {

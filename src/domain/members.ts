@@ -14,6 +14,7 @@ import {
   listPendingInvitations,
   lockOrganization,
   readRequireTwoFactor,
+  updateMemberLanguage,
   updateMemberRoleRow,
   writeRequireTwoFactor,
   type InvitationRow,
@@ -27,6 +28,7 @@ import { ApiError, invalid } from '../contract/errors.js';
 import { newId } from './ids.js';
 import { requireLiveOrg } from './orgs.js';
 import { recordAudit, type Actor } from './audit.js';
+import { LOCALES } from '../i18n/index.js';
 
 /**
  * The organization console's people (CONTRACT.md section 11): members, their roles, and the
@@ -364,3 +366,25 @@ export async function updateRequireTwoFactor(db: DatabaseExecutor, orgId: string
 }
 
 export const requiresTwoFactor = (db: Queryable, orgId: string) => readRequireTwoFactor(db, orgId);
+
+/** A console language as a member chooses it: a locale of the catalogues, or none ('' or null: their browser's). */
+export function checkMemberLanguage(language: unknown): string | null {
+  if (language === null || language === undefined || language === '') return null;
+  if (typeof language !== 'string' || !(LOCALES as readonly string[]).includes(language)) {
+    throw invalid(`The language must be one of ${LOCALES.join(', ')}, or none to follow the browser.`);
+  }
+  return language;
+}
+
+/**
+ * A member's own console language (issue 57): their pages are written in it from their next
+ * request, whatever their browser asks for; null goes back to the browser's. A personal preference
+ * that changes nothing of the organization, so it writes no audit entry (the audit codes are the
+ * operator API's contract, and a code for it would add to that list).
+ */
+export async function setMemberLanguage(db: Queryable, orgId: string, memberId: string, language: unknown): Promise<string | null> {
+  const chosen = checkMemberLanguage(language);
+  if (!(await updateMemberLanguage(db, orgId, memberId, chosen)))
+    throw new ApiError('not_found', `No member ${JSON.stringify(memberId)} in this organization.`);
+  return chosen;
+}

@@ -229,7 +229,8 @@ export async function signIn(
 export interface ConsoleSession {
   orgId: string;
   orgName: string;
-  member: MemberView;
+  /** `language`: the console language the member chose (migration 0035); null or absent: their browser's. */
+  member: MemberView & { language?: string | null };
   stage: SessionStage;
   csrfToken: string;
   /** The cookie's digest, the handle of the row. */
@@ -308,7 +309,7 @@ export async function resolveSession(db: Queryable, cookie: string | undefined, 
   return {
     orgId: s.orgId,
     orgName,
-    member: memberView(m),
+    member: { ...memberView(m), language: m.language ?? null },
     stage,
     csrfToken: s.csrfToken,
     idHash,

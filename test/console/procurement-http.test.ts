@@ -83,7 +83,7 @@ describe('the console: audit export, retention and sessions', () => {
       expect(invited.details).toEqual({ role: 'viewer', invitation: invited.details.invitation });
       // The page shows a viewer the same.
       const page = await viewer.get('/console/audit?action=member.invited');
-      expect(page.body).toContain(`<td>a member (${invited.actor.id})</td><td>Member invited</td>`);
+      expect(page.body).toContain(`<td>a member (<code>${invited.actor.id}</code>)</td><td>Member invited</td>`);
       expect(page.body).not.toContain('new.person@pr.example.com');
       const [recorded] = (await listAuditEvents(t.db, ORG, { limit: 1, action: 'audit_log.exported' })).items;
       expect(recorded).toMatchObject({ actor: { label: VIEWER }, details: { format: 'jsonl', redacted: true } });

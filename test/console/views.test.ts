@@ -335,7 +335,7 @@ describe('every console view escapes hostile text', () => {
       }),
     );
     expect(audit).toContain(
-      `<tr><td>19 Nov 2026, 08:30:00 UTC</td><td>${ESCAPED} (member)</td><td>Team created</td><td>team ${ESCAPED}</td><td>-</td><td>name: ${ESCAPED}</td>`,
+      `<tr><td>19 Nov 2026, 08:30:00 UTC</td><td>${ESCAPED} (member)</td><td>Team created</td><td>team <code>${ESCAPED}</code></td><td>-</td><td><code>name: ${ESCAPED}</code></td>`,
     );
     expect(audit).toContain('<optgroup label="Teams and pulses"><option value="pulse.moderated">Pulse moderated</option>');
     expect(audit).not.toContain('>team.created<');

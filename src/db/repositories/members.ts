@@ -20,6 +20,8 @@ export interface MemberRow {
   recoveryCodes: Buffer[];
   createdAt: string;
   lastSignInAt: string | null;
+  /** The console language the member chose (migration 0035); null or absent: their browser's. */
+  language?: string | null;
 }
 
 interface RawMember {
@@ -33,6 +35,7 @@ interface RawMember {
   recovery_codes: Buffer[] | null;
   created_at: Date | string;
   last_sign_in_at: Date | string | null;
+  language?: string | null;
 }
 
 const member = (r: RawMember): MemberRow => ({
@@ -46,9 +49,10 @@ const member = (r: RawMember): MemberRow => ({
   recoveryCodes: r.recovery_codes ?? [],
   createdAt: iso(r.created_at),
   lastSignInAt: isoOrNull(r.last_sign_in_at),
+  language: r.language ?? null,
 });
 
-const COLUMNS = 'org_id, id, email, role, password_hash, totp_secret, totp_last_step, recovery_codes, created_at, last_sign_in_at';
+const COLUMNS = 'org_id, id, email, role, password_hash, totp_secret, totp_last_step, recovery_codes, created_at, last_sign_in_at, language';
 
 /**
  * Every membership of an address in a live organization, oldest first (an address may be a member
@@ -154,6 +158,12 @@ const useCode = sql(
 );
 export async function useRecoveryCode(db: Queryable, orgId: string, id: string, digest: Buffer): Promise<boolean> {
   return (await db.query(useCode, [orgId, id, digest])).length === 1;
+}
+
+/** A member's console language (a locale of the catalogues), or null to follow their browser; false when there is no such member. */
+const setLanguage = sql('members.set_language', `UPDATE members SET language = $3 WHERE org_id = $1 AND id = $2 RETURNING id`);
+export async function updateMemberLanguage(db: Queryable, orgId: string, id: string, language: string | null): Promise<boolean> {
+  return (await db.query(setLanguage, [orgId, id, language])).length === 1;
 }
 
 const signedIn = sql('members.signed_in', `UPDATE members SET last_sign_in_at = $3 WHERE org_id = $1 AND id = $2`);
@@ -304,7 +314,8 @@ const sessionWithMember = sql(
   `SELECT s.org_id, s.member_id, s.stage, s.csrf_token, s.created_at AS session_created_at, s.last_seen_at, o.name AS org_name,
           o.require_two_factor, s.flash IS NOT NULL AS has_flash, s.passkey, o.require_passkeys, s.ends_at, s.sso_protocol,
           EXISTS (SELECT 1 FROM member_passkeys p WHERE p.org_id = s.org_id AND p.member_id = s.member_id) AS has_passkey,
-          m.id, m.email, m.role, m.password_hash, m.totp_secret, m.totp_last_step, m.recovery_codes, m.created_at, m.last_sign_in_at
+          m.id, m.email, m.role, m.password_hash, m.totp_secret, m.totp_last_step, m.recovery_codes, m.created_at, m.last_sign_in_at,
+          m.language
      FROM console_sessions s
      LEFT JOIN members m ON m.org_id = s.org_id AND m.id = s.member_id
      LEFT JOIN organizations o ON o.id = s.org_id AND o.deleted_at IS NULL

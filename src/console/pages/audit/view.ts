@@ -4,21 +4,9 @@ import { AUDIT_ACTOR_KINDS, auditEventForViewer } from '../../../domain/audit.js
 import type { ConsoleSession } from '../../../domain/sessions.js';
 import { csrfField, html, type PageOptions, type Safe } from '../../html.js';
 import { navFor } from '../../views/nav.js';
-import { AUDIT_AREAS, AUDIT_WORDS, auditWords, PLAIN, type Speaker } from '../../words.js';
+import { AUDIT_AREA_KEYS, AUDIT_AREAS, AUDIT_WORDS, auditWords, PLAIN, type Speaker } from '../../words.js';
 
 const KINDS = AUDIT_ACTOR_KINDS;
-
-/** The page's words (English until the catalogue takes them). */
-const W = {
-  kinds: { member: 'a member', operator: 'the operator', key: 'an API key' } as Record<string, string>,
-  any: 'any',
-};
-
-/** The actions by area, in words, for the filter: the codes stay the values the URL carries. */
-const GROUPED = AUDIT_AREAS.map((area) => ({
-  area,
-  actions: AUDIT_ACTIONS.filter((a) => AUDIT_WORDS[a].area === area).sort((a, b) => AUDIT_WORDS[a].words.localeCompare(AUDIT_WORDS[b].words, 'en')),
-}));
 
 interface AuditPage {
   session: ConsoleSession;
@@ -27,7 +15,7 @@ interface AuditPage {
   /** The export form's default days: the last 30 up to this one. */
   today: Date;
   message?: Safe;
-  /** Dates in the reader's locale and the organization's time zone (PLAIN: en-GB, UTC). */
+  /** The reader's words, and dates in their locale and the organization's time zone (PLAIN: English, UTC). */
   speaker?: Speaker;
   actorKind?: string;
   action?: string;
@@ -35,8 +23,13 @@ interface AuditPage {
   next: string | null;
 }
 
-/** The audit log page: the filters, and one page of changes, newest first. */
-export function auditView({ session: s, log, actorKind, action, next, retention, today, message, speaker = PLAIN }: AuditPage): PageOptions {
+/**
+ * The audit log page: the filters, and one page of changes, newest first. What the log recorded
+ * (ids, the details' names and values, a key's prefix) is data, shown as the API and the export
+ * give it, in code; the page's own words are the reader's.
+ */
+export function auditView({ session: s, log, actorKind, action, next, retention, today, message, speaker: sp = PLAIN }: AuditPage): PageOptions {
+  const { t } = sp;
   // What only owners may see stays out of a viewer's log: members' emails and addresses, and of a
   // webhook endpoint anything but its host (the domain's one rule, which the export applies too).
   const viewer = s.member.role === 'viewer';
@@ -45,33 +38,54 @@ export function auditView({ session: s, log, actorKind, action, next, retention,
     Object.entries(d)
       .map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`)
       .join(', ');
-  const who = (e: AuditEvent) =>
-    e.actor.kind === 'operator' ? 'operator' : viewer && e.actor.kind === 'member' ? e.actor.label : `${e.actor.label} (${e.actor.kind})`;
+  const code = (chunks: Safe | string) => html`<code>${chunks}</code>`;
+  const who = (e: AuditEvent): Safe | string => {
+    if (e.actor.kind === 'operator') return t('console.audit.operator');
+    // A viewer sees a member by id only (auditEventForViewer): no email.
+    if (viewer && e.actor.kind === 'member') return sp.rich('console.audit.aMember', { id: code(e.actor.id ?? '?') });
+    return sp.rich('console.audit.actor', { label: e.actor.kind === 'key' ? code(e.actor.label) : e.actor.label, kind: e.actor.kind });
+  };
+  // What it was done to, in words, and its id as recorded.
+  const on = (e: AuditEvent) => html`${t('console.audit.target', { kind: e.target.kind })}${e.target.id ? html` ${code(e.target.id)}` : ''}`;
+  // The actions by area, in words, for the filter (the codes stay the values the URL carries), in the reader's order.
+  const collator = new Intl.Collator(sp.lang);
+  const grouped = AUDIT_AREAS.map((area) => ({
+    area,
+    actions: AUDIT_ACTIONS.filter((a) => AUDIT_WORDS[a].area === area)
+      .map((a) => ({ a, words: auditWords(a, t) }))
+      .sort((x, y) => collator.compare(x.words, y.words)),
+  }));
   return {
-    title: 'Audit log',
+    title: t('console.audit.title'),
+    speaker: sp,
     nav: navFor(s, '/console/audit'),
-    body: html`<h1>Audit log</h1>
+    body: html`<h1>${t('console.audit.title')}</h1>
 ${message ?? ''}
 <form method="get" action="/console/audit" class="filters">
-<label for="f-actor">Who</label> <select name="actor" id="f-actor"><option value="">${W.any}</option>${KINDS.map((k) => html`<option value="${k}"${k === actorKind ? html` selected` : ''}>${W.kinds[k] ?? k}</option>`)}</select>
-<label for="f-action">What</label> <select name="action" id="f-action"><option value="">${W.any}</option>${GROUPED.map(
-      (g) =>
-        html`<optgroup label="${g.area}">${g.actions.map((a) => html`<option value="${a}"${a === action ? html` selected` : ''}>${AUDIT_WORDS[a].words}</option>`)}</optgroup>`,
+<label for="f-actor">${t('console.audit.who')}</label> <select name="actor" id="f-actor"><option value="">${t('console.audit.any')}</option>${KINDS.map(
+      (k) => html`<option value="${k}"${k === actorKind ? html` selected` : ''}>${t('console.audit.kind', { kind: k })}</option>`,
     )}</select>
-<button type="submit" class="secondary">Filter</button>
+<label for="f-action">${t('console.audit.what')}</label> <select name="action" id="f-action"><option value="">${t('console.audit.any')}</option>${grouped.map(
+      (g) =>
+        html`<optgroup label="${t(AUDIT_AREA_KEYS[g.area])}">${g.actions.map(({ a, words }) => html`<option value="${a}"${a === action ? html` selected` : ''}>${words}</option>`)}</optgroup>`,
+    )}</select>
+<button type="submit" class="secondary">${t('console.audit.filter')}</button>
 </form>
 ${
   log.items.length === 0
-    ? html`<p>No changes recorded${actorKind || action ? ' with these filters' : ''}.</p>`
+    ? html`<p>${actorKind || action ? t('console.audit.noneFiltered') : t('console.audit.none')}</p>`
     : html`<table>
-<caption>Changes to ${s.orgName}, newest first</caption>
-<thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">On</th><th scope="col">From</th><th scope="col">Details</th></tr></thead>
-<tbody>${items.map((e) => html`<tr><td>${speaker.when(e.createdAt, 'never', 'second')}</td><td>${who(e)}</td><td>${auditWords(e.action)}</td><td>${e.target.kind}${e.target.id ? ` ${e.target.id}` : ''}</td><td>${viewer ? 'hidden' : (e.address ?? '-')}</td><td>${detail(e.details)}</td></tr>`)}</tbody>
+<caption>${t('console.audit.caption', { org: s.orgName })}</caption>
+<thead><tr><th scope="col">${t('console.audit.when')}</th><th scope="col">${t('console.audit.who')}</th><th scope="col">${t('console.audit.what')}</th><th scope="col">${t('console.audit.on')}</th><th scope="col">${t('console.audit.from')}</th><th scope="col">${t('console.audit.details')}</th></tr></thead>
+<tbody>${items.map((e) => {
+        const d = detail(e.details);
+        return html`<tr><td>${sp.when(e.createdAt, t('console.audit.never'), 'second')}</td><td>${who(e)}</td><td>${auditWords(e.action, t)}</td><td>${on(e)}</td><td>${viewer ? t('console.audit.hidden') : (e.address ?? '-')}</td><td>${d ? code(d) : ''}</td></tr>`;
+      })}</tbody>
 </table>`
 }
-${next ? html`<p><a href="${next}">Older changes</a></p>` : ''}
-${exportSection(s, today)}
-${retentionSection(s, retention)}`,
+${next ? html`<p><a href="${next}">${t('console.audit.older')}</a></p>` : ''}
+${exportSection(s, today, sp)}
+${retentionSection(s, retention, sp)}`,
   };
 }
 
@@ -79,32 +93,32 @@ const DAY_MS = 86_400_000;
 const day = (d: Date) => d.toISOString().slice(0, 10);
 
 /** The export form: a range of UTC days, both included, and a format; a file, never a page. */
-function exportSection(s: ConsoleSession, today: Date): Safe {
-  return html`<h2>Export</h2>
+function exportSection(s: ConsoleSession, today: Date, sp: Speaker): Safe {
+  const { t } = sp;
+  return html`<h2>${t('console.audit.exportHeading')}</h2>
 <form method="get" action="/console/audit/export" class="filters">
-<label for="x-from">From</label> <input type="date" name="from" id="x-from" value="${day(new Date(today.getTime() - 29 * DAY_MS))}">
-<label for="x-to">To</label> <input type="date" name="to" id="x-to" value="${day(today)}">
-<label for="x-format">Format</label> <select name="format" id="x-format"><option value="csv" selected>CSV</option><option value="jsonl">JSON lines</option></select>
-<button type="submit" class="secondary">Export</button>
+<label for="x-from">${t('console.audit.exportFrom')}</label> <input type="date" name="from" id="x-from" value="${day(new Date(today.getTime() - 29 * DAY_MS))}">
+<label for="x-to">${t('console.audit.exportTo')}</label> <input type="date" name="to" id="x-to" value="${day(today)}">
+<label for="x-format">${t('console.audit.format')}</label> <select name="format" id="x-format"><option value="csv" selected>${t('console.audit.formatCsv')}</option><option value="jsonl">${t('console.audit.formatJsonl')}</option></select>
+<button type="submit" class="secondary">${t('console.audit.export')}</button>
 </form>
-<p class="muted">Every change of those days (UTC), oldest first. No CSV cell is read as a formula. The export is itself recorded in this log.${
-    s.member.role === 'viewer' ? " As on this page, members' emails and addresses are left out." : ''
-  }</p>`;
+<p class="muted">${t('console.audit.exportHelp')}${s.member.role === 'viewer' ? ` ${t('console.audit.exportViewer')}` : ''}</p>`;
 }
 
 /** How long the log is kept: owners change it, every other member reads it. */
-function retentionSection(s: ConsoleSession, r: Retention): Safe {
+function retentionSection(s: ConsoleSession, r: Retention, sp: Speaker): Safe {
+  const { t } = sp;
   const b = RETENTION_BOUNDS;
   if (s.member.role !== 'owner') {
-    return html`<h2>Retention</h2>
-<p>Audit entries are kept ${r.auditDays} days, webhook delivery logs ${r.deliveryDays} days; older ones are deleted. Owners can change this.</p>`;
+    return html`<h2>${t('console.audit.retentionHeading')}</h2>
+<p>${t('console.audit.retentionKept', { auditDays: r.auditDays, deliveryDays: r.deliveryDays })}</p>`;
   }
-  return html`<h2>Retention</h2>
+  return html`<h2>${t('console.audit.retentionHeading')}</h2>
 <form method="post" action="/console/audit/retention" class="stack">
 ${csrfField(s.csrfToken)}
-<label for="r-audit">Keep audit entries (days, ${b.auditDays.min}-${b.auditDays.max})</label> <input type="number" name="auditDays" id="r-audit" required min="${b.auditDays.min}" max="${b.auditDays.max}" value="${r.auditDays}">
-<label for="r-delivery">Keep webhook delivery logs (days, ${b.deliveryDays.min}-${b.deliveryDays.max})</label> <input type="number" name="deliveryDays" id="r-delivery" required min="${b.deliveryDays.min}" max="${b.deliveryDays.max}" value="${r.deliveryDays}">
-<button type="submit">Save retention</button>
+<label for="r-audit">${t('console.audit.keepAudit', { min: String(b.auditDays.min), max: String(b.auditDays.max) })}</label> <input type="number" name="auditDays" id="r-audit" required min="${b.auditDays.min}" max="${b.auditDays.max}" value="${r.auditDays}">
+<label for="r-delivery">${t('console.audit.keepDeliveries', { min: String(b.deliveryDays.min), max: String(b.deliveryDays.max) })}</label> <input type="number" name="deliveryDays" id="r-delivery" required min="${b.deliveryDays.min}" max="${b.deliveryDays.max}" value="${r.deliveryDays}">
+<button type="submit">${t('console.audit.saveRetention')}</button>
 </form>
-<p class="muted">Older entries are deleted within the hour and cannot be brought back.</p>`;
+<p class="muted">${t('console.audit.retentionNote')}</p>`;
 }

@@ -26,3 +26,6 @@ export const roleAndTeamsOf = (form: Form) => ({ role: form.role, teams: teamsFo
 export const twoFactorRequiredOf = (form: Form) => form.required === 'true';
 
 export const passwordChangeOf = (form: Form) => ({ current: form.current, next: form.next });
+
+/** The Account page's language: a locale, or '' to follow the browser (setMemberLanguage checks it). */
+export const languageOf = (form: Form) => form.language;

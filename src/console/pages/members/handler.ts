@@ -9,23 +9,53 @@ import {
   deleteMember,
   requiresTwoFactor,
   revokeInvitation,
+  setMemberLanguage,
   updateRequireTwoFactor,
 } from '../../../domain/members.js';
-import { updatePassword } from '../../../domain/passwords.js';
+import { listPasskeys, relyingPartyOf, updateRequirePasskeys } from '../../../domain/passkeys.js';
+import { PASSWORD_REFUSED, updatePassword } from '../../../domain/passwords.js';
+import { listOrgTeams } from '../../../domain/teams.js';
+import { format, matchLocale } from '../../../i18n/index.js';
+import type { Mailer } from '../../../mail/index.js';
 import { notice, type Safe } from '../../html.js';
 import { actorOf, EVERY_MEMBER, OWNERS, changeOutcome, clearSessionCookie, Redirect, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { sendPage } from '../../views/layout.js';
 import { speakerOf } from '../../views/speaker.js';
-import { listOrgTeams } from '../../../domain/teams.js';
-import type { Mailer } from '../../../mail/index.js';
-import { invitationOf, passwordChangeOf, roleAndTeamsOf, twoFactorRequiredOf } from './form.js';
-import { accountView, invitationLinkBox, membersView } from './view.js';
-import { passkeyRequirementBlock, sendAccountPage } from '../passkeys/handler.js';
-import { updateRequirePasskeys } from '../../../domain/passkeys.js';
-import { PASSKEY_WORDS } from '../../words.js';
+import { speakerFor, type Speaker } from '../../words.js';
+import { passkeyRequirementBlock } from '../passkeys/handler.js';
+import { passkeyScripts, passkeysSection } from '../passkeys/view.js';
+import { invitationOf, languageOf, passwordChangeOf, roleAndTeamsOf, twoFactorRequiredOf } from './form.js';
+import { inWords } from './refusals.js';
+import { accountView, invitationLinkBox, membersView, roleInWords } from './view.js';
 
 /** Where an invitation's link points: the service's public address (PUBLIC_BASE_URL, else the listener's), never the Host header. */
 export const invitationUrl = (baseUrl: string, token: string): string => `${baseUrl}/console/invitations/${token}`;
+
+/** The members domain's refusals (src/domain/members.ts, passwords.ts) in the reader's words; null: one it does not know. */
+export function memberRefusal(sp: Speaker) {
+  const { t } = sp;
+  return (err: ApiError): string | null => {
+    const m = err.message;
+    let found: RegExpExecArray | null;
+    if (err.code === 'not_found') return t('console.members.errorGone');
+    if (err.code === 'insufficient_scope') return t('console.members.errorOnlyOwners');
+    if (m === PASSWORD_REFUSED) return t('console.account.errorPasswordRefused');
+    if ((found = /^The new password must be at least (\d+) characters long\.$/.exec(m)))
+      return t('console.account.errorPasswordShort', { min: Number(found[1]) });
+    if ((found = /^The new password must be at most (\d+) characters long\.$/.exec(m)))
+      return t('console.account.errorPasswordLong', { max: Number(found[1]) });
+    if (m.startsWith('The language must be one of')) return t('console.account.errorLanguage');
+    if (m.startsWith('The email must be an address')) return t('console.members.errorEmail');
+    if (m.startsWith('The role must be')) return t('console.members.errorRole');
+    if (m.startsWith('A manager needs at least one team')) return t('console.members.errorNoTeam');
+    if ((found = /^A manager has at most (\d+) teams\.$/.exec(m))) return t('console.members.errorTooManyTeams', { max: Number(found[1]) });
+    if (m.startsWith('The teams must be a list') || m.endsWith('names no team of this organization.')) return t('console.members.errorUnknownTeam');
+    if ((found = /^(.+) is already a member of this organization\.$/.exec(m))) return t('console.members.errorAlreadyMember', { email: found[1] });
+    if (m.startsWith('The last owner of an organization cannot be removed')) return t('console.members.errorLastOwnerRemoved');
+    if (m.startsWith('The last owner of an organization cannot be demoted')) return t('console.members.errorLastOwnerDemoted');
+    return null;
+  };
+}
 
 /** The members page (owners) and each member's own account page. */
 export function registerMemberPages(scope: FastifyInstance, deps: ConsoleDeps & { db: DatabaseExecutor; mailer?: Mailer }) {
@@ -45,85 +75,119 @@ export function registerMemberPages(scope: FastifyInstance, deps: ConsoleDeps & 
     return sendPage(reply, status, membersView({ session: s, members, invitations, required, teams, message, speaker, passkeys }));
   };
   const outcome = changeOutcome(membersPage);
+  /** A change of the members page: its refusals in the owner's words. */
+  const change = (request: FastifyRequest, reply: FastifyReply, work: (sp: Speaker) => Promise<Safe | Redirect>) =>
+    outcome(request, reply, async () => {
+      const sp = await speakerOf(db, request);
+      return inWords(() => work(sp), memberRefusal(sp));
+    });
+  const teamNamesOf = async (orgId: string, ids: readonly string[] | undefined) =>
+    ids && ids.length > 0 ? (await listOrgTeams(db, orgId)).filter((x) => ids.includes(x.id)).map((x) => x.name) : [];
 
   scope.get('/members', owner, async (request, reply) => membersPage(request, reply, 200));
 
   scope.post<{ Body: Form }>('/members/invite', owner, async (request, reply) =>
-    outcome(request, reply, async () => {
+    change(request, reply, async (sp) => {
       const s = request.member;
       const inv = await inviteMember(db, s.orgId, invitationOf(request.body), actorOf(request), now());
       const url = invitationUrl(deps.baseUrl, inv.token);
-      const until = (await speakerOf(db, request)).when(inv.expiresAt);
-      const teamNames = inv.teams.length > 0 ? (await listOrgTeams(db, s.orgId)).filter((t) => inv.teams.includes(t.id)).map((t) => t.name) : [];
-      const as = teamNames.length > 0 ? `manager of ${teamNames.join(', ')}` : inv.role;
-      if (!deps.mailer) return invitationLinkBox({ email: inv.email, role: as }, url, until);
+      const until = sp.when(inv.expiresAt);
+      const as = roleInWords(sp, inv.role, await teamNamesOf(s.orgId, inv.teams));
+      if (!deps.mailer) return invitationLinkBox({ email: inv.email, role: as }, url, until, sp);
       // By email only: accepting it proves control of the address. Unsent, it is revoked at once.
+      // In the inviter's language: the one thing the console knows of the invited person's is their colleague's.
       try {
         await deps.mailer.send({
           to: inv.email,
-          subject: `Your invitation to ${s.orgName} on Climate Pulse`,
-          text: `${s.member.email} invites you to the Climate Pulse console of ${s.orgName} as ${as}.\n\nOpen this link to choose your password; it works once, until ${until}:\n\n${url}\n\nIf you did not expect this, ignore this message.\n`,
+          subject: sp.t('console.members.mailSubject', { org: s.orgName }),
+          text: sp.t('console.members.mailText', { inviter: s.member.email, org: s.orgName, role: as, until, url }),
         });
       } catch (err) {
         request.log.warn({ err: { message: (err as Error).message } }, 'console invitation email not sent');
         await revokeInvitation(db, s.orgId, inv.id, actorOf(request), now());
-        throw new ApiError('invalid_request', `The invitation email to ${inv.email} could not be sent, so no invitation was made; try again later.`);
+        throw new ApiError('invalid_request', sp.t('console.members.mailFailed', { email: inv.email }));
       }
-      return notice(`Invitation sent by email to ${inv.email} (${as}). Its link works once, until ${until}; nobody else sees it.`, 'ok');
+      return notice(sp.t('console.members.invitationSent', { email: inv.email, role: as, until }), 'ok');
     }),
   );
 
   scope.post<{ Params: { invitationId: string } }>('/members/invitations/:invitationId/revoke', owner, async (request, reply) =>
-    outcome(request, reply, async () => {
+    change(request, reply, async (sp) => {
       const inv = await revokeInvitation(db, request.member.orgId, request.params.invitationId, actorOf(request), now());
-      return notice(`The invitation of ${inv.email} (${inv.role}) is revoked: its link opens nothing now.`, 'ok');
+      const as = roleInWords(sp, inv.role, await teamNamesOf(request.member.orgId, inv.teams));
+      return notice(sp.t('console.members.invitationRevoked', { email: inv.email, role: as }), 'ok');
     }),
   );
 
   scope.post<{ Params: { memberId: string }; Body: Form }>('/members/:memberId/role', owner, async (request, reply) =>
-    outcome(request, reply, async () => {
+    change(request, reply, async (sp) => {
       const { role, teams } = roleAndTeamsOf(request.body);
       const m = await setMemberRoleAndTeams(db, request.member.orgId, request.params.memberId, role, teams, actorOf(request), now());
-      if (m.role !== 'manager') return notice(`${m.email} is now ${m.role}.`, 'ok');
-      const names = (await listOrgTeams(db, request.member.orgId)).filter((t) => m.teams?.includes(t.id)).map((t) => t.name);
-      return notice(`${m.email} is now manager of ${names.join(', ')}.`, 'ok');
+      const as = roleInWords(sp, m.role, m.role === 'manager' ? await teamNamesOf(request.member.orgId, m.teams) : []);
+      return notice(sp.t('console.members.roleChanged', { email: m.email, role: as }), 'ok');
     }),
   );
 
   scope.post<{ Params: { memberId: string } }>('/members/:memberId/remove', owner, async (request, reply) =>
-    outcome(request, reply, async () => {
+    change(request, reply, async (sp) => {
       const m = await deleteMember(db, request.member.orgId, request.params.memberId, actorOf(request), now());
-      return notice(`${m.email} was removed; their sessions ended.`, 'ok');
+      return notice(sp.t('console.members.removed', { email: m.email }), 'ok');
     }),
   );
 
   scope.post<{ Body: Form }>('/members/two-factor', owner, async (request, reply) =>
-    outcome(request, reply, async () => {
+    change(request, reply, async (sp) => {
       const on = twoFactorRequiredOf(request.body);
       await updateRequireTwoFactor(db, request.member.orgId, on, actorOf(request), now());
-      return notice(on ? 'Two-factor authentication is now required for every member.' : 'Two-factor authentication is now optional.', 'ok');
+      return notice(on ? sp.t('console.members.twoFactorNowRequired') : sp.t('console.members.twoFactorNowOptional'), 'ok');
     }),
   );
 
   // Passkeys required for owners and admins (src/domain/passkeys.ts).
   scope.post<{ Body: Form }>('/members/passkeys', owner, async (request, reply) =>
-    outcome(request, reply, async () => {
+    change(request, reply, async (sp) => {
       const on = request.body.required === 'true';
       await updateRequirePasskeys(db, request.member.orgId, on, actorOf(request), now());
-      return notice(on ? PASSKEY_WORDS.nowRequired : PASSKEY_WORDS.nowOptional, 'ok');
+      return notice(on ? sp.t('console.members.passkeysNowRequired') : sp.t('console.members.passkeysNowOptional'), 'ok');
     }),
   );
 
-  // Account: any member's own password, two-factor and passkeys, a manager's too.
+  // Account: any member's own language, password, two-factor and passkeys, a manager's too.
   const own = { config: { roles: EVERY_MEMBER } };
-  const accountPage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) =>
-    sendAccountPage(deps, request.member, reply, status, message);
+  // The passkey routes answer with sendAccountPage (src/console/pages/passkeys/handler.ts); this is
+  // the same page in the member's language, until that one takes the speaker too.
+  const accountPage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) => {
+    const s = request.member;
+    const [passkeys, speaker] = await Promise.all([listPasskeys(db, s.orgId, s.member.id), speakerOf(db, request)]);
+    const available = relyingPartyOf(deps.baseUrl) !== null;
+    const section = passkeysSection({ session: s, passkeys, available });
+    return sendPage(reply, status, { ...accountView({ session: s, message, passkeys: section, speaker }), scripts: available ? passkeyScripts() : [] });
+  };
+  const accountChange = (request: FastifyRequest, reply: FastifyReply, work: (sp: Speaker) => Promise<Safe | Redirect>) =>
+    changeOutcome(accountPage)(request, reply, async () => {
+      const sp = await speakerOf(db, request);
+      return inWords(() => work(sp), memberRefusal(sp));
+    });
 
   scope.get('/account', own, async (request, reply) => accountPage(request, reply, 200));
 
+  // The member's own language: their pages speak it from the next request on, whatever the browser asks.
+  scope.post<{ Body: Form }>('/account/language', own, async (request, reply) =>
+    accountChange(request, reply, async (sp) => {
+      const chosen = await setMemberLanguage(db, request.member.orgId, request.member.member.id, languageOf(request.body));
+      // The message is already in the language chosen: it is the first thing the next page says.
+      const next = speakerFor(request.headers['accept-language'], sp.timeZone, chosen);
+      const locale = matchLocale(chosen);
+      return notice(
+        locale ? next.t('console.account.languageSaved', { language: format(locale, 'meta.name') }) : next.t('console.account.languageBrowser'),
+        'ok',
+      );
+    }),
+  );
+
   // A new password ends every session of the member, this one too: the next page is signing in.
   scope.post<{ Body: Form }>('/account/password', own, async (request, reply) =>
-    changeOutcome(accountPage)(request, reply, async () => {
+    accountChange(request, reply, async () => {
       await updatePassword(db, request.member, passwordChangeOf(request.body), actorOf(request), now());
       clearSessionCookie(reply, deps);
       return new Redirect('/console/sign-in');

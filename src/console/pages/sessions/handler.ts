@@ -29,7 +29,7 @@ export function registerSessionPages(scope: FastifyInstance, deps: ConsoleDeps &
   scope.post('/sessions/end-others', own, async (request, reply) =>
     outcome(request, reply, async () => {
       const { ended } = await signOutEverywhere(db, request.member, { includeCurrent: false }, actorOf(request), now());
-      return notice(ended === 1 ? 'Signed out of 1 other session.' : `Signed out of ${ended} other sessions.`, 'ok');
+      return notice((await speakerOf(db, request)).t('console.sessions.endedOthers', { ended }), 'ok');
     }),
   );
 
