@@ -134,7 +134,7 @@ describe('the webhooks page over HTTP', () => {
     expect(rotated.body).toContain('old secret valid until');
 
     const tested = await admin.submit(PAGE, `${PAGE}/${endpointId}/test`, {});
-    expect(tested.body).toMatch(/Test event <code>msg_\w+<\/code> delivered to .*: the receiver answered HTTP 204\./);
+    expect(tested.body).toMatch(/Test event <code>msg_\w+<\/code> delivered to .*: HTTP 204\./);
     const [ping] = rx.received;
     expect(new Webhook(secret).verify(ping.body, ping.headers as Record<string, string>)).toMatchObject({ type: 'ping', data: { endpointId } });
     expect(String(ping.headers['webhook-signature']).split(' ')).toHaveLength(2);

@@ -35,7 +35,7 @@ export const rollDelayWords = (value: RollDelay, t: Translate) => t('console.key
 export function creatorCell(createdBy: string | null, t: Translate): Safe | string {
   if (createdBy === null) return t('console.keys.unknownCreator');
   if (createdBy === 'operator') return t('console.keys.operator');
-  return createdBy.includes('@') || createdBy.includes(' ') ? createdBy : html`<code>${createdBy}</code>`;
+  return createdBy.includes('@') ? createdBy : html`<code>${createdBy}</code>`;
 }
 
 /** The API keys page: the keys, newest first, and for admins and owners the forms that change them. */
