@@ -190,7 +190,8 @@ describe('the webhooks page over HTTP', () => {
     await t.db.transaction(async (tx) => {
       for (let i = 0; i < 120; i++) await recordEvent(tx, 'org_else', 'alert.created', { id: `al_paged_${i}` }, new Date(t0 + i * 60_000));
     });
-    const ids = (body: string) => [...body.matchAll(/<td id="delivery-whd_[0-9a-f]+"><code>alert\.created<\/code><br><code class="muted">(msg_[A-Za-z0-9]+)<\/code>/g)].map((m) => m[1]);
+    const ids = (body: string) =>
+      [...body.matchAll(/<td id="delivery-whd_[0-9a-f]+"><code>alert\.created<\/code><br><code class="muted">(msg_[A-Za-z0-9]+)<\/code>/g)].map((m) => m[1]);
     const older = (body: string) => /<a href="(\/console\/webhooks\?cursor=[^"]+)">Older deliveries<\/a>/.exec(body)?.[1]?.replaceAll('&amp;', '&');
     const seen: string[] = [];
     let url: string | undefined = PAGE;
