@@ -118,7 +118,7 @@ describe('the webhooks page over HTTP', () => {
     ]) {
       const res = await stranger.submit(PAGE, url, {});
       expect(res.statusCode, url).toBe(404);
-      expect(res.body, url).toMatch(/no webhook (endpoint|delivery) &quot;wh[ed]_/);
+      expect(res.body, url).toMatch(/No webhook (endpoint|delivery) <code>wh[ed]_/);
     }
     expect((await listOrgEndpoints(t.db, 'org_wh'))[0]).toMatchObject({ enabled: true, previousSecretExpiresAt: null });
     expect(rx.received).toEqual([]);
@@ -134,7 +134,7 @@ describe('the webhooks page over HTTP', () => {
     expect(rotated.body).toContain('old secret valid until');
 
     const tested = await admin.submit(PAGE, `${PAGE}/${endpointId}/test`, {});
-    expect(tested.body).toMatch(/Test event msg_\w+ delivered to .*: HTTP 204\./);
+    expect(tested.body).toMatch(/Test event <code>msg_\w+<\/code> delivered to .*: HTTP 204\./);
     const [ping] = rx.received;
     expect(new Webhook(secret).verify(ping.body, ping.headers as Record<string, string>)).toMatchObject({ type: 'ping', data: { endpointId } });
     expect(String(ping.headers['webhook-signature']).split(' ')).toHaveLength(2);
@@ -148,11 +148,11 @@ describe('the webhooks page over HTTP', () => {
     failedId = failed.id;
     const refused = await admin.submit(PAGE, `${PAGE}/deliveries/${failedId}/replay`, {});
     expect(refused.statusCode).toBe(400);
-    expect(refused.body).toContain(`endpoint ${endpointId} is disabled (disabled by admin@wh.example.com); enable it first`);
+    expect(refused.body).toContain(`Endpoint <code>${endpointId}</code> is disabled (disabled by admin@wh.example.com); enable it first.`);
     expect((await admin.submit(PAGE, `${PAGE}/${endpointId}/enable`, {})).body).toContain('enabled: new events are sent to it');
     const replayed = await admin.submit(PAGE, `${PAGE}/deliveries/${failedId}/replay`, {});
     expect(replayed.statusCode).toBe(200);
-    expect(replayed.body).toContain(`Delivery of alert.created ${failed.eventId} to`);
+    expect(replayed.body).toContain(`Delivery of <code>alert.created</code> <code>${failed.eventId}</code> to`);
     expect((await listOrgDeliveries(t.db, 'org_wh', {})).find((x) => x.id === failedId)?.status).toBe('pending');
 
     const badSince = await admin.submit(PAGE, `${PAGE}/resend-failed`, { since: 'yesterday' });
@@ -190,7 +190,8 @@ describe('the webhooks page over HTTP', () => {
     await t.db.transaction(async (tx) => {
       for (let i = 0; i < 120; i++) await recordEvent(tx, 'org_else', 'alert.created', { id: `al_paged_${i}` }, new Date(t0 + i * 60_000));
     });
-    const ids = (body: string) => [...body.matchAll(/<td>alert\.created<br><code class="muted">(msg_[A-Za-z0-9]+)<\/code>/g)].map((m) => m[1]);
+    const ids = (body: string) =>
+      [...body.matchAll(/<td id="delivery-whd_[0-9a-f]+"><code>alert\.created<\/code><br><code class="muted">(msg_[A-Za-z0-9]+)<\/code>/g)].map((m) => m[1]);
     const older = (body: string) => /<a href="(\/console\/webhooks\?cursor=[^"]+)">Older deliveries<\/a>/.exec(body)?.[1]?.replaceAll('&amp;', '&');
     const seen: string[] = [];
     let url: string | undefined = PAGE;

@@ -12,12 +12,12 @@ import {
   resendFailedOrgDeliveries,
   rotateOrgEndpointSecret,
 } from '../../../domain/webhook-endpoints.js';
-import { notice, type Safe } from '../../html.js';
+import { html, type Safe } from '../../html.js';
 import { actorOf, CHANGERS, changeOutcome, type ConsoleDeps, type Form } from '../../plugins/index.js';
-import { sendPage } from '../../views/layout.js';
+import { refusalsInWords, saidNotice, sendPage } from '../../views/layout.js';
 import { speakerOf } from '../../views/speaker.js';
-import { deliveryFiltersOf, endpointBodyOf, resendBodyOf } from './form.js';
-import { addedSecret, DELIVERIES_SHOWN, rotatedSecret, second, shownError, webhooksView } from './view.js';
+import { deliveryFiltersOf, endpointBodyOf, resendBodyOf, webhookRefusal } from './form.js';
+import { addedSecret, attemptWords, code, DELIVERIES_SHOWN, rotatedSecret, second, webhooksView } from './view.js';
 
 /** What the webhooks page needs of the configuration (app.ts passes it to registerConsole). */
 export interface ConsoleWebhookOptions {
@@ -57,7 +57,7 @@ export function registerWebhookPages(scope: FastifyInstance, deps: ConsoleDeps &
     ]);
     return sendPage(reply, status, webhooksView({ session: s, at, endpoints, deliveries, nextCursor, failedOnly: failed, cursor, message, speaker }));
   };
-  const outcome = changeOutcome(webhooksPage);
+  const outcome = refusalsInWords(changeOutcome(webhooksPage), webhooksPage, async (err, request) => webhookRefusal(err, await speakerOf(db, request)));
   const orgOf = (request: FastifyRequest) => request.member.orgId;
 
   scope.get('/webhooks', async (request, reply) => webhooksPage(request, reply, 200));
@@ -66,7 +66,7 @@ export function registerWebhookPages(scope: FastifyInstance, deps: ConsoleDeps &
     outcome(request, reply, async () => {
       const body = endpointBodyOf(request.body);
       const e = await createWebhookEndpoint(db, orgOf(request), { ...body, allowPrivate: options.allowPrivate }, actorOf(request), now());
-      return addedSecret(e);
+      return addedSecret(e, await speakerOf(db, request));
     }),
   );
 
@@ -79,48 +79,47 @@ export function registerWebhookPages(scope: FastifyInstance, deps: ConsoleDeps &
   scope.post<{ Params: { endpointId: string } }>('/webhooks/:endpointId/test', admin, async (request, reply) =>
     outcome(request, reply, async () => {
       const ping = await pingOrgEndpoint(db, orgOf(request), request.params.endpointId, options, actorOf(request), now());
-      return ping.outcome === 'succeeded'
-        ? notice(`Test event ${ping.eventId} delivered to ${ping.url}: ${ping.result}.`, 'ok')
-        : notice(
-            `Test event ${ping.eventId} to ${ping.url} failed: ${shownError(ping.result)}${ping.outcome === 'endpoint_disabled' ? '; the endpoint is now disabled' : ''}.`,
-          );
+      const sp = await speakerOf(db, request);
+      const values = { event: code(ping.eventId), url: ping.url, result: attemptWords(ping.result, sp.t) };
+      if (ping.outcome === 'succeeded') return saidNotice(sp.rich('console.webhooks.testDelivered', values));
+      return saidNotice(sp.rich(ping.outcome === 'endpoint_disabled' ? 'console.webhooks.testFailedDisabled' : 'console.webhooks.testFailed', values), 'error');
     }),
   );
 
   scope.post<{ Params: { endpointId: string } }>('/webhooks/:endpointId/disable', admin, async (request, reply) =>
     outcome(request, reply, async () => {
       const e = await disableOrgEndpoint(db, orgOf(request), request.params.endpointId, actorOf(request), now());
-      return notice(`Endpoint ${e.url} disabled: it receives nothing until enabled, and its pending deliveries failed (resend them after enabling it).`, 'ok');
+      return saidNotice(html`${(await speakerOf(db, request)).t('console.webhooks.disabledNotice', { url: e.url })}`);
     }),
   );
 
   scope.post<{ Params: { endpointId: string } }>('/webhooks/:endpointId/enable', admin, async (request, reply) =>
     outcome(request, reply, async () => {
       const e = await enableOrgEndpoint(db, orgOf(request), request.params.endpointId, actorOf(request), now());
-      return notice(`Endpoint ${e.url} enabled: new events are sent to it.`, 'ok');
+      return saidNotice(html`${(await speakerOf(db, request)).t('console.webhooks.enabledNotice', { url: e.url })}`);
     }),
   );
 
   scope.post<{ Params: { endpointId: string } }>('/webhooks/:endpointId/remove', admin, async (request, reply) =>
     outcome(request, reply, async () => {
       const e = await deleteWebhookEndpoint(db, orgOf(request), request.params.endpointId, actorOf(request), now());
-      return notice(`Endpoint ${e.url} removed, with its delivery history.`, 'ok');
+      return saidNotice(html`${(await speakerOf(db, request)).t('console.webhooks.removedNotice', { url: e.url })}`);
     }),
   );
 
   scope.post<{ Params: { deliveryId: string } }>('/webhooks/deliveries/:deliveryId/replay', admin, async (request, reply) =>
     outcome(request, reply, async () => {
       const r = await replayOrgDelivery(db, orgOf(request), request.params.deliveryId, actorOf(request), now());
-      return notice(`Delivery of ${r.type} ${r.eventId} to ${r.url} is sent again (same webhook-id, a new retry schedule).`, 'ok');
+      return saidNotice((await speakerOf(db, request)).rich('console.webhooks.replayed', { type: code(r.type), event: code(r.eventId), url: r.url }));
     }),
   );
 
   scope.post<{ Body: Form }>('/webhooks/resend-failed', admin, async (request, reply) =>
     outcome(request, reply, async () => {
       const r = await resendFailedOrgDeliveries(db, orgOf(request), resendBodyOf(request.body).since, actorOf(request), now());
-      const n = (k: number) => `${k} failed ${k === 1 ? 'delivery' : 'deliveries'}`;
-      const skipped = r.skipped > 0 ? ` ${n(r.skipped)} of disabled endpoints stay failed.` : '';
-      return notice(`${n(r.resent)} since ${second(r.since, await speakerOf(db, request))} sent again.${skipped}`, 'ok');
+      const sp = await speakerOf(db, request);
+      const resent = sp.t('console.webhooks.resent', { resent: r.resent, since: second(r.since, sp) });
+      return saidNotice(html`${resent}${r.skipped > 0 ? html` ${sp.t('console.webhooks.skipped', { skipped: r.skipped })}` : ''}`);
     }),
   );
 }

@@ -1,4 +1,5 @@
 import type { Delivery, Endpoint } from '../../../contract/schemas/admin-webhooks.js';
+import type { Translate } from '../../../i18n/index.js';
 import { SECRET_OVERLAP_MS, WEBHOOK_EVENT_TYPES } from '../../../domain/webhook-deliveries.js';
 import type { ConsoleSession } from '../../../domain/sessions.js';
 import { csrfField, html, type PageOptions, type Safe } from '../../html.js';
@@ -14,26 +15,81 @@ export const second = (iso: string | null | undefined, sp: Speaker = PLAIN) => s
 /** A value for `<input type="datetime-local">` (read as UTC): the instant to the second. */
 const localValue = (d: Date) => d.toISOString().slice(0, 19);
 
-/** An attempt's error as the page shows it: never a host name of the network behind the resolver. */
-export const shownError = (text: string) => text.replace(/^refused: \S+ resolves to/, "refused: the endpoint's host resolves to");
+/** An identifier (an event's id or type, an endpoint's id) inside a sentence: code, as the developer copies it. */
+export const code = (text: string) => html`<code>${text}</code>`;
+
+/** The kinds of address a URL or a resolved host may be refused for (domain/webhook-deliveries.ts). */
+const addressKind = (kind: string) =>
+  ['private', 'loopback', 'link-local', 'multicast', 'unspecified', 'missing'].includes(kind) ? kind.replace('-', '') : 'other';
+
+/**
+ * What the delivery engine wrote of an attempt (its stored English text), in the reader's words:
+ * never a host name of the network behind the resolver. A text this release does not know is shown
+ * as it is.
+ */
+export function attemptWords(text: string, t: Translate = PLAIN.t): string {
+  let m: RegExpExecArray | null;
+  if ((m = /^HTTP (\d+)$/.exec(text))) return t('console.webhooks.resultStatus', { status: m[1] });
+  if ((m = /^HTTP (\d+) \(redirects are not followed\)$/.exec(text))) return t('console.webhooks.resultRedirect', { status: m[1] });
+  if (text === 'HTTP 410: endpoint disabled') return t('console.webhooks.resultGone');
+  if ((m = /^timed out after (\d+) ms$/.exec(text))) return t('console.webhooks.resultTimeout', { ms: Number(m[1]) });
+  if ((m = /^refused: \S+ resolves to an? (\S+) address$/.exec(text))) return t('console.webhooks.resultRefused', { kind: addressKind(m[1]) });
+  if ((m = /^network error: (\S+)$/.exec(text))) return t('console.webhooks.resultNetwork', { error: m[1] });
+  if (text === 'endpoint disabled') return t('console.webhooks.resultDisabled');
+  if ((m = /^endpoint disabled: (.+)$/s.exec(text))) return t('console.webhooks.resultDisabledBy', { reason: reasonWords(m[1], t) });
+  if (text === 'abandoned at shutdown') return t('console.webhooks.resultAbandoned');
+  return urlRuleWords(text, t) ?? text.replace(/^refused: \S+ resolves to/, "refused: the endpoint's host resolves to");
+}
+
+/** The URL rule's refusals (checkWebhookUrl) in the reader's words; null for any other text. */
+export function urlRuleWords(text: string, t: Translate): string | null {
+  let m: RegExpExecArray | null;
+  if ((m = /^not a URL: (.*)$/s.exec(text))) return t('console.webhooks.notUrl', { url: m[1] });
+  if (text === 'the URL is longer than 2048 characters') return t('console.webhooks.urlTooLong', { max: 2048 });
+  if (text === 'the URL must not carry credentials') return t('console.webhooks.urlCredentials');
+  if ((m = /^the URL must be https:\/\/ \(got (\S+)\)$/.exec(text))) return t('console.webhooks.urlScheme', { scheme: m[1] });
+  if (text.startsWith('the URL must be https:// (http:// only to loopback')) return t('console.webhooks.urlHttps');
+  if ((m = /^the URL points to an? (\S+) address \((.*)\); webhooks go to public hosts only$/.exec(text)))
+    return t('console.webhooks.urlAddress', { kind: addressKind(m[1]), host: m[2] });
+  return null;
+}
+
+/** Why an endpoint is disabled (its stored reason), in the reader's words. */
+export function reasonWords(reason: string | null, t: Translate = PLAIN.t): string {
+  if (reason === null) return t('console.webhooks.noReason');
+  if (reason === 'HTTP 410 Gone') return t('console.webhooks.reasonGone');
+  if (reason === 'disabled by the operator') return t('console.webhooks.reasonOperator');
+  const m = /^disabled by (key )?(.+)$/.exec(reason);
+  if (m) return m[1] ? t('console.webhooks.reasonKey', { key: m[2] }) : t('console.webhooks.reasonMember', { email: m[2] });
+  return reason;
+}
+
+/** An attempt's error as the page shows it (the reader's words; English without a translator). */
+export const shownError = (text: string, t: Translate = PLAIN.t) => attemptWords(text, t);
 
 /** The last attempt's error (a status that failed is one), else its status. */
-const lastResult = (d: Delivery) => (d.lastError !== null ? shownError(d.lastError) : d.lastStatusCode !== null ? `HTTP ${d.lastStatusCode}` : '-');
+const lastResult = (d: Delivery, t: Translate) =>
+  d.lastError !== null
+    ? attemptWords(d.lastError, t)
+    : d.lastStatusCode !== null
+      ? t('console.webhooks.resultStatus', { status: String(d.lastStatusCode) })
+      : '-';
 
 /** A new secret, shown once: in an element named "New webhook secret", with a copy button. */
-const shownOnce = (heading: string, secret: string, extra: Safe) =>
-  secretBox({ id: 'new-secret', heading, secret, label: 'New webhook secret', copy: 'Copy secret', extra });
+const shownOnce = (heading: string, secret: string, extra: Safe, sp: Speaker) =>
+  secretBox({ id: 'new-secret', heading, secret, label: sp.t('console.webhooks.newSecret'), copy: sp.t('console.webhooks.copySecret'), extra }, sp);
 
 /** The page after an endpoint is added: its secret, once. */
-export const addedSecret = (e: { url: string; secret: string }) =>
-  shownOnce(`Endpoint ${e.url} added`, e.secret, html`<p>Every delivery to it is signed with this secret. Send a test event to check your receiver.</p>`);
+export const addedSecret = (e: { url: string; secret: string }, sp: Speaker = PLAIN) =>
+  shownOnce(sp.t('console.webhooks.addedHeading', { url: e.url }), e.secret, html`<p>${sp.t('console.webhooks.addedHelp')}</p>`, sp);
 
 /** The page after a secret is rotated: the new one, once, and until when the old one holds. */
 export const rotatedSecret = (e: { url: string; secret: string; previousSecretExpiresAt: string | null }, sp: Speaker = PLAIN) =>
   shownOnce(
-    `New secret for ${e.url}`,
+    sp.t('console.webhooks.rotatedHeading', { url: e.url }),
     e.secret,
-    html`<p>The old secret stays valid until ${minute(e.previousSecretExpiresAt, sp)}: until then every delivery carries two signatures, one under each secret, so your receiver can switch to the new one at any moment before that.</p>`,
+    html`<p>${sp.t('console.webhooks.rotatedHelp', { when: minute(e.previousSecretExpiresAt, sp) })}</p>`,
+    sp,
   );
 
 export interface WebhooksData {
@@ -66,100 +122,107 @@ export function webhooksView({
   message,
   speaker: sp = PLAIN,
 }: WebhooksData): PageOptions {
+  const { t } = sp;
   const canChange = s.member.role === 'owner' || s.member.role === 'admin';
   const minute = (iso: string | null | undefined) => sp.when(iso, '-');
   const second = (iso: string | null | undefined) => sp.when(iso, '-', 'second');
   const pageLink = (q: Record<string, string>) => `/console/webhooks?${new URLSearchParams(failedOnly ? { failed: '1', ...q } : q).toString()}`;
-  const shown = (url: string) => (canChange ? url : hostOf(url));
+  const shown = (url: string) => (canChange ? url : hostOf(url, t));
   const urlOf = new Map(endpoints.map((e) => [e.id, shown(e.url)]));
   const csrf = csrfField(s.csrfToken);
   const overlap = (e: Endpoint) => e.previousSecretExpiresAt !== null && Date.parse(e.previousSecretExpiresAt) > at.getTime();
+  // Event types as code, listed the way the reader's locale lists things ("a, b, c").
+  const typeList = (types: readonly string[]) =>
+    new Intl.ListFormat(sp.locale, { type: 'unit', style: 'short' })
+      .formatToParts(types)
+      .map((part) => (part.type === 'element' ? html`<code>${part.value}</code>` : html`${part.value}`));
 
   const endpointRow = (e: Endpoint) => html`<tr>
 <td><code>${shown(e.url)}</code></td>
-<td>${e.eventTypes.length === WEBHOOK_EVENT_TYPES.length ? 'all' : e.eventTypes.join(', ')}</td>
-<td>${e.enabled ? 'enabled' : `disabled (${e.disabledReason ?? 'no reason given'})`}${overlap(e) ? html`<br><span class="muted">old secret valid until ${minute(e.previousSecretExpiresAt)}</span>` : ''}</td>
+<td>${e.eventTypes.length === WEBHOOK_EVENT_TYPES.length ? t('console.webhooks.allEvents') : typeList(e.eventTypes)}</td>
+<td>${e.enabled ? t('console.webhooks.enabled') : t('console.webhooks.disabled', { reason: reasonWords(e.disabledReason, t) })}${overlap(e) ? html`<br><span class="muted">${t('console.webhooks.oldSecretUntil', { when: minute(e.previousSecretExpiresAt) })}</span>` : ''}</td>
 <td class="when">${minute(e.createdAt)}</td>
 <td>${
     canChange
-      ? html`<form method="post" action="/console/webhooks/${encodeURIComponent(e.id)}/test">${csrf}<button type="submit" class="secondary" aria-label="Send test event to ${e.url}">Send test event</button></form>
-<form method="post" action="/console/webhooks/${encodeURIComponent(e.id)}/rotate" data-confirm="Rotate the secret of ${e.url}? The old secret stays valid for 24 hours; deliveries carry both signatures until then.">${csrf}<button type="submit" class="secondary" aria-label="Rotate secret of ${e.url}">Rotate secret</button></form>
+      ? html`<form method="post" action="/console/webhooks/${encodeURIComponent(e.id)}/test">${csrf}<button type="submit" class="secondary" aria-label="${t('console.webhooks.testLabel', { url: e.url })}">${t('console.webhooks.test')}</button></form>
+<form method="post" action="/console/webhooks/${encodeURIComponent(e.id)}/rotate" data-confirm="${t('console.webhooks.rotateConfirm', { url: e.url })}">${csrf}<button type="submit" class="secondary" aria-label="${t('console.webhooks.rotateLabel', { url: e.url })}">${t('console.webhooks.rotate')}</button></form>
 ${
   e.enabled
-    ? html`<form method="post" action="/console/webhooks/${encodeURIComponent(e.id)}/disable">${csrf}<button type="submit" class="secondary" aria-label="Disable ${e.url}">Disable</button></form>`
-    : html`<form method="post" action="/console/webhooks/${encodeURIComponent(e.id)}/enable">${csrf}<button type="submit" class="secondary" aria-label="Enable ${e.url}">Enable</button></form>`
+    ? html`<form method="post" action="/console/webhooks/${encodeURIComponent(e.id)}/disable">${csrf}<button type="submit" class="secondary" aria-label="${t('console.webhooks.disableLabel', { url: e.url })}">${t('console.webhooks.disable')}</button></form>`
+    : html`<form method="post" action="/console/webhooks/${encodeURIComponent(e.id)}/enable">${csrf}<button type="submit" class="secondary" aria-label="${t('console.webhooks.enableLabel', { url: e.url })}">${t('console.webhooks.enable')}</button></form>`
 }
-<form method="post" action="/console/webhooks/${encodeURIComponent(e.id)}/remove" data-confirm="Remove ${e.url} and its delivery history?">${csrf}<button type="submit" class="danger" aria-label="Remove ${e.url}">Remove</button></form>`
+<form method="post" action="/console/webhooks/${encodeURIComponent(e.id)}/remove" data-confirm="${t('console.webhooks.removeConfirm', { url: e.url })}">${csrf}<button type="submit" class="danger" aria-label="${t('console.webhooks.removeLabel', { url: e.url })}">${t('console.webhooks.remove')}</button></form>`
       : ''
   }</td></tr>`;
 
   const deliveryRow = (d: Delivery) => html`<tr>
-<td>${d.type}<br><code class="muted">${d.eventId}</code></td>
+<td id="delivery-${d.id}"><code>${d.type}</code><br><code class="muted">${d.eventId}</code></td>
 <td><code>${urlOf.get(d.endpointId) ?? d.endpointId}</code></td>
 <td class="when">${second(d.createdAt)}</td>
-<td>${d.attempts}</td>
-<td>${d.status}</td>
-<td>${lastResult(d)}</td>
+<td>${sp.number(d.attempts)}</td>
+<td>${t('console.webhooks.deliveryStatus', { status: d.status })}</td>
+<td>${lastResult(d, t)}</td>
 <td class="when">${d.status === 'pending' ? second(d.nextAttemptAt) : '-'}</td>
 ${
   canChange
     ? html`<td>${
         d.status === 'failed'
-          ? html`<form method="post" action="/console/webhooks/deliveries/${encodeURIComponent(d.id)}/replay">${csrf}<button type="submit" class="secondary" aria-label="Replay ${d.type} ${d.eventId}">Replay</button></form>`
+          ? html`<form method="post" action="/console/webhooks/deliveries/${encodeURIComponent(d.id)}/replay">${csrf}<button type="submit" class="secondary" aria-describedby="delivery-${d.id}">${t('console.webhooks.replay')}</button></form>`
           : ''
       }</td>`
     : ''
 }</tr>`;
 
   return {
-    title: 'Webhooks',
+    title: t('console.webhooks.title'),
+    speaker: sp,
     nav: navFor(s, '/console/webhooks'),
-    body: html`<h1>Webhooks</h1>
+    body: html`<h1>${t('console.webhooks.title')}</h1>
 ${message ?? ''}
-<p>Climate Pulse sends events (${WEBHOOK_EVENT_TYPES.join(', ')}) to your endpoints as signed POST requests (Standard Webhooks): verify each with the endpoint's secret, then deduplicate on its <code>webhook-id</code>. A failed attempt is retried for about 28 hours.</p>
-<h2>Endpoints</h2>
+<p>${sp.rich('console.webhooks.intro', { types: html`${typeList(WEBHOOK_EVENT_TYPES)}`, id: code('webhook-id') })}</p>
+<h2>${t('console.webhooks.endpoints')}</h2>
 ${
   endpoints.length === 0
-    ? html`<p>No endpoints yet.</p>`
+    ? html`<p>${t('console.webhooks.noEndpoints')}</p>`
     : html`<table>
-<caption>Endpoints of ${s.orgName}</caption>
-<thead><tr><th scope="col">URL</th><th scope="col">Events</th><th scope="col">State</th><th scope="col">Created</th><th scope="col">Change</th></tr></thead>
+<caption>${t('console.webhooks.endpointsCaption', { org: s.orgName })}</caption>
+<thead><tr><th scope="col">${t('console.webhooks.url')}</th><th scope="col">${t('console.webhooks.events')}</th><th scope="col">${t('console.webhooks.state')}</th><th scope="col">${t('console.webhooks.created')}</th><th scope="col">${t('console.webhooks.change')}</th></tr></thead>
 <tbody>${endpoints.map(endpointRow)}</tbody>
 </table>`
 }
 ${
   canChange
-    ? html`<h2>Add endpoint</h2>
+    ? html`<h2>${t('console.webhooks.addHeading')}</h2>
 <form method="post" action="/console/webhooks" class="stack">
 ${csrf}
-<label for="f-url">URL</label> <input type="url" name="url" required maxlength="2048" id="f-url" placeholder="https://hooks.example.com/climate-pulse">
-<fieldset class="checks"><legend>Events (none ticked: every type, also types added later)</legend>
-${WEBHOOK_EVENT_TYPES.map((t, i) => html`<input type="checkbox" name="event:${t}" id="f-event-${i}"> <label for="f-event-${i}">${t}</label>`)}
+<label for="f-url">${t('console.webhooks.url')}</label> <input type="url" name="url" required maxlength="2048" id="f-url" placeholder="${t('console.webhooks.urlPlaceholder')}">
+<fieldset class="checks"><legend>${t('console.webhooks.eventsLegend')}</legend>
+${WEBHOOK_EVENT_TYPES.map((type, i) => html`<input type="checkbox" name="event:${type}" id="f-event-${i}"> <label for="f-event-${i}"><code>${type}</code></label>`)}
 </fieldset>
-<button type="submit">Add endpoint</button>
+<button type="submit">${t('console.webhooks.add')}</button>
 </form>`
-    : html`<p class="muted">Viewers can see endpoints and deliveries but not change them.</p>`
+    : html`<p class="muted">${t('console.webhooks.viewersOnly')}</p>`
 }
-<h2>Deliveries</h2>
-<p>${failedOnly ? html`Failed deliveries only. <a href="/console/webhooks">Show every delivery</a>` : html`${DELIVERIES_SHOWN} a page, newest first. <a href="/console/webhooks?failed=1">Show failed deliveries only</a>`}${cursor ? html` <a href="${pageLink({})}">Newest deliveries</a>` : ''}</p>
+<h2>${t('console.webhooks.deliveries')}</h2>
+<p>${failedOnly ? html`${t('console.webhooks.failedOnly')} <a href="/console/webhooks">${t('console.webhooks.showAll')}</a>` : html`${t('console.webhooks.perPage', { n: DELIVERIES_SHOWN })} <a href="/console/webhooks?failed=1">${t('console.webhooks.showFailed')}</a>`}${cursor ? html` <a href="${pageLink({})}">${t('console.webhooks.newest')}</a>` : ''}</p>
 ${
   deliveries.length === 0
-    ? html`<p>No deliveries${failedOnly ? ' failed' : ' yet'}.</p>`
+    ? html`<p>${failedOnly ? t('console.webhooks.noFailed') : t('console.webhooks.noDeliveries')}</p>`
     : html`<table>
-<caption>Deliveries of ${s.orgName}, newest first</caption>
-<thead><tr><th scope="col">Event</th><th scope="col">Endpoint</th><th scope="col">Time</th><th scope="col">Attempts</th><th scope="col">Status</th><th scope="col">Last result</th><th scope="col">Next try</th>${canChange ? html`<th scope="col">Change</th>` : ''}</tr></thead>
+<caption>${t('console.webhooks.deliveriesCaption', { org: s.orgName })}</caption>
+<thead><tr><th scope="col">${t('console.webhooks.event')}</th><th scope="col">${t('console.webhooks.endpoint')}</th><th scope="col">${t('console.webhooks.time')}</th><th scope="col">${t('console.webhooks.attempts')}</th><th scope="col">${t('console.webhooks.status')}</th><th scope="col">${t('console.webhooks.lastResult')}</th><th scope="col">${t('console.webhooks.nextTry')}</th>${canChange ? html`<th scope="col">${t('console.webhooks.change')}</th>` : ''}</tr></thead>
 <tbody>${deliveries.map(deliveryRow)}</tbody>
 </table>`
 }
-${nextCursor ? html`<p><a href="${pageLink({ cursor: nextCursor })}">Older deliveries</a></p>` : ''}
+${nextCursor ? html`<p><a href="${pageLink({ cursor: nextCursor })}">${t('console.webhooks.older')}</a></p>` : ''}
 ${
   canChange
-    ? html`<h2>Resend failed deliveries</h2>
+    ? html`<h2>${t('console.webhooks.resendHeading')}</h2>
 <form method="post" action="/console/webhooks/resend-failed" class="stack">
 ${csrf}
-<label for="f-since">Since (UTC)</label> <input type="datetime-local" name="since" id="f-since" step="1" required value="${localValue(new Date(at.getTime() - SECRET_OVERLAP_MS))}">
-<p class="muted">Every failed delivery whose time is at or after this is sent again (same webhook-id, a new retry schedule); those of a disabled endpoint stay failed.</p>
-<button type="submit">Resend failed</button>
+<label for="f-since">${t('console.webhooks.since')}</label> <input type="datetime-local" name="since" id="f-since" step="1" required value="${localValue(new Date(at.getTime() - SECRET_OVERLAP_MS))}">
+<p class="muted">${t('console.webhooks.resendHelp')}</p>
+<button type="submit">${t('console.webhooks.resend')}</button>
 </form>`
     : ''
 }`,
