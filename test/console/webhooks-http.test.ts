@@ -143,6 +143,10 @@ describe('the webhooks page over HTTP', () => {
     expect((await admin.submit(PAGE, `${PAGE}/${endpointId}/disable`, {})).body).toContain('disabled: it receives nothing until enabled');
     const page = await admin.get(PAGE);
     expect(page.body).toContain('disabled (disabled by admin@wh.example.com)');
+    // A viewer reads who disabled it as "a member", never their email (issue 52, L3).
+    const seen = await viewer.get(PAGE);
+    expect(seen.body).toContain('disabled (disabled by a member)');
+    expect(seen.body).not.toContain('admin@wh.example.com');
     // The pending delivery of the viewer test failed with the endpoint; a disabled endpoint refuses its replay.
     const [failed] = await listOrgDeliveries(t.db, 'org_wh', { failed: true });
     failedId = failed.id;

@@ -122,8 +122,11 @@ export function webhooksView({
   message,
   speaker: sp = PLAIN,
 }: WebhooksData): PageOptions {
-  const { t } = sp;
   const canChange = s.member.role === 'owner' || s.member.role === 'admin';
+  // Members' emails are for owners and admins (issue 52, L3): others read who disabled an endpoint as "a member".
+  const t: Translate = canChange
+    ? sp.t
+    : (key, values) => (key === 'console.webhooks.reasonMember' ? sp.t('console.webhooks.reasonAMember') : sp.t(key, values));
   const minute = (iso: string | null | undefined) => sp.when(iso, '-');
   const second = (iso: string | null | undefined) => sp.when(iso, '-', 'second');
   const pageLink = (q: Record<string, string>) => `/console/webhooks?${new URLSearchParams(failedOnly ? { failed: '1', ...q } : q).toString()}`;
