@@ -6,6 +6,9 @@ import { csrfField, escapeHtml, html, notice, page, type PageOptions, type Safe 
 import { navFor } from '../../views/nav.js';
 import { PLAIN, type Speaker } from '../../words.js';
 
+/** Text the owner types as it is (a mapping's syntax, a role's code): in `code`. */
+const code = (chunks: Safe) => html`<code>${chunks}</code>`;
+
 export interface SsoPageData {
   session: ConsoleSession;
   settings: SsoSettingsView | null;
@@ -47,7 +50,7 @@ ${csrfField(s.csrfToken)}
 ${settings?.clientSecretSet ? html`<p id="secret-help" class="muted">${t('console.sso.clientSecretKept')}</p>` : ''}
 <label for="f-groups-claim">${t('console.sso.groupsClaim')}</label> <input name="groupsClaim" maxlength="200" id="f-groups-claim" value="${settings?.groupsClaim ?? 'groups'}">
 <label for="f-group-roles">${t('console.sso.groupRoles')}</label> <textarea name="groupRoles" rows="4" id="f-group-roles" aria-describedby="group-roles-help">${mapping}</textarea>
-<p id="group-roles-help" class="muted">${t('console.sso.groupRolesHelp')}</p>
+<p id="group-roles-help" class="muted">${sp.rich('console.sso.groupRolesHelp', {}, { code })}</p>
 <label for="f-default-role">${t('console.sso.defaultRole')}</label> <select name="defaultRole" id="f-default-role">
 <option value=""${settings?.defaultRole ? '' : html` selected`}>${t('console.sso.noAccess')}</option>
 ${roles.map((r) => html`<option value="${r}"${settings?.defaultRole === r ? html` selected` : ''}>${t('console.sso.role', { role: r })}</option>`)}
@@ -156,7 +159,7 @@ ${csrfField(s.csrfToken)}
 <label for="f-saml-groups">${t('console.sso.samlGroupsAttribute')}</label> <input name="groupsAttribute" maxlength="512" id="f-saml-groups" aria-describedby="saml-groups-help" value="${saml.settings?.groupsAttribute ?? ''}">
 <p id="saml-groups-help" class="muted">${t('console.sso.samlGroupsHelp')}</p>
 <label for="f-saml-group-roles">${t('console.sso.samlGroupRoles')}</label> <textarea name="groupRoles" rows="4" id="f-saml-group-roles" aria-describedby="saml-group-roles-help">${isSaml ? mapping : ''}</textarea>
-<p id="saml-group-roles-help" class="muted">${t('console.sso.groupRolesHelp')}</p>
+<p id="saml-group-roles-help" class="muted">${sp.rich('console.sso.groupRolesHelp', {}, { code })}</p>
 <label for="f-saml-default-role">${t('console.sso.samlDefaultRole')}</label> <select name="defaultRole" id="f-saml-default-role">
 <option value=""${isSaml && settings?.defaultRole ? '' : html` selected`}>${t('console.sso.noAccess')}</option>
 ${roles.map((r) => html`<option value="${r}"${isSaml && settings?.defaultRole === r ? html` selected` : ''}>${t('console.sso.role', { role: r })}</option>`)}
