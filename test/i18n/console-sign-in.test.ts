@@ -5,7 +5,16 @@ import { ApiError } from '../../src/contract/errors.js';
 import { operatorActor } from '../../src/domain/audit.js';
 import { inviteMember } from '../../src/domain/members.js';
 import { PSEUDO_LOCALE } from '../../src/i18n/index.js';
-import { registerConsoleErrors } from '../../src/console/plugins/errors.js';
+import { refusalWords, registerConsoleErrors } from '../../src/console/plugins/errors.js';
+import { speakerFor } from '../../src/console/words.js';
+import { INVITATION_UNUSABLE } from '../../src/domain/members.js';
+import * as passkeys from '../../src/domain/passkeys.js';
+import { PASSWORD_REFUSED } from '../../src/domain/passwords.js';
+import { ACCEPTANCE_LIMITED, BREAK_GLASS_NEEDS_PASSKEY, CHOOSE_ORGANIZATION, SIGN_IN_REFUSED } from '../../src/domain/sessions.js';
+import { SSO_NO_ROLE, SSO_NOT_SET_UP, SSO_REFUSED, SSO_WRONG_DOMAIN } from '../../src/domain/sso/oidc.js';
+import { SSO_SAML_NOT_SET_UP } from '../../src/domain/sso/saml-sign-in.js';
+import { DOMAIN_TAKEN, SSO_REQUIRED_FOR_PASSWORD, TXT_NOT_FOUND } from '../../src/domain/sso/settings.js';
+import { PASSKEY_REQUIRED_NOT_CODE, REPLACE_FACTOR_REFUSED, TWO_FACTOR_REFUSED } from '../../src/domain/totp.js';
 import { NOW, readDataset } from '../fixtures/dataset.js';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { CONSOLE_PASSWORD, ConsoleClient, joinConsole } from '../helpers/console-client.js';
@@ -199,6 +208,57 @@ describe('error pages, in the pseudo-locale', () => {
     } finally {
       await app.close();
     }
+  });
+});
+
+describe('refusals of the domain, in words', () => {
+  it("an English reader reads the domain's own messages, word for word", () => {
+    const en = speakerFor('en');
+    const said = [
+      SIGN_IN_REFUSED,
+      ACCEPTANCE_LIMITED,
+      INVITATION_UNUSABLE,
+      BREAK_GLASS_NEEDS_PASSKEY,
+      CHOOSE_ORGANIZATION,
+      SSO_REQUIRED_FOR_PASSWORD,
+      PASSKEY_REQUIRED_NOT_CODE,
+      REPLACE_FACTOR_REFUSED,
+      TWO_FACTOR_REFUSED,
+      PASSWORD_REFUSED,
+      passkeys.PASSKEY_REFUSED,
+      passkeys.PASSKEY_PASSWORD_REFUSED,
+      passkeys.PASSKEY_REGISTRATION_REFUSED,
+      passkeys.PASSKEY_LAST_REQUIRED,
+      passkeys.PASSKEY_REQUIREMENT_NEEDS_OWN,
+      passkeys.PASSKEY_HELD_USE_YOURS,
+      passkeys.PASSKEYS_NEED_A_NAME,
+      SSO_REFUSED,
+      SSO_NOT_SET_UP,
+      SSO_SAML_NOT_SET_UP,
+      SSO_NO_ROLE,
+      SSO_WRONG_DOMAIN,
+      DOMAIN_TAKEN,
+      TXT_NOT_FOUND,
+      'The password must be at least 12 characters long.',
+      'The client id must be text of 1 to 512 characters.',
+      'The identity provider at https://idp.example.com did not answer OpenID Connect discovery: timed out',
+      "Line 3 of the group mappings needs the form 'group = role'.",
+    ];
+    for (const m of said) expect(refusalWords(en, new ApiError('invalid_request', m))).toBe(m);
+    // Each of them is the catalogue's, not the English message passed through: German differs.
+    const de = speakerFor('de');
+    for (const m of said) expect(refusalWords(de, new ApiError('invalid_request', m)), m).not.toBe(m);
+  });
+
+  it('a known refusal with values is said in the language; one this console does not know keeps its English', () => {
+    const de = speakerFor('de');
+    expect(refusalWords(de, new ApiError('invalid_request', 'The client id must be text of 1 to 512 characters.'))).toBe(
+      'Die Client-ID muss ein Text von 1 bis 512 Zeichen sein.',
+    );
+    expect(
+      refusalWords(de, new ApiError('invalid_request', 'The identity provider at https://idp.example.com did not answer OpenID Connect discovery: timed out')),
+    ).toBe('Der Identitätsanbieter unter https://idp.example.com hat auf die OpenID-Connect-Discovery nicht geantwortet: timed out');
+    expect(refusalWords(de, new ApiError('invalid_request', 'A refusal added later.'))).toBe('A refusal added later.');
   });
 });
 

@@ -73,7 +73,16 @@ const KNOWN: ReadonlyMap<string, MessageKey> = new Map<string, MessageKey>([
   ['The longest session must be a whole number of hours from 1 to 168.', 'console.refusal.sessionHours'],
   ['The client secret is required (the IdP shows it when the application is registered).', 'console.refusal.clientSecret'],
   ['This organization has no single sign-on set up.', 'console.refusal.ssoNone'],
+  ['give the IdP metadata either pasted (metadataXml) or by its URL (metadataUrl), one of the two', 'console.refusal.samlOneOfTwo'],
 ]);
+
+/** The fields of the OpenID Connect form a refusal names, as the domain names them. */
+const SSO_FIELDS: Record<string, string> = {
+  'The issuer URL': 'issuer',
+  'The client id': 'clientId',
+  'The client secret': 'clientSecret',
+  'The groups claim': 'groupsClaim',
+};
 
 /** Refusals with a value in them: the pattern of the English message, and the catalogue's message of what it caught. */
 const PATTERNS: ReadonlyArray<[RegExp, (sp: Speaker, m: RegExpExecArray) => string]> = [
@@ -85,6 +94,15 @@ const PATTERNS: ReadonlyArray<[RegExp, (sp: Speaker, m: RegExpExecArray) => stri
   [/^(.+) is already one of this organization's domains\.$/, (sp, m) => sp.t('console.refusal.domainAlready', { domain: m[1] })],
   [/^(.+) is not one of this organization's domains\.$/, (sp, m) => sp.t('console.refusal.domainNotOurs', { domain: m[1] })],
   [/^Line (\d+) of the group mappings needs the form 'group = role'\.$/, (sp, m) => sp.t('console.refusal.groupLine', { line: Number(m[1]) })],
+  // The detail is the network's or the IdP's own answer: kept as it came.
+  [
+    /^The identity provider at (\S+) did not answer OpenID Connect discovery: ([\s\S]*)$/,
+    (sp, m) => sp.t('console.refusal.ssoDiscovery', { issuer: m[1], detail: m[2] }),
+  ],
+  [
+    /^(The issuer URL|The client id|The client secret|The groups claim) must be text of 1 to (\d+) characters\.$/,
+    (sp, m) => sp.t('console.refusal.ssoField', { field: SSO_FIELDS[m[1]], max: Number(m[2]) }),
+  ],
 ];
 
 /**
