@@ -347,4 +347,36 @@ describe('passkeys, in the pseudo-locale (a console reached by a name)', () => {
     expect(refused.statusCode).toBe(401);
     expect(englishLeft(refused.body, allowed)).toEqual([]);
   });
+
+  it('the page of a session the passkey requirement holds', async () => {
+    const allowed = new Set([...baseAllowedWords(), ...PSEUDO_ACRONYMS]);
+    allowWordsOf(allowed, ['pk.held@example.com', 'Acme']);
+    const owner = await joinConsole(t, 'org_acme', 'pk.owner@example.com', 'owner', NOW, '198.51.100.92');
+    const admin = await joinConsole(t, 'org_acme', 'pk.held@example.com', 'admin', NOW, '198.51.100.93');
+    admin.headers['accept-language'] = PSEUDO_LOCALE;
+    admin.followChanges = false;
+    const account = (await owner.get('/console/account')).body;
+    await owner.postOnly('/console/account/passkeys', { _csrf: ConsoleClient.token(account), name: 'Owner key', password: CONSOLE_PASSWORD });
+    const ceremony = (await owner.get('/console/account')).body;
+    const options = optionsOn(ceremony, '/console/account/passkeys/new');
+    const device = new SoftAuthenticator(ORIGIN);
+    expect(
+      (await owner.postOnly('/console/account/passkeys/new', { _csrf: ConsoleClient.token(ceremony), name: 'Owner key', response: device.register(options) }))
+        .statusCode,
+    ).toBe(303);
+    const members = (await owner.get('/console/members')).body;
+    expect((await owner.postOnly('/console/members/passkeys', { _csrf: ConsoleClient.token(members), required: 'true' })).statusCode).toBe(303);
+    expect((await admin.get('/console/keys')).headers.location).toBe('/console/passkeys/required');
+    const held = await admin.get('/console/passkeys/required');
+    expect(held.statusCode).toBe(200);
+    expect(held.body).toContain('action="/console/account/passkeys"');
+    expect(englishLeft(held.body, allowed)).toEqual([]);
+    const wrong = await admin.postOnly('/console/account/passkeys', {
+      _csrf: ConsoleClient.token(held.body),
+      name: 'Mine',
+      password: 'not my password at all',
+    });
+    expect(wrong.statusCode).toBe(401);
+    expect(englishLeft(wrong.body, allowed)).toEqual([]);
+  });
 });
