@@ -3,7 +3,8 @@
  * scripts/bundle.mjs, served from /console/assets/ under its content's hash). It drives
  * every form marked `data-passkey`: `register` (adding a passkey), `authenticate` (a passkey as the
  * second factor, or alone from the sign-in page). The server renders the WebAuthn options into the
- * form's `data-options` (no inline script) and every word into data attributes (src/console/words.ts).
+ * form's `data-options` (no inline script) and every word, from the reader's catalogue, into data
+ * attributes (`data-failed`, `data-unsupported`: src/console/pages/passkeys/view.ts); none is written here.
  * On submit, the browser's WebAuthn ceremony runs, its answer goes into the form's hidden `response`
  * field, and the form is posted as any other (CSRF token, post, redirect, get).
  */

@@ -1,7 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { cookie, readCookie, type ConsoleDeps } from './session.js';
-import { refusalPage } from './errors.js';
+import { readerOf, refusalPage } from './errors.js';
 import type { Form } from './forms.js';
 
 /** Before a session exists (sign-in, invitation), forms are bound to this cookie instead. */
@@ -55,12 +55,8 @@ export function registerCsrfCheck(scope: FastifyInstance) {
     const form = (request.body ?? {}) as Form;
     const expected = request.consoleSession?.csrfToken ?? readCookie(request, FORM_COOKIE);
     if (crossSite || typeof form !== 'object' || !same(form._csrf, expected)) {
-      return refusalPage(
-        reply,
-        403,
-        'Request refused',
-        'This request did not come from a console page of this site (or the page was too old). Reload the page and try again.',
-      );
+      const { t } = readerOf(request);
+      return refusalPage(reply, 403, t('console.errors.refusedTitle'), t('console.errors.csrf'));
     }
   });
 }

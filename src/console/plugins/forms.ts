@@ -25,6 +25,23 @@ export const holdsControl = (text: string, multiline = false) => (multiline ? CO
 
 const REFUSED = 'holds a control character (such as NUL), which the console does not accept';
 
+/** What a form or address refusal is about: the error page says it in the reader's words (errors.ts). */
+export type EntryFault = 'address' | 'queryName' | 'query' | 'fieldName' | 'field' | 'fieldTwice' | 'queryTwice';
+
+/**
+ * A refused entry: 400 with the English message the API would give, and what it is about (`fault`,
+ * and the field or parameter's name, `entry`), from which the console's error page takes its words.
+ */
+export class EntryRefused extends ApiError {
+  constructor(
+    readonly fault: EntryFault,
+    message: string,
+    readonly entry = '',
+  ) {
+    super('invalid_request', message);
+  }
+}
+
 /**
  * Every console entry's text, refused in one place before anything reads it (issue 52, L1): the
  * form parser refuses a field's name or value, and this hook a path parameter or a query
@@ -33,12 +50,12 @@ const REFUSED = 'holds a control character (such as NUL), which the console does
  */
 async function refuseControlInAddress(request: FastifyRequest) {
   for (const value of Object.values((request.params ?? {}) as Record<string, unknown>)) {
-    if (typeof value === 'string' && holdsControl(value)) throw new ApiError('invalid_request', `The address ${REFUSED}.`);
+    if (typeof value === 'string' && holdsControl(value)) throw new EntryRefused('address', `The address ${REFUSED}.`);
   }
   for (const [name, value] of Object.entries((request.query ?? {}) as Record<string, unknown>)) {
-    if (holdsControl(name)) throw new ApiError('invalid_request', `A query parameter's name ${REFUSED}.`);
+    if (holdsControl(name)) throw new EntryRefused('queryName', `A query parameter's name ${REFUSED}.`);
     for (const v of Array.isArray(value) ? value : [value]) {
-      if (typeof v === 'string' && holdsControl(v)) throw new ApiError('invalid_request', `The query parameter '${name}' ${REFUSED}.`);
+      if (typeof v === 'string' && holdsControl(v)) throw new EntryRefused('query', `The query parameter '${name}' ${REFUSED}.`, name);
     }
   }
 }
@@ -55,9 +72,9 @@ export function registerFormParser(scope: FastifyInstance) {
   scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_request, body, done) => {
     const form: Form = {};
     for (const [k, v] of new URLSearchParams(body as string)) {
-      if (holdsControl(k)) return done(new ApiError('invalid_request', `A form field's name ${REFUSED}.`));
-      if (holdsControl(v, MULTILINE_FIELDS.has(k))) return done(new ApiError('invalid_request', `The form field '${k}' ${REFUSED}.`));
-      if (Object.hasOwn(form, k)) return done(new ApiError('invalid_request', `The form field '${k}' is given more than once.`));
+      if (holdsControl(k)) return done(new EntryRefused('fieldName', `A form field's name ${REFUSED}.`));
+      if (holdsControl(v, MULTILINE_FIELDS.has(k))) return done(new EntryRefused('field', `The form field '${k}' ${REFUSED}.`, k));
+      if (Object.hasOwn(form, k)) return done(new EntryRefused('fieldTwice', `The form field '${k}' is given more than once.`, k));
       form[k] = v;
     }
     done(null, form);
@@ -67,7 +84,7 @@ export function registerFormParser(scope: FastifyInstance) {
 /** A query parameter of a console page: one value or none ('' is none); given twice is refused. */
 export function queryText(request: FastifyRequest, name: string): string | undefined {
   const v = (request.query as Record<string, string | string[] | undefined>)[name];
-  if (Array.isArray(v)) throw new ApiError('invalid_request', `The parameter '${name}' is given more than once.`);
+  if (Array.isArray(v)) throw new EntryRefused('queryTwice', `The parameter '${name}' is given more than once.`, name);
   return v === '' ? undefined : v;
 }
 

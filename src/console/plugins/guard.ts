@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { managedTeamIds, type MemberRole } from '../../domain/members.js';
 import type { Queryable } from '../../domain/database.js';
 import type { ConsoleSession } from '../../domain/sessions.js';
-import { refusalPage } from './errors.js';
+import { readerOf, refusalPage } from './errors.js';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -45,7 +45,8 @@ export function registerMemberGuard(scope: FastifyInstance, deps: { db: Queryabl
     const s = request.consoleSession;
     if (!s) {
       if (request.method === 'GET') return reply.redirect('/console/sign-in', 303);
-      return refusalPage(reply, 401, 'Signed out', 'Your session ended; sign in again.');
+      const { t } = readerOf(request);
+      return refusalPage(reply, 401, t('console.errors.signedOutTitle'), t('console.errors.signedOutText'));
     }
     if (s.stage === 'totp') return reply.redirect('/console/two-factor', 303);
     if (s.stage === 'enroll') return reply.redirect('/console/two-factor/enroll', 303);
@@ -58,5 +59,7 @@ export function registerMemberGuard(scope: FastifyInstance, deps: { db: Queryabl
 }
 
 /** The answer to a role that may not use a page or change (a manager asking for another team's figures too). */
-export const refusedRole = (reply: Parameters<typeof refusalPage>[0], role: MemberRole) =>
-  refusalPage(reply, 403, 'Not allowed', `Your role (${role}) cannot do this; ask an owner.`);
+export const refusedRole = (reply: Parameters<typeof refusalPage>[0], role: MemberRole) => {
+  const { t } = readerOf(reply.request);
+  return refusalPage(reply, 403, t('console.errors.notAllowedTitle'), t('console.errors.notAllowedText', { role }));
+};

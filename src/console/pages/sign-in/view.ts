@@ -1,16 +1,11 @@
 import type { ConsoleSession } from '../../../domain/sessions.js';
-import { INVITATION_UNUSABLE } from '../../../domain/members.js';
 import { MIN_PASSWORD } from '../../../domain/passwords.js';
 import { csrfField, html, notice, type PageOptions, type Safe } from '../../html.js';
 import { navFor } from '../../views/nav.js';
+import { PLAIN, type Speaker } from '../../words.js';
 
-/** The sign-in page's words of single sign-on (issue 55). */
-export const SIGN_IN_WORDS = {
-  passwordHelp: 'If your organization signs in with its own identity provider (single sign-on), leave the password empty: choosing Sign in takes you there.',
-  withoutSso: 'Sign in with a password instead of single sign-on',
-  withoutSsoHelp:
-    "Your address will not be sent to your organization's identity provider. When your organization requires single sign-on, only its break-glass owner can sign in this way.",
-} as const;
+/** A copy button's words, for the console's script: what it says once copied, or once the text is selected instead. */
+export const copyWords = (sp: Speaker) => html` data-copied="${sp.t('console.copy.copied')}" data-selected="${sp.t('console.copy.selected')}"`;
 
 /**
  * The sign-in page: the work address first (an address of an organization's verified domain goes
@@ -25,6 +20,7 @@ export function signInView({
   choices,
   passkey,
   withoutSso = false,
+  speaker: sp = PLAIN,
 }: {
   csrf: string;
   email: string;
@@ -34,29 +30,33 @@ export function signInView({
   passkey?: Safe;
   /** The person chose a password sign-in although their domain goes to an IdP (issue 55). */
   withoutSso?: boolean;
+  /** The reader's words (no member yet: the browser's language). */
+  speaker?: Speaker;
 }): PageOptions {
+  const { t } = sp;
   const choice = choices?.length
     ? html`<fieldset>
-<legend>Organization</legend>
+<legend>${t('console.signIn.organization')}</legend>
 ${choices.map((c, i) => html`<label><input type="radio" name="organization" value="${c.orgId}" required${i === 0 ? html` checked` : ''}> ${c.name}</label>`)}
 </fieldset>`
     : '';
   return {
-    title: 'Sign in',
-    body: html`<h1>Sign in</h1>
+    title: t('console.signIn.title'),
+    speaker: sp,
+    body: html`<h1>${t('console.signIn.title')}</h1>
 ${message ?? ''}
 <form method="post" action="/console/sign-in" class="stack">
 ${csrfField(csrf)}
-<label for="f-email">Email</label> <input type="email" name="email" autocomplete="username" required value="${email}" id="f-email">
+<label for="f-email">${t('console.signIn.email')}</label> <input type="email" name="email" autocomplete="username" required value="${email}" id="f-email">
 ${choice}
 ${withoutSso ? html`<input type="hidden" name="without_sso" value="1">` : ''}
-<label for="f-password">Password</label> <input type="password" name="password" autocomplete="current-password" id="f-password" aria-describedby="password-help"${withoutSso ? html` required` : ''}>
-<p id="password-help" class="muted">${withoutSso ? SIGN_IN_WORDS.withoutSsoHelp : SIGN_IN_WORDS.passwordHelp}</p>
-<button type="submit">Sign in</button>
+<label for="f-password">${t('console.signIn.password')}</label> <input type="password" name="password" autocomplete="current-password" id="f-password" aria-describedby="password-help"${withoutSso ? html` required` : ''}>
+<p id="password-help" class="muted">${withoutSso ? t('console.signIn.withoutSsoHelp') : t('console.signIn.passwordHelp')}</p>
+<button type="submit">${t('console.signIn.submit')}</button>
 </form>
 ${passkey ?? ''}
-${withoutSso ? '' : html`<p><a href="/console/sign-in?without-sso=1">${SIGN_IN_WORDS.withoutSso}</a></p>`}
-<p class="muted">Members join by invitation from an owner of their organization or from the platform's operator.</p>`,
+${withoutSso ? '' : html`<p><a href="/console/sign-in?without-sso=1">${t('console.signIn.withoutSso')}</a></p>`}
+<p class="muted">${t('console.signIn.byInvitation')}</p>`,
   };
 }
 
@@ -64,17 +64,31 @@ ${withoutSso ? '' : html`<p><a href="/console/sign-in?without-sso=1">${SIGN_IN_W
  * The second step of signing in: a code of the authenticator app, or a recovery code; or a passkey
  * (`passkey`, src/console/pages/passkeys/view.ts), the only way when `code` is false.
  */
-export function codeView({ csrf, message, passkey, code = true }: { csrf: string; message?: Safe; passkey?: Safe; code?: boolean }): PageOptions {
+export function codeView({
+  csrf,
+  message,
+  passkey,
+  code = true,
+  speaker: sp = PLAIN,
+}: {
+  csrf: string;
+  message?: Safe;
+  passkey?: Safe;
+  code?: boolean;
+  speaker?: Speaker;
+}): PageOptions {
+  const { t } = sp;
   return {
-    title: 'Two-factor code',
-    body: html`<h1>Two-factor code</h1>
+    title: t('console.signIn.codeTitle'),
+    speaker: sp,
+    body: html`<h1>${t('console.signIn.codeTitle')}</h1>
 ${message ?? ''}
 ${passkey ?? ''}
 <form method="post" action="/console/two-factor" class="stack"${code ? '' : html` hidden`}>
 ${csrfField(csrf)}
-<label for="f-code">Code</label> <input name="code" inputmode="numeric" autocomplete="one-time-code" required maxlength="11" aria-describedby="code-help" id="f-code">
-<p id="code-help" class="muted">The six digits your authenticator app shows now, or one of your recovery codes.</p>
-<button type="submit">Verify</button>
+<label for="f-code">${t('console.signIn.code')}</label> <input name="code" inputmode="numeric" autocomplete="one-time-code" required maxlength="11" aria-describedby="code-help" id="f-code">
+<p id="code-help" class="muted">${t('console.signIn.codeHelp')}</p>
+<button type="submit">${t('console.signIn.verify')}</button>
 </form>`,
   };
 }
@@ -86,6 +100,7 @@ export interface EnrollData {
   uri: string;
   qr: string;
   message?: Safe;
+  speaker?: Speaker;
 }
 
 /**
@@ -93,56 +108,56 @@ export interface EnrollData {
  * organization, it is a step of signing in (no navigation). Every enrollment, the first included,
  * asks for the password again.
  */
-export function enrollView({ session: s, secret, uri, qr, message }: EnrollData): PageOptions {
+export function enrollView({ session: s, secret, uri, qr, message, speaker: sp = PLAIN }: EnrollData): PageOptions {
+  const { t } = sp;
   const required = s.stage === 'enroll';
   const replacing = s.member.twoFactor;
   return {
-    title: 'Two-factor authentication',
+    title: t('console.signIn.enrollTitle'),
+    speaker: sp,
     nav: required ? undefined : navFor(s, '/console/two-factor/enroll'),
-    body: html`<h1>Two-factor authentication</h1>
+    body: html`<h1>${t('console.signIn.enrollTitle')}</h1>
 ${
   required
-    ? html`<p>Your organization requires two-factor authentication. Set it up to continue.</p>
-<form method="post" action="/console/sign-out" class="signout-inline">${csrfField(s.csrfToken)}<button type="submit" class="secondary">Sign out</button></form>`
+    ? html`<p>${t('console.signIn.enrollRequired')}</p>
+<form method="post" action="/console/sign-out" class="signout-inline">${csrfField(s.csrfToken)}<button type="submit" class="secondary">${t('console.layout.signOut')}</button></form>`
     : ''
 }
-${
-  replacing
-    ? html`<p>Two-factor authentication is on. Setting up a new authenticator app replaces the old one: enter your password to confirm.</p>`
-    : html`<p>Enter your password to confirm that the app you set up is yours.</p>`
-}
+${replacing ? html`<p>${t('console.signIn.enrollReplacing')}</p>` : html`<p>${t('console.signIn.enrollConfirm')}</p>`}
 ${message ?? ''}
 <ol>
-<li><p>Scan this QR code with your authenticator app:</p>
-<img class="qr" src="${qr}" width="200" height="200" alt="QR code of your two-factor setup key">
-<p>Or type this setup key into the app: <code class="secret" id="totp-secret">${secret.replace(/(.{4})(?=.)/g, '$1 ')}</code> <button type="button" class="secondary" data-copy="totp-secret" hidden>Copy setup key</button></p>
-<p><a href="${uri}">Open in authenticator app</a> (on the device that has the app)</p></li>
-<li>Enter the six digits it shows (with or without the space).</li>
+<li><p>${t('console.signIn.enrollScan')}</p>
+<img class="qr" src="${qr}" width="200" height="200" alt="${t('console.signIn.enrollQrAlt')}">
+<p>${sp.rich('console.signIn.enrollKey', { key: html`<code class="secret" id="totp-secret">${secret.replace(/(.{4})(?=.)/g, '$1 ')}</code>` })} <button type="button" class="secondary" data-copy="totp-secret"${copyWords(sp)} hidden>${t('console.signIn.copyKey')}</button></p>
+<p>${sp.rich('console.signIn.enrollOpen', {}, { a: (chunks) => html`<a href="${uri}">${chunks}</a>` })}</p></li>
+<li>${t('console.signIn.enrollDigits')}</li>
 </ol>
 <form method="post" action="/console/two-factor/enroll" class="stack">
 ${csrfField(s.csrfToken)}
 <input type="email" name="username" value="${s.member.email}" autocomplete="username" hidden>
-<label for="f-password">Current password</label> <input type="password" name="password" autocomplete="current-password" required id="f-password">
-<label for="f-code">Code</label> <input name="code" inputmode="numeric" autocomplete="one-time-code" required maxlength="11" id="f-code">
-<button type="submit">Turn on two-factor</button>
+<label for="f-password">${t('console.signIn.currentPassword')}</label> <input type="password" name="password" autocomplete="current-password" required id="f-password">
+<label for="f-code">${t('console.signIn.code')}</label> <input name="code" inputmode="numeric" autocomplete="one-time-code" required maxlength="11" id="f-code">
+<button type="submit">${t('console.signIn.enrollSubmit')}</button>
 </form>`,
   };
 }
 
 /** What the page after enrolling shows once: the recovery codes, with a copy button. */
-export const recoveryCodesBox = (codes: string[]) => html`${notice('Two-factor authentication is on.', 'ok')}
-<p>Each of these codes signs you in once if you lose your authenticator app. They are shown only now: keep them somewhere safe.</p>
-<pre class="secret" id="recovery-codes" aria-label="Recovery codes">${codes.join('\n')}</pre>
-<button type="button" class="secondary" data-copy="recovery-codes" hidden>Copy recovery codes</button>`;
+export const recoveryCodesBox = (codes: string[], sp: Speaker = PLAIN) => html`${notice(sp.t('console.signIn.twoFactorOn'), 'ok')}
+<p>${sp.t('console.signIn.recoveryHelp')}</p>
+<pre class="secret" id="recovery-codes" aria-label="${sp.t('console.signIn.recoveryTitle')}">${codes.join('\n')}</pre>
+<button type="button" class="secondary" data-copy="recovery-codes"${copyWords(sp)} hidden>${sp.t('console.signIn.copyCodes')}</button>`;
 
 /** The page the redirect after enrolling leads to (a member page); the codes are put in once, after its heading. */
-export function recoveryCodesView({ session: s }: { session: ConsoleSession }): PageOptions {
+export function recoveryCodesView({ session: s, speaker: sp = PLAIN }: { session: ConsoleSession; speaker?: Speaker }): PageOptions {
+  const { t } = sp;
   return {
-    title: 'Recovery codes',
+    title: t('console.signIn.recoveryTitle'),
+    speaker: sp,
     nav: navFor(s, '/console/two-factor/enroll'),
-    body: html`<h1>Recovery codes</h1>
-<p class="muted">Recovery codes are shown once, on this page right after two-factor is turned on; setting up a new authenticator app makes new ones.</p>
-<p><a href="/console/overview">Continue to the console</a></p>`,
+    body: html`<h1>${t('console.signIn.recoveryTitle')}</h1>
+<p class="muted">${t('console.signIn.recoveryOnce')}</p>
+<p><a href="/console/overview">${t('console.signIn.continue')}</a></p>`,
   };
 }
 
@@ -152,21 +167,30 @@ export interface InvitationData {
   token: string;
   csrf: string;
   message?: Safe;
+  speaker?: Speaker;
 }
 
 /** The invitation page: the person chooses a password, and is signed in. */
-export function invitationView({ invitation: inv, token, csrf, message }: InvitationData): PageOptions {
-  if (!inv) return { title: 'Invitation', body: html`<h1>Invitation</h1>${notice(INVITATION_UNUSABLE)}` };
+export function invitationView({ invitation: inv, token, csrf, message, speaker: sp = PLAIN }: InvitationData): PageOptions {
+  const { t } = sp;
+  if (!inv)
+    return {
+      title: t('console.signIn.invitation'),
+      speaker: sp,
+      body: html`<h1>${t('console.signIn.invitation')}</h1>${notice(t('console.refusal.invitationUnusable'))}`,
+    };
+  const strong = (chunks: Safe) => html`<strong>${chunks}</strong>`;
   return {
-    title: 'Accept invitation',
-    body: html`<h1>Accept invitation</h1>
-<p>You are invited as <strong>${inv.role}</strong> with the email <strong>${inv.email}</strong>. Choose a password of at least ${MIN_PASSWORD} characters.</p>
+    title: t('console.signIn.accept'),
+    speaker: sp,
+    body: html`<h1>${t('console.signIn.accept')}</h1>
+<p>${sp.rich('console.signIn.invited', { role: t('console.signIn.role', { role: inv.role }), email: inv.email, min: MIN_PASSWORD }, { strong })}</p>
 ${message ?? ''}
 <form method="post" action="/console/invitations/${encodeURIComponent(token)}" class="stack">
 ${csrfField(csrf)}
 <input type="email" name="username" value="${inv.email}" autocomplete="username" hidden>
-<label for="f-password">Password</label> <input type="password" name="password" autocomplete="new-password" required minlength="${MIN_PASSWORD}" id="f-password">
-<button type="submit">Accept invitation</button>
+<label for="f-password">${t('console.signIn.password')}</label> <input type="password" name="password" autocomplete="new-password" required minlength="${MIN_PASSWORD}" id="f-password">
+<button type="submit">${t('console.signIn.accept')}</button>
 </form>`,
   };
 }

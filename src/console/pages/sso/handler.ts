@@ -20,9 +20,22 @@ import { getSamlSettings, samlUrls, spMetadataXml, startSamlSignIn } from '../..
 import { setPageHeaders } from '../../../http/html.js';
 import { notice, type Safe } from '../../html.js';
 import { actorOf, changeOutcome, OWNERS, readCookie, setSessionCookie, type ConsoleDeps, type Form } from '../../plugins/index.js';
+import { inWords, readerOf, refusalWords } from '../../plugins/errors.js';
 import { sendPage } from '../../views/layout.js';
+import { speakerOf } from '../../views/speaker.js';
+import type { Speaker } from '../../words.js';
 import { domainOf, oidcSettingsOf, requiredOf, samlSettingsOf } from './form.js';
-import { onwardPage, refusedView, signedOutBody, SSO_WORDS, ssoView } from './view.js';
+import { onwardPage, refusedView, signedOutBody, ssoView } from './view.js';
+
+/** The page that sends the browser on to the IdP, or back to the console, in the reader's words. */
+const onward = (sp: Speaker, to: string, leaving: boolean) =>
+  onwardPage({
+    title: sp.t(leaving ? 'console.sso.redirecting' : 'console.sso.signedIn'),
+    heading: sp.t(leaving ? 'console.sso.redirecting' : 'console.sso.signedIn'),
+    to,
+    link: sp.t(leaving ? 'console.sso.continueIdp' : 'console.sso.continueConsole'),
+    speaker: sp,
+  });
 
 /** The cookie that binds a sign-in under way to the browser that began it: Lax, so that it comes back with the IdP's redirect. */
 const SSO_COOKIE = 'cp_sso';
@@ -61,10 +74,14 @@ export const ssoStartFor = (orgId: string, email: string) => `${oidcPaths(orgId)
 /** Signing in through the IdP: leaving for it, and coming back. No member yet. */
 export function registerSsoSignInPages(scope: FastifyInstance, deps: SsoPageDeps) {
   const { db, now } = deps;
-  const refused = (reply: FastifyReply, status: number, message: string) => sendPage(reply, status, refusedView(message));
+  // The refusal page: a refusal of the domain (in the reader's words), or none: not set up.
+  const refused = (reply: FastifyReply, status: number, err?: ApiError) => {
+    const sp = readerOf(reply.request);
+    return sendPage(reply, status, refusedView(err ? refusalWords(sp, err) : sp.t('console.sso.notSetUp'), sp));
+  };
 
   scope.get<{ Params: { orgId: string }; Querystring: { login_hint?: string } }>('/sso/:orgId/oidc/start', hidden, async (request, reply) => {
-    if (!ORG_ID.test(request.params.orgId)) return refused(reply, 404, SSO_WORDS.notSetUp);
+    if (!ORG_ID.test(request.params.orgId)) return refused(reply, 404);
     try {
       const hint = typeof request.query.login_hint === 'string' ? request.query.login_hint.slice(0, 254) : undefined;
       const started = await startOidcSignIn(db, request.params.orgId, { baseUrl: deps.baseUrl, loginHint: hint, rules: rulesOf(deps), now: now() });
@@ -72,44 +89,44 @@ export function registerSsoSignInPages(scope: FastifyInstance, deps: SsoPageDeps
       return reply
         .code(200)
         .type('text/html; charset=utf-8')
-        .send(onwardPage({ title: SSO_WORDS.redirecting, heading: SSO_WORDS.redirecting, to: started.authorizationUrl, link: SSO_WORDS.continueIdp }));
+        .send(onward(readerOf(request), started.authorizationUrl, true));
     } catch (err) {
       if (!(err instanceof SsoRefused)) throw err;
       request.log.warn({ sso: { reason: err.reason, detail: err.detail } }, 'sso sign-in not started');
-      return refused(reply, err.reason === 'not_set_up' ? 404 : 502, err.message);
+      return refused(reply, err.reason === 'not_set_up' ? 404 : 502, err);
     }
   });
 
   scope.get<{ Params: { orgId: string } }>('/sso/saml/:orgId/metadata', hidden, async (request, reply) => {
-    if (!ORG_ID.test(request.params.orgId)) return refused(reply, 404, SSO_WORDS.notSetUp);
+    if (!ORG_ID.test(request.params.orgId)) return refused(reply, 404);
     try {
       const xml = await spMetadataXml(db, request.params.orgId, deps.baseUrl);
       reply.header('cache-control', 'no-store');
       return reply.code(200).type('application/samlmetadata+xml; charset=utf-8').send(xml);
     } catch (err) {
-      if (err instanceof ApiError && err.code === 'not_found') return refused(reply, 404, SSO_WORDS.notSetUp);
+      if (err instanceof ApiError && err.code === 'not_found') return refused(reply, 404);
       throw err;
     }
   });
 
   scope.get<{ Params: { orgId: string } }>('/sso/saml/:orgId/start', hidden, async (request, reply) => {
     const orgId = request.params.orgId;
-    if (!ORG_ID.test(orgId) || (await ssoKindOf(db, orgId)) !== 'saml') return refused(reply, 404, SSO_WORDS.notSetUp);
+    if (!ORG_ID.test(orgId) || (await ssoKindOf(db, orgId)) !== 'saml') return refused(reply, 404);
     try {
       const started = await startSamlSignIn(db, orgId, deps.baseUrl);
       reply.header('set-cookie', samlCookie(started.requestId, 600, deps.secureCookies));
       return reply
         .code(200)
         .type('text/html; charset=utf-8')
-        .send(onwardPage({ title: SSO_WORDS.redirecting, heading: SSO_WORDS.redirecting, to: started.redirectUrl, link: SSO_WORDS.continueIdp }));
+        .send(onward(readerOf(request), started.redirectUrl, true));
     } catch (err) {
-      if (err instanceof ApiError && err.code === 'not_found') return refused(reply, 404, SSO_WORDS.notSetUp);
+      if (err instanceof ApiError && err.code === 'not_found') return refused(reply, 404);
       throw err;
     }
   });
 
   scope.get<{ Params: { orgId: string } }>('/sso/:orgId/oidc/callback', hidden, async (request, reply) => {
-    if (!ORG_ID.test(request.params.orgId)) return refused(reply, 404, SSO_WORDS.notSetUp);
+    if (!ORG_ID.test(request.params.orgId)) return refused(reply, 404);
     const query = request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '';
     reply.header('set-cookie', ssoCookie('', 0, deps.secureCookies));
     try {
@@ -125,11 +142,11 @@ export function registerSsoSignInPages(scope: FastifyInstance, deps: SsoPageDeps
       return reply
         .code(200)
         .type('text/html; charset=utf-8')
-        .send(onwardPage({ title: SSO_WORDS.signedIn, heading: SSO_WORDS.signedIn, to: '/console/overview', link: SSO_WORDS.continueConsole }));
+        .send(onward(readerOf(request), '/console/overview', false));
     } catch (err) {
       if (!(err instanceof SsoRefused)) throw err;
       request.log.warn({ sso: { orgId: request.params.orgId, reason: err.reason, detail: err.detail } }, 'sso sign-in refused');
-      return refused(reply, 400, err.message);
+      return refused(reply, 400, err);
     }
   });
 }
@@ -183,7 +200,7 @@ function registerSamlIdpRoutes(scope: FastifyInstance, deps: SsoPageDeps) {
   scope.post<{ Params: { orgId: string }; Body: Record<string, string> | undefined }>('/saml/:orgId/acs', hidden, async (request, reply) => {
     setPageHeaders(reply, { https: secure });
     const orgId = request.params.orgId;
-    if (!ORG_ID.test(orgId)) return sendPage(reply, 400, refusedView(SSO_WORDS.notSetUp));
+    if (!ORG_ID.test(orgId)) return sendPage(reply, 400, refusedView(readerOf(request).t('console.sso.notSetUp'), readerOf(request)));
     const bound = readCookie(request, SSO_COOKIE);
     reply.header('set-cookie', samlCookie('', 0, secure));
     try {
@@ -198,18 +215,18 @@ function registerSamlIdpRoutes(scope: FastifyInstance, deps: SsoPageDeps) {
       return reply
         .code(200)
         .type('text/html; charset=utf-8')
-        .send(onwardPage({ title: SSO_WORDS.signedIn, heading: SSO_WORDS.signedIn, to: '/console/overview', link: SSO_WORDS.continueConsole }));
+        .send(onward(readerOf(request), '/console/overview', false));
     } catch (err) {
       if (!(err instanceof SsoRefused)) throw err;
       request.log.warn({ sso: { orgId, protocol: 'saml', reason: err.reason, detail: err.detail } }, 'sso sign-in refused');
-      return sendPage(reply, 400, refusedView(err.message));
+      return sendPage(reply, 400, refusedView(refusalWords(readerOf(request), err), readerOf(request)));
     }
   });
 
   const slo = async (request: FastifyRequest<{ Params: { orgId: string }; Body: Record<string, string> | undefined }>, reply: FastifyReply) => {
     setPageHeaders(reply, { https: secure });
     const orgId = request.params.orgId;
-    if (!ORG_ID.test(orgId)) return sendPage(reply, 400, refusedView(SSO_WORDS.notSetUp));
+    if (!ORG_ID.test(orgId)) return sendPage(reply, 400, refusedView(readerOf(request).t('console.sso.notSetUp'), readerOf(request)));
     const message =
       request.method === 'GET'
         ? {
@@ -220,11 +237,12 @@ function registerSamlIdpRoutes(scope: FastifyInstance, deps: SsoPageDeps) {
     const r = await samlSingleLogout(db, orgId, deps.baseUrl, message, { address: request.ip, now: now() });
     if (!r.ok) {
       request.log.warn({ sso: { orgId, protocol: 'saml', reason: r.refusal, detail: r.detail } }, 'saml logout request refused');
-      return sendPage(reply, 400, refusedView(SSO_WORDS.logoutRefused));
+      return sendPage(reply, 400, refusedView(readerOf(request).t('console.sso.logoutRefused'), readerOf(request)));
     }
     request.log.info({ sso: { orgId, protocol: 'saml', ended: r.ended } }, 'saml single logout');
     if (r.redirectUrl) return reply.redirect(r.redirectUrl, 302);
-    return sendPage(reply, 200, { title: SSO_WORDS.signedOut, body: signedOutBody() });
+    const sp = readerOf(request);
+    return sendPage(reply, 200, { title: sp.t('console.sso.signedOut'), speaker: sp, body: signedOutBody(sp) });
   };
   scope.get('/saml/:orgId/slo', hidden, slo);
   scope.post('/saml/:orgId/slo', hidden, slo);
@@ -250,64 +268,71 @@ export function registerSsoPages(scope: FastifyInstance, deps: SsoPageDeps) {
         urls: { redirectUri: deps.baseUrl + paths.callback, backchannelLogoutUri: deps.baseUrl + paths.backchannelLogout },
         saml: { urls: samlUrls(deps.baseUrl, s.orgId), settings: await getSamlSettings(db, s.orgId, deps.baseUrl) },
         message,
+        speaker: await speakerOf(db, request),
       }),
     );
   };
-  const outcome = changeOutcome(ssoPage);
+  const changed = changeOutcome(ssoPage);
+  // A change's outcome: its notice, and a refusal, in the reader's words.
+  const outcome = (request: FastifyRequest, reply: FastifyReply, work: (sp: Speaker) => Promise<Safe>) =>
+    changed(request, reply, async () => {
+      const sp = await speakerOf(db, request);
+      return inWords(sp, () => work(sp));
+    });
 
   scope.get('/sso', owner, async (request, reply) => ssoPage(request, reply, 200));
 
   scope.post<{ Body: Form }>('/sso/oidc', owner, async (request, reply) =>
-    outcome(request, reply, async () => {
+    outcome(request, reply, async (sp) => {
       await saveOidcSettings(db, request.member.orgId, oidcSettingsOf(request.body), actorOf(request), now(), rulesOf(deps));
-      return notice(SSO_WORDS.saved, 'ok');
+      return notice(sp.t('console.sso.saved'), 'ok');
     }),
   );
 
   scope.post<{ Body: Form }>('/sso/saml', owner, async (request, reply) =>
-    outcome(request, reply, async () => {
+    outcome(request, reply, async (sp) => {
       await saveSamlSso(db, request.member.orgId, samlSettingsOf(request.body), actorOf(request), now(), {
         baseUrl: deps.baseUrl,
         allowPrivate: rulesOf(deps).allowPrivate,
       });
-      return notice(SSO_WORDS.samlSaved, 'ok');
+      return notice(sp.t('console.sso.samlSaved'), 'ok');
     }),
   );
 
   scope.post('/sso/remove', owner, async (request, reply) =>
-    outcome(request, reply, async () => {
+    outcome(request, reply, async (sp) => {
       const wasSaml = (await ssoKindOf(db, request.member.orgId)) === 'saml';
       await removeSsoSettings(db, request.member.orgId, actorOf(request), now());
       if (wasSaml) await forgetSamlIdp(db, request.member.orgId, actorOf(request));
-      return notice(SSO_WORDS.removed, 'ok');
+      return notice(sp.t('console.sso.removed'), 'ok');
     }),
   );
 
   scope.post<{ Body: Form }>('/sso/required', owner, async (request, reply) =>
-    outcome(request, reply, async () => {
+    outcome(request, reply, async (sp) => {
       const s = await setSsoRequired(db, request.member.orgId, requiredOf(request.body), actorOf(request), now());
-      return notice(s.required ? SSO_WORDS.requiredOn : SSO_WORDS.requiredOff, 'ok');
+      return notice(sp.t(s.required ? 'console.sso.requiredOn' : 'console.sso.requiredOff'), 'ok');
     }),
   );
 
   scope.post<{ Body: Form }>('/sso/domains', owner, async (request, reply) =>
-    outcome(request, reply, async () => {
+    outcome(request, reply, async (sp) => {
       const d = await addDomain(db, request.member.orgId, domainOf(request.body), actorOf(request), now());
-      return notice(SSO_WORDS.domainAdded(d.domain), 'ok');
+      return notice(sp.t('console.sso.domainAdded', { domain: d.domain }), 'ok');
     }),
   );
 
   scope.post<{ Params: { domain: string } }>('/sso/domains/:domain/verify', owner, async (request, reply) =>
-    outcome(request, reply, async () => {
+    outcome(request, reply, async (sp) => {
       const d = await verifyDomain(db, request.member.orgId, request.params.domain, 'dns', actorOf(request), now(), deps.resolveTxt);
-      return notice(SSO_WORDS.domainVerified(d.domain), 'ok');
+      return notice(sp.t('console.sso.domainVerified', { domain: d.domain }), 'ok');
     }),
   );
 
   scope.post<{ Params: { domain: string } }>('/sso/domains/:domain/remove', owner, async (request, reply) =>
-    outcome(request, reply, async () => {
+    outcome(request, reply, async (sp) => {
       await removeDomain(db, request.member.orgId, request.params.domain, actorOf(request), now());
-      return notice(SSO_WORDS.domainRemoved(request.params.domain), 'ok');
+      return notice(sp.t('console.sso.domainRemoved', { domain: request.params.domain }), 'ok');
     }),
   );
 }
