@@ -59,6 +59,21 @@ describe('the insight pages in the pseudo-locale', () => {
     await pseudoPage(owner, '/console/overview?from=2026-11-01&to=2026-11-20');
   });
 
+  it("the range form's refusals are the catalogue's (the refusal page around them is the error handler's)", async () => {
+    for (const url of [
+      '/console/overview?from=2025-01-01&to=2026-11-20',
+      '/console/overview?from=2026-11-20&to=2026-11-01',
+      '/console/overview?from=2026-11-31',
+      '/console/overview?team=team_nope',
+    ]) {
+      const res = await owner.get(url);
+      expect(res.statusCode, url).toBe(400);
+      const said = /<p class="notice error" role="alert">([^<]*)<\/p>/.exec(res.body)?.[1] ?? '';
+      expect(said, url).toMatch(/^\[.+\]$/);
+      expect(englishLeft(`<p>${said}</p>`, p.allowed), url).toEqual([]);
+    }
+  });
+
   it("an owner's Alerts, Actions and Comments, and every notice and refusal of their forms", async () => {
     const alerts = await pseudoPage(owner, '/console/alerts');
     const line = /action="\/console\/alerts\/([^/]+)\/read">[\s\S]*?(?:name="with" value="([^"]+)")?[\s\S]*?<\/form>/.exec(alerts);
