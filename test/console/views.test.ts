@@ -211,7 +211,7 @@ describe('every console view escapes hostile text', () => {
         thisWeek: new Date('2026-11-16T00:00:00.000Z'),
       }),
     );
-    expect(text).toContain(`<h2>Team <bdi>${ESCAPED}</bdi>: weeks 2 Nov 2026 to 8 Nov 2026</h2>`);
+    expect(text).toContain(`<h2>Team <bdi>${ESCAPED}</bdi>: comments of the weeks 2 Nov 2026 to 8 Nov 2026</h2>`);
     expect(text).toContain(`<li><bdi>${ESCAPED}</bdi><form method="post" action="/console/comments/hide">`);
     expect(text).toContain(`<input type="hidden" name="from" value="${ESCAPED}">`);
     expect(text).toContain('<input type="hidden" name="handle" value="h&quot;1">');

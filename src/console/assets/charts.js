@@ -4,8 +4,11 @@
  * shows exactly the figures of its table. Every day of the box's [data-from, data-to] is a point: a
  * day the table does not list is null, and `spanGaps: false` leaves a gap there instead of a line
  * across it. The x axis counts whole days (ticks of 1, 2, 7, 14 or 28 days, never hours), written
- * in the reader's locale (data-locale). uPlot sets element styles from script (CSSOM), which style-src 'self'
- * allows; nothing inline in markup.
+ * in the reader's locale (data-locale). The axes' and legend's words are the box's data-label-day,
+ * data-label-level and data-label-pulses, which the server writes from the reader's catalogue: no word
+ * of the chart is in this script. The chart is as wide as its box, and follows it when the box
+ * changes width (a phone turned, a window resized), so it never makes the page scroll sideways.
+ * uPlot sets element styles from script (CSSOM), which style-src 'self' allows; nothing inline in markup.
  */
 const LEVEL = '#0b5394';
 const COUNT = '#8a4b00';
@@ -36,10 +39,11 @@ for (const box of document.querySelectorAll('[data-chart-for]')) {
     avg.push(v ? v[0] : null);
     count.push(v ? v[1] : null);
   }
-  const width = Math.max(280, Math.min(box.clientWidth || 900, 1100));
-  new uPlot(
+  const words = { day: box.dataset.labelDay || '', level: box.dataset.labelLevel || '', pulses: box.dataset.labelPulses || '' };
+  const widthOf = () => Math.max(200, Math.min(box.clientWidth || 320, 1100));
+  const plot = new uPlot(
     {
-      width,
+      width: widthOf(),
       height: 240,
       tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
       scales: { x: { time: true }, level: { range: [1, 5] }, pulses: { range: (_u, _min, max) => [0, Math.max(1, max ?? 1)] } },
@@ -48,16 +52,24 @@ for (const box of document.querySelectorAll('[data-chart-for]')) {
           incrs: [1, 2, 7, 14, 28, 56, 91].map((d) => d * DAY_S),
           values: (_u, splits) => splits.map((s) => dayWords.format(new Date(s * 1000))),
         },
-        { scale: 'level', label: 'Average level' },
-        { scale: 'pulses', side: 1, label: 'Pulses', grid: { show: false } },
+        { scale: 'level', label: words.level },
+        { scale: 'pulses', side: 1, label: words.pulses, grid: { show: false } },
       ],
       series: [
-        { label: 'Day', value: (_u, v) => (v == null ? '' : dayWords.format(new Date(v * 1000))) },
-        { label: 'Average level', scale: 'level', stroke: LEVEL, width: 2, spanGaps: false, value: (_u, v) => (v == null ? '–' : v.toFixed(2)) },
-        { label: 'Pulses', scale: 'pulses', stroke: COUNT, width: 1, dash: [4, 3], spanGaps: false, value: (_u, v) => (v == null ? '–' : String(v)) },
+        { label: words.day, value: (_u, v) => (v == null ? '' : dayWords.format(new Date(v * 1000))) },
+        { label: words.level, scale: 'level', stroke: LEVEL, width: 2, spanGaps: false, value: (_u, v) => (v == null ? '–' : v.toFixed(2)) },
+        { label: words.pulses, scale: 'pulses', stroke: COUNT, width: 1, dash: [4, 3], spanGaps: false, value: (_u, v) => (v == null ? '–' : String(v)) },
       ],
     },
     [xs, avg, count],
     box,
   );
+  if (typeof ResizeObserver === 'function') {
+    let last = box.clientWidth;
+    new ResizeObserver(() => {
+      if (box.clientWidth === last) return;
+      last = box.clientWidth;
+      plot.setSize({ width: widthOf(), height: 240 });
+    }).observe(box);
+  }
 }

@@ -8,7 +8,22 @@ import { ALERT_TYPES } from '../../../domain/alert-engine.js';
 import { actorOf, CHANGERS, changeOutcome, EVERY_MEMBER, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { sendPage } from '../../views/layout.js';
 import { speakerOf } from '../../views/speaker.js';
+import type { Speaker } from '../../words.js';
+import { alertLines } from './sentences.js';
 import { alertsView } from './view.js';
+
+/** A refusal in the reader's words, chosen by its code (the domain's English message only for a code this page does not expect). */
+async function inWords<T>(sp: Speaker, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    if (err.code === 'not_found') throw new ApiError(err.code, sp.t('console.alerts.notFound'), err.headers);
+    if (err.code === 'invalid_request' && /^A line holds/.test(err.message))
+      throw new ApiError(err.code, sp.t('console.alerts.tooMany', { max: MAX_PER_LINE }), err.headers);
+    throw err;
+  }
+}
 
 /** The page lists this many of the newest alerts (GET /alerts answers at most 50 too). */
 const PAGE_ALERTS = 50;
@@ -34,15 +49,16 @@ export function registerAlertPages(scope: FastifyInstance, deps: ConsoleDeps & {
   for (const read of [true, false]) {
     scope.post<{ Params: { alertId: string }; Body: Form }>(`/alerts/:alertId/${read ? 'read' : 'unread'}`, admin, async (request, reply) =>
       outcome(request, reply, async () => {
-        const others = (request.body?.with ?? '').split(' ').filter((id) => id !== '' && id !== request.params.alertId);
-        if (others.length > MAX_PER_LINE - 1) throw new ApiError('invalid_request', `A line holds at most ${MAX_PER_LINE} alerts.`);
-        const marked = [];
-        for (const id of [request.params.alertId, ...new Set(others)])
-          marked.push(await updateAlertRead(db, request.member.orgId, id, read, actorOf(request), now()));
-        return notice(
-          `${marked.length === 1 ? 'Alert' : `${marked.length} alerts`} marked ${read ? 'read' : 'unread'}: ${marked[0].message.slice(0, 120)}`,
-          'ok',
-        );
+        const sp = await speakerOf(db, request);
+        return inWords(sp, async () => {
+          const others = (request.body?.with ?? '').split(' ').filter((id) => id !== '' && id !== request.params.alertId);
+          if (others.length > MAX_PER_LINE - 1) throw new ApiError('invalid_request', `A line holds at most ${MAX_PER_LINE} alerts.`);
+          const marked = [];
+          for (const id of [request.params.alertId, ...new Set(others)])
+            marked.push(await updateAlertRead(db, request.member.orgId, id, read, actorOf(request), now()));
+          const [line] = alertLines(marked, sp);
+          return notice(sp.t('console.alerts.marked', { read: read ? 'yes' : 'no', count: marked.length, line: line.label }), 'ok');
+        });
       }),
     );
   }

@@ -1,7 +1,7 @@
 import type { Alert } from '../../../contract/schemas/alerts.js';
 import { parseIsoWeek, ymd } from '../../../domain/time.js';
 import { html, type Safe } from '../../html.js';
-import { NOUNS, type Speaker } from '../../words.js';
+import type { Speaker } from '../../words.js';
 
 /**
  * Alerts as people read them (CONTRACT.md section 11, *Insight*): one sentence per team and week.
@@ -9,20 +9,6 @@ import { NOUNS, type Speaker } from '../../words.js';
  * alerts (the API lists each); here they are one line, in words, not codes. An alert the engine did
  * not write (imported, or a message this release does not know) keeps its own line and its message.
  */
-
-/** The words of these sentences (English until the catalogue takes them). */
-const W = {
-  weekOf: (day: string) => `Week of ${day}`,
-  organization: 'the whole organization',
-  noTeam: 'people without a team',
-  mood: (avg: string, answers: string) => `mood averaged ${avg} from ${answers}`,
-  low: (level: string) => `at or below the low level of ${level}`,
-  drop: (diff: string, baseline: string, base: string) => `${diff} lower than ${baseline} (${base})`,
-  participation: (answers: string, pct: string, baseline: string, usual: string) =>
-    `answers fell to ${answers}, at most ${pct}% of ${baseline} (${usual} a week)`,
-  baseline: (weeks: string | null) => (weeks === null ? 'the usual of the 4 weeks before' : `the usual of ${weeks} of the 4 weeks before`),
-  otherAlert: 'Alert',
-};
 
 export interface AlertLine {
   /** The alerts of the line, newest first: a change (read, unread) applies to each. */
@@ -84,8 +70,12 @@ export function parseAlert(a: Alert): Parsed | null {
 
 const subjectKey = (s: Subject) => (s.kind === 'team' ? `team:${s.name}` : s.kind);
 
-/** The alerts (newest first) as lines, newest first: those of one group and week merged. */
+/** "the usual of N of the 4 weeks before" takes N; 0 is "the usual of the 4 weeks before" (its 4-week average). */
+const weeksOf = (weeks: string | null | undefined) => (weeks ? Number(weeks) : 0);
+
+/** The alerts (newest first) as lines, newest first: those of one group and week merged into one sentence (`console.alerts.sentence`). */
 export function alertLines(alerts: readonly Alert[], speaker: Speaker): AlertLine[] {
+  const { t } = speaker;
   const groups = new Map<string, { alerts: Alert[]; parsed: Parsed[] }>();
   for (const a of alerts) {
     const p = parseAlert(a);
@@ -99,25 +89,36 @@ export function alertLines(alerts: readonly Alert[], speaker: Speaker): AlertLin
     const first = as[0];
     const line = { alerts: as, unread: as.some((a) => a.readAt === null), createdAt: first.createdAt };
     if (parsed.length === 0) {
-      return { ...line, sentence: html`<bdi>${first.message}</bdi>`, label: `${W.otherAlert}: ${first.message.slice(0, 80)}` };
+      return { ...line, sentence: html`<bdi>${first.message}</bdi>`, label: t('console.alerts.otherLabel', { message: first.message.slice(0, 80) }) };
     }
     const num = (v: string) => speaker.number(Number(v), 2);
-    const find = (t: Parsed['type']) => parsed.find((p) => p.type === t);
+    const find = (type: Parsed['type']) => parsed.find((p) => p.type === type);
     const low = find('LOW_MOOD');
     const drop = find('MOOD_DROP');
     const part = find('PARTICIPATION_DROP');
-    const clauses: string[] = [];
     const mood = drop ?? low;
-    if (mood) {
-      const qualities = [...(low ? [W.low(num(low.low!))] : []), ...(drop ? [W.drop(num(drop.diff!), W.baseline(drop.weeks ?? null), num(drop.base!))] : [])];
-      clauses.push(`${W.mood(num(mood.avg!), speaker.count(Number(mood.n), NOUNS.answer))}, ${qualities.join(' and ')}`);
-    }
-    if (part) clauses.push(W.participation(speaker.number(Number(part.n)), part.pct!, W.baseline(part.weeks ?? null), num(part.usual!)));
     const subject = parsed[0].subject;
     const monday = parseIsoWeek(first.weekISO!);
-    const week = W.weekOf(monday ? speaker.day(ymd(monday)) : first.weekISO!);
-    const who = subject.kind === 'team' ? html`<bdi>${subject.name}</bdi>` : subject.kind === 'org' ? W.organization : W.noTeam;
-    const whoText = subject.kind === 'team' ? subject.name : subject.kind === 'org' ? W.organization : W.noTeam;
-    return { ...line, sentence: html`${week}, ${who}: ${clauses.join('; ')}.`, label: `${week}, ${whoText}` };
+    const who = { day: monday ? speaker.day(ymd(monday)) : first.weekISO!, subject: subject.kind, team: subject.kind === 'team' ? subject.name : '' };
+    const values = {
+      ...who,
+      mood: low && drop ? 'both' : low ? 'low' : drop ? 'drop' : 'none',
+      avg: mood ? num(mood.avg!) : '',
+      answers: mood ? Number(mood.n) : 0,
+      low: low ? num(low.low!) : '',
+      diff: drop ? num(drop.diff!) : '',
+      base: drop ? num(drop.base!) : '',
+      dropWeeks: weeksOf(drop?.weeks),
+      part: part ? 'yes' : 'no',
+      fell: part ? speaker.number(Number(part.n)) : '',
+      pct: part ? speaker.percent(Number(part.pct) / 100) : '',
+      partWeeks: weeksOf(part?.weeks),
+      usual: part ? num(part.usual!) : '',
+    };
+    return {
+      ...line,
+      sentence: speaker.rich('console.alerts.sentence', values, { bdi: (chunks) => html`<bdi>${chunks}</bdi>` }),
+      label: t('console.alerts.lineLabel', who),
+    };
   });
 }

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../../../contract/errors.js';
 import type { DatabaseExecutor } from '../../../domain/database.js';
 import { listCommentPageWithHandles, updateCommentHidden, type CommentReleases } from '../../../domain/comments.js';
 import { listOrgTeams } from '../../../domain/teams.js';
@@ -61,17 +62,16 @@ export function registerCommentPages(scope: FastifyInstance, deps: ConsoleDeps &
         (rq, rp, st, msg) => commentsPage(rq, rp, st, msg, f),
         () => commentsHref(f),
       )(request, reply, async () => {
-        const r = await updateCommentHidden(db, request.member.orgId, handleOf(request.body), hide, actorOf(request), now());
-        return notice(
-          hide
-            ? r.changed
-              ? 'Comment hidden: it is in no answer from now on.'
-              : 'That comment was hidden already.'
-            : r.changed
-              ? 'Comment shown again.'
-              : 'That comment was shown already.',
-          'ok',
-        );
+        const sp = await speakerOf(db, request);
+        try {
+          const r = await updateCommentHidden(db, request.member.orgId, handleOf(request.body), hide, actorOf(request), now());
+          const said = hide ? (r.changed ? 'hidden' : 'hiddenAlready') : r.changed ? 'shown' : 'shownAlready';
+          return notice(sp.t(`console.comments.${said}`), 'ok');
+        } catch (err) {
+          // The domain's refusal in the reader's words: an unknown handle is the one it expects here.
+          if (err instanceof ApiError && err.code === 'not_found') throw new ApiError(err.code, sp.t('console.comments.notFound'), err.headers);
+          throw err;
+        }
       });
     });
   }

@@ -39,52 +39,58 @@ export function commentsView({
   speaker: sp = PLAIN,
   scoped = false,
 }: CommentsData): PageOptions {
+  const { t } = sp;
   const canChange = s.member.role === 'owner' || s.member.role === 'admin';
-  const team = teams.find((t) => t.id === f.subteamId);
+  const team = teams.find((x) => x.id === f.subteamId);
   const monday = Date.parse(`${list.from}T00:00:00.000Z`);
   const week = (m: number) => ({ from: ymd(new Date(m)), to: ymd(new Date(m + 6 * DAY_MS)), subteamId: f.subteamId });
   const back = { ...f, cursor: undefined };
   const returnFields = html`${FILTERS.map((k) => (f[k] !== undefined ? html`<input type="hidden" name="${k}" value="${f[k]}">` : ''))}`;
-  const change = (
-    what: 'hide' | 'show',
-    handle: string,
-    i: number,
-  ) => html`<form method="post" action="/console/comments/${what}">${csrfField(s.csrfToken)}${returnFields}
-<input type="hidden" name="handle" value="${handle}"><button type="submit" class="${what === 'hide' ? 'danger' : 'secondary'}" aria-label="${what === 'hide' ? 'Hide' : 'Show again'} comment ${i + 1}">${what === 'hide' ? 'Hide' : 'Show again'}</button></form>`;
+  const change = (what: 'hide' | 'show', handle: string, i: number) =>
+    html`<form method="post" action="/console/comments/${what}">${csrfField(s.csrfToken)}${returnFields}
+<input type="hidden" name="handle" value="${handle}"><button type="submit" class="${what === 'hide' ? 'danger' : 'secondary'}" aria-label="${t(
+      what === 'hide' ? 'console.comments.hideLabel' : 'console.comments.showLabel',
+      { n: i + 1 },
+    )}">${t(what === 'hide' ? 'console.comments.hide' : 'console.comments.showAgain')}</button></form>`;
   return {
-    title: 'Comments',
+    title: t('console.comments.title'),
+    speaker: sp,
     nav: navFor(s, '/console/comments'),
-    body: html`<h1>Comments</h1>
+    body: html`<h1>${t('console.comments.title')}</h1>
 ${message ?? ''}
-<p>Anonymous comments are released a whole week and a whole group of at least 5 pulses at a time, once the week has ended; this page shows exactly what <code>GET /v1/comments</code> answers, and never who, when, which team or which level wrote a comment.</p>
+<p>${sp.rich('console.comments.intro', { list: 'GET /v1/comments' }, { code: (chunks) => html`<code>${chunks}</code>` })}</p>
 <form method="get" action="/console/comments" class="filters">
-<label for="f-from">From</label> <input type="date" name="from" id="f-from" value="${f.from ?? ''}">
-<label for="f-to">To</label> <input type="date" name="to" id="f-to" value="${f.to ?? ''}">
-<label for="f-team">Team</label> <select name="subteamId" id="f-team">${scoped ? '' : html`<option value="">(whole organization)</option>`}${teams.map(
-      (t) => html`<option value="${t.id}"${t.id === f.subteamId ? html` selected` : ''}>${t.name}</option>`,
+<label for="f-from">${t('console.comments.from')}</label> <input type="date" name="from" id="f-from" value="${f.from ?? ''}">
+<label for="f-to">${t('console.comments.to')}</label> <input type="date" name="to" id="f-to" value="${f.to ?? ''}">
+<label for="f-team">${t('console.comments.team')}</label> <select name="subteamId" id="f-team">${scoped ? '' : html`<option value="">${t('console.comments.wholeOption')}</option>`}${teams.map(
+      (x) => html`<option value="${x.id}"${x.id === f.subteamId ? html` selected` : ''}>${x.name}</option>`,
     )}</select>
-<button type="submit">Show</button>
+<button type="submit">${t('console.comments.show')}</button>
 </form>
-<p><a href="${href(week(monday - 7 * DAY_MS))}">Previous week</a>${monday + 7 * DAY_MS <= thisWeek.getTime() ? html` · <a href="${href(week(monday + 7 * DAY_MS))}">Next week</a>` : ''}</p>
-<h2>${team ? html`Team <bdi>${team.name}</bdi>` : 'Whole organization'}: weeks ${sp.day(list.from)} to ${sp.day(list.to)}</h2>
+<p><a href="${href(week(monday - 7 * DAY_MS))}">${t('console.comments.previousWeek')}</a>${monday + 7 * DAY_MS <= thisWeek.getTime() ? html` · <a href="${href(week(monday + 7 * DAY_MS))}">${t('console.comments.nextWeek')}</a>` : ''}</p>
+<h2>${sp.rich(
+      'console.comments.heading',
+      { scope: team ? 'team' : 'org', team: team?.name ?? '', from: sp.day(list.from), to: sp.day(list.to) },
+      { bdi: (chunks) => html`<bdi>${chunks}</bdi>` },
+    )}</h2>
 <dl class="facts">
-<dt>Released through</dt><dd>${list.releasedThrough === null ? 'no week of this range is released yet' : sp.day(list.releasedThrough)}</dd>
-<dt>Withheld comments</dt><dd>${list.suppressed ? 'yes: some groups of this range have fewer than 5 pulses, or late pulses wait for 5' : 'none'}</dd>
+<dt>${t('console.comments.releasedThrough')}</dt><dd>${list.releasedThrough === null ? t('console.comments.releasedNone') : sp.day(list.releasedThrough)}</dd>
+<dt>${t('console.comments.withheld')}</dt><dd>${list.suppressed ? t('console.comments.withheldYes') : t('console.comments.withheldNone')}</dd>
 </dl>
 ${
   list.items.length === 0
-    ? html`<p>No comments in this range.</p>`
+    ? html`<p>${t('console.comments.none')}</p>`
     : html`<ol class="comments">${list.items.map((c, i) => html`<li><bdi>${c.comment}</bdi>${canChange ? change('hide', handles[i], i) : ''}</li>`)}</ol>`
 }
-${list.nextCursor ? html`<p><a href="${href({ ...back, cursor: list.nextCursor })}">Next page</a></p>` : ''}
-${f.cursor ? html`<p><a href="${href(back)}">First page</a></p>` : ''}
+${list.nextCursor ? html`<p><a href="${href({ ...back, cursor: list.nextCursor })}">${t('console.comments.nextPage')}</a></p>` : ''}
+${f.cursor ? html`<p><a href="${href(back)}">${t('console.comments.firstPage')}</a></p>` : ''}
 ${
   canChange && hidden.length > 0
-    ? html`<h2>Hidden comments</h2>
-<p>Hidden by an admin of ${s.orgName}: they are in no answer of the API until shown again.</p>
+    ? html`<h2>${t('console.comments.hiddenHeading')}</h2>
+<p>${sp.rich('console.comments.hiddenIntro', { org: html`<bdi>${s.orgName}</bdi>` })}</p>
 <ol class="comments">${hidden.map((c, i) => html`<li><bdi>${c.comment}</bdi>${change('show', c.handle, i)}</li>`)}</ol>`
     : ''
 }
-${canChange ? '' : html`<p class="muted">${scoped ? 'Managers' : 'Viewers'} can read comments but not hide them.</p>`}`,
+${canChange ? '' : html`<p class="muted">${scoped ? t('console.comments.managers') : t('console.comments.viewers')}</p>`}`,
   };
 }
