@@ -23,7 +23,7 @@ export function secretBox(o: { id: string; heading: string; secret: string; labe
 <h2 id="${o.id}-heading">${o.heading}</h2>
 <p>${sp.t('console.layout.secretShownOnce')}</p>
 <code class="secret" id="${o.id}" role="textbox" aria-readonly="true" aria-label="${o.label}">${o.secret}</code>
-<button type="button" class="secondary" data-copy="${o.id}" hidden>${o.copy}</button>
+<button type="button" class="secondary" data-copy="${o.id}"${copyWords(sp)} hidden>${o.copy}</button>
 ${o.extra ?? ''}
 </section>`;
 }
@@ -74,3 +74,6 @@ export function refusalsInWords<W>(outcome: Outcome<W>, render: Render, words: (
     }
   };
 }
+
+/** What a copy button says once it has copied (or, where the browser cannot, selected) its text: the script reads these. */
+export const copyWords = (sp: Speaker) => html` data-copied="${sp.t('console.copy.copied')}" data-selected="${sp.t('console.copy.selected')}"`;

@@ -64,13 +64,13 @@ export function registerMemberPages(scope: FastifyInstance, deps: ConsoleDeps & 
 
   const membersPage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) => {
     const s = request.member;
-    const [members, invitations, required, teams, speaker, passkeys] = await Promise.all([
+    const speaker = await speakerOf(db, request);
+    const [members, invitations, required, teams, passkeys] = await Promise.all([
       listMembers(db, s.orgId),
       listInvitations(db, s.orgId, now()),
       requiresTwoFactor(db, s.orgId),
       listOrgTeams(db, s.orgId),
-      speakerOf(db, request),
-      passkeyRequirementBlock(deps, s),
+      passkeyRequirementBlock(deps, s, speaker),
     ]);
     return sendPage(reply, status, membersView({ session: s, members, invitations, required, teams, message, speaker, passkeys }));
   };

@@ -1,3 +1,4 @@
+import { copyWords } from '../../views/layout.js';
 import type { ConsoleSession } from '../../../domain/sessions.js';
 import { MEMBER_ROLES, type InvitationView, type MemberRole, type MemberView } from '../../../domain/members.js';
 import { languageNames } from '../../../i18n/index.js';
@@ -123,7 +124,7 @@ ${passkeys ?? ''}`,
 /** Without SMTP_URL: the new invitation's link, shown once to the inviting owner, and why the address is unproven. */
 export const invitationLinkBox = (inv: { email: string; role: string }, url: string, until: string, sp: Speaker = PLAIN) =>
   html`<div class="notice ok" role="status"><p>${sp.t('console.members.linkCreated', { email: inv.email, role: inv.role, until })}</p>
-<code class="secret" id="invitation-link">${url}</code> <button type="button" class="secondary" data-copy="invitation-link" hidden>${sp.t('console.members.copyLink')}</button>
+<code class="secret" id="invitation-link">${url}</code> <button type="button" class="secondary" data-copy="invitation-link"${copyWords(sp)} hidden>${sp.t('console.members.copyLink')}</button>
 <p>${sp.rich('console.members.linkUnproven', { setting: html`<code>SMTP_URL</code>` }, { strong: (chunks) => html`<strong>${chunks}</strong>` })}</p></div>`;
 
 /** The language menu's value for "follow the browser": no locale. */

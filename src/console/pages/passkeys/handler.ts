@@ -60,7 +60,7 @@ export async function sendAccountPage(deps: Deps, s: ConsoleSession, reply: Fast
   const available = relyingPartyOf(deps.baseUrl) !== null;
   const speaker = await speakerOfSession(deps.db, s, reply.request);
   const section = passkeysSection({ session: s, passkeys, available, speaker });
-  return sendPage(reply, status, { ...accountView({ session: s, message, passkeys: section }), speaker, scripts: available ? passkeyScripts() : [] });
+  return sendPage(reply, status, { ...accountView({ session: s, message, passkeys: section, speaker }), speaker, scripts: available ? passkeyScripts() : [] });
 }
 
 /** The owner's setting, for the Members page, in the words of that page's speaker. */

@@ -5,7 +5,8 @@ import { navFor } from '../../views/nav.js';
 import { PLAIN, type Speaker } from '../../words.js';
 
 /** A copy button's words, for the console's script: what it says once copied, or once the text is selected instead. */
-export const copyWords = (sp: Speaker) => html` data-copied="${sp.t('console.copy.copied')}" data-selected="${sp.t('console.copy.selected')}"`;
+export { copyWords } from '../../views/layout.js';
+import { copyWords } from '../../views/layout.js';
 
 /**
  * The sign-in page: the work address first (an address of an organization's verified domain goes
