@@ -280,6 +280,7 @@ export const AUDIT_WORDS: Record<AuditAction, { area: AuditArea; words: string }
   'team.removed': { area: 'Teams and pulses', words: 'Team removed by the identity provider' },
   'scim_user.inactive': { area: 'Check-ins', words: 'Inactive person kept for the identity provider' },
   'scim_user.deleted': { area: 'Check-ins', words: 'Person deleted by the identity provider' },
+  'respondent.language_changed': { area: 'Check-ins', words: "Person's mail language changed" },
 };
 
 /** An audit code in words; a code this release does not know (an older row) as it is. */
