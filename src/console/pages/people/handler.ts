@@ -88,7 +88,10 @@ export function registerPeoplePages(scope: FastifyInstance, deps: ConsoleDeps & 
     const s = request.member;
     const back = rosterHref(rosterQuery(new URLSearchParams(queryText(request, 'back') ?? ''))).replace(/^\/console\/people\??/, '');
     const sp = await speakerOf(db, request);
-    const person = await getRespondentLanguage(db, s.orgId, request.params.id).catch(() => null);
+    const person = await getRespondentLanguage(db, s.orgId, request.params.id).catch((err: unknown) => {
+      if (err instanceof ApiError && err.code === 'not_found') return null;
+      throw err;
+    });
     if (!person) return peoplePage(request, reply, 404, notice(sp.t('console.people.errGone')));
     if (person.source === 'scim') return peoplePage(request, reply, 400, notice(sp.t('console.people.errScim')));
     return sendPage(reply, 200, languageView(s, person, await getDefaultLanguage(db, s.orgId), back, sp));
