@@ -284,6 +284,7 @@ const AUDIT_EVENTS: Record<AuditAction, { area: AuditArea; key: MessageKey }> = 
   'team.removed': { area: 'teams', key: 'console.audit.event.team_removed' },
   'scim_user.inactive': { area: 'checkins', key: 'console.audit.event.scim_user_inactive' },
   'scim_user.deleted': { area: 'checkins', key: 'console.audit.event.scim_user_deleted' },
+  'respondent.language_changed': { area: 'checkins', key: 'console.audit.event.respondent_language_changed' },
 };
 
 const english = translator(SOURCE_LOCALE);

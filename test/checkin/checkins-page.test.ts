@@ -158,7 +158,7 @@ describe('the Check-ins page', () => {
     expect(sent.headers.location).toBe('/console/checkins');
     const after = await admin.get('/console/checkins');
     expect(after.body).toContain('This week&#39;s round started: 6 mails go out within a minute.');
-    expect(after.body).toContain("This week's round (week of 2026-11-23) started 2026-11-23 08:00 UTC.");
+    expect(after.body).toContain('This week&#39;s round (week of 2026-11-23) started 2026-11-23 08:00 UTC.');
     expect(after.body).toContain('<td>2026-11-23</td><td>2026-11-23 08:00 UTC</td><td>6</td><td>0 mails sent, 6 waiting</td>');
     const again = await admin.submit('/console/checkins', '/console/checkins/send', {});
     expect(again.statusCode).toBe(409);

@@ -137,7 +137,7 @@ describe('the People page', () => {
     expect(third.body).toContain('101-120 shown');
     expect(third.body).toContain('aria-label="Move p119@acme.test"');
     const found = await admin.get('/console/people?q=odd');
-    expect(found.body).toContain('<caption id="roster-caption">60 people of 120 match “odd”</caption>');
+    expect(found.body).toContain('<caption id="roster-caption">60 people of 120 on the roster match “odd”</caption>');
     const page2 = await admin.get('/console/people?q=odd&page=2');
     expect(page2.body).toContain('<input type="hidden" name="back" value="q=odd&amp;page=2">');
     const id = /action="\/console\/people\/(rsp_[0-9A-Za-z]+)\/move"/.exec(page2.body)![1];

@@ -91,7 +91,7 @@ describe('review 4, M3 and M4: the links file', () => {
       const w2 = rows.find((r) => r.startsWith('w2@'))!.split('#')[1]!;
       expect((await t.app.inject({ method: 'POST', url: '/checkin/o/org_acme/open', payload: { token: w2 } })).statusCode).toBe(200);
       const again = await admin.get('/console/checkins');
-      expect(again.body).toContain("This week's links were handed out already, and the service keeps no copy of them.");
+      expect(again.body).toContain('This week&#39;s links were handed out already, and the service keeps no copy of them.');
       expect(again.body).toContain('Make new links for everyone (CSV)');
       const second = await admin.postOnly('/console/checkins/links', { _csrf: csvOf(again.body) });
       expect(second.statusCode).toBe(409);

@@ -75,6 +75,7 @@ export const AUDIT_ACTIONS = [
   'team.removed',
   'scim_user.inactive',
   'scim_user.deleted',
+  'respondent.language_changed',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -18,6 +18,8 @@ export interface RespondentRow {
   createdAt: string;
   /** Where the person came from (migration 0031): the people file, by hand, or SCIM (then not edited by hand). */
   source: RespondentSource;
+  /** The person's language for the round's mails (issue 57), null for the organization's default; read by the roster's pages only. */
+  language?: string | null;
 }
 export type RespondentSource = 'file' | 'console' | 'scim';
 
@@ -28,7 +30,15 @@ const listRespondentsQuery = sql(
     WHERE r.org_id = $1
     ORDER BY lower(r.email), r.id`,
 );
-type DbRespondent = { id: string; email: string; team_id: string | null; team_name: string | null; created_at: Date; source: RespondentSource };
+type DbRespondent = {
+  id: string;
+  email: string;
+  team_id: string | null;
+  team_name: string | null;
+  created_at: Date;
+  source: RespondentSource;
+  language?: string | null;
+};
 const toRespondent = (r: DbRespondent): RespondentRow => ({
   id: r.id,
   email: r.email,
@@ -36,6 +46,7 @@ const toRespondent = (r: DbRespondent): RespondentRow => ({
   teamName: r.team_name,
   createdAt: iso(r.created_at),
   source: r.source,
+  ...(r.language !== undefined ? { language: r.language } : {}),
 });
 
 export async function listRespondentRows(db: Queryable, orgId: string): Promise<RespondentRow[]> {
@@ -76,6 +87,12 @@ export async function insertRespondent(
 const setLanguageQuery = sql('respondents.set_language', `UPDATE respondents SET language = $3 WHERE org_id = $1 AND id = $2`);
 export async function setRespondentLanguage(db: Queryable, orgId: string, id: string, language: string | null) {
   await db.query(setLanguageQuery, [orgId, id, language]);
+}
+const languageOfQuery = sql('respondents.language', `SELECT language FROM respondents WHERE org_id = $1 AND id = $2`);
+/** One respondent's language (null: the organization's default, or no such respondent). */
+export async function respondentLanguage(db: Queryable, orgId: string, id: string): Promise<string | null> {
+  const [r] = await db.query<{ language: string | null }>(languageOfQuery, [orgId, id]);
+  return r?.language ?? null;
 }
 const languagesQuery = sql('respondents.languages', `SELECT id, language FROM respondents WHERE org_id = $1 AND language IS NOT NULL`);
 /** The roster's languages by respondent id (only the people whose row names one). */
@@ -535,7 +552,7 @@ const rosterCountQuery = sql(
 );
 const rosterPageQuery = sql(
   'respondents.page',
-  `SELECT r.id, r.email, r.team_id, t.name AS team_name, r.created_at, r.source
+  `SELECT r.id, r.email, r.team_id, t.name AS team_name, r.created_at, r.source, r.language
      FROM respondents r LEFT JOIN teams t ON t.org_id = r.org_id AND t.id = r.team_id
     WHERE r.org_id = $1 AND ($2::text IS NULL OR lower(r.email) LIKE $2 OR lower(t.name) LIKE $2)
     ORDER BY lower(r.email), r.id

@@ -7,6 +7,7 @@ import {
   findRespondent,
   findRespondentByEmail,
   insertRespondent,
+  respondentLanguage,
   respondentLanguages,
   setRespondentLanguage,
   listRespondentRows,
@@ -112,6 +113,12 @@ export async function getRespondent(db: Queryable, orgId: string, id: string): P
   const r = await findRespondent(db, orgId, id);
   if (!r) throw notFound('Respondent');
   return r;
+}
+
+/** One respondent with their mail language (null: the organization's default), or 404. */
+export async function getRespondentLanguage(db: Queryable, orgId: string, id: string): Promise<RespondentRow & { language: string | null }> {
+  const r = await getRespondent(db, orgId, id);
+  return { ...r, language: await respondentLanguage(db, orgId, id) };
 }
 
 function checkEmail(raw: unknown, field: string): string {
@@ -235,6 +242,32 @@ export async function moveRespondent(db: DatabaseExecutor, orgId: string, id: st
   await db.transaction((tx) => moveRespondentIn(tx, orgId, id, { name: teamName }, actor, now));
 }
 
+/**
+ * Sets one person's language for the round's mails (issue 57: a roster column, as the people file's
+ * language column sets it), or none (null or empty: the organization's default). Audited like the
+ * roster's other changes, with the respondent's id; a person SCIM owns is refused, as their other
+ * edits are. The mails read it when they go, so it applies to every mail not yet sent.
+ */
+export async function setRespondentLanguageBy(
+  db: DatabaseExecutor,
+  orgId: string,
+  id: string,
+  language: unknown,
+  actor: Actor,
+  now: Date,
+): Promise<{ language: string | null }> {
+  const locale = rosterLanguage(language);
+  await requireLiveOrg(db, orgId);
+  return db.transaction(async (tx) => {
+    const r = await findRespondent(tx, orgId, id);
+    if (!r) throw notFound('Respondent');
+    refuseHandEdit(r, actor);
+    await setRespondentLanguage(tx, orgId, id, locale);
+    await recordAudit(tx, orgId, actor, { action: 'respondent.language_changed', target: { kind: 'respondent', id }, details: { language: locale } }, now);
+    return { language: locale };
+  });
+}
+
 export interface RosterReplaced {
   added: number;
   removed: number;
@@ -261,11 +294,53 @@ export interface RosterColumnChoice {
   team?: string;
 }
 
+/**
+ * One error of a roster file, as data: `line` (null for the whole file), what is wrong, and the
+ * English sentence of `errors` for the API and the CLI. `field`: the domain's refusal of a cell
+ * (its message names the field: 'email', 'team', 'language').
+ */
+export type RosterIssue = { line: number | null } & (
+  | { kind: 'nul' }
+  | { kind: 'unparsable' }
+  | { kind: 'noColumn'; name: string; what: 'email' | 'team' }
+  | { kind: 'sameName'; name: string; count: number }
+  | { kind: 'tooMany'; max: number }
+  | { kind: 'fields'; found: number }
+  | { kind: 'field'; message: string }
+  | { kind: 'duplicate'; email: string; first: number }
+);
+
+/** An issue's English sentence (the `errors` the API and the CLI show). */
+export function issueText(i: RosterIssue): string {
+  switch (i.kind) {
+    case 'nul':
+      return 'The file holds a NUL character: it is not a CSV text file.';
+    case 'unparsable':
+      return i.line === null || i.line === 0
+        ? 'The file does not parse as CSV: quote a field that holds a comma or a quote.'
+        : `Line ${i.line}: the line does not parse as CSV; quote a field that holds a comma or a quote.`;
+    case 'noColumn':
+      return `The file has no column named ${JSON.stringify(i.name)} for the ${i.what}.`;
+    case 'sameName':
+      return `The file has ${i.count} columns named ${JSON.stringify(i.name)}: rename one.`;
+    case 'tooMany':
+      return `The file holds more than ${i.max} people.`;
+    case 'fields':
+      return `Line ${i.line}: expected 'email,team', found ${i.found} fields.`;
+    case 'field':
+      return `Line ${i.line}: ${i.message}`;
+    case 'duplicate':
+      return `Line ${i.line}: 'email' ${JSON.stringify(i.email)} is already on line ${i.first}.`;
+  }
+}
+
 export interface RosterFile {
   /** The rows, when the file has no error (else empty). */
   rows: { email: string; team: string | null; language?: string | null }[];
   /** Every error of the file at once, each with its line: `Line 3: ...`. */
   errors: string[];
+  /** The same errors as data, in the same order, for pages that say them in their reader's language. */
+  issues: RosterIssue[];
   /** The header row's names, when the file has one. */
   header: string[] | null;
   /** The columns read (indexes into the header; team null: none), or null when they must be chosen. */
@@ -277,16 +352,18 @@ export interface RosterFile {
 /** At most this many errors are listed (with how many more there are): a wrong file of 50,000 lines should not make a page of 50,000. */
 export const MAX_LISTED_ERRORS = 500;
 
-function pickColumn(header: string[], chosen: string | undefined, obvious: (h: string) => boolean, what: string, errors: string[]): number | null | undefined {
+function pickColumn(
+  header: string[],
+  chosen: string | undefined,
+  obvious: (h: string) => boolean,
+  what: 'email' | 'team',
+  errors: RosterIssue[],
+): number | null | undefined {
   if (chosen !== undefined) {
     if (chosen === '') return null;
     const at = header.flatMap((h, i) => (h.trim().toLowerCase() === chosen.trim().toLowerCase() ? [i] : []));
     if (at.length === 1) return at[0];
-    errors.push(
-      at.length === 0
-        ? `The file has no column named ${JSON.stringify(chosen)} for the ${what}.`
-        : `The file has ${at.length} columns named ${JSON.stringify(chosen)}: rename one.`,
-    );
+    errors.push(at.length === 0 ? { line: null, kind: 'noColumn', name: chosen, what } : { line: null, kind: 'sameName', name: chosen, count: at.length });
     return undefined;
   }
   const found = header.flatMap((h, i) => (obvious(h) ? [i] : []));
@@ -300,9 +377,10 @@ function pickColumn(header: string[], chosen: string | undefined, obvious: (h: s
  * header, `email,team` per line (the operator's older files). Nothing is written here.
  */
 export function readRosterCsv(text: string, choice: RosterColumnChoice = {}): RosterFile {
-  const none: RosterFile = { rows: [], errors: [], header: null, columns: null, choose: null };
-  if (text.includes('\0')) return { ...none, errors: ['The file holds a NUL character: it is not a CSV text file.'] };
-  const errors: string[] = [];
+  const none: RosterFile = { rows: [], errors: [], issues: [], header: null, columns: null, choose: null };
+  const refused = (issues: RosterIssue[]) => ({ errors: issues.map(issueText), issues });
+  if (text.includes('\0')) return { ...none, ...refused([{ line: null, kind: 'nul' }]) };
+  const errors: RosterIssue[] = [];
   let records: { record: string[]; info: { lines: number } }[];
   try {
     records = parse(text, {
@@ -313,14 +391,11 @@ export function readRosterCsv(text: string, choice: RosterColumnChoice = {}): Ro
       info: true,
       skip_records_with_error: true,
       on_skip: (err) => {
-        errors.push(
-          `Line ${(err as { lines?: number } | undefined)?.lines ?? '?'}: the line does not parse as CSV; quote a field that holds a comma or a quote.`,
-        );
+        errors.push({ line: (err as { lines?: number } | undefined)?.lines ?? null, kind: 'unparsable' });
       },
     }) as unknown as typeof records;
   } catch (err) {
-    const line = (err as { lines?: number }).lines;
-    return { ...none, errors: [`The file does not parse as CSV${line ? ` (line ${line})` : ''}: quote a field that holds a comma or a quote.`] };
+    return { ...none, ...refused([{ line: (err as { lines?: number }).lines ?? null, kind: 'unparsable' }]) };
   }
   const first = records[0]?.record ?? [];
   const hasHeader = first.some((h) => isEmailName(h) || isTeamName(h)) || (first.length > 0 && !first.some((c) => EMAIL.test(c)));
@@ -333,9 +408,9 @@ export function readRosterCsv(text: string, choice: RosterColumnChoice = {}): Ro
     records = records.slice(1);
     const e = pickColumn(header, choice.email, isEmailName, 'email', errors);
     const t = pickColumn(header, choice.team, isTeamName, 'team', errors);
-    if (errors.length > 0 && (choice.email !== undefined || choice.team !== undefined)) return { ...none, header, errors };
+    if (errors.length > 0 && (choice.email !== undefined || choice.team !== undefined)) return { ...none, header, ...refused(errors) };
     if (e === undefined || e === null || t === undefined || e === t) {
-      return { ...none, header, errors, choose: { email: e === undefined || e === null || e === t, team: t === undefined } };
+      return { ...none, header, ...refused(errors), choose: { email: e === undefined || e === null || e === t, team: t === undefined } };
     }
     emailAt = e as number;
     teamAt = t;
@@ -343,13 +418,13 @@ export function readRosterCsv(text: string, choice: RosterColumnChoice = {}): Ro
     const l = header.findIndex((h) => LANGUAGE_NAMES.has(nameKey(h)));
     languageAt = l >= 0 && l !== emailAt && l !== teamAt ? l : null;
   }
-  if (records.length > MAX_ROSTER) return { ...none, header, errors: [`The file holds more than ${MAX_ROSTER} people.`] };
+  if (records.length > MAX_ROSTER) return { ...none, header, ...refused([{ line: null, kind: 'tooMany', max: MAX_ROSTER }]) };
   const seen = new Map<string, number>();
   const rows: { email: string; team: string | null; language?: string | null }[] = [];
   for (const { record: r, info } of records) {
     const line = info.lines;
     if (!header && (r.length < 1 || r.length > 2)) {
-      errors.push(`Line ${line}: expected 'email,team', found ${r.length} fields.`);
+      errors.push({ line, kind: 'fields', found: r.length });
       continue;
     }
     let email: string;
@@ -360,22 +435,20 @@ export function readRosterCsv(text: string, choice: RosterColumnChoice = {}): Ro
       team = checkTeamName(teamAt === null ? null : (r[teamAt] ?? null), 'team');
       language = languageAt === null ? undefined : rosterLanguage(r[languageAt] ?? null);
     } catch (err) {
-      errors.push(`Line ${line}: ${(err as Error).message}`);
+      errors.push({ line, kind: 'field', message: (err as Error).message });
       continue;
     }
     const key = email.toLowerCase();
     if (seen.has(key)) {
-      errors.push(`Line ${line}: 'email' ${JSON.stringify(email)} is already on line ${seen.get(key)}.`);
+      errors.push({ line, kind: 'duplicate', email, first: seen.get(key)! });
       continue;
     }
     seen.set(key, line);
     rows.push(language === undefined ? { email, team } : { email, team, language });
   }
-  errors.sort((a, b) => lineOf(a) - lineOf(b));
-  return { rows: errors.length > 0 ? [] : rows, errors, header, columns: { email: emailAt, team: teamAt }, choose: null };
+  errors.sort((a, b) => (a.line ?? 0) - (b.line ?? 0));
+  return { rows: errors.length > 0 ? [] : rows, ...refused(errors), header, columns: { email: emailAt, team: teamAt }, choose: null };
 }
-
-const lineOf = (error: string) => Number(/^Line (\d+)/.exec(error)?.[1] ?? 0);
 
 /** The refusal of a roster file: every error (up to MAX_LISTED_ERRORS, then how many more), or what to choose. */
 export function rosterFileRefusal(file: RosterFile): string | null {

@@ -1,9 +1,12 @@
 import type { ConsoleSession } from '../../../domain/sessions.js';
-import type { RosterFile, RosterPage } from '../../../domain/checkins/roster.js';
+import type { RosterFile, RosterIssue, RosterPage } from '../../../domain/checkins/roster.js';
 import { MAX_LISTED_ERRORS, MIN_TEAM } from '../../../domain/checkins/roster.js';
+import { invalid } from '../../../contract/errors.js';
 import { csrfField, html, type PageOptions, type Safe } from '../../html.js';
 import { navFor } from '../../views/nav.js';
-import { PEOPLE_SOURCE_WORDS } from '../../words.js';
+import { PLAIN, type Speaker } from '../../words.js';
+import { spoken } from '../checkins/said.js';
+import { languageName, MAIL_LANGUAGES } from '../checkins/view.js';
 import { PAGE_SIZE, rosterHref, rosterQuery } from './form.js';
 
 /** A roster file refused or waiting for its columns: what was sent is kept, and shown again. */
@@ -16,182 +19,253 @@ export interface PeopleData {
   session: ConsoleSession;
   roster: RosterPage;
   query: { search: string | null; page: number };
+  /** The organization's default language for its people's mails. */
+  language?: string;
   upload?: UploadState;
   message?: Safe;
+  speaker?: Speaker;
 }
 
-const people = (n: number) => `${n} ${n === 1 ? 'person' : 'people'}`;
+/** The notice of a change of several people: what was done, then when it applies. */
+export function bulkNotice(sp: Speaker, done: { removed: number } | { moved: number; team: string | null }, started: boolean): string {
+  const what =
+    'removed' in done
+      ? sp.t('console.people.bulkRemoved', { people: done.removed })
+      : done.team === null
+        ? sp.t('console.people.bulkMovedNoTeam', { people: done.moved })
+        : sp.t('console.people.bulkMoved', { people: done.moved, team: done.team });
+  return `${what} ${sp.t(started ? 'console.people.fixedStarted' : 'console.people.fixedNext')}`;
+}
 
-/** The words of moving and removing several people at once (issue 53: every control says whom it acts on). */
-export const BULK_WORDS = {
-  column: 'Choose',
-  choose: (email: string) => `Choose ${email}`,
-  legend: 'The people chosen in the table above',
-  hint: 'Tick people in the table, then move them all to one team or remove them all. Only the people of this page can be chosen.',
-  team: 'New team for the chosen people (empty: no team)',
-  move: 'Move the chosen people',
-  remove: 'Remove the chosen people',
-  confirmTitle: 'Remove these people?',
-  confirmLead: (n: number) => `${people(n)} will be removed from the roster:`,
-  confirmButton: (n: number) => `Remove ${people(n)}`,
-  cancel: 'Keep them and go back to the roster',
-  moved: (n: number, team: string | null) => `${people(n)} moved to ${team === null ? 'no team' : `“${team}”`}.`,
-  removed: (n: number) => `${people(n)} removed from the roster.`,
-  fixed: (started: boolean) =>
-    started
-      ? "This week's round started already and stays as it was when it started (who is on it, and in which team): the change applies from next week's round. A removed person's link of this week keeps working until the week ends."
-      : 'The change applies from the next round.',
-};
+/** One error of a roster file in the reader's words; a cell's refusal as the forms say it. */
+export function issueWords(i: RosterIssue, sp: Speaker): string {
+  const line = String(i.line ?? '');
+  switch (i.kind) {
+    case 'nul':
+      return sp.t('console.people.issueNul');
+    case 'unparsable':
+      return i.line ? sp.t('console.people.issueUnparsableLine', { line }) : sp.t('console.people.issueUnparsable');
+    case 'noColumn':
+      return sp.t('console.people.issueNoColumn', { name: i.name, what: i.what });
+    case 'sameName':
+      return sp.t('console.people.issueSameName', { name: i.name, count: i.count });
+    case 'tooMany':
+      return sp.t('console.people.issueTooMany', { max: i.max });
+    case 'fields':
+      return sp.t('console.people.issueFields', { line, found: i.found });
+    case 'field':
+      // The line, then the refusal of its cell as the forms say it (a sentence of its own).
+      return `${sp.t('console.people.lineNo', { line })} ${spoken(invalid(i.message), sp).message}`;
+    case 'duplicate':
+      return sp.t('console.people.issueDuplicate', { line, email: i.email, first: String(i.first) });
+  }
+}
 
-function teamsTable(teams: RosterPage['teams']): Safe {
+function teamsTable(teams: RosterPage['teams'], sp: Speaker): Safe {
+  const { t } = sp;
   if (teams.length === 0) return html``;
   return html`<div class="table-scroll" role="region" aria-labelledby="teams-caption" tabindex="0"><table>
-<caption id="teams-caption">Teams on the roster</caption>
-<thead><tr><th scope="col">Team</th><th scope="col">People</th><th scope="col">Joined in the last 4 weeks</th><th scope="col">Answers</th></tr></thead>
+<caption id="teams-caption">${t('console.people.teamsCaption')}</caption>
+<thead><tr><th scope="col">${t('console.people.colTeam')}</th><th scope="col">${t('console.people.colPeople')}</th><th scope="col">${t('console.people.colJoined')}</th><th scope="col">${t('console.people.colAnswers')}</th></tr></thead>
 <tbody>${teams.map(
-    (t) =>
-      html`<tr><td>${t.id === null ? '(no team)' : html`<bdi>${t.name ?? ''}</bdi>`}</td><td>${t.respondents}</td><td>${t.recentJoins}</td><td>${
-        t.answersAsTeam
-          ? 'as the team'
-          : t.id === null
-            ? "in the organization's total, without a team"
-            : `fewer than ${MIN_TEAM}: answers count in the organization's total, without a team`
+    (x) =>
+      html`<tr><td>${x.id === null ? t('console.people.noTeam') : html`<bdi>${x.name ?? ''}</bdi>`}</td><td>${sp.number(x.respondents)}</td><td>${sp.number(x.recentJoins)}</td><td>${
+        x.answersAsTeam ? t('console.people.asTeam') : x.id === null ? t('console.people.inOrgTotal') : t('console.people.tooSmall', { min: MIN_TEAM })
       }</td></tr>`,
   )}</tbody></table></div>`;
 }
 
-function pager(r: RosterPage, q: PeopleData['query']): Safe {
+function pager(r: RosterPage, q: PeopleData['query'], sp: Speaker): Safe {
+  const { t } = sp;
   if (r.pages <= 1) return html``;
   const at = (page: number) => rosterHref({ search: q.search, page });
-  return html`<nav aria-label="Roster pages" class="pager"><p>Page ${r.page} of ${r.pages}
-${r.page > 1 ? html`<a href="${at(1)}">First page</a> <a href="${at(r.page - 1)}" rel="prev">Previous page</a>` : ''}
-${r.page < r.pages ? html`<a href="${at(r.page + 1)}" rel="next">Next page</a> <a href="${at(r.pages)}">Last page</a>` : ''}</p></nav>`;
+  return html`<nav aria-label="${t('console.people.pagerLabel')}" class="pager"><p>${t('console.people.pageOf', { page: String(r.page), pages: String(r.pages) })}
+${r.page > 1 ? html`<a href="${at(1)}">${t('console.people.firstPage')}</a> <a href="${at(r.page - 1)}" rel="prev">${t('console.people.prevPage')}</a>` : ''}
+${r.page < r.pages ? html`<a href="${at(r.page + 1)}" rel="next">${t('console.people.nextPage')}</a> <a href="${at(r.pages)}">${t('console.people.lastPage')}</a>` : ''}</p></nav>`;
 }
 
-function rosterTable(s: ConsoleSession, r: RosterPage, q: PeopleData['query']): Safe {
+const SOURCE_KEYS = { file: 'console.people.sourceFile', console: 'console.people.sourceConsole', scim: 'console.people.sourceScim' } as const;
+
+/**
+ * A person's mail language ("default": the organization's), a link to the page that changes it
+ * unless SCIM keeps them: a select of every language on each row would make the page twice its size.
+ */
+function languageCell(p: RosterPage['respondents'][number], back: string, sp: Speaker): Safe {
+  const mine = p.language ?? null;
+  const words = mine ? languageName(mine) : sp.t('console.people.defaultShort');
+  const shown = mine ? html`<span lang="${mine}">${words}</span>` : words;
+  if (p.source === 'scim') return html`${shown}`;
+  const href = `/console/people/${encodeURIComponent(p.id)}/language${back ? `?back=${encodeURIComponent(back)}` : ''}`;
+  return html`<a href="${href}" aria-label="${sp.t('console.people.languageLink', { email: p.email, language: words })}">${shown}</a>`;
+}
+
+/** The page that sets one person's mail language: the offered languages, or the organization's default. */
+export function languageView(
+  s: ConsoleSession,
+  person: { id: string; email: string; language: string | null },
+  orgDefault: string,
+  back: string,
+  sp: Speaker = PLAIN,
+): PageOptions {
+  const { t } = sp;
+  const mine = person.language;
+  const offered =
+    mine === null || MAIL_LANGUAGES.some((l) => l.locale === mine) ? MAIL_LANGUAGES : [...MAIL_LANGUAGES, { locale: mine, name: languageName(mine) }];
+  const title = t('console.people.languageSelectLabel', { email: person.email });
+  return {
+    title,
+    speaker: sp,
+    nav: navFor(s, '/console/people'),
+    body: html`<h1>${title}</h1>
+<p>${sp.rich('console.people.languageHelp', { language: languageName(orgDefault) }, { checkins: (chunks) => html`<a href="/console/checkins">${chunks}</a>` })}</p>
+<form method="post" action="/console/people/${encodeURIComponent(person.id)}/language" class="stack">${csrfField(s.csrfToken)}<input type="hidden" name="back" value="${back}">
+<label for="l-language">${t('console.people.colLanguage')}</label> <select name="language" id="l-language"><option value=""${mine === null ? html` selected` : ''}>${t('console.people.orgDefault', { language: languageName(orgDefault) })}</option>${offered.map(
+      (l) => html`<option value="${l.locale}" lang="${l.locale}"${l.locale === mine ? html` selected` : ''}>${l.name}</option>`,
+    )}</select>
+<button type="submit">${t('console.people.saveLanguage')}</button>
+</form>
+<p><a href="${rosterHref(rosterQueryOf(back))}">${t('console.people.backToRoster')}</a></p>`,
+  };
+}
+
+function rosterTable(s: ConsoleSession, r: RosterPage, q: PeopleData['query'], sp: Speaker): Safe {
+  const { t } = sp;
   const csrf = csrfField(s.csrfToken);
-  const back = html`<input type="hidden" name="back" value="${rosterHref(q).replace(/^\/console\/people\??/, '')}">`;
+  const backQuery = rosterHref(q).replace(/^\/console\/people\??/, '');
+  const back = html`<input type="hidden" name="back" value="${backQuery}">`;
   const first = (r.page - 1) * PAGE_SIZE + 1;
   const caption =
     r.matching === 0
       ? ''
       : q.search
-        ? `${people(r.matching)} of ${r.rosterSize} match “${q.search}”`
-        : `${people(r.rosterSize)} on the roster${r.pages > 1 ? `; ${first}-${first + r.respondents.length - 1} shown` : ''}`;
+        ? t('console.people.captionMatch', { people: r.matching, total: String(r.rosterSize), search: q.search })
+        : r.pages > 1
+          ? t('console.people.captionShown', { people: r.rosterSize, first: String(first), last: String(first + r.respondents.length - 1) })
+          : t('console.people.captionAll', { people: r.rosterSize });
   return html`<form method="get" action="/console/people" class="inline" role="search">
-<label for="q">Search by email or team</label> <input type="search" name="q" id="q" value="${q.search ?? ''}" maxlength="254"> <button type="submit" class="secondary">Search</button>
+<label for="q">${t('console.people.searchLabel')}</label> <input type="search" name="q" id="q" value="${q.search ?? ''}" maxlength="254"> <button type="submit" class="secondary">${t('console.people.search')}</button>
 </form>
-${q.search ? html`<p><a href="/console/people">Show everyone</a></p>` : ''}
+${q.search ? html`<p><a href="/console/people">${t('console.people.showEveryone')}</a></p>` : ''}
 ${
   r.matching === 0
-    ? html`<p>${q.search ? `No one matches “${q.search}”.` : 'No one yet. Add people below, or upload the roster from a file.'}</p>`
+    ? html`<p>${q.search ? t('console.people.noMatch', { search: q.search }) : t('console.people.noOne')}</p>`
     : html`<div class="table-scroll" role="region" aria-labelledby="roster-caption" tabindex="0"><table>
 <caption id="roster-caption">${caption}</caption>
-<thead><tr><th scope="col">${BULK_WORDS.column}</th><th scope="col">Email</th><th scope="col">Team</th><th scope="col">${PEOPLE_SOURCE_WORDS.heading}</th><th scope="col">Answers as</th><th scope="col">Change</th></tr></thead>
+<thead><tr><th scope="col">${t('console.people.colChoose')}</th><th scope="col">${t('console.people.colEmail')}</th><th scope="col">${t('console.people.colTeam')}</th><th scope="col">${t('console.people.colFrom')}</th><th scope="col">${t('console.people.colAnswersAs')}</th><th scope="col">${t('console.people.colLanguage')}</th><th scope="col">${t('console.people.colChange')}</th></tr></thead>
 <tbody>${r.respondents.map(
         (
           p,
-        ) => html`<tr><td>${p.source === 'scim' ? '' : html`<input type="checkbox" name="pick-${p.id}" form="bulk" aria-label="${BULK_WORDS.choose(p.email)}">`}</td><td class="wrap"><bdi>${p.email}</bdi></td><td><bdi>${p.teamName ?? ''}</bdi></td><td>${PEOPLE_SOURCE_WORDS[p.source]}</td><td>${p.answersWithTeam ? 'the team' : 'the organization (no team)'}</td><td>
+        ) => html`<tr><td>${p.source === 'scim' ? '' : html`<input type="checkbox" name="pick-${p.id}" form="bulk" aria-label="${t('console.people.chooseLabel', { email: p.email })}">`}</td><td class="wrap"><bdi>${p.email}</bdi></td><td><bdi>${p.teamName ?? ''}</bdi></td><td>${t(SOURCE_KEYS[p.source])}</td><td>${p.answersWithTeam ? t('console.people.answersTeam') : t('console.people.answersOrg')}</td><td>${languageCell(p, backQuery, sp)}</td><td>
 ${
   p.source === 'scim'
-    ? html`<p>${PEOPLE_SOURCE_WORDS.scimOwned}</p>`
-    : html`<form method="post" action="/console/people/${encodeURIComponent(p.id)}/move">${csrf}${back}<input name="team" value="${p.teamName ?? ''}" maxlength="80" aria-label="New team for ${p.email}"><button type="submit" class="secondary" aria-label="Move ${p.email}">Move</button></form>`
+    ? html`<p>${t('console.people.scimOwned')}</p>`
+    : html`<form method="post" action="/console/people/${encodeURIComponent(p.id)}/move">${csrf}${back}<input name="team" value="${p.teamName ?? ''}" maxlength="80" aria-label="${t('console.people.moveTeamLabel', { email: p.email })}"><button type="submit" class="secondary" aria-label="${t('console.people.moveLabel', { email: p.email })}">${t('console.people.move')}</button></form>`
 }
-<form method="post" action="/console/people/${encodeURIComponent(p.id)}/resend">${csrf}${back}<button type="submit" class="secondary" aria-label="New link for ${p.email}">New link</button></form>
-${p.source === 'scim' ? '' : html`<button type="submit" form="bulk" name="removeOne" value="${p.id}" class="danger" aria-label="Remove ${p.email}">Remove</button>`}
+<form method="post" action="/console/people/${encodeURIComponent(p.id)}/resend">${csrf}${back}<button type="submit" class="secondary" aria-label="${t('console.people.newLinkLabel', { email: p.email })}">${t('console.people.newLink')}</button></form>
+${p.source === 'scim' ? '' : html`<button type="submit" form="bulk" name="removeOne" value="${p.id}" class="danger" aria-label="${t('console.people.removeLabel', { email: p.email })}">${t('console.people.remove')}</button>`}
 </td></tr>`,
       )}</tbody></table></div>
 <form method="post" action="/console/people/bulk" id="bulk" class="stack">${csrf}${back}
-<fieldset><legend>${BULK_WORDS.legend}</legend>
-<p>${BULK_WORDS.hint}</p>
-<label for="b-team">${BULK_WORDS.team}</label> <input name="team" id="b-team" maxlength="80">
-<button type="submit" name="do" value="move" class="secondary">${BULK_WORDS.move}</button>
-<button type="submit" name="do" value="remove" class="danger">${BULK_WORDS.remove}</button>
+<fieldset><legend>${t('console.people.bulkLegend')}</legend>
+<p>${t('console.people.bulkHint')}</p>
+<label for="b-team">${t('console.people.bulkTeam')}</label> <input name="team" id="b-team" maxlength="80">
+<button type="submit" name="do" value="move" class="secondary">${t('console.people.bulkMove')}</button>
+<button type="submit" name="do" value="remove" class="danger">${t('console.people.bulkRemove')}</button>
 </fieldset></form>
-${pager(r, q)}`
+${pager(r, q, sp)}`
 }`;
 }
 
-function columnSelect(id: string, name: string, label: string, header: string[], none: string | null): Safe {
+function columnSelect(id: string, name: string, label: string, header: string[], none: string | null, sp: Speaker): Safe {
   return html`<label for="${id}">${label}</label> <select name="${name}" id="${id}" required>
-<option value="" disabled selected hidden>Choose a column</option>
+<option value="" disabled selected hidden>${sp.t('console.people.chooseColumn')}</option>
 ${none ? html`<option value="">${none}</option>` : ''}
-${header.map((h) => html`<option value="${h}">${h === '' ? '(unnamed column)' : h}</option>`)}
+${header.map((h) => html`<option value="${h}">${h === '' ? sp.t('console.people.unnamedColumn') : h}</option>`)}
 </select>`;
 }
 
-function uploadForm(s: ConsoleSession, upload: UploadState | undefined): Safe {
+/** The header names a people file's columns are found by (src/domain/checkins/roster.ts): code, the same in every language. */
+const FILE_COLUMN_NAMES = html`<code>email</code>, <code>e-mail</code>, <code>mail</code>; <code>team</code>, <code>department</code>, <code>group</code>; <code>language</code> (<code>de</code>, <code>fr</code>, <code>pt-BR</code>…)`;
+
+function uploadForm(s: ConsoleSession, upload: UploadState | undefined, sp: Speaker): Safe {
+  const { t } = sp;
   const csrf = csrfField(s.csrfToken);
   const f = upload?.file;
   const choose = f?.choose && f.header ? f.header : null;
-  return html`<h2 id="upload">Upload the roster</h2>
+  return html`<h2 id="upload">${t('console.people.hUpload')}</h2>
 ${
-  f && f.errors.length > 0
-    ? html`<div class="notice error" role="alert"><p>${f.errors.length === 1 ? 'The file has 1 error' : `The file has ${f.errors.length} errors`}; nothing changed. Correct the file and upload it again (the text below is what you sent).</p>
-<ul class="errors">${f.errors.slice(0, MAX_LISTED_ERRORS).map((e) => html`<li>${e}</li>`)}</ul>${
-        f.errors.length > MAX_LISTED_ERRORS ? html`<p>And ${f.errors.length - MAX_LISTED_ERRORS} more.</p>` : ''
+  f && f.issues.length > 0
+    ? html`<div class="notice error" role="alert"><p>${t('console.people.fileErrors', { count: f.issues.length })}</p>
+<ul class="errors">${f.issues.slice(0, MAX_LISTED_ERRORS).map((e) => html`<li>${issueWords(e, sp)}</li>`)}</ul>${
+        f.issues.length > MAX_LISTED_ERRORS ? html`<p>${t('console.people.andMore', { count: f.issues.length - MAX_LISTED_ERRORS })}</p>` : ''
       }</div>`
     : ''
 }
-${choose ? html`<p class="notice" role="status">Which columns hold the email address and the team? The file's header row does not say it plainly.</p>` : ''}
+${choose ? html`<p class="notice" role="status">${t('console.people.chooseColumns')}</p>` : ''}
 <form method="post" action="/console/people/replace" enctype="multipart/form-data" class="stack">
 ${csrf}
 ${
   choose
-    ? html`${f!.choose!.email ? columnSelect('u-email-col', 'emailColumn', 'Column with the email address', choose, null) : ''}
-${f!.choose!.team ? columnSelect('u-team-col', 'teamColumn', 'Column with the team', choose, 'No team column (everyone without a team)') : ''}`
-    : html`<label for="u-file">CSV file with a header row: a column of email addresses and one of teams (email, e-mail or mail; team, department or group). Other columns are ignored. The whole file is checked before anything changes.</label>
+    ? html`${f!.choose!.email ? columnSelect('u-email-col', 'emailColumn', t('console.people.emailColumn'), choose, null, sp) : ''}
+${f!.choose!.team ? columnSelect('u-team-col', 'teamColumn', t('console.people.teamColumn'), choose, t('console.people.noTeamColumn'), sp) : ''}`
+    : html`<label for="u-file">${sp.rich('console.people.fileLabel', { names: FILE_COLUMN_NAMES })}</label>
 <input type="file" name="file" id="u-file" accept=".csv,text/csv,text/plain">`
 }
-<label for="p-csv">${choose ? 'The file you sent' : 'Or paste the CSV here'}</label>
+<label for="p-csv">${choose ? t('console.people.sentLabel') : t('console.people.pasteLabel')}</label>
 <textarea name="csv" id="p-csv" rows="6">${upload?.text ?? ''}</textarea>
-<button type="submit">${choose ? 'Use these columns and replace the roster' : 'Replace roster'}</button>
+<button type="submit">${choose ? t('console.people.useColumns') : t('console.people.replace')}</button>
 </form>`;
 }
 
 /**
- * The People page (CONTRACT.md section 11 amended, *Rounds you can see*; issue 52, L9): the teams'
- * summary first, then the roster a page at a time (searchable), then adding a person and
- * uploading the roster. Its size does not grow with the roster. The rounds, their settings and
- * participation are on the Check-ins page.
+ * The People page (CONTRACT.md section 11 amended, *Rounds you can see*; issue 52, L9; issue 57):
+ * the teams' summary first, then the roster a page at a time (searchable), each person's mail
+ * language, then adding a person and uploading the roster. Its size does not grow with the
+ * roster. The rounds, their settings and participation are on the Check-ins page.
  */
-export function peopleView({ session: s, roster, query, upload, message }: PeopleData): PageOptions {
+export function peopleView({ session: s, roster, query, language = 'en', upload, message, speaker: sp = PLAIN }: PeopleData): PageOptions {
+  const { t } = sp;
   const csrf = csrfField(s.csrfToken);
+  const checkins = (chunks: Safe) => html`<a href="/console/checkins">${chunks}</a>`;
   return {
-    title: 'People',
+    title: t('console.people.title'),
+    speaker: sp,
     nav: navFor(s, '/console/people'),
-    body: html`<h1>People</h1>
+    body: html`<h1>${t('console.people.title')}</h1>
 ${message ?? ''}
-<p>The people asked the weekly check-in “How was your week?”. They are not members of the console: each gets a personal link by email every week, and answers anonymously (<a href="/checkin/about">how it works</a>). The rounds, their schedule and participation are on the <a href="/console/checkins">Check-ins</a> page.</p>
-<p class="notice ok" role="note">A team with fewer than ${MIN_TEAM} people on this roster answers without a team: its answers count in the organization's total and show no team, since in a team that small the answers could be told apart.</p>
-<p>Each week is fixed when its round starts: who is on it, and in which team. Changes you make here apply from the next round, so that nobody can be singled out by a change made while answers arrive.</p>
-<h2>Teams</h2>
-${roster.rosterSize === 0 ? html`<p>No teams yet.</p>` : teamsTable(roster.teams)}
-<h2>Roster</h2>
-${rosterTable(s, roster, query)}
-<h2>Add a person</h2>
+<p>${sp.rich('console.people.intro', {}, { about: (chunks) => html`<a href="/checkin/about">${chunks}</a>`, checkins })}</p>
+<p class="notice ok" role="note">${t('console.people.smallTeams', { min: MIN_TEAM })}</p>
+<p>${t('console.people.fixedWeek')}</p>
+<p>${sp.rich('console.people.languageHelp', { language: languageName(language) }, { checkins })}</p>
+<h2>${t('console.people.hTeams')}</h2>
+${roster.rosterSize === 0 ? html`<p>${t('console.people.noTeams')}</p>` : teamsTable(roster.teams, sp)}
+<h2>${t('console.people.hRoster')}</h2>
+${rosterTable(s, roster, query, sp)}
+<h2>${t('console.people.hAdd')}</h2>
 <form method="post" action="/console/people" class="stack">
 ${csrf}
-<label for="p-email">Email</label> <input type="email" name="email" id="p-email" required maxlength="254" autocomplete="off">
-<label for="p-team">Team (optional)</label> <input name="team" id="p-team" maxlength="80">
-<button type="submit">Add person</button>
+<label for="p-email">${t('console.people.colEmail')}</label> <input type="email" name="email" id="p-email" required maxlength="254" autocomplete="off">
+<label for="p-team">${t('console.people.teamOptional')}</label> <input name="team" id="p-team" maxlength="80">
+<button type="submit">${t('console.people.addPerson')}</button>
 </form>
-${uploadForm(s, upload)}`,
+${uploadForm(s, upload, sp)}`,
   };
 }
 
 /** The confirmation of removing several people: who, and one button that says how many. */
-export function removeChosenView(s: ConsoleSession, chosen: readonly { id: string; email: string }[], back: string): PageOptions {
+export function removeChosenView(s: ConsoleSession, chosen: readonly { id: string; email: string }[], back: string, sp: Speaker = PLAIN): PageOptions {
+  const { t } = sp;
   return {
-    title: BULK_WORDS.confirmTitle,
+    title: t('console.people.confirmTitle'),
+    speaker: sp,
     nav: navFor(s, '/console/people'),
-    body: html`<h1>${BULK_WORDS.confirmTitle}</h1>
-<p>${BULK_WORDS.confirmLead(chosen.length)}</p>
+    body: html`<h1>${t('console.people.confirmTitle')}</h1>
+<p>${t('console.people.confirmLead', { people: chosen.length })}</p>
 <ul>${chosen.map((p) => html`<li><bdi>${p.email}</bdi></li>`)}</ul>
 <form method="post" action="/console/people/bulk">${csrfField(s.csrfToken)}<input type="hidden" name="back" value="${back}"><input type="hidden" name="do" value="remove"><input type="hidden" name="confirm" value="1">
 ${chosen.map((p) => html`<input type="hidden" name="pick-${p.id}" value="1">`)}
-<button type="submit" class="danger">${BULK_WORDS.confirmButton(chosen.length)}</button></form>
-<p><a href="${rosterHref(rosterQueryOf(back))}">${BULK_WORDS.cancel}</a></p>`,
+<button type="submit" class="danger">${t('console.people.confirmButton', { people: chosen.length })}</button></form>
+<p><a href="${rosterHref(rosterQueryOf(back))}">${t('console.people.cancel')}</a></p>`,
   };
 }
 
