@@ -15,9 +15,8 @@ import {
 
 /**
  * Words for people (CONTRACT.md section 11, amended): dates and times in the reader's locale and
- * time zone, numbers and plurals that read right, audit events named in words. Every word here is
- * English for now; the catalogue of section 12's *In the respondent's language* takes them later,
- * which is why the words of a page sit together (here, or in a const at the top of its view).
+ * time zone, numbers and plurals that read right, audit events named in words; and every word of a page from
+ * the reader's catalogue (src/i18n/locales, section 12's *In the respondent's language*, amended).
  */
 
 /** The locale when the request names none this runtime knows: day before month, month in letters. */
@@ -51,12 +50,6 @@ export function localeOf(header: string | undefined): string {
   return DEFAULT_LOCALE;
 }
 
-/** A plural's English forms: `#` is the number, written in the reader's locale. */
-export interface PluralWords {
-  one: string;
-  other: string;
-}
-
 /** How a page speaks to its reader: their locale, and the organization's time zone (or UTC). */
 export interface Speaker {
   /** The locale of dates and numbers (what Intl supports of the reader's language). */
@@ -82,8 +75,6 @@ export interface Speaker {
   number(n: number, digits?: number): string;
   /** A share (0-1) as a whole percentage: "62%". */
   percent(share: number): string;
-  /** A count with its noun: "1 person", "5 people". */
-  count(n: number, words: PluralWords): string;
 }
 
 const cache = new Map<string, Intl.DateTimeFormat | Intl.NumberFormat | Intl.PluralRules>();
@@ -170,8 +161,6 @@ export function speakerFor(acceptLanguage: string | undefined, timeZone?: string
     shortDay: (date) => days(false).format(utcDay(date)),
     number: (n, digits = 0) => num(digits).format(n),
     percent: (share) => pct.format(share),
-    // English has two forms; a locale with more (few, many) takes `other` until the catalogue has them.
-    count: (n, w) => (plural.select(n) === 'one' ? w.one : w.other).replace('#', num(0).format(n)),
   };
 }
 
@@ -183,17 +172,6 @@ function richJoin(parts: unknown): Safe {
 
 /** The speaker of pages that have no request at hand (tests, the CLI): DEFAULT_LOCALE, UTC. */
 export const PLAIN = speakerFor(undefined, 'UTC');
-
-/** Nouns the pages count. */
-export const NOUNS = {
-  person: { one: '# person', other: '# people' },
-  pulse: { one: '# pulse', other: '# pulses' },
-  answer: { one: '# answer', other: '# answers' },
-  alert: { one: '# alert', other: '# alerts' },
-  team: { one: '# team', other: '# teams' },
-  week: { one: '# week', other: '# weeks' },
-  day: { one: '# day', other: '# days' },
-} as const satisfies Record<string, PluralWords>;
 
 /** The areas of the audit log, in the order its filter lists them (their names: `console.audit.area.<area>`). */
 export const AUDIT_AREAS = ['organization', 'members', 'keys', 'teams', 'alerts', 'comments', 'checkins', 'webhooks', 'audit'] as const;
@@ -300,103 +278,3 @@ export const auditWords = (code: string, t: Translate = english): string => {
   const e = (AUDIT_EVENTS as Record<string, { key: MessageKey } | undefined>)[code];
   return e ? t(e.key) : code;
 };
-
-/** The words of passkeys (issue 55): the Account page's section, the sign-in steps, the owner's setting. */
-export const PASSKEY_WORDS = {
-  heading: 'Passkeys',
-  intro: 'A passkey signs you in with your fingerprint, face, device PIN or security key instead of a code. It cannot be phished: it works only on this site.',
-  none: 'You have no passkey yet.',
-  caption: 'Your passkeys',
-  name: 'Name',
-  addedOn: 'Added',
-  lastUsed: 'Last used',
-  synced: 'Synced',
-  change: 'Change',
-  never: 'never',
-  yes: 'yes',
-  no: 'no',
-  newName: (name: string) => `New name for ${name}`,
-  rename: 'Rename',
-  renameLabel: (name: string) => `Rename ${name}`,
-  remove: 'Remove',
-  removeLabel: (name: string) => `Remove passkey ${name}`,
-  removeConfirm: (name: string) => `Remove the passkey ${name}? It will not sign you in any more.`,
-  addHeading: 'Add a passkey',
-  nameHelp: 'A name you will recognise it by, such as "Work laptop" or "Phone".',
-  currentPassword: 'Current password',
-  addButton: 'Add a passkey',
-  createHeading: (name: string) => `Create the passkey "${name}"`,
-  createHelp: 'Your device or browser will ask you to confirm with your fingerprint, face, PIN or security key. This works for 5 minutes.',
-  createButton: 'Create passkey',
-  failed: 'The passkey step did not finish (it was cancelled, timed out or refused by your device). Try again.',
-  unsupported: 'This browser cannot use passkeys.',
-  unavailable:
-    'Passkeys are not available here: they need the console to be reached by a name (such as localhost or console.example.com), not an IP address. Ask whoever runs it to set PUBLIC_BASE_URL.',
-  signInHeading: 'Or sign in with a passkey',
-  signInButton: 'Sign in with a passkey',
-  signInHelp: 'No email or password needed: your device shows the passkeys it has for this site.',
-  secondFactorHeading: 'Use a passkey',
-  secondFactorButton: 'Use a passkey',
-  orCode: 'Or enter a code',
-  requiredTitle: 'Passkey required',
-  requiredHasOne: 'Your organization requires owners and admins to sign in with a passkey. Use your passkey to continue.',
-  requiredNone: 'Your organization requires owners and admins to sign in with a passkey. Add one to continue.',
-  added: (name: string) => `Passkey "${name}" added. You can now use it to sign in.`,
-  renamed: (name: string) => `The passkey is now called "${name}".`,
-  removed: (name: string) => `Passkey "${name}" removed: it no longer signs you in.`,
-  settingHeading: 'Passkeys for owners and admins',
-  settingOn: 'Owners and admins must sign in with a passkey.',
-  settingOff: 'Owners and admins may sign in without a passkey.',
-  settingRequire: 'Require passkeys for owners and admins',
-  settingStop: 'Stop requiring passkeys',
-  settingHelp: 'Owners and admins without a passkey are asked to add one at their next page. Add your own passkey first, on your Account page.',
-  nowRequired: 'Owners and admins must now sign in with a passkey.',
-  nowOptional: 'Passkeys are now optional for owners and admins.',
-} as const;
-
-/** Where each person of the roster came from (issue 56), and why a SCIM person has no buttons: the People page's words. */
-export const PEOPLE_SOURCE_WORDS = {
-  heading: 'From',
-  file: 'People file',
-  console: 'Added by hand',
-  scim: 'Identity provider',
-  scimOwned: 'Kept by your identity provider (SCIM): change this person there.',
-} as const;
-
-/** The Provisioning page (issue 56): SCIM tokens for the organization's identity provider, and how its people find their team. */
-export const PROVISIONING_WORDS = {
-  title: 'Provisioning',
-  intro:
-    'Your identity provider (Microsoft Entra ID, Okta, Google and others) can keep the check-ins roster for you by SCIM: people who join, move or leave there are added, moved or taken off here. Give it the address below and a token.',
-  baseUrl: 'SCIM address',
-  tokens: 'Tokens',
-  tokensCaption: 'Provisioning tokens',
-  noTokens: 'No tokens yet.',
-  name: 'Name',
-  prefix: 'Starts with',
-  createdBy: 'Made by',
-  created: 'Made',
-  state: 'State',
-  stops: 'Stops working',
-  change: 'Change',
-  states: { active: 'working', expiring: 'working until it stops', expired: 'stopped', revoked: 'revoked' },
-  create: 'Create token',
-  createHeading: 'Create a token',
-  createdHeading: (name: string) => `Token ${name} created: give it to your identity provider now`,
-  rolledHeading: (name: string, when: string) => `Token ${name} replaced; the old one stops ${when}`,
-  newToken: 'New provisioning token',
-  copy: 'Copy token',
-  roll: 'Replace',
-  rollLabel: (name: string) => `Old token of ${name} stops`,
-  revoke: 'Revoke',
-  revokeLabel: (name: string) => `Revoke ${name}`,
-  revokeConfirm: (name: string) => `Revoke ${name}? Your identity provider can no longer change the roster with it.`,
-  revoked: (name: string) => `Token ${name} revoked: your identity provider gets "unauthorized" within 5 seconds.`,
-  teamsHeading: 'Teams',
-  teamsIntro: 'Where each person’s team comes from. A change applies from the next round, as every change of the roster does.',
-  teamFromLabel: 'Teams come from',
-  teamFrom: { groups: 'their groups (each group is a team)', department: 'their department' },
-  save: 'Save',
-  saved: 'Saved: it applies from the next round.',
-  noName: '(no name)',
-} as const;

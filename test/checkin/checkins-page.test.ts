@@ -146,7 +146,7 @@ describe('the Check-ins page', () => {
   it("sends this week's round now after a confirmation that says to how many, once; the job mails it; its status counts per round", async () => {
     await replaceRoster(t.db, ORG, roster, operatorActor(null), NOW);
     const before = await admin.get('/console/checkins');
-    expect(before.body).toContain('has not started. By its schedule it starts 2026-11-23 09:00 UTC, for the 6 people on the roster then.');
+    expect(before.body).toContain('has not started. By its schedule it starts 23 Nov 2026, 10:00 CET, for the 6 people on the roster then.');
     const confirm = await admin.get('/console/checkins/send');
     expect(confirm.statusCode).toBe(200);
     expect(confirm.body).toContain('to the 6 people on the roster now');
@@ -158,8 +158,8 @@ describe('the Check-ins page', () => {
     expect(sent.headers.location).toBe('/console/checkins');
     const after = await admin.get('/console/checkins');
     expect(after.body).toContain('This week&#39;s round started: 6 mails go out within a minute.');
-    expect(after.body).toContain('This week&#39;s round (week of 2026-11-23) started 2026-11-23 08:00 UTC.');
-    expect(after.body).toContain('<td>2026-11-23</td><td>2026-11-23 08:00 UTC</td><td>6</td><td>0 mails sent, 6 waiting</td>');
+    expect(after.body).toContain('This week&#39;s round (week of 2026-11-23) started 23 Nov 2026, 09:00 CET.');
+    expect(after.body).toContain('<td>2026-11-23</td><td>23 Nov 2026, 09:00 CET</td><td>6</td><td>0 mails sent, 6 waiting</td>');
     const again = await admin.submit('/console/checkins', '/console/checkins/send', {});
     expect(again.statusCode).toBe(409);
     expect(again.body).toContain('This week&#39;s round started already, at 2026-11-23T08:00:00.000Z: it is not started twice.');
@@ -198,9 +198,9 @@ describe('the Check-ins page', () => {
       open: true,
     });
     const page = await viewer.get('/console/checkins');
-    expect(page.body).toContain('<td>5 mails sent, 1 failed</td><td>due 2026-11-26 09:00 UTC (6 people)</td><td>2026-12-03 00:00 UTC</td>');
+    expect(page.body).toContain('<td>5 mails sent, 1 failed</td><td>due 26 Nov 2026, 10:00 CET (6 people)</td><td>3 Dec 2026, 01:00 CET</td>');
     expect(page.body).toContain(
-      'the mail relay refused 1 mail, tried again every minute until the links close. Its last reason (2026-11-23 08:01 UTC): <q class="wrap">550 5.1.1 &lt;[address]&gt;: Recipient address rejected: User unknown in virtual mailbox table</q>',
+      'the mail relay refused 1 mail, tried again every minute until the links close. Its last reason (23 Nov 2026, 09:01 CET): <q class="wrap">550 5.1.1 &lt;[address]&gt;: Recipient address rejected: User unknown in virtual mailbox table</q>',
     );
     expect(page.body).not.toContain('w3@acme.test');
     // The relay takes it at the next run: no longer failed; the round is not started again at its hour.

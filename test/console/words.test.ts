@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { AUDIT_ACTIONS } from '../../src/contract/schemas/admin-audit.js';
-import { AUDIT_AREAS, AUDIT_WORDS, auditWords, localeOf, NOUNS, speakerFor } from '../../src/console/words.js';
+import { AUDIT_AREAS, AUDIT_WORDS, auditWords, localeOf, speakerFor } from '../../src/console/words.js';
 
 /** Issue 53, *Words for people*: audit events in words, dates in the reader's locale and zone, plurals that read right. */
 describe("the console's words", () => {
@@ -18,10 +18,12 @@ describe("the console's words", () => {
 
   it('says "1 person" and "2 people", in the locale\'s digits', () => {
     const en = speakerFor('en-US');
-    expect(en.count(1, NOUNS.person)).toBe('1 person');
-    expect(en.count(0, NOUNS.person)).toBe('0 people');
-    expect(en.count(1500, NOUNS.person)).toBe('1,500 people');
-    expect(speakerFor('fr-FR').count(1500, NOUNS.pulse)).toBe('1\u202f500 pulses');
+    expect(en.t('console.sessions.endOthersHelp', { others: 1 })).toBe('Ends the other session; you stay signed in here.');
+    expect(en.t('console.sessions.endOthersHelp', { others: 1500 })).toBe('Ends the 1,500 other sessions; you stay signed in here.');
+    expect(speakerFor('fr-FR').t('console.sessions.endOthersHelp', { others: 1500 })).toBe(
+      'Met fin aux 1\u202f500 autres sessions ; vous restez connecté ici.',
+    );
+    expect(speakerFor('pl').t('console.sessions.endOthersHelp', { others: 5 })).toBe('Kończy 5 pozostałych sesji; tutaj pozostajesz zalogowany.');
   });
 
   it('writes an instant in the locale and the zone asked, never as mm/dd/yyyy', () => {

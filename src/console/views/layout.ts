@@ -8,13 +8,6 @@ import { PLAIN, type Speaker } from '../words.js';
 export const sendPage = (reply: FastifyReply, status: number, opts: PageOptions) => reply.code(status).type('text/html; charset=utf-8').send(page(opts));
 
 /**
- * The one date formatter of the pages: a stored instant in UTC, to the minute (or the second),
- * `none` when there is none.
- */
-export const when = (iso: string | null | undefined, none = 'never', precision: 'minute' | 'second' = 'minute') =>
-  iso ? `${iso.slice(0, precision === 'minute' ? 16 : 19).replace('T', ' ')} UTC` : none;
-
-/**
  * A new secret, shown once: in an element named `label`, with a copy button, and what else the
  * change says; its words in the reader's language (`heading`, `label` and `copy` are the caller's).
  */

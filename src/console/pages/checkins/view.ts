@@ -8,7 +8,6 @@ import { checkinClosesAt } from '../../../domain/checkins/week.js';
 import { CATALOGUES, dirOf, format, type Locale } from '../../../i18n/index.js';
 import { csrfField, html, type PageOptions, type Safe } from '../../html.js';
 import { navFor } from '../../views/nav.js';
-import { when } from '../../views/layout.js';
 import { PLAIN, type Speaker } from '../../words.js';
 import { timeZones } from './form.js';
 
@@ -58,7 +57,7 @@ function statusCell(r: RoundStatus, sp: Speaker): string {
 
 function reminderCell(r: RoundStatus, sp: Speaker): string {
   if (r.delivery !== 'mail') return '–';
-  if (r.remindersWaiting > 0 && r.reminderDue) return sp.t('console.checkins.reminderDue', { at: when(r.reminderDue), people: r.remindersWaiting });
+  if (r.remindersWaiting > 0 && r.reminderDue) return sp.t('console.checkins.reminderDue', { at: sp.when(r.reminderDue), people: r.remindersWaiting });
   if (r.reminded && r.reminded > 0) return sp.t('console.checkins.reminderSent', { people: r.reminded });
   return sp.t('console.checkins.reminderNone');
 }
@@ -72,13 +71,13 @@ function roundsTable(rounds: RoundStatus[], sp: Speaker): Safe {
 <thead><tr><th scope="col">${t('console.checkins.colWeekOf')}</th><th scope="col">${t('console.checkins.colStarted')}</th><th scope="col">${t('console.checkins.colPeople')}</th><th scope="col">${t('console.checkins.colMails')}</th><th scope="col">${t('console.checkins.colReminder')}</th><th scope="col">${t('console.checkins.colLinksClose')}</th></tr></thead>
 <tbody>${rounds.map(
     (r) =>
-      html`<tr><td>${r.week}</td><td>${when(r.startedAt)}</td><td>${sp.number(r.people)}</td><td>${statusCell(r, sp)}</td><td>${reminderCell(r, sp)}</td><td>${r.open ? when(r.closesAt) : t('console.checkins.linksClosed', { at: when(r.closesAt) })}</td></tr>`,
+      html`<tr><td>${r.week}</td><td>${sp.when(r.startedAt)}</td><td>${sp.number(r.people)}</td><td>${statusCell(r, sp)}</td><td>${reminderCell(r, sp)}</td><td>${r.open ? sp.when(r.closesAt) : t('console.checkins.linksClosed', { at: sp.when(r.closesAt) })}</td></tr>`,
   )}</tbody></table></div>
 ${errors.map(
   (r) =>
     html`<p class="notice error" role="note">${sp.rich(
       'console.checkins.relayRefused',
-      { week: r.week, failed: r.failed, at: when(r.lastErrorAt, t('console.checkins.never')), reason: r.lastError ?? '' },
+      { week: r.week, failed: r.failed, at: sp.when(r.lastErrorAt, t('console.checkins.never')), reason: r.lastError ?? '' },
       { q: (chunks) => html`<q class="wrap">${chunks}</q>` },
     )}</p>`,
 )}`;
@@ -89,13 +88,13 @@ function thisWeek(d: CheckinsData, sp: Speaker): Safe {
   const csrf = csrfField(d.session.csrfToken);
   const s = d.now;
   if (s.startedAt) {
-    return html`<p>${t('console.checkins.startedFixed', { week: s.week, started: when(s.startedAt), closes: when(checkinClosesAt(s.week).toISOString()) })}</p>`;
+    return html`<p>${t('console.checkins.startedFixed', { week: s.week, started: sp.when(s.startedAt), closes: sp.when(checkinClosesAt(s.week).toISOString()) })}</p>`;
   }
   if (!d.mails) {
     return html`<p>${t('console.checkins.noMail', { started: d.links.started ? 'yes' : 'no' })}</p>
 ${d.canChange ? html`<form method="post" action="/console/checkins/links">${csrf}<button type="submit">${t('console.checkins.downloadLinks')}</button></form>` : ''}`;
   }
-  return html`<p>${t('console.checkins.notStarted', { week: s.week, at: when(s.scheduledAt), people: s.people })}</p>
+  return html`<p>${t('console.checkins.notStarted', { week: s.week, at: sp.when(s.scheduledAt), people: s.people })}</p>
 ${d.canChange && s.people > 0 ? html`<p><a class="button" href="/console/checkins/send">${t('console.checkins.sendNowLink')}</a></p>` : ''}`;
 }
 
@@ -149,7 +148,7 @@ export function answerPagePreview(orgName: string, settings: CheckinSettings, we
 <p>${sp.rich('console.checkins.previewAnswer', { org: orgName }, { strong: (chunks) => html`<strong>${chunks}</strong>` })}</p>
 <p>${t('console.checkins.previewTeam', { min: MIN_TEAM })}</p>
 ${settings.reasons.length > 0 ? html`<p>${t('console.checkins.previewReasons', { reasons: settings.reasons.join(', ') })}</p>` : html`<p>${t('console.checkins.previewNoReasons')}</p>`}
-<p>${t('console.checkins.previewComment', { max: 2000, closes: when(checkinClosesAt(week).toISOString()) })}</p>
+<p>${t('console.checkins.previewComment', { max: 2000, closes: sp.when(checkinClosesAt(week).toISOString()) })}</p>
 </div>`;
 }
 
@@ -226,14 +225,14 @@ ${
 /** The confirmation before "send this week's round now": to how many people, and what it does. */
 export function sendNowView(session: ConsoleSession, s: RoundNowState, settings: CheckinSettings, sp: Speaker = PLAIN): PageOptions {
   const { t } = sp;
-  const closes = when(checkinClosesAt(s.week).toISOString());
+  const closes = sp.when(checkinClosesAt(s.week).toISOString());
   return {
     title: t('console.checkins.sendTitle'),
     speaker: sp,
     nav: navFor(session, '/console/checkins'),
     body: html`<h1>${t('console.checkins.sendHeading')}</h1>
-<p>${t('console.checkins.sendLead', { week: s.week, people: s.people, at: when(s.scheduledAt), schedule: scheduleText(settings, sp) })}</p>
-<p>${s.reminderAt ? t('console.checkins.sendFixedReminder', { at: when(s.reminderAt), closes }) : t('console.checkins.sendFixedNoReminder', { closes })}</p>
+<p>${t('console.checkins.sendLead', { week: s.week, people: s.people, at: sp.when(s.scheduledAt), schedule: scheduleText(settings, sp) })}</p>
+<p>${s.reminderAt ? t('console.checkins.sendFixedReminder', { at: sp.when(s.reminderAt), closes }) : t('console.checkins.sendFixedNoReminder', { closes })}</p>
 <form method="post" action="/console/checkins/send" class="stack">
 ${csrfField(session.csrfToken)}
 <button type="submit">${t('console.checkins.sendButton', { people: s.people })}</button>

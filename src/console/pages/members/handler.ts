@@ -12,7 +12,7 @@ import {
   setMemberLanguage,
   updateRequireTwoFactor,
 } from '../../../domain/members.js';
-import { listPasskeys, relyingPartyOf, updateRequirePasskeys } from '../../../domain/passkeys.js';
+import { updateRequirePasskeys } from '../../../domain/passkeys.js';
 import { PASSWORD_REFUSED, updatePassword } from '../../../domain/passwords.js';
 import { listOrgTeams } from '../../../domain/teams.js';
 import { format, matchLocale } from '../../../i18n/index.js';
@@ -22,11 +22,10 @@ import { actorOf, EVERY_MEMBER, OWNERS, changeOutcome, clearSessionCookie, Redir
 import { sendPage } from '../../views/layout.js';
 import { speakerOf } from '../../views/speaker.js';
 import { speakerFor, type Speaker } from '../../words.js';
-import { passkeyRequirementBlock } from '../passkeys/handler.js';
-import { passkeyScripts, passkeysSection } from '../passkeys/view.js';
+import { passkeyRequirementBlock, sendAccountPage } from '../passkeys/handler.js';
 import { invitationOf, languageOf, passwordChangeOf, roleAndTeamsOf, twoFactorRequiredOf } from './form.js';
 import { inWords } from './refusals.js';
-import { accountView, invitationLinkBox, membersView, roleInWords } from './view.js';
+import { invitationLinkBox, membersView, roleInWords } from './view.js';
 
 /** Where an invitation's link points: the service's public address (PUBLIC_BASE_URL, else the listener's), never the Host header. */
 export const invitationUrl = (baseUrl: string, token: string): string => `${baseUrl}/console/invitations/${token}`;
@@ -154,15 +153,9 @@ export function registerMemberPages(scope: FastifyInstance, deps: ConsoleDeps & 
 
   // Account: any member's own language, password, two-factor and passkeys, a manager's too.
   const own = { config: { roles: EVERY_MEMBER } };
-  // The passkey routes answer with sendAccountPage (src/console/pages/passkeys/handler.ts); this is
-  // the same page in the member's language, until that one takes the speaker too.
-  const accountPage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) => {
-    const s = request.member;
-    const [passkeys, speaker] = await Promise.all([listPasskeys(db, s.orgId, s.member.id), speakerOf(db, request)]);
-    const available = relyingPartyOf(deps.baseUrl) !== null;
-    const section = passkeysSection({ session: s, passkeys, available });
-    return sendPage(reply, status, { ...accountView({ session: s, message, passkeys: section, speaker }), scripts: available ? passkeyScripts() : [] });
-  };
+  // The same page as the passkey routes answer with (src/console/pages/passkeys/handler.ts).
+  const accountPage = (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) =>
+    sendAccountPage(deps, request.member, reply, status, message);
   const accountChange = (request: FastifyRequest, reply: FastifyReply, work: (sp: Speaker) => Promise<Safe | Redirect>) =>
     changeOutcome(accountPage)(request, reply, async () => {
       const sp = await speakerOf(db, request);

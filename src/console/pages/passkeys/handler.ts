@@ -51,7 +51,7 @@ export async function passkeySecondFactorBlock(s: ConsoleSession, deps: Deps, or
  * `request.member`): the browser's language, and the organization's check-in time zone.
  */
 async function speakerOfSession(db: Deps['db'], s: ConsoleSession, request: FastifyRequest): Promise<Speaker> {
-  return speakerFor(request.headers['accept-language'], (await getCheckinSettings(db, s.orgId)).timeZone);
+  return speakerFor(request.headers['accept-language'], (await getCheckinSettings(db, s.orgId)).timeZone, s.member.language);
 }
 
 /** The Account page: the member's password, two-factor, and passkeys. */
