@@ -90,6 +90,7 @@ ${csrfField(s.csrfToken)}
 </form>
 <h2>${t('console.sso.required')}</h2>
 <p>${t('console.sso.requiredHelp')}</p>
+<p>${t('console.sso.requiredEnds')}</p>
 <p><strong>${settings?.required ? t('console.sso.requiredOn') : t('console.sso.requiredOff')}</strong></p>
 <form method="post" action="/console/sso/required" class="stack">
 ${csrfField(s.csrfToken)}
