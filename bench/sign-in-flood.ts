@@ -418,3 +418,10 @@ export async function onlySignInFlood(databaseUrl: string, log: (...a: unknown[]
   writeFileSync(join(dir, 'sign-in-flood.md'), signInFloodMarkdown(r));
   console.log(`\n${signInFloodMarkdown(r)}`);
 }
+
+// `npx tsx bench/sign-in-flood.ts`: the same as `--only sign-in-flood`; PostgreSQL from
+// BENCH_DATABASE_URL, else TEST_DATABASE_URL, else postgres://root@127.0.0.1:5432/test (the bench
+// makes a database of its own there).
+if (import.meta.url === `file://${process.argv[1]}`) {
+  await onlySignInFlood(process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test', console.log);
+}
