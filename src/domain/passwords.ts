@@ -100,12 +100,14 @@ export const nextArrival = () => ++arrivals;
  *   (laneHints), so each address and each account has at most one attempt here at a time, and at
  *   most one that fails in 15 minutes: never refused for its wait. Served by arrival (the `arrival`
  *   number its attempt took when it started, kept through both gates), the newest and the oldest
- *   in turn (issue 52, M2). The newest end serves a member who arrives after a burst of fresh
- *   addresses before the burst: a flood queued before them goes after them. The oldest end bounds
- *   every wait: a task is served within about twice the smaller of the tasks that were ahead of it
- *   when it came and the tasks that came after it while it waited, so a stream of fresh addresses
- *   sent just faster than the gate serves them cannot bury anyone for good (newest first alone
- *   would). Nothing of the order depends on what is read: the lane is chosen before, the arrival
+ *   in turn (issue 52, M2), counting the tasks that hold their slot (a `light` one passes at once
+ *   from whichever end is serving). The newest end serves a member who arrives after a burst of
+ *   fresh addresses before the burst: a flood queued before them goes after them, and its tail of
+ *   made-up emails, still trickling in, passes at once without taking the member's turn. The
+ *   oldest end bounds every wait: a task is served within about twice the smaller of the
+ *   computations that were ahead of it when it came and those that came after it while it waited,
+ *   so a stream of fresh addresses sent just faster than the gate serves them cannot bury anyone
+ *   for good (newest first alone would). Nothing of the order depends on what is read: the lane is chosen before, the arrival
  *   is the request's, so an email no membership has is served at the same turn as a member's.
  * - `rest`: every other, served key by key in turn (the 300 attempts of 30 addresses put a
  *   newcomer behind at most one attempt of each), refused (ran: false) after `maxWaitMs`.
@@ -118,6 +120,7 @@ export type GateLane = 'known' | 'first' | 'rest';
 interface Arrived {
   key: string;
   arrival: number;
+  light: boolean;
   admit: () => void;
 }
 export class FairGate {
@@ -145,7 +148,7 @@ export class FairGate {
     light = false,
     arrival = nextArrival(),
   ): Promise<{ ran: true; value: T } | { ran: false }> {
-    if (!(await this.enter(key, lane, arrival))) return { ran: false };
+    if (!(await this.enter(key, lane, arrival, light))) return { ran: false };
     let held = true;
     const release = () => {
       if (!held) return;
@@ -189,7 +192,7 @@ export class FairGate {
     return this.ahead?.firstLanesWaiting ?? false;
   }
 
-  private enter(key: string, laneName: GateLane, arrival: number): Promise<boolean> {
+  private enter(key: string, laneName: GateLane, arrival: number, light: boolean): Promise<boolean> {
     if (this.running < this.slots && this.waiting === 0 && !(laneName === 'rest' && this.restHeld)) {
       this.running++;
       return Promise.resolve(true);
@@ -207,7 +210,7 @@ export class FairGate {
           if (this.first[mid].arrival < arrival) lo = mid + 1;
           else hi = mid;
         }
-        this.first.splice(lo, 0, { key, arrival, admit: () => resolve(true) });
+        this.first.splice(lo, 0, { key, arrival, light, admit: () => resolve(true) });
         this.firstOfKey.set(key, ofKey + 1);
       } else {
         const lane = this[laneName];
@@ -253,11 +256,15 @@ export class FairGate {
     return admit;
   }
 
-  /** The next of the first lane: the newest and the oldest arrival in turn. */
+  /**
+   * The next of the first lane: the newest and the oldest arrival in turn, counting the tasks that
+   * hold their slot (a light one passes at once and does not count: a trickle of made-up emails
+   * arriving after a member, each served at once, does not turn the newest end away from them).
+   */
   private byArrival(): (() => void) | undefined {
     if (this.first.length === 0) return undefined;
     const next = this.newestNext ? this.first.pop()! : this.first.shift()!;
-    this.newestNext = !this.newestNext;
+    if (!next.light) this.newestNext = !this.newestNext;
     const left = (this.firstOfKey.get(next.key) ?? 1) - 1;
     if (left > 0) this.firstOfKey.set(next.key, left);
     else this.firstOfKey.delete(next.key);
