@@ -38,6 +38,8 @@ export interface FloodSample {
   ok: boolean;
   /** The answer's status, and for a 401 whether it was the sign-in page's refusal. */
   status?: number;
+  /** No answer: the connection's error (the server shed it), counted as a refusal. */
+  error?: string;
 }
 
 export interface FloodRow {
@@ -79,6 +81,7 @@ const quantile = (xs: number[], q: number) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length === 0 ? 0 : s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)];
 };
+const refusal = (s: FloodSample) => s.error ?? String(s.status);
 const summary = (samples: FloodSample[]): Summary => {
   const ms = samples.map((s) => s.ms);
   return {
@@ -88,7 +91,7 @@ const summary = (samples: FloodSample[]): Summary => {
     p95: Math.round(quantile(ms, 0.95)),
     max: Math.round(Math.max(0, ...ms)),
     refusals: Object.fromEntries(
-      [...new Set(samples.filter((s) => !s.ok).map((s) => String(s.status)))].map((k) => [k, samples.filter((s) => !s.ok && String(s.status) === k).length]),
+      [...new Set(samples.filter((s) => !s.ok).map(refusal))].map((k) => [k, samples.filter((s) => !s.ok && refusal(s) === k).length]),
     ),
   };
 };
@@ -265,8 +268,13 @@ class Browser {
 
 async function signInsUntil(b: Browser, email: string, stop: () => boolean, into: FloodSample[]) {
   while (!stop()) {
-    const s = await b.signIn(email, PASSWORD);
-    into.push({ ms: s.ms, ok: s.ok, status: s.status });
+    const t = performance.now();
+    // A connection the server resets (its form page's or its post's) is a refusal of the member, timed.
+    const s = await b
+      .signIn(email, PASSWORD)
+      .catch((e: Error) => ({ ms: performance.now() - t, ok: false, error: `error ${e.message}`, status: undefined, answer: null }));
+    into.push({ ms: s.ms, ok: s.ok, status: s.status, ...('error' in s ? { error: s.error } : {}) });
+    if (!s.answer) continue;
     if (!s.ok && process.env.BENCH_FLOOD_DEBUG) console.log(email, s.status, Math.round(s.ms), /role="alert">([^<]*)/.exec(s.answer.body)?.[1]);
   }
 }
@@ -417,4 +425,11 @@ export async function onlySignInFlood(databaseUrl: string, log: (...a: unknown[]
   writeFileSync(join(dir, 'sign-in-flood.json'), `${JSON.stringify(r, null, 2)}\n`);
   writeFileSync(join(dir, 'sign-in-flood.md'), signInFloodMarkdown(r));
   console.log(`\n${signInFloodMarkdown(r)}`);
+}
+
+// `npx tsx bench/sign-in-flood.ts`: the same as `--only sign-in-flood`; PostgreSQL from
+// BENCH_DATABASE_URL, else TEST_DATABASE_URL, else postgres://root@127.0.0.1:5432/test (the bench
+// makes a database of its own there).
+if (import.meta.url === `file://${process.argv[1]}`) {
+  await onlySignInFlood(process.env.BENCH_DATABASE_URL ?? process.env.TEST_DATABASE_URL ?? 'postgres://root@127.0.0.1:5432/test', console.log);
 }

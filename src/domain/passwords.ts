@@ -82,27 +82,57 @@ export async function matchPasswords(password: string, stored: string[]): Promis
 }
 
 /**
+ * The order in which password attempts arrived: each takes the next number when it starts
+ * (checkPasswordMatches, choosePassword) and keeps it through both gates, so that its place in
+ * the first lane of the second gate is its arrival's, not the moment its database work ended.
+ */
+let arrivals = 0;
+export const nextArrival = () => ++arrivals;
+
+/**
  * A gate of `slots` concurrent tasks per process, in three lanes served in order: `known`, then
- * `first`, then `rest`. Waiting tasks are queued per key and, within a lane, served in turn, one key
- * after another, so that the 300 attempts of 30 addresses put a newcomer behind at most one attempt
- * of each, not behind all 300.
+ * `first`, then `rest`.
  * - `known`: a browser whose device cookie a sign-in of that account set (its key is the cookie's
  *   nonce): it waits only for the tasks running and for other known ones, is never refused for its
- *   wait, and the bound on the whole gate's waiting tasks does not apply to it.
+ *   wait, and the bound on the whole gate's waiting tasks does not apply to it. Served key by key
+ *   in turn.
  * - `first`: an account and address with no failed or running attempt in this process's memory
- *   (laneHints): waits behind known tasks and its own kind, never refused for its wait.
- * - `rest`: every other, refused (ran: false) after `maxWaitMs` of waiting.
+ *   (laneHints), so each address and each account has at most one attempt here at a time, and at
+ *   most one that fails in 15 minutes: never refused for its wait. Served by arrival (the `arrival`
+ *   number its attempt took when it started, kept through both gates), the newest and the oldest
+ *   in turn (issue 52, M2), counting the tasks that hold their slot (a `light` one passes at once
+ *   from whichever end is serving). The newest end serves a member who arrives after a burst of
+ *   fresh addresses before the burst: a flood queued before them goes after them, and its tail of
+ *   made-up emails, still trickling in, passes at once without taking the member's turn. The
+ *   oldest end bounds every wait: a task is served within about twice the smaller of the
+ *   computations that were ahead of it when it came and those that came after it while it waited,
+ *   so a stream of fresh addresses sent just faster than the gate serves them cannot bury anyone
+ *   for good (newest first alone would). Nothing of the order depends on what is read: the lane is chosen before, the arrival
+ *   is the request's, so an email no membership has is served at the same turn as a member's.
+ * - `rest`: every other, served key by key in turn (the 300 attempts of 30 addresses put a
+ *   newcomer behind at most one attempt of each), refused (ran: false) after `maxWaitMs`.
  * Any task that finds its key's queue full, or (but a known one) the gate's, is not run. A task is
  * handed `release`, to give its slot back before it ends (a check that found nothing to compute);
  * a `light` task gives it back before it starts. `computed` counts the scrypt computations the
  * tasks report (for tests and metrics).
  */
 export type GateLane = 'known' | 'first' | 'rest';
+interface Arrived {
+  key: string;
+  arrival: number;
+  light: boolean;
+  admit: () => void;
+}
 export class FairGate {
   private running = 0;
   private waiting = 0;
   computed = 0;
-  private readonly lanes: Record<GateLane, Map<string, Array<() => void>>> = { known: new Map(), first: new Map(), rest: new Map() };
+  private readonly known = new Map<string, Array<() => void>>();
+  private readonly rest = new Map<string, Array<() => void>>();
+  /** The first lane, oldest arrival first; and how many of it each key has. */
+  private readonly first: Arrived[] = [];
+  private readonly firstOfKey = new Map<string, number>();
+  private newestNext = true;
 
   constructor(
     readonly slots: number,
@@ -116,8 +146,9 @@ export class FairGate {
     task: (release: () => void) => Promise<T>,
     lane: GateLane = 'rest',
     light = false,
+    arrival = nextArrival(),
   ): Promise<{ ran: true; value: T } | { ran: false }> {
-    if (!(await this.enter(key, lane))) return { ran: false };
+    if (!(await this.enter(key, lane, arrival, light))) return { ran: false };
     let held = true;
     const release = () => {
       if (!held) return;
@@ -153,40 +184,58 @@ export class FairGate {
     return this;
   }
 
-  private get restHeld(): boolean {
-    return this.ahead !== null && (this.ahead.lanes.known.size > 0 || this.ahead.lanes.first.size > 0);
+  private get firstLanesWaiting(): boolean {
+    return this.known.size > 0 || this.first.length > 0;
   }
 
-  private enter(key: string, laneName: GateLane): Promise<boolean> {
+  private get restHeld(): boolean {
+    return this.ahead?.firstLanesWaiting ?? false;
+  }
+
+  private enter(key: string, laneName: GateLane, arrival: number, light: boolean): Promise<boolean> {
     if (this.running < this.slots && this.waiting === 0 && !(laneName === 'rest' && this.restHeld)) {
       this.running++;
       return Promise.resolve(true);
     }
-    const lane = this.lanes[laneName];
-    const queue = lane.get(key) ?? [];
-    if (queue.length >= this.maxPerKey || (laneName !== 'known' && this.waiting >= this.maxWaiting)) return Promise.resolve(false);
+    const ofKey = laneName === 'first' ? (this.firstOfKey.get(key) ?? 0) : (this[laneName].get(key)?.length ?? 0);
+    if (ofKey >= this.maxPerKey || (laneName !== 'known' && this.waiting >= this.maxWaiting)) return Promise.resolve(false);
     return new Promise<boolean>((resolve) => {
-      let timer: NodeJS.Timeout | undefined;
-      const admit = () => {
-        clearTimeout(timer);
-        resolve(true);
-      };
-      if (laneName === 'rest') {
-        timer = setTimeout(() => {
-          const q = lane.get(key);
-          const i = q?.indexOf(admit) ?? -1;
-          if (q && i >= 0) {
-            q.splice(i, 1);
-            if (q.length === 0) lane.delete(key);
-            this.waiting--;
-          }
-          resolve(false);
-        }, this.maxWaitMs);
-        timer.unref?.();
-      }
-      queue.push(admit);
-      lane.set(key, queue);
       this.waiting++;
+      if (laneName === 'first') {
+        // In order of arrival: at the end in the first turn, where its arrival puts it in the second.
+        let lo = 0;
+        let hi = this.first.length;
+        while (lo < hi) {
+          const mid = (lo + hi) >> 1;
+          if (this.first[mid].arrival < arrival) lo = mid + 1;
+          else hi = mid;
+        }
+        this.first.splice(lo, 0, { key, arrival, light, admit: () => resolve(true) });
+        this.firstOfKey.set(key, ofKey + 1);
+      } else {
+        const lane = this[laneName];
+        let timer: NodeJS.Timeout | undefined;
+        const admit = () => {
+          clearTimeout(timer);
+          resolve(true);
+        };
+        if (laneName === 'rest') {
+          timer = setTimeout(() => {
+            const q = lane.get(key);
+            const i = q?.indexOf(admit) ?? -1;
+            if (q && i >= 0) {
+              q.splice(i, 1);
+              if (q.length === 0) lane.delete(key);
+              this.waiting--;
+            }
+            resolve(false);
+          }, this.maxWaitMs);
+          timer.unref?.();
+        }
+        const queue = lane.get(key) ?? [];
+        queue.push(admit);
+        lane.set(key, queue);
+      }
       this.pump();
     });
   }
@@ -196,23 +245,43 @@ export class FairGate {
     this.pump();
   }
 
+  /** The next of a round-robin lane: the first key is the one served longest ago; after its turn it goes to the end. */
+  private static inTurn(lane: Map<string, Array<() => void>>): (() => void) | undefined {
+    const next = lane.entries().next();
+    if (next.done) return undefined;
+    const [key, queue] = next.value;
+    const admit = queue.shift()!;
+    lane.delete(key);
+    if (queue.length > 0) lane.set(key, queue);
+    return admit;
+  }
+
+  /**
+   * The next of the first lane: the newest and the oldest arrival in turn, counting the tasks that
+   * hold their slot (a light one passes at once and does not count: a trickle of made-up emails
+   * arriving after a member, each served at once, does not turn the newest end away from them).
+   */
+  private byArrival(): (() => void) | undefined {
+    if (this.first.length === 0) return undefined;
+    const next = this.newestNext ? this.first.pop()! : this.first.shift()!;
+    if (!next.light) this.newestNext = !this.newestNext;
+    const left = (this.firstOfKey.get(next.key) ?? 1) - 1;
+    if (left > 0) this.firstOfKey.set(next.key, left);
+    else this.firstOfKey.delete(next.key);
+    return next.admit;
+  }
+
   /** Starts waiting tasks while slots are free: known, then first, then rest (unless held). */
   private pump() {
     while (this.running < this.slots) {
-      const lane = [this.lanes.known, this.lanes.first, ...(this.restHeld ? [] : [this.lanes.rest])].find((l) => l.size > 0);
-      // The first key of a lane is the one served longest ago; after its turn it goes to the end.
-      const next = lane?.entries().next();
-      if (!lane || !next || next.done) break;
-      const [key, queue] = next.value;
-      const admit = queue.shift()!;
-      lane.delete(key);
-      if (queue.length > 0) lane.set(key, queue);
+      const admit = FairGate.inTurn(this.known) ?? this.byArrival() ?? (this.restHeld ? undefined : FairGate.inTurn(this.rest));
+      if (!admit) break;
       this.waiting--;
       this.running++;
       admit();
     }
     // The first lanes drained here: the gate behind may start its rest lane again.
-    if (this.behind && this.lanes.known.size === 0 && this.lanes.first.size === 0) this.behind.pump();
+    if (this.behind && !this.firstLanesWaiting) this.behind.pump();
   }
 }
 
@@ -367,12 +436,14 @@ export interface PasswordCheck {
  * nothing was checked, nothing written, and the answer took about as long as a check. A failure
  * keeps its count; a success gives it back.
  *
- * Two turns, in the same lane: the database's (PASSWORD_ADMISSION: the hashes read, the limits
- * spent), then the computation's (PASSWORD_GATE). A check for an email no membership has takes its
- * turn in the second as well, gives it back at once, and answers after a check's time.
+ * Two turns, in the same lane and with the same arrival (taken first thing): the database's
+ * (PASSWORD_ADMISSION: the hashes read, the limits spent), then the computation's (PASSWORD_GATE).
+ * A check for an email no membership has takes its turn in the second as well, the turn a member's
+ * would have, gives it back at once, and answers after a check's time.
  */
 export async function checkPasswordMatches(db: Queryable, c: PasswordCheck, now: Date): Promise<number[] | 'limited'> {
   const started = Date.now();
+  const arrival = nextArrival();
   const device = c.device ? await deviceTokenFor(db, c.device, c.account) : null;
   const key = device ? `device:${device.nonce}` : addressKey(c.address);
   const hints = hintKeys(c.account, c.address);
@@ -392,6 +463,8 @@ export async function checkPasswordMatches(db: Queryable, c: PasswordCheck, now:
         return { stored, spent: await spendAttempt(db, c.account, c.address, now, trusted) };
       },
       lane,
+      false,
+      arrival,
     );
     const spent = read.ran ? read.value.spent : null;
     if (!read.ran || !spent) {
@@ -410,9 +483,12 @@ export async function checkPasswordMatches(db: Queryable, c: PasswordCheck, now:
                 return timed(() => matchPasswords(c.password.slice(0, MAX_PASSWORD), stored));
               },
               lane,
+              false,
+              arrival,
             )
-          : // No membership has the email: its turn in the gate, then a check's time, without the check.
-            await PASSWORD_GATE.run(key, () => sleep(typicalCheckMs).then(() => [] as number[]), lane, true);
+          : // No membership has the email: its turn in the gate (the same turn: the lane and the
+            // arrival were fixed before the read), then a check's time, without the check.
+            await PASSWORD_GATE.run(key, () => sleep(typicalCheckMs).then(() => [] as number[]), lane, true, arrival);
       if (!checked.ran) await spent.giveBack();
       else {
         if (checked.value.length > 0) await spent.giveBack();
@@ -447,13 +523,14 @@ export async function choosePassword(
   now: Date,
 ): Promise<string | 'limited'> {
   const started = Date.now();
+  const arrival = nextArrival();
   const key = addressKey(c.address);
   const hints = hintKeys(c.account, c.address);
   let lane: GateLane = LANE_HINTS.clean(hints, now) ? 'first' : 'rest';
   LANE_HINTS.begin(hints);
   let made: string | 'limited' = 'limited';
   try {
-    const read = await PASSWORD_ADMISSION.run(key, () => spendAttempt(db, c.account, c.address, now), lane);
+    const read = await PASSWORD_ADMISSION.run(key, () => spendAttempt(db, c.account, c.address, now), lane, false, arrival);
     const spent = read.ran ? read.value : null;
     if (!spent) await sleep(Math.max(0, typicalCheckMs - (Date.now() - started)));
     else {
@@ -465,6 +542,8 @@ export async function choosePassword(
           return timed(() => hashPassword(c.password, c.sameSaltAs));
         },
         lane,
+        false,
+        arrival,
       );
       if (!hashed.ran) await spent.giveBack();
       else {
