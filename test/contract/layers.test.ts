@@ -255,6 +255,8 @@ describe('every change is audited (src/domain/audit.ts)', () => {
     'domain/checkins/roster.ts createRespondent': 'addRespondentIn in its own transaction: that writes respondent.added (SCIM shares it)',
     'domain/checkins/roster.ts deleteRespondent': 'removeRespondentIn in its own transaction: that writes respondent.removed (SCIM shares it)',
     'domain/members.ts updateMemberRole': "setMemberRoleAndTeams (audited) keeping a manager's teams",
+    'domain/members.ts setMemberLanguage':
+      "a member's own choice of the language their pages are written in: it changes nothing of the organization, what it reads or who may act (docs/decisions.md)",
     'domain/sessions.ts signInOrChoose':
       'signIn with the choice of organization: its actor is the member the email and password name, known only inside; it writes member.signed_in itself',
     'domain/passkeys.ts signInWithPasskey':
