@@ -23,7 +23,19 @@ const decode = (s: string) =>
   });
 
 /** Attributes whose values people read (or hear). */
-const READ_ATTRIBUTES = ['aria-label', 'title', 'placeholder', 'alt', 'data-confirm', 'aria-description', 'data-copied', 'data-selected', 'data-failed', 'data-unsupported', 'data-label'];
+const READ_ATTRIBUTES = [
+  'aria-label',
+  'title',
+  'placeholder',
+  'alt',
+  'data-confirm',
+  'aria-description',
+  'data-copied',
+  'data-selected',
+  'data-failed',
+  'data-unsupported',
+  'data-label',
+];
 
 /** The texts of a page a reader sees or hears: text nodes (code and scripts aside) and read attributes. */
 export function readTexts(body: string): string[] {
