@@ -102,4 +102,48 @@ describe.skipIf(BROWSER_MISSING)("the Overview fits a phone and a console, in ea
     expect(cb.violations).toEqual([]);
     expect(cb.leaving).toEqual([]);
   }, 300_000);
+
+  /**
+   * Issue 57, item 4: every page of the console (an owner sees them all) in the pseudo-locale,
+   * whose words are 40% longer, and in German, fits a 360-px phone and a 1280-px console: nothing
+   * outside a table's own scrolling region is wider than the viewport or cut at its edge.
+   */
+  it('every page in the pseudo-locale at 360 and 1280 px, and in German at 360 px, with nothing wider than the viewport', async () => {
+    const { context, page } = await joinConsole(cb, base, t.db, orgId, { email: 'layout.pages@demo.example.com', role: 'owner' });
+    const pages = [
+      'overview',
+      'alerts',
+      'actions',
+      'comments',
+      'keys',
+      'webhooks',
+      'people',
+      'provisioning',
+      'checkins',
+      'members',
+      'sso',
+      'audit',
+      'account',
+      'sessions',
+    ];
+    const found: string[] = [];
+    for (const [accept, lang, widths] of [
+      ['en-XA', 'en-XA', [360, 1280]],
+      ['de-DE,de;q=0.9', 'de', [360]],
+    ] as const) {
+      await context.setExtraHTTPHeaders({ 'accept-language': accept });
+      for (const width of widths) {
+        await page.setViewportSize({ width, height: 800 });
+        for (const name of pages) {
+          const res = await page.goto(`${base}/console/${name}`);
+          expect(res?.status(), name).toBe(200);
+          expect(await page.getAttribute('html', 'lang'), name).toBe(lang);
+          const o = await overflow(page);
+          if (o.scrollWidth > width || o.wide.length > 0) found.push(`${name}, ${lang}, ${width} px: scroll width ${o.scrollWidth}; ${o.wide.join(', ')}`);
+        }
+      }
+    }
+    expect(found).toEqual([]);
+    expect(cb.leaving).toEqual([]);
+  }, 300_000);
 });

@@ -74,14 +74,14 @@ ${message ?? ''}
 ${
   log.items.length === 0
     ? html`<p>${actorKind || action ? t('console.audit.noneFiltered') : t('console.audit.none')}</p>`
-    : html`<table>
-<caption>${t('console.audit.caption', { org: s.orgName })}</caption>
+    : html`<div class="table-scroll" role="region" aria-labelledby="audit-caption" tabindex="0"><table>
+<caption id="audit-caption">${t('console.audit.caption', { org: s.orgName })}</caption>
 <thead><tr><th scope="col">${t('console.audit.when')}</th><th scope="col">${t('console.audit.who')}</th><th scope="col">${t('console.audit.what')}</th><th scope="col">${t('console.audit.on')}</th><th scope="col">${t('console.audit.from')}</th><th scope="col">${t('console.audit.details')}</th></tr></thead>
 <tbody>${items.map((e) => {
         const d = detail(e.details);
         return html`<tr><td>${sp.when(e.createdAt, t('console.audit.never'), 'second')}</td><td>${who(e)}</td><td>${auditWords(e.action, t)}</td><td>${on(e)}</td><td>${viewer ? t('console.audit.hidden') : (e.address ?? '-')}</td><td>${d ? code(d) : ''}</td></tr>`;
       })}</tbody>
-</table>`
+</table></div>`
 }
 ${next ? html`<p><a href="${next}">${t('console.audit.older')}</a></p>` : ''}
 ${exportSection(s, today, sp)}
