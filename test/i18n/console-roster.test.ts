@@ -152,4 +152,24 @@ describe('in German and in Arabic', () => {
     const arPeople = await admin.get('/console/people');
     expect(arPeople.body).toContain('<h1>الأشخاص</h1>');
   });
+
+  it("a malformed upload is refused in the reader's words, before the page's handler runs", async () => {
+    const owner = await p.member('owner');
+    const res = await p.t.app.inject({
+      method: 'POST',
+      url: '/console/people/replace',
+      remoteAddress: owner.ip,
+      payload: 'not a multipart body at all',
+      headers: {
+        cookie: [...owner.cookies].map(([k, v]) => `${k}=${v}`).join('; '),
+        'content-type': 'multipart/form-data; boundary=xyz',
+        'sec-fetch-site': 'same-origin',
+        origin: 'http://localhost:80',
+        host: 'localhost:80',
+        'accept-language': 'de',
+      },
+    });
+    expect(res.statusCode).toBe(400);
+    expect(res.body).toContain('Der Upload konnte nicht gelesen werden: Er ist nicht das Formular, das die Seite „Personen“ sendet.');
+  });
 });

@@ -94,6 +94,14 @@ const PATTERNS: ReadonlyArray<[RegExp, (sp: Speaker, m: RegExpExecArray) => stri
   [/^(.+) is already one of this organization's domains\.$/, (sp, m) => sp.t('console.refusal.domainAlready', { domain: m[1] })],
   [/^(.+) is not one of this organization's domains\.$/, (sp, m) => sp.t('console.refusal.domainNotOurs', { domain: m[1] })],
   [/^Line (\d+) of the group mappings needs the form 'group = role'\.$/, (sp, m) => sp.t('console.refusal.groupLine', { line: Number(m[1]) })],
+  // The People page's upload (src/console/pages/people/multipart.ts), refused before its handler runs.
+  [/^The upload field '(.*)' holds a control character/, (sp, m) => sp.t('console.errors.controlField', { entry: m[1] })],
+  [/^The upload gives the field '(.*)' more than once\.$/, (sp, m) => sp.t('console.errors.fieldTwice', { entry: m[1] })],
+  [/^The upload has a field's name with a control character\.$/, (sp) => sp.t('console.errors.controlFieldName')],
+  [
+    /^The upload (?:has no multipart boundary|is not multipart\/form-data|is malformed|is cut short|has a part without a name)\.$/,
+    (sp) => sp.t('console.errors.uploadUnreadable'),
+  ],
   // The detail is the network's or the IdP's own answer: kept as it came.
   [
     /^The identity provider at (\S+) did not answer OpenID Connect discovery: ([\s\S]*)$/,
