@@ -139,7 +139,6 @@ export function speakerFor(acceptLanguage: string | undefined, timeZone?: string
       `d|${locale}|${year}`,
       () => new Intl.DateTimeFormat(locale, { timeZone: 'UTC', day: 'numeric', month: 'short', ...(year ? { year: 'numeric' } : {}) }),
     );
-  const plural = memo(`p|${locale}`, () => new Intl.PluralRules(locale));
   const num = (digits: number) =>
     memo(`n|${locale}|${digits}`, () => new Intl.NumberFormat(locale, { minimumFractionDigits: digits, maximumFractionDigits: digits }));
   const pct = memo(`%|${locale}`, () => new Intl.NumberFormat(locale, { style: 'percent', maximumFractionDigits: 0 }));

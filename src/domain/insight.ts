@@ -1,9 +1,10 @@
 import type { DatabaseExecutor } from '../db/executor.js';
-import { participationRows } from '../db/repositories/checkins.js';
-import { dailyAggregates, teamDailyAggregates, type Aggregate } from '../db/repositories/stats.js';
+import { slotCounts } from '../db/repositories/checkins.js';
+import { dailyAggregates, teamDailyAggregates, type Aggregate, type TeamDaySeries } from '../db/repositories/stats.js';
 import { teamWeekLevels, weekLevels, type WeekLevels } from '../db/repositories/insight.js';
 import { listTeams } from '../db/repositories/teams.js';
 import { MIN_TEAM } from './checkins/roster.js';
+import { pulseFigures } from './pulse-figures.js';
 import { addWeeks, weekOf, weekStart } from './checkins/week.js';
 import { MINIMUM_SAMPLE } from './stats.js';
 import { average, WEEK_MS, ymd } from './time.js';
@@ -115,13 +116,32 @@ export async function overviewInsight(
 
   const scoped = teams !== null;
   const inScope = (teamId: string | null) => !scoped || (teamId !== null && teams.includes(teamId));
-  const [allRows, levels, allTeams, teamDays, orgDays, byTeam] = await Promise.all([
-    participationRows(db, orgId, lastWeek),
-    scoped ? new Map<string, WeekLevels>() : weekLevels(db, orgId, weekStart(previousFrom), weekStart(thisWeek)),
+  // What the pulses give is kept until the organization's next pulse (pulse-figures.ts), summed by
+  // week already (a year of 50 teams is 18,000 days to sum); rounds, participation and teams are
+  // read afresh on every view.
+  const figures = await pulseFigures(db, orgId);
+  const heatFrom = weekStart(firstWeek);
+  const [allRows, levels, allTeams, teamWeeks, orgWeeks, byTeam] = await Promise.all([
+    slotCounts(db, orgId, lastWeek),
+    scoped
+      ? new Map<string, WeekLevels>()
+      : figures.get(`week-levels ${previousFrom} ${thisWeek}`, () => weekLevels(db, orgId, weekStart(previousFrom), weekStart(thisWeek))),
     listTeams(db, orgId),
-    teamDailyAggregates(db, orgId, firstWeek, heatEnd),
-    scoped ? new Map<string, Aggregate>() : dailyAggregates(db, orgId, weekStart(firstWeek), new Date(`${heatEnd}T00:00:00.000Z`)),
-    scoped ? teamWeekLevels(db, orgId, teams, weekStart(previousFrom), weekStart(thisWeek)) : new Map<string, Map<string, WeekLevels>>(),
+    figures.get(`team-weeks ${firstWeek} ${heatEnd}`, async () => {
+      const out = new Map<string, Aggregate[]>();
+      for (const [id, s] of await teamDailyAggregates(db, orgId, firstWeek, heatEnd)) out.set(id, weekSums(weeks, seriesDays(s)));
+      return out;
+    }),
+    scoped
+      ? ([] as Aggregate[])
+      : figures.get(`org-weeks ${firstWeek} ${heatEnd}`, async () =>
+          weekSums(weeks, (await dailyAggregates(db, orgId, heatFrom, new Date(`${heatEnd}T00:00:00.000Z`))).entries()),
+        ),
+    scoped
+      ? figures.get(`team-week-levels ${previousFrom} ${thisWeek} ${[...teams].sort().join(' ')}`, () =>
+          teamWeekLevels(db, orgId, teams, weekStart(previousFrom), weekStart(thisWeek)),
+        )
+      : new Map<string, Map<string, WeekLevels>>(),
   ]);
   const rows = allRows.filter((r) => inScope(r.team_slot || null));
   const shownTeams = allTeams.filter((t) => inScope(t.id));
@@ -160,24 +180,6 @@ export async function overviewInsight(
       })
     : [];
 
-  // The heatmap: each team's days (and the organization's) summed by ISO week.
-  const weekIndex = new Map(weeks.map((w, i) => [w, i]));
-  const indexOfDay = (day: string) => weekIndex.get(weekOf(new Date(`${day}T00:00:00.000Z`)));
-  const sums = (entries: Iterable<[string, Aggregate]>): Figure[] => {
-    const out = weeks.map(() => ({ count: 0, sum: 0 }));
-    for (const [day, a] of entries) {
-      const i = indexOfDay(day);
-      if (i === undefined) continue;
-      out[i].count += a.count;
-      out[i].sum += a.sum;
-    }
-    return out.map(figure);
-  };
-  function* daysOf(id: string): Iterable<[string, Aggregate]> {
-    const s = teamDays.get(id);
-    for (let i = 0; i < (s?.days.length ?? 0); i++) yield [s!.days[i], { count: s!.counts[i], sum: s!.sums[i] }];
-  }
-
   return {
     scoped,
     teamTrends,
@@ -193,8 +195,25 @@ export async function overviewInsight(
     high: { week: lastWeek, share: share(last), previousShare: share(before) },
     heatmap: {
       weeks,
-      organization: scoped ? [] : sums(orgDays.entries()),
-      teams: shownTeams.map((t) => ({ id: t.id, name: t.name, cells: sums(daysOf(t.id)) })),
+      organization: scoped ? [] : orgWeeks.map(figure),
+      teams: shownTeams.map((t) => ({ id: t.id, name: t.name, cells: (teamWeeks.get(t.id) ?? weeks.map(() => undefined)).map(figure) })),
     },
   };
+}
+
+/** Days' counts and level sums summed into `weeks` (Mondays, ascending, consecutive); a day outside them is left out. */
+function weekSums(weeks: readonly string[], days: Iterable<[string, Aggregate]>): Aggregate[] {
+  const out = weeks.map(() => ({ count: 0, sum: 0 }));
+  const first = Date.parse(`${weeks[0]}T00:00:00.000Z`);
+  for (const [day, a] of days) {
+    const i = Math.floor((Date.parse(`${day}T00:00:00.000Z`) - first) / WEEK_MS);
+    if (i < 0 || i >= out.length) continue;
+    out[i].count += a.count;
+    out[i].sum += a.sum;
+  }
+  return out;
+}
+
+function* seriesDays(s: TeamDaySeries): Iterable<[string, Aggregate]> {
+  for (let i = 0; i < s.days.length; i++) yield [s.days[i], { count: s.counts[i], sum: s.sums[i] }];
 }

@@ -9,6 +9,7 @@ import {
   type TeamDaySeries,
 } from '../db/repositories/stats.js';
 import { listTeams } from '../db/repositories/teams.js';
+import { pulseFigures } from './pulse-figures.js';
 import { invalid } from '../contract/errors.js';
 import type { DailyStats, DailyStatsQuery, Stats } from '../contract/schemas/stats.js';
 import { average, DAY_MS, parseDate, resolveRange, startOfUtcDay, ymd } from './time.js';
@@ -83,8 +84,9 @@ export interface Overview {
 /**
  * The console's overview (CONTRACT.md section 11): per day, the organization's average level and
  * pulse count, and every team's, over whole UTC days [fromDate, toDate]. The organization's figures
- * are GET /stats/daily's answer for the same instants (the same function), the teams' come from
- * their own daily rollup; neither reads a pulse. Defaults: the last 30 days, today included.
+ * are GET /stats/daily's answer for the same instants (the same rollups and days), the teams' come
+ * from their own daily rollup; neither reads a pulse. Both are kept in memory until the
+ * organization's next pulse (pulse-figures.ts). Defaults: the last 30 days, today included.
  */
 export async function overviewStats(db: Queryable, orgId: string, q: { from?: string; to?: string; team?: string }, now: Date): Promise<Overview> {
   const today = startOfUtcDay(now);
@@ -96,15 +98,21 @@ export async function overviewStats(db: Queryable, orgId: string, q: { from?: st
     throw invalid(`The overview covers at most ${OVERVIEW_MAX_DAYS} days, back to ${ymd(new Date(today.getTime() - (OVERVIEW_MAX_DAYS - 1) * DAY_MS))}.`);
   }
   const end = new Date(to.getTime() + DAY_MS);
-  const teams = await listTeams(db, orgId);
+  const [teams, figures] = await Promise.all([listTeams(db, orgId), pulseFigures(db, orgId)]);
   const team = q.team ? q.team : null;
   if (team !== null && !teams.some((t) => t.id === team)) throw invalid(`'team' names no team of this organization.`);
   const inline = team === null && teams.length * dayCount <= OVERVIEW_INLINE_TEAM_DAYS;
-  const [organization, perTeam, totals] = await Promise.all([
-    dailyStats(db, orgId, { from: from.toISOString(), to: end.toISOString() }, now),
-    inline || team !== null ? teamDailyAggregates(db, orgId, ymd(from), ymd(end), team) : new Map<string, TeamDaySeries>(),
-    inline ? null : teamRangeTotals(db, orgId, ymd(from), ymd(end)),
+  const [fromDay, endDay] = [ymd(from), ymd(end)];
+  // The rollups' figures are kept until the next pulse (pulse-figures.ts); the teams are read afresh.
+  const [orgDays, perTeam, totals] = await Promise.all([
+    figures.get(`days ${fromDay} ${endDay}`, () => dailyAggregates(db, orgId, from, end)),
+    inline || team !== null
+      ? figures.get(`team-days ${fromDay} ${endDay} ${team ?? ''}`, () => teamDailyAggregates(db, orgId, fromDay, endDay, team))
+      : new Map<string, TeamDaySeries>(),
+    inline ? null : figures.get(`team-totals ${fromDay} ${endDay}`, () => teamRangeTotals(db, orgId, fromDay, endDay)),
   ]);
+  // GET /stats/daily's answer for the same instants (its range checks pass: at most 365 days back).
+  const organization: DailyStats = { from: from.toISOString(), to: end.toISOString(), days: dayEntries(orgDays) };
   return {
     fromDate: ymd(from),
     toDate: ymd(to),

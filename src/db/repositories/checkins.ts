@@ -663,6 +663,21 @@ const participationQuery = sql(
     WHERE s.org_id = $1 AND s.week >= $2::date AND (s.respondents > 0 OR s.answered > 0)
     ORDER BY 1 DESC, 3 NULLS LAST, 2`,
 );
+/**
+ * As participationRows without the links opened (the Overview shows asked and answered only):
+ * counting opened links read every link of the weeks, 8 ms of a 50-team Overview's 10 on PostgreSQL.
+ */
+const slotCountsQuery = sql(
+  'checkin_round_slots.counts',
+  `SELECT s.week::text AS week, s.team_slot, t.name AS team_name, s.respondents AS invited, s.answered
+     FROM checkin_round_slots s LEFT JOIN teams t ON t.org_id = s.org_id AND t.id = s.team_slot
+    WHERE s.org_id = $1 AND s.week >= $2::date AND (s.respondents > 0 OR s.answered > 0)
+    ORDER BY 1 DESC, 3 NULLS LAST, 2`,
+);
+export async function slotCounts(db: Queryable, orgId: string, fromWeek: string) {
+  return db.query<{ week: string; team_slot: string; team_name: string | null; invited: number; answered: number }>(slotCountsQuery, [orgId, fromWeek]);
+}
+
 export async function participationRows(db: Queryable, orgId: string, fromWeek: string) {
   return db.query<{ week: string; team_slot: string; team_name: string | null; invited: number; opened: number; answered: number }>(participationQuery, [
     orgId,
