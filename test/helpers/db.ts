@@ -28,6 +28,14 @@ export const DB_KIND = TEST_DATABASE_URL ? 'postgres' : 'pglite';
  */
 export const EMBEDDED_RAN = Boolean(process.env.TEST_EMBEDDED_RAN);
 
+/**
+ * Set by .ci/run for its PGlite pass, which its PostgreSQL pass follows (TEST_POSTGRES_FOLLOWS): a
+ * part of a test whose outcome does not depend on the engine, but which costs many times more on the
+ * embedded database, runs in the PostgreSQL pass only (the CLI's every command both ways: each of
+ * its 150 runs opens the data directory anew). Unset (a developer's `npm test`), everything runs.
+ */
+export const POSTGRES_FOLLOWS = Boolean(process.env.TEST_POSTGRES_FOLLOWS) && !TEST_DATABASE_URL;
+
 export interface TestDatabase {
   db: DatabaseExecutor;
   /** A DATABASE_URL that reaches this very database (PostgreSQL only), for child processes. */
