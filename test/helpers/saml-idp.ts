@@ -74,7 +74,7 @@ export interface TestIdp {
   /** samlify's own LogoutRequest by the POST binding (signed, as our metadata asks): the form's SAMLRequest. */
   logoutRequestPost(opts: { nameId: string; sessionIndex?: string }): string;
   /** The SSO endpoint answers the next AuthnRequest for this person with an auto-posting form. */
-  nextUser: { email: string; groups: string[] } | null;
+  nextUser: { email: string; groups: string[]; sessionIndex?: string } | null;
   listen(): Promise<void>;
   close(): Promise<void>;
 }
@@ -235,13 +235,18 @@ export function startSamlIdp(opts: { entityId?: string; key?: { privateKey: stri
           } else if (url.pathname === '/sso' && t.nextUser) {
             const request = await t.readAuthnRequest(url.toString());
             const acs = spMeta().getAssertionConsumerService('post') as string;
-            const body = t.response({ inResponseTo: request.id, email: t.nextUser.email, groups: t.nextUser.groups });
+            const body = t.response({ inResponseTo: request.id, email: t.nextUser.email, groups: t.nextUser.groups, sessionIndex: t.nextUser.sessionIndex });
             const relay = request.relayState ? `<input type="hidden" name="RelayState" value="${esc(request.relayState)}">` : '';
             res
               .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
               .end(
                 `<!doctype html><html lang="en"><title>Test IdP</title><form method="post" action="${esc(acs)}"><input type="hidden" name="SAMLResponse" value="${body}">${relay}<button>Continue</button></form><script>document.forms[0].submit()</script></html>`,
               );
+          } else if (url.pathname === '/slo') {
+            // Where our single logout sends the browser back with its LogoutResponse.
+            res
+              .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+              .end('<!doctype html><html lang="en"><title>Test IdP</title><p>Signed out.</p></html>');
           } else {
             res.writeHead(404).end();
           }
