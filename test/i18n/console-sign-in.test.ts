@@ -250,7 +250,7 @@ describe('refusals of the domain, in words', () => {
     for (const m of said) expect(refusalWords(de, new ApiError('invalid_request', m)), m).not.toBe(m);
   });
 
-  it('a known refusal with values is said in the language; one this console does not know keeps its English', () => {
+  it('a known refusal with values is said in the language; one this console does not know keeps its English, introduced in the language', () => {
     const de = speakerFor('de');
     expect(refusalWords(de, new ApiError('invalid_request', 'The client id must be text of 1 to 512 characters.'))).toBe(
       'Die Client-ID muss ein Text von 1 bis 512 Zeichen sein.',
@@ -258,7 +258,9 @@ describe('refusals of the domain, in words', () => {
     expect(
       refusalWords(de, new ApiError('invalid_request', 'The identity provider at https://idp.example.com did not answer OpenID Connect discovery: timed out')),
     ).toBe('Der Identitätsanbieter unter https://idp.example.com hat auf die OpenID-Connect-Discovery nicht geantwortet: timed out');
-    expect(refusalWords(de, new ApiError('invalid_request', 'A refusal added later.'))).toBe('A refusal added later.');
+    expect(refusalWords(de, new ApiError('invalid_request', 'A refusal added later.'))).toBe(
+      'Nicht angenommen. Die Erklärung des Dienstes, auf Englisch: A refusal added later.',
+    );
   });
 });
 

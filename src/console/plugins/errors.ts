@@ -115,8 +115,9 @@ const PATTERNS: ReadonlyArray<[RegExp, (sp: Speaker, m: RegExpExecArray) => stri
 
 /**
  * A refusal of the domain (or of the console's own checks) in the reader's words: the catalogue's
- * message its code and English message name; the English message itself for one this console does
- * not know (a new refusal, or the detail of an identity provider's answer).
+ * message its code and English message name; for one this console does not know (a new refusal, or
+ * the detail of an identity provider's answer), the English message itself, introduced in the
+ * reader's language as the service's explanation in English.
  */
 export function refusalWords(sp: Speaker, err: ApiError): string {
   if (err instanceof EntryRefused) {
@@ -145,7 +146,9 @@ export function refusalWords(sp: Speaker, err: ApiError): string {
     if (m) return say(sp, m);
   }
   if (err.code === 'rate_limited') return sp.t('console.errors.tooManyText');
-  return err.message;
+  // A refusal this console has no words for (a new one, or an identity provider's detail): its
+  // English message, said to be English in the reader's language.
+  return sp.lang === 'en' ? err.message : sp.t('console.errors.refusedInEnglish', { detail: err.message });
 }
 
 /**
