@@ -194,7 +194,16 @@ export async function createScimUser(db: DatabaseExecutor, orgId: string, raw: U
     }
     const id = newId('rsp');
     const teamId = team ? ((await findTeamByName(tx, orgId, team))?.id ?? null) : null;
-    await writeInactiveUser(tx, orgId, { id, email: u.email, userName: storedUserName(u), externalId: u.externalId, teamId, createdAt: now, modifiedAt: now });
+    await writeInactiveUser(tx, orgId, {
+      id,
+      email: u.email,
+      userName: storedUserName(u),
+      externalId: u.externalId,
+      teamId,
+      language: u.language ?? null,
+      createdAt: now,
+      modifiedAt: now,
+    });
     await recordAudit(tx, orgId, actor, { action: 'scim_user.inactive', target: { kind: 'respondent', id } }, now);
     return id;
   });
@@ -228,6 +237,8 @@ export async function updateScimUser(
     if (u.userName.toLowerCase() !== curUserName.toLowerCase() || u.email.toLowerCase() !== cur.email.toLowerCase()) await assertFree(tx, orgId, u, id);
     const department = teamFrom === 'department' ? u.department : undefined;
     const sameTeam = (name: string | null) => (name ?? '').toLowerCase() === (cur.teamName ?? '').toLowerCase();
+    // The language SCIM said, else the one kept (on the roster or with the user turned off).
+    const language = u.language !== undefined ? u.language : cur.language;
     if (cur.active && u.active) {
       if (u.email !== cur.email) {
         await setRespondentEmail(tx, orgId, id, u.email);
@@ -241,14 +252,23 @@ export async function updateScimUser(
       await removeRespondentIn(tx, orgId, id, actor, now);
       const teamId = department !== undefined && !sameTeam(department) ? department && ((await findTeamByName(tx, orgId, department))?.id ?? null) : cur.teamId;
       const at = new Date(cur.createdAt);
-      await writeInactiveUser(tx, orgId, { id, email: u.email, userName: storedUserName(u), externalId: u.externalId, teamId, createdAt: at, modifiedAt: now });
+      await writeInactiveUser(tx, orgId, {
+        id,
+        email: u.email,
+        userName: storedUserName(u),
+        externalId: u.externalId,
+        teamId,
+        language,
+        createdAt: at,
+        modifiedAt: now,
+      });
     } else if (!cur.active && u.active) {
       await deleteInactiveUser(tx, orgId, id);
       // Back in the team they had, unless SCIM removed that group meanwhile.
       const had = cur.teamId === null ? null : await findScimGroup(tx, orgId, cur.teamId);
       const team = department !== undefined ? department : had && !had.removed ? had.name : null;
       await addRespondentIn(tx, orgId, { id, email: u.email, team, source: 'scim' }, actor, now);
-      await keepLanguage(tx, orgId, id, u.language, null);
+      await keepLanguage(tx, orgId, id, language, null);
       await markRespondentScim(tx, orgId, id, { userName: storedUserName(u), externalId: u.externalId, modifiedAt: now });
     } else {
       const teamId = department !== undefined && !sameTeam(department) ? department && ((await findTeamByName(tx, orgId, department))?.id ?? null) : cur.teamId;
@@ -258,6 +278,7 @@ export async function updateScimUser(
         userName: storedUserName(u),
         externalId: u.externalId,
         teamId,
+        language,
         createdAt: new Date(cur.createdAt),
         modifiedAt: now,
       });

@@ -188,4 +188,22 @@ describe('SCIM preferredLanguage: the roster language', () => {
     }
     expect(format('tr', 'mail.subject', { org: ORG_NAME })).toBe(`Haftanız nasıl geçti? (${ORG_NAME})`);
   });
+
+  it('a user turned off keeps the language, read back as set, and has it again when turned on', async () => {
+    const off = await t.scim('PATCH', `/Users/${ids.tr}`, { schemas: [PATCH_OP], Operations: [{ op: 'Replace', path: 'active', value: false }] });
+    expect(off.statusCode).toBe(200);
+    expect(off.json).toMatchObject({ active: false, preferredLanguage: 'tr' });
+    expect(await stored()).not.toHaveProperty('tr@provisioned.test');
+    // Changed while off, by a value object as Okta sends it.
+    const changed = await t.scim('PATCH', `/Users/${ids.tr}`, { schemas: [PATCH_OP], Operations: [{ op: 'replace', value: { preferredLanguage: 'ja-JP' } }] });
+    expect(changed.json).toMatchObject({ active: false, preferredLanguage: 'ja' });
+    const on = await t.scim('PATCH', `/Users/${ids.tr}`, { schemas: [PATCH_OP], Operations: [{ op: 'replace', path: 'active', value: true }] });
+    expect(on.json).toMatchObject({ active: true, preferredLanguage: 'ja' });
+    expect((await stored())['tr@provisioned.test']).toBe('ja');
+    // Created off, with a language: read back with it.
+    const created = await t.scim('POST', '/Users', newUser('off@provisioned.test', { active: false, preferredLanguage: 'pl-PL' }));
+    expect(created.statusCode).toBe(201);
+    expect(created.json).toMatchObject({ active: false, preferredLanguage: 'pl' });
+    expect((await t.scim('GET', `/Users/${created.json.id as string}`)).json.preferredLanguage).toBe('pl');
+  });
 });

@@ -169,7 +169,7 @@ const USERS = `
    WHERE r.org_id = $1
   UNION ALL
   SELECT i.id, i.email, i.user_name, i.external_id, false AS active, i.team_id, t.name AS team_name,
-         'scim' AS source, NULL::text AS language, i.created_at, i.modified_at
+         'scim' AS source, i.language, i.created_at, i.modified_at
     FROM scim_inactive_users i LEFT JOIN teams t ON t.org_id = i.org_id AND t.id = i.team_id
    WHERE i.org_id = $1`;
 
@@ -245,17 +245,26 @@ export async function setRespondentEmail(db: Queryable, orgId: string, id: strin
 
 const insertInactive = sql(
   'scim_inactive_users.insert',
-  `INSERT INTO scim_inactive_users (org_id, id, email, user_name, external_id, team_id, created_at, modified_at)
-   VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-   ON CONFLICT (org_id, id) DO UPDATE SET email = $3, user_name = $4, external_id = $5, team_id = $6, modified_at = $8`,
+  `INSERT INTO scim_inactive_users (org_id, id, email, user_name, external_id, team_id, created_at, modified_at, language)
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+   ON CONFLICT (org_id, id) DO UPDATE SET email = $3, user_name = $4, external_id = $5, team_id = $6, modified_at = $8, language = $9`,
 );
 /** A user SCIM turned off (or made off): written, or changed. */
 export async function writeInactiveUser(
   db: Queryable,
   orgId: string,
-  u: { id: string; email: string; userName: string | null; externalId: string | null; teamId: string | null; createdAt: Date; modifiedAt: Date },
+  u: {
+    id: string;
+    email: string;
+    userName: string | null;
+    externalId: string | null;
+    teamId: string | null;
+    language: string | null;
+    createdAt: Date;
+    modifiedAt: Date;
+  },
 ): Promise<void> {
-  await db.query(insertInactive, [orgId, u.id, u.email, u.userName, u.externalId, u.teamId, u.createdAt.toISOString(), u.modifiedAt.toISOString()]);
+  await db.query(insertInactive, [orgId, u.id, u.email, u.userName, u.externalId, u.teamId, u.createdAt.toISOString(), u.modifiedAt.toISOString(), u.language]);
 }
 
 const deleteInactive = sql('scim_inactive_users.delete', `DELETE FROM scim_inactive_users WHERE org_id = $1 AND id = $2 RETURNING id`);
