@@ -132,23 +132,27 @@ function heatCells(cells: readonly Figure[], sp: Speaker, words: ReturnType<type
       out += hidden;
       continue;
     }
-    out += `<td class="h h${band(f.avg)}"><b>${escapeHtml(sp.number(f.avg, 1))}</b> ${words.pulses(f.count)}`;
+    out += `<td class="h h${band(f.avg)}"><b>${words.level(f.avg)}</b> ${words.pulses(f.count)}`;
   }
   return new Safe(out);
 }
 
 /**
- * A heatmap's counts in words, each worded once per page: a year of 50 teams asked the message
- * formatter 2,650 times for a few hundred distinct counts.
+ * A heatmap's numbers in words, each worded once per page: a year of 50 teams asked the formatters
+ * 2,650 times each for a few hundred distinct counts and levels (an average has two decimals).
  */
 function heatWords(sp: Speaker) {
-  const seen = new Map<number, string>();
-  return {
-    pulses(count: number): string {
-      let w = seen.get(count);
-      if (w === undefined) seen.set(count, (w = escapeHtml(sp.t(`${K}.pulses`, { pulses: count }))));
+  const once = (say: (n: number) => string) => {
+    const seen = new Map<number, string>();
+    return (n: number): string => {
+      let w = seen.get(n);
+      if (w === undefined) seen.set(n, (w = escapeHtml(say(n))));
       return w;
-    },
+    };
+  };
+  return {
+    pulses: once((count) => sp.t(`${K}.pulses`, { pulses: count })),
+    level: once((avg) => sp.number(avg, 1)),
   };
 }
 
