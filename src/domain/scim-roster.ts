@@ -239,6 +239,12 @@ export async function updateScimUser(
     const sameTeam = (name: string | null) => (name ?? '').toLowerCase() === (cur.teamName ?? '').toLowerCase();
     // The language SCIM said, else the one kept (on the roster or with the user turned off).
     const language = u.language !== undefined ? u.language : cur.language;
+    /** The user as SCIM turned them off (or keeps them off): in the team SCIM says, else the one kept. */
+    const keepOff = async () => {
+      const teamId = department !== undefined && !sameTeam(department) ? department && ((await findTeamByName(tx, orgId, department))?.id ?? null) : cur.teamId;
+      const user = { id, email: u.email, userName: storedUserName(u), externalId: u.externalId, teamId, language };
+      await writeInactiveUser(tx, orgId, { ...user, createdAt: new Date(cur.createdAt), modifiedAt: now });
+    };
     if (cur.active && u.active) {
       if (u.email !== cur.email) {
         await setRespondentEmail(tx, orgId, id, u.email);
@@ -250,18 +256,7 @@ export async function updateScimUser(
       if (!same || cur.source !== 'scim') await markRespondentScim(tx, orgId, id, { userName: storedUserName(u), externalId: u.externalId, modifiedAt: now });
     } else if (cur.active && !u.active) {
       await removeRespondentIn(tx, orgId, id, actor, now);
-      const teamId = department !== undefined && !sameTeam(department) ? department && ((await findTeamByName(tx, orgId, department))?.id ?? null) : cur.teamId;
-      const at = new Date(cur.createdAt);
-      await writeInactiveUser(tx, orgId, {
-        id,
-        email: u.email,
-        userName: storedUserName(u),
-        externalId: u.externalId,
-        teamId,
-        language,
-        createdAt: at,
-        modifiedAt: now,
-      });
+      await keepOff();
     } else if (!cur.active && u.active) {
       await deleteInactiveUser(tx, orgId, id);
       // Back in the team they had, unless SCIM removed that group meanwhile.
@@ -271,17 +266,7 @@ export async function updateScimUser(
       await keepLanguage(tx, orgId, id, language, null);
       await markRespondentScim(tx, orgId, id, { userName: storedUserName(u), externalId: u.externalId, modifiedAt: now });
     } else {
-      const teamId = department !== undefined && !sameTeam(department) ? department && ((await findTeamByName(tx, orgId, department))?.id ?? null) : cur.teamId;
-      await writeInactiveUser(tx, orgId, {
-        id,
-        email: u.email,
-        userName: storedUserName(u),
-        externalId: u.externalId,
-        teamId,
-        language,
-        createdAt: new Date(cur.createdAt),
-        modifiedAt: now,
-      });
+      await keepOff();
       await recordAudit(tx, orgId, actor, { action: 'scim_user.inactive', target: { kind: 'respondent', id } }, now);
     }
   });
