@@ -88,15 +88,37 @@ function memo<T extends Intl.DateTimeFormat | Intl.NumberFormat | Intl.PluralRul
   return f;
 }
 
-/** Whether Intl knows the zone (a settings row holds an IANA name; anything else reads as UTC). */
+/** Days and figures already worded, by locale: the map starts over when full. */
+const words = new Map<string, string>();
+function said(id: string, say: () => string): string {
+  let w = words.get(id);
+  if (w === undefined) {
+    w = say();
+    if (words.size >= 20_000) words.clear();
+    words.set(id, w);
+  }
+  return w;
+}
+
+/**
+ * Whether Intl knows the zone (a settings row holds an IANA name; anything else reads as UTC). The
+ * answer is kept: trying a zone makes a formatter, and every console page asks for its own.
+ */
+const zones = new Map<string, string>();
 function zoneOrUtc(tz: string | undefined): string {
   if (!tz) return 'UTC';
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: tz });
-    return tz;
-  } catch {
-    return 'UTC';
+  let known = zones.get(tz);
+  if (known === undefined) {
+    try {
+      new Intl.DateTimeFormat('en', { timeZone: tz });
+      known = tz;
+    } catch {
+      known = 'UTC';
+    }
+    if (zones.size > 500) zones.clear();
+    zones.set(tz, known);
   }
+  return known;
 }
 
 /**
@@ -143,6 +165,9 @@ export function speakerFor(acceptLanguage: string | undefined, timeZone?: string
     memo(`n|${locale}|${digits}`, () => new Intl.NumberFormat(locale, { minimumFractionDigits: digits, maximumFractionDigits: digits }));
   const pct = memo(`%|${locale}`, () => new Intl.NumberFormat(locale, { style: 'percent', maximumFractionDigits: 0 }));
   const utcDay = (date: string) => new Date(`${date}T00:00:00.000Z`);
+  // A calendar day and a figure read the same on every page in one locale: worded once (a year's
+  // daily table and heatmap ask for hundreds of them a view).
+  const dayWords = (year: boolean) => (date: string) => said(`${year ? 'd' : 's'}|${locale}|${date}`, () => days(year).format(utcDay(date)));
   return {
     locale,
     lang,
@@ -156,9 +181,9 @@ export function speakerFor(acceptLanguage: string | undefined, timeZone?: string
     },
     timeZone: tz,
     when: (iso, none = 'never', precision = 'minute') => (iso ? instant(precision).format(new Date(iso)) : none),
-    day: (date) => days(true).format(utcDay(date)),
-    shortDay: (date) => days(false).format(utcDay(date)),
-    number: (n, digits = 0) => num(digits).format(n),
+    day: dayWords(true),
+    shortDay: dayWords(false),
+    number: (n, digits = 0) => said(`n|${locale}|${digits}|${n}`, () => num(digits).format(n)),
     percent: (share) => pct.format(share),
   };
 }

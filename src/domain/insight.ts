@@ -2,11 +2,9 @@ import type { DatabaseExecutor } from '../db/executor.js';
 import { slotCounts } from '../db/repositories/checkins.js';
 import { dailyAggregates, teamDailyAggregates, type Aggregate, type TeamDaySeries } from '../db/repositories/stats.js';
 import { teamWeekLevels, weekLevels, type WeekLevels } from '../db/repositories/insight.js';
-import { listTeams } from '../db/repositories/teams.js';
 import { MIN_TEAM } from './checkins/roster.js';
-import { pulseFigures } from './pulse-figures.js';
 import { addWeeks, weekOf, weekStart } from './checkins/week.js';
-import { MINIMUM_SAMPLE } from './stats.js';
+import { MINIMUM_SAMPLE, overviewReads, type OverviewReads } from './stats.js';
 import { average, WEEK_MS, ymd } from './time.js';
 
 /**
@@ -89,6 +87,9 @@ const totalOf = (counts: number[]): number | null => from5(counts.reduce((a, n) 
 
 const from5 = (n: number) => (n >= MIN_TEAM ? n : null);
 
+/** Teams in name order, case and accents aside (one collator: `localeCompare` with options makes one a call). */
+const byName = new Intl.Collator('en', { sensitivity: 'base' });
+
 /**
  * `range`: the Overview's calendar days (both included); the heatmap covers their ISO weeks whole.
  * `now`: "this week" is the ISO week that holds it.
@@ -104,6 +105,7 @@ export async function overviewInsight(
   range: { fromDate: string; toDate: string },
   now: Date,
   teams: readonly string[] | null = null,
+  reads?: OverviewReads,
 ): Promise<Insight> {
   const thisWeek = weekOf(now);
   const lastWeek = addWeeks(thisWeek, -1);
@@ -119,14 +121,13 @@ export async function overviewInsight(
   // What the pulses give is kept until the organization's next pulse (pulse-figures.ts), summed by
   // week already (a year of 50 teams is 18,000 days to sum); rounds, participation and teams are
   // read afresh on every view.
-  const figures = await pulseFigures(db, orgId);
+  const { teams: allTeams, figures } = reads ?? (await overviewReads(db, orgId));
   const heatFrom = weekStart(firstWeek);
-  const [allRows, levels, allTeams, teamWeeks, orgWeeks, byTeam] = await Promise.all([
+  const [allRows, levels, teamWeeks, orgWeeks, byTeam] = await Promise.all([
     slotCounts(db, orgId, lastWeek),
     scoped
       ? new Map<string, WeekLevels>()
       : figures.get(`week-levels ${previousFrom} ${thisWeek}`, () => weekLevels(db, orgId, weekStart(previousFrom), weekStart(thisWeek))),
-    listTeams(db, orgId),
     figures.get(`team-weeks ${firstWeek} ${heatEnd}`, async () => {
       const out = new Map<string, Aggregate[]>();
       for (const [id, s] of await teamDailyAggregates(db, orgId, firstWeek, heatEnd)) out.set(id, weekSums(weeks, seriesDays(s)));
@@ -187,9 +188,7 @@ export async function overviewInsight(
     lastWeek,
     participation: {
       organization: scoped ? { thisWeek: null, lastWeek: null } : { thisWeek: total(thisWeek), lastWeek: total(lastWeek) },
-      slots: [...slots.values()].sort((a, b) =>
-        a.teamId === null ? 1 : b.teamId === null ? -1 : (a.teamName ?? '').localeCompare(b.teamName ?? '', 'en', { sensitivity: 'base' }),
-      ),
+      slots: [...slots.values()].sort((a, b) => (a.teamId === null ? 1 : b.teamId === null ? -1 : byName.compare(a.teamName ?? '', b.teamName ?? ''))),
     },
     change: { week: lastWeek, current: figure(last), previousFrom, previous: figure(before) },
     high: { week: lastWeek, share: share(last), previousShare: share(before) },

@@ -8,8 +8,8 @@ import {
   type Aggregate,
   type TeamDaySeries,
 } from '../db/repositories/stats.js';
-import { listTeams } from '../db/repositories/teams.js';
-import { pulseFigures } from './pulse-figures.js';
+import { listTeams, type TeamRow } from '../db/repositories/teams.js';
+import { pulseFigures, type PulseFigures } from './pulse-figures.js';
 import { invalid } from '../contract/errors.js';
 import type { DailyStats, DailyStatsQuery, Stats } from '../contract/schemas/stats.js';
 import { average, DAY_MS, parseDate, resolveRange, startOfUtcDay, ymd } from './time.js';
@@ -88,7 +88,26 @@ export interface Overview {
  * from their own daily rollup; neither reads a pulse. Both are kept in memory until the
  * organization's next pulse (pulse-figures.ts). Defaults: the last 30 days, today included.
  */
-export async function overviewStats(db: Queryable, orgId: string, q: { from?: string; to?: string; team?: string }, now: Date): Promise<Overview> {
+/**
+ * What the Overview's figures and insight both start from, read once for a view: the teams, and the
+ * organization's kept pulse figures under the stamp of now.
+ */
+export interface OverviewReads {
+  teams: TeamRow[];
+  figures: PulseFigures;
+}
+export async function overviewReads(db: Queryable, orgId: string): Promise<OverviewReads> {
+  const [teams, figures] = await Promise.all([listTeams(db, orgId), pulseFigures(db, orgId)]);
+  return { teams, figures };
+}
+
+export async function overviewStats(
+  db: Queryable,
+  orgId: string,
+  q: { from?: string; to?: string; team?: string },
+  now: Date,
+  reads?: OverviewReads,
+): Promise<Overview> {
   const today = startOfUtcDay(now);
   const to = q.to ? parseDate(q.to, 'to') : today;
   const from = q.from ? parseDate(q.from, 'from') : new Date(to.getTime() - 29 * DAY_MS);
@@ -98,7 +117,7 @@ export async function overviewStats(db: Queryable, orgId: string, q: { from?: st
     throw invalid(`The overview covers at most ${OVERVIEW_MAX_DAYS} days, back to ${ymd(new Date(today.getTime() - (OVERVIEW_MAX_DAYS - 1) * DAY_MS))}.`);
   }
   const end = new Date(to.getTime() + DAY_MS);
-  const [teams, figures] = await Promise.all([listTeams(db, orgId), pulseFigures(db, orgId)]);
+  const { teams, figures } = reads ?? (await overviewReads(db, orgId));
   const team = q.team ? q.team : null;
   if (team !== null && !teams.some((t) => t.id === team)) throw invalid(`'team' names no team of this organization.`);
   const inline = team === null && teams.length * dayCount <= OVERVIEW_INLINE_TEAM_DAYS;

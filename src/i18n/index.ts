@@ -175,9 +175,25 @@ function formatter(locale: Locale, key: MessageKey): IntlMessageFormat {
   return f;
 }
 
+/**
+ * Messages already formatted, by locale, key and values: a page of 50 teams over a year asks for
+ * the same few hundred sentences and figures on every view, and formatting one costs about 100
+ * times the lookup. A message is a pure function of these three; the map starts over when full.
+ */
+const formatted = new Map<string, string>();
+const FORMATTED_MAX = 20_000;
+
 /** One message, formatted. */
 export function format(locale: Locale, key: MessageKey, values?: Values): string {
-  return String(formatter(locale, key).format(values));
+  if (values === undefined) return String(formatter(locale, key).format());
+  const id = `${locale}\u0000${key}\u0000${JSON.stringify(values)}`;
+  let text = formatted.get(id);
+  if (text === undefined) {
+    text = String(formatter(locale, key).format(values));
+    if (formatted.size >= FORMATTED_MAX) formatted.clear();
+    formatted.set(id, text);
+  }
+  return text;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { FastifyRequest } from 'fastify';
 import type { Queryable } from '../../domain/database.js';
-import { getCheckinSettings } from '../../domain/checkins/settings.js';
+import { getZoneAndLanguage } from '../../domain/checkins/settings.js';
+import type { Locale } from '../../i18n/index.js';
 import { speakerFor, type Speaker } from '../words.js';
 
 /**
@@ -9,6 +10,11 @@ import { speakerFor, type Speaker } from '../words.js';
  * the zone its people live by (UTC when it has none).
  */
 export async function speakerOf(db: Queryable, request: FastifyRequest): Promise<Speaker> {
-  const settings = await getCheckinSettings(db, request.member.orgId);
-  return speakerFor(request.headers['accept-language'], settings.timeZone, request.member.member.language);
+  return (await speakerAndLanguageOf(db, request)).speaker;
+}
+
+/** The same, with the organization's default language for its people, read with it (the People and Check-ins pages show it). */
+export async function speakerAndLanguageOf(db: Queryable, request: FastifyRequest): Promise<{ speaker: Speaker; language: Locale }> {
+  const settings = await getZoneAndLanguage(db, request.member.orgId);
+  return { speaker: speakerFor(request.headers['accept-language'], settings.timeZone, request.member.member.language), language: settings.language };
 }

@@ -163,6 +163,12 @@ export async function readCheckinLanguage(db: Queryable, orgId: string): Promise
   const [r] = await db.query<{ language: string }>(languageQuery, [orgId]);
   return r?.language ?? 'en';
 }
+/** The organization's time zone and default language at once: what every console page speaks by. */
+const zoneAndLanguageQuery = sql('checkin_settings.zone_language', `SELECT time_zone, language FROM checkin_settings WHERE org_id = $1`);
+export async function readCheckinZoneAndLanguage(db: Queryable, orgId: string): Promise<{ timeZone: string; language: string }> {
+  const [r] = await db.query<{ time_zone: string; language: string }>(zoneAndLanguageQuery, [orgId]);
+  return r ? { timeZone: r.time_zone, language: r.language } : { timeZone: DEFAULT_CHECKIN_SETTINGS.timeZone, language: 'en' };
+}
 const writeLanguageQuery = sql(
   'checkin_settings.write_language',
   `INSERT INTO checkin_settings (org_id, weekday, hour, time_zone, reminder_weekday, reasons, flag_words, updated_at, language)
@@ -569,13 +575,27 @@ export async function respondentPage(
   const rows = await db.query<DbRespondent>(rosterPageQuery, [orgId, pattern, q.limit, q.offset]);
   return { total: c?.n ?? 0, rows: rows.map(toRespondent) };
 }
+const rosterPageOfAllQuery = sql(
+  'respondents.page_all',
+  `SELECT r.id, r.email, r.team_id, t.name AS team_name, r.created_at, r.source, r.language
+     FROM respondents r LEFT JOIN teams t ON t.org_id = r.org_id AND t.id = r.team_id
+    WHERE r.org_id = $1
+    ORDER BY lower(r.email), r.id
+    LIMIT $2 OFFSET $3`,
+);
+/** One page of the whole roster by address (no search: the caller knows how many there are). */
+export async function respondentPageOfAll(db: Queryable, orgId: string, q: { limit: number; offset: number }): Promise<RespondentRow[]> {
+  const rows = await db.query<DbRespondent>(rosterPageOfAllQuery, [orgId, q.limit, q.offset]);
+  return rows.map(toRespondent);
+}
 
 const teamSummaryQuery = sql(
   'respondents.team_summary',
-  `SELECT r.team_id, t.name AS team_name, count(*)::int AS n, count(*) FILTER (WHERE r.team_since > $2)::int AS recent
-     FROM respondents r LEFT JOIN teams t ON t.org_id = r.org_id AND t.id = r.team_id
-    WHERE r.org_id = $1
-    GROUP BY r.team_id, t.name`,
+  // Counted by team first, then named: the join is one row a team, not one a person.
+  `SELECT s.team_id, t.name AS team_name, s.n, s.recent
+     FROM (SELECT team_id, count(*)::int AS n, count(*) FILTER (WHERE team_since > $2)::int AS recent
+             FROM respondents WHERE org_id = $1 GROUP BY team_id) s
+     LEFT JOIN teams t ON t.org_id = $1 AND t.id = s.team_id`,
 );
 /** Per team (and null: no team), its people on the roster and how many joined it since `since`. */
 export async function teamSummaryRows(db: Queryable, orgId: string, since: Date) {

@@ -12,6 +12,7 @@ import {
   setRespondentLanguage,
   listRespondentRows,
   respondentPage,
+  respondentPageOfAll,
   setRespondentTeam,
   teamSizes,
   teamSummaryRows,
@@ -93,11 +94,16 @@ export async function rosterPage(db: Queryable, orgId: string, q: { search: stri
     }))
     .sort((a, b) => (a.id === null ? 1 : b.id === null ? -1 : (a.name ?? '').localeCompare(b.name ?? '')));
   const rosterSize = summary.reduce((n, t) => n + t.n, 0);
-  const first = await respondentPage(db, orgId, { search: q.search, limit: q.pageSize, offset: (q.page - 1) * q.pageSize });
+  // Without a search every person matches: the summary counted them, and the page is read alone.
+  const pageOf = async (n: number) =>
+    q.search
+      ? respondentPage(db, orgId, { search: q.search, limit: q.pageSize, offset: (n - 1) * q.pageSize })
+      : { total: rosterSize, rows: await respondentPageOfAll(db, orgId, { limit: q.pageSize, offset: (n - 1) * q.pageSize }) };
+  const first = await pageOf(q.page);
   const pages = Math.max(1, Math.ceil(first.total / q.pageSize));
   // A page past the end (people removed since the link was made) shows the last one.
   const page = Math.min(q.page, pages);
-  const rows = page === q.page ? first.rows : (await respondentPage(db, orgId, { search: q.search, limit: q.pageSize, offset: (page - 1) * q.pageSize })).rows;
+  const rows = page === q.page ? first.rows : (await pageOf(page)).rows;
   return {
     rosterSize,
     teams,

@@ -3,6 +3,7 @@ import type { DatabaseExecutor } from '../../db/executor.js';
 import {
   readCheckinLanguage,
   readCheckinSettings,
+  readCheckinZoneAndLanguage,
   writeCheckinLanguage,
   writeCheckinSettings,
   type CheckinSettingsRow,
@@ -100,6 +101,12 @@ export function holdsFlaggedWord(comment: string, flagWords: string[]): boolean 
 /** The language of the organization's round mails, for the people whose roster row names none (issue 57). */
 export async function getDefaultLanguage(db: Queryable, orgId: string): Promise<Locale> {
   return matchLocale(await readCheckinLanguage(db, orgId)) ?? 'en';
+}
+
+/** The organization's time zone (its people's, UTC when unset) and default language, in one read. */
+export async function getZoneAndLanguage(db: Queryable, orgId: string): Promise<{ timeZone: string; language: Locale }> {
+  const r = await readCheckinZoneAndLanguage(db, orgId);
+  return { timeZone: r.timeZone, language: matchLocale(r.language) ?? 'en' };
 }
 
 /** Sets the organization's default language (one of the catalogues' locales); audited as a change of the check-in settings. */

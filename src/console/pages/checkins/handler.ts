@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DatabaseExecutor } from '../../../domain/database.js';
 import type { MemberRole } from '../../../domain/members.js';
-import { getCheckinSettings, getDefaultLanguage, setDefaultLanguage, updateCheckinSettings } from '../../../domain/checkins/settings.js';
+import { getCheckinSettings, setDefaultLanguage, updateCheckinSettings } from '../../../domain/checkins/settings.js';
 import { roundStatuses } from '../../../domain/checkins/round-status.js';
 import { exportWeekLinks, linksCsv, linksFileState, participation, roundNowState, sendTestMail, startRoundNow } from '../../../domain/checkins/rounds.js';
 import { ApiError } from '../../../contract/errors.js';
@@ -9,7 +9,7 @@ import type { Mailer } from '../../../mail/index.js';
 import { notice, type Safe } from '../../html.js';
 import { actorOf, CHANGERS, changeOutcome, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { sendPage } from '../../views/layout.js';
-import { speakerOf } from '../../views/speaker.js';
+import { speakerAndLanguageOf, speakerOf } from '../../views/speaker.js';
 import { settingsOf } from './form.js';
 import { inWords, spoken } from './said.js';
 import { checkinsView, languageName, sendNowView, testLinkView } from './view.js';
@@ -33,14 +33,13 @@ export function registerCheckinPages(scope: FastifyInstance, deps: ConsoleDeps &
   const checkinsPage = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) => {
     const s = request.member;
     const at = now();
-    const [settings, state, rounds, counts, links, language, speaker] = await Promise.all([
+    const [settings, state, rounds, counts, links, { speaker, language }] = await Promise.all([
       getCheckinSettings(db, s.orgId),
       roundNowState(db, s.orgId, at),
       roundStatuses(db, s.orgId, at),
       participation(db, s.orgId, at),
       linksFileState(db, s.orgId, at),
-      getDefaultLanguage(db, s.orgId),
-      speakerOf(db, request),
+      speakerAndLanguageOf(db, request),
     ]);
     const canChange = CHANGERS.includes(s.member.role);
     return sendPage(reply, status, checkinsView({ session: s, settings, now: state, rounds, counts, links, mails, canChange, language, message, speaker }));

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { DatabaseExecutor } from '../../../domain/database.js';
 import { ApiError } from '../../../contract/errors.js';
-import { OVERVIEW_MAX_DAYS, overviewStats } from '../../../domain/stats.js';
+import { OVERVIEW_MAX_DAYS, overviewReads, overviewStats } from '../../../domain/stats.js';
 import { DAY_MS, startOfUtcDay, ymd } from '../../../domain/time.js';
 import { overviewInsight } from '../../../domain/insight.js';
 import { actionsInScope, alertsInScope, teamInScope } from '../../../domain/team-scope.js';
@@ -49,15 +49,15 @@ export function registerOverviewPage(scope: FastifyInstance, deps: ConsoleDeps &
     if (teams !== null && range.team && !teamInScope(teams, range.team)) return refusedRole(reply, s.member.role);
     // A manager of one team reads its daily chart without choosing it.
     if (teams !== null && !range.team && teams.length === 1) range.team = teams[0];
-    const speaker = await speakerOf(db, request);
+    const [speaker, reads] = await Promise.all([speakerOf(db, request), overviewReads(db, s.orgId)]);
     const [stats, unread, open] = await Promise.all([
-      overviewStats(db, s.orgId, range, at).catch((err: unknown) => {
+      overviewStats(db, s.orgId, range, at, reads).catch((err: unknown) => {
         throw rangeRefusal(err, speaker, at);
       }),
       alertsInScope(db, s.orgId, teams, UNREAD_ALERTS, 'unread'),
       actionsInScope(db, s.orgId, teams, 10, 'open'),
     ]);
-    const insight = await overviewInsight(db, s.orgId, { fromDate: stats.fromDate, toDate: stats.toDate }, at, teams);
+    const insight = await overviewInsight(db, s.orgId, { fromDate: stats.fromDate, toDate: stats.toDate }, at, teams, reads);
     const shown =
       teams === null ? stats : { ...stats, organization: { ...stats.organization, days: [] }, teams: stats.teams.filter((t) => teams.includes(t.id)) };
     return sendPage(reply, 200, overviewView({ session: s, at, stats: shown, insight, unread, open: open.items, moreOpen: open.more, speaker }));

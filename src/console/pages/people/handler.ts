@@ -21,7 +21,7 @@ import { ApiError } from '../../../contract/errors.js';
 import { notice, type Safe } from '../../html.js';
 import { actorOf, CHANGERS, changeOutcome, queryText, type ConsoleDeps, type Form } from '../../plugins/index.js';
 import { sendPage } from '../../views/layout.js';
-import { speakerOf } from '../../views/speaker.js';
+import { speakerAndLanguageOf, speakerOf } from '../../views/speaker.js';
 import { inWords, spoken } from '../checkins/said.js';
 import { languageName } from '../checkins/view.js';
 import { chosenOf, PAGE_SIZE, respondentOf, rosterHref, rosterQuery, teamOf, uploadOf } from './form.js';
@@ -46,10 +46,9 @@ export function registerPeoplePages(scope: FastifyInstance, deps: ConsoleDeps & 
   const render = async (request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe, upload?: UploadState) => {
     const s = request.member;
     const query = queryOf(request);
-    const [roster, language, speaker] = await Promise.all([
+    const [roster, { speaker, language }] = await Promise.all([
       rosterPage(db, s.orgId, { ...query, pageSize: PAGE_SIZE }, now()),
-      getDefaultLanguage(db, s.orgId),
-      speakerOf(db, request),
+      speakerAndLanguageOf(db, request),
     ]);
     return sendPage(reply, status, peopleView({ session: s, roster, query: { ...query, page: roster.page }, language, upload, message, speaker }));
   };
