@@ -161,7 +161,13 @@ async function startServer(url: string): Promise<{ child: ChildProcess; base: st
   };
 }
 
+/**
+ * The load of `seconds` at `connections`. It starts after a settling second: autocannon stops at
+ * its duration with requests still in the server (the operator roster's ten answers of 850 KB are
+ * about half a second of work), and the next measurement must not queue behind them.
+ */
 async function drive(url: string, headers: Record<string, string>, seconds: number, connections: number) {
+  await new Promise((r) => setTimeout(r, 1_000));
   const r = await autocannon({ url, connections, duration: seconds, headers } as autocannon.Options);
   return { reqPerSec: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.non2xx + r.errors + r.timeouts };
 }
