@@ -592,10 +592,11 @@ export async function respondentPageOfAll(db: Queryable, orgId: string, q: { lim
 const teamSummaryQuery = sql(
   'respondents.team_summary',
   // Counted by team first, then named: the join is one row a team, not one a person.
+  // (Joined on org_id as every query of two organization tables is, so that Citus keeps it on one shard.)
   `SELECT s.team_id, t.name AS team_name, s.n, s.recent
-     FROM (SELECT team_id, count(*)::int AS n, count(*) FILTER (WHERE team_since > $2)::int AS recent
-             FROM respondents WHERE org_id = $1 GROUP BY team_id) s
-     LEFT JOIN teams t ON t.org_id = $1 AND t.id = s.team_id`,
+     FROM (SELECT org_id, team_id, count(*)::int AS n, count(*) FILTER (WHERE team_since > $2)::int AS recent
+             FROM respondents WHERE org_id = $1 GROUP BY org_id, team_id) s
+     LEFT JOIN teams t ON t.org_id = s.org_id AND t.id = s.team_id`,
 );
 /** Per team (and null: no team), its people on the roster and how many joined it since `since`. */
 export async function teamSummaryRows(db: Queryable, orgId: string, since: Date) {
