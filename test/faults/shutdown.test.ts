@@ -1,6 +1,12 @@
 import { connect } from 'node:net';
+import { request } from 'node:http';
 import { describe, expect, it } from 'vitest';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config.js';
+import { loadDataset } from '../../src/domain/dataset.js';
+import type { DatabaseExecutor, NamedQuery } from '../../src/db/executor.js';
 import { createTestApp } from '../helpers/app.js';
+import { createTestDatabase } from '../helpers/db.js';
 import { KEY_A, writesDataset } from '../http/writes/fixture.js';
 
 /** Splits pipelined HTTP/1.1 responses (each with Content-Length) into status, headers and body. */
@@ -54,6 +60,64 @@ describe('a request that arrives while the server closes', () => {
     } finally {
       socket.destroy();
       await t.close();
+    }
+  });
+});
+
+describe('a request whose client hung up while the server closes', () => {
+  it('runs to its end before the app has closed, so the database is not closed under it', async () => {
+    const tdb = await createTestDatabase();
+    await loadDataset(tdb.db, writesDataset());
+    // The real database, with a gate: once armed, the next query waits until it is opened.
+    let armed = false;
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    let reached: () => void = () => undefined;
+    const gated = new Promise<void>((resolve) => (reached = resolve));
+    const log: string[] = [];
+    let dbClosed = false;
+    const real = tdb.db;
+    const db: DatabaseExecutor = {
+      kind: real.kind,
+      async query<T>(q: NamedQuery, params?: unknown[]) {
+        if (armed) {
+          armed = false;
+          reached();
+          await gate;
+        }
+        log.push(dbClosed ? `${q.name} after the database closed` : q.name);
+        return real.query<T>(q, params);
+      },
+      transaction: (fn) => real.transaction(fn),
+      exec: (sql) => real.exec(sql),
+      close: () => real.close(),
+    };
+    const app = await buildApp(loadConfig({ LOG_LEVEL: 'silent', MAX_EVENT_LOOP_DELAY_MS: '0' }), { db });
+    try {
+      const address = await app.listen({ port: 0, host: '127.0.0.1' });
+      armed = true;
+      const req = request(`${address}/v1/teams`, { headers: { authorization: `Bearer ${KEY_A}` } });
+      req.on('error', () => undefined);
+      req.end();
+      await gated;
+      // The client hangs up while its request waits on the database, then the server closes.
+      req.destroy();
+      await new Promise((r) => setTimeout(r, 50));
+      const countBefore = log.length;
+      let closedAt = 0;
+      const closing = app.close().then(() => (closedAt = log.length));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(closedAt).toBe(0); // still waiting for the request
+      open();
+      await closing;
+      dbClosed = true;
+      // The gated query and the handler's queries after it all ran before the app had closed.
+      expect(closedAt).toBeGreaterThan(countBefore + 1);
+      expect(log.filter((l) => l.endsWith('after the database closed'))).toEqual([]);
+    } finally {
+      open();
+      await app.close();
+      await tdb.close();
     }
   });
 });
