@@ -4,12 +4,13 @@
  * only when a source is newer than its compiled file (or a compiler setting newer than dist/),
  * copies the assets that are not TypeScript (copy-assets.mjs) when missing or changed, bundles the
  * browser scripts (bundle.mjs) when missing or stale, and makes
- * the PGlite template data directory when it is missing. `npm install` builds once
+ * the PGlite template data directories when missing (the migrated one: for these migrations). `npm install` builds once
  * (`prepare`); every later start that changed nothing starts at once instead of running two full
  * TypeScript builds (issue 29: 58-104 s before the first answer).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { bundle } from './bundle.mjs';
@@ -44,9 +45,23 @@ export function staleReason() {
   return null;
 }
 
+/** As migrationsFingerprint() in src/db/pglite-init.ts: every migration's name and SHA-256. */
+function migrationsFingerprint() {
+  const dir = join(ROOT, 'migrations');
+  const hash = createHash('sha256');
+  for (const name of readdirSync(dir).filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f)).sort()) {
+    hash.update(`${name} ${createHash('sha256').update(readFileSync(join(dir, name), 'utf8')).digest('hex')}\n`);
+  }
+  return hash.digest('hex').slice(0, 16);
+}
+
+/** The plain template, or the one migrated for the package's migrations, is missing. */
 function pgliteTemplateMissing() {
   const dir = join(ROOT, '.pglite-template');
-  return !existsSync(dir) || !readdirSync(dir).some((d) => existsSync(join(dir, d, 'PG_VERSION')));
+  if (!existsSync(dir)) return true;
+  const made = readdirSync(dir).filter((d) => existsSync(join(dir, d, 'PG_VERSION')));
+  const migrated = `-migrated-${migrationsFingerprint()}`;
+  return !made.some((d) => !d.includes('-migrated-')) || !made.some((d) => d.endsWith(migrated));
 }
 
 /**

@@ -14,6 +14,7 @@ import {
   rmSync,
   type Stats,
 } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PlainError } from '../contract/errors.js';
@@ -25,7 +26,10 @@ import { PlainError } from '../contract/errors.js';
  *
  * 1. `npm run build` (so `npm ci`, and `npm start` through `prestart`) makes a template data
  *    directory once per PGlite version, in `.pglite-template/` of the package, in its own process.
- * 2. Opening an empty DATA_DIR copies the template (plain file copies, no database work).
+ * 2. Opening an empty DATA_DIR copies the template (plain file copies, no database work). The
+ *    build makes a second template from the first with every migration applied, named after the
+ *    migrations' contents; a new DATA_DIR is copied from it when it matches the package's
+ *    migrations, so that a first start applies none (each one made there cost over a second).
  * 3. Without a template (a read-only package, a build that was skipped), initdb runs in a
  *    short-lived child process while the parent holds the data-directory lock.
  */
@@ -49,6 +53,27 @@ export function pgliteVersion(): string {
 
 export function templateDir(): string {
   return join(PACKAGE_ROOT, '.pglite-template', `pglite-${pgliteVersion()}`);
+}
+
+const MIGRATIONS = join(PACKAGE_ROOT, 'migrations');
+const MIGRATION_FILE = /^\d{4}_[a-z0-9_]+\.sql$/;
+
+/**
+ * What identifies the package's migrations: a digest of every migration's name and SHA-256 (the
+ * checksums the ledger records), the first 16 hex digits. scripts/build-if-stale.mjs computes the
+ * same to tell whether the migrated template is missing.
+ */
+export function migrationsFingerprint(dir = MIGRATIONS): string {
+  const hash = createHash('sha256');
+  for (const name of readdirSync(dir).filter((f) => MIGRATION_FILE.test(f)).sort()) {
+    hash.update(`${name} ${createHash('sha256').update(readFileSync(join(dir, name), 'utf8')).digest('hex')}\n`);
+  }
+  return hash.digest('hex').slice(0, 16);
+}
+
+/** The template with every migration of this package applied (made by the build after the plain one). */
+export function migratedTemplateDir(): string {
+  return `${templateDir()}-migrated-${migrationsFingerprint()}`;
 }
 
 /** DATA_DIR cannot become an embedded database (not empty, or initialization failed). */
@@ -229,6 +254,12 @@ async function initInChild(dir: string): Promise<void> {
   restrictToOwner(dir); // initdb leaves 0666 files and 0755 directories
 }
 
+/** The migrated template when the build made it for these migrations, else the plain one. */
+function defaultTemplate(): string {
+  const migrated = migratedTemplateDir();
+  return isInitialized(migrated) ? migrated : templateDir();
+}
+
 /** Makes `dir` an initialized PGlite data directory without running initdb in this process. */
 export async function initializeDataDir(dir: string, opts: { template?: string | null } = {}): Promise<'existing' | 'template' | 'initdb'> {
   if (!checkDataDirRoot(dir)) mkdirSync(dir, { recursive: true, mode: OWNER_DIR });
@@ -238,7 +269,7 @@ export async function initializeDataDir(dir: string, opts: { template?: string |
     checkOwnerOnly(dir);
     return 'existing';
   }
-  const template = opts.template === undefined ? templateDir() : opts.template;
+  const template = opts.template === undefined ? defaultTemplate() : opts.template;
   if (template && isInitialized(template)) {
     copyTemplate(template, dir);
     return 'template';
