@@ -49,8 +49,14 @@ export function staleReason() {
 function migrationsFingerprint() {
   const dir = join(ROOT, 'migrations');
   const hash = createHash('sha256');
-  for (const name of readdirSync(dir).filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f)).sort()) {
-    hash.update(`${name} ${createHash('sha256').update(readFileSync(join(dir, name), 'utf8')).digest('hex')}\n`);
+  for (const name of readdirSync(dir)
+    .filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f))
+    .sort()) {
+    hash.update(
+      `${name} ${createHash('sha256')
+        .update(readFileSync(join(dir, name), 'utf8'))
+        .digest('hex')}\n`,
+    );
   }
   return hash.digest('hex').slice(0, 16);
 }

@@ -65,8 +65,14 @@ const MIGRATION_FILE = /^\d{4}_[a-z0-9_]+\.sql$/;
  */
 export function migrationsFingerprint(dir = MIGRATIONS): string {
   const hash = createHash('sha256');
-  for (const name of readdirSync(dir).filter((f) => MIGRATION_FILE.test(f)).sort()) {
-    hash.update(`${name} ${createHash('sha256').update(readFileSync(join(dir, name), 'utf8')).digest('hex')}\n`);
+  for (const name of readdirSync(dir)
+    .filter((f) => MIGRATION_FILE.test(f))
+    .sort()) {
+    hash.update(
+      `${name} ${createHash('sha256')
+        .update(readFileSync(join(dir, name), 'utf8'))
+        .digest('hex')}\n`,
+    );
   }
   return hash.digest('hex').slice(0, 16);
 }

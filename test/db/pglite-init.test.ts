@@ -6,7 +6,15 @@ import { sql } from '../../src/db/executor.js';
 import { lockDataDir } from '../../src/db/data-dir-lock.js';
 import { PGLITE_SETTINGS, PgliteExecutor } from '../../src/db/pglite.js';
 import { migrate, readMigrations } from '../../src/db/migrate.js';
-import { DataDirInitError, initializeDataDir, isInitialized, makeTemplate, migratedTemplateDir, migrationsFingerprint, templateDir } from '../../src/db/pglite-init.js';
+import {
+  DataDirInitError,
+  initializeDataDir,
+  isInitialized,
+  makeTemplate,
+  migratedTemplateDir,
+  migrationsFingerprint,
+  templateDir,
+} from '../../src/db/pglite-init.js';
 
 /** Embedded mode: a new DATA_DIR is initialized outside the serving process (issue 14). */
 describe('initializing an embedded data directory', () => {
