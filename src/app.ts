@@ -9,7 +9,7 @@ import { CommentReleases } from './domain/comments.js';
 import { KeyUsageRecorder } from './domain/key-usage.js';
 import { KeyResolver } from './domain/keys.js';
 import { ApiError } from './contract/errors.js';
-import { contractServerOptions, listenerLogFields, operations, registerBase, traces } from './http/plugins/index.js';
+import { contractServerOptions, lazySerializers, listenerLogFields, operations, registerBase, traces } from './http/plugins/index.js';
 import {
   AuthFailureLimiter,
   caching,
@@ -39,6 +39,11 @@ export interface AppDeps {
   draining?: () => boolean;
   /** Traces are on (src/telemetry/): each request gets its span. */
   traces?: boolean;
+  /**
+   * Compile each route's validators and serializers on its first use, not at ready (the tests'
+   * in-process apps, which answer a few routes each; a listening server compiles them all first).
+   */
+  compileOnFirstUse?: boolean;
 }
 
 /** Builds the whole service as a Fastify instance. It never listens; server.ts does. */
@@ -52,6 +57,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     trustProxy: config.trustProxy ?? false,
     return503OnClosing: false, // the onRequest hook below answers in the contract's shape
     ...contractServerOptions,
+    ...(deps.compileOnFirstUse ? { schemaController: lazySerializers } : {}),
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const db = deps.db;
@@ -85,7 +91,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     maxEventLoopDelayMs: db.kind === 'pglite' ? 0 : config.maxEventLoopDelayMs,
     sheddingWarmupMs: deps.sheddingWarmupMs ?? 5_000,
   });
-  await registerBase(app, { logFields: listenerLogFields });
+  await registerBase(app, { logFields: listenerLogFields, compileOnFirstUse: deps.compileOnFirstUse });
   await app.register(caching);
   await registerPublicDocuments(app, { publicBaseUrl: config.publicBaseUrl });
 

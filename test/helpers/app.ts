@@ -34,6 +34,10 @@ export async function createTestApp(
     now: opts.clock ?? (now ? () => new Date(now) : undefined),
     rateLimitNamespace: `climate-pulse-test:${randomBytes(6).toString('hex')}:`,
     sheddingWarmupMs: opts.sheddingWarmupMs,
+    // A file answers a few of the routes: each is compiled when first used. Every `serve` the tests
+    // start, and every app they build with buildApp directly (the fuzzers' among them), still
+    // compiles them all at ready.
+    compileOnFirstUse: true,
   });
   checkEveryAnswer(app);
   return {
