@@ -6,6 +6,8 @@ import { sql, type DatabaseExecutor } from './executor.js';
 
 /** Works from src/db (tsx) and from dist/db (built): both sit two levels below the package. */
 export const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
+/** A migration's file name: its four-digit version, then words (`0001_init.sql`). */
+export const MIGRATION_FILE = /^\d{4}_[a-z0-9_]+\.sql$/;
 
 export interface Migration {
   version: number;
@@ -15,7 +17,7 @@ export interface Migration {
 }
 
 export async function readMigrations(dir = MIGRATIONS_DIR): Promise<Migration[]> {
-  const files = (await readdir(dir)).filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f)).sort();
+  const files = (await readdir(dir)).filter((f) => MIGRATION_FILE.test(f)).sort();
   return Promise.all(
     files.map(async (file) => {
       const text = await readFile(dir + file, 'utf8');

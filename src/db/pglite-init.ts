@@ -18,6 +18,7 @@ import { createHash } from 'node:crypto';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PlainError } from '../contract/errors.js';
+import { MIGRATION_FILE, MIGRATIONS_DIR } from './migrate.js';
 
 /**
  * A new embedded data directory is never initialized by the serving process. PGlite's first
@@ -55,15 +56,12 @@ export function templateDir(): string {
   return join(PACKAGE_ROOT, '.pglite-template', `pglite-${pgliteVersion()}`);
 }
 
-const MIGRATIONS = join(PACKAGE_ROOT, 'migrations');
-const MIGRATION_FILE = /^\d{4}_[a-z0-9_]+\.sql$/;
-
 /**
  * What identifies the package's migrations: a digest of every migration's name and SHA-256 (the
  * checksums the ledger records), the first 16 hex digits. scripts/build-if-stale.mjs computes the
  * same to tell whether the migrated template is missing.
  */
-export function migrationsFingerprint(dir = MIGRATIONS): string {
+export function migrationsFingerprint(dir = MIGRATIONS_DIR): string {
   const hash = createHash('sha256');
   for (const name of readdirSync(dir)
     .filter((f) => MIGRATION_FILE.test(f))
