@@ -3,6 +3,12 @@ import { sql } from '../../src/db/executor.js';
 import { createAdminTest, TOKEN, type AdminTest } from './helpers.js';
 
 const ORG = '/admin/v1/organizations';
+/**
+ * Monday two weeks before this one, 09:00 UTC: a closed week inside the last 30 days, whatever the
+ * day the suite runs (a fixed date left that window a month after it was written).
+ */
+const NOW = new Date();
+const MONDAY = Date.UTC(NOW.getUTCFullYear(), NOW.getUTCMonth(), NOW.getUTCDate() - ((NOW.getUTCDay() + 6) % 7) - 14, 9);
 const pulse = (i: number, extra: Record<string, unknown> = {}) => ({
   id: `live_${i}`,
   level: 1 + (i % 5),
@@ -10,7 +16,7 @@ const pulse = (i: number, extra: Record<string, unknown> = {}) => ({
   comment: `c${i}`,
   moderationStatus: 'CLEAN',
   subteamId: null,
-  createdAt: new Date(Date.UTC(2026, 10, 2, 9, 0, i)).toISOString(),
+  createdAt: new Date(MONDAY + i * 1000).toISOString(),
   ...extra,
 });
 
@@ -267,7 +273,7 @@ describe('operator API', () => {
   it('ingestion: inserts, answers unchanged on a re-sent batch, 409 pulse_conflict on a changed pulse, names a bad pulse and writes nothing', async () => {
     const batch = Array.from({ length: 10 }, (_, i) => pulse(i, i === 2 ? { subteamId: 'team_x' } : {}));
     // A week is frozen only once it holds pulses (CONTRACT section 5): one pulse there, then an answer
-    // that releases the closed weeks of the last 30 days (2026-11-02's among them): the batch arrives late.
+    // that releases the closed weeks of the last 30 days (MONDAY's among them): the batch arrives late.
     expect((await t.call('POST', `${ORG}/org_a/pulses`, { pulses: [pulse(900)] })).json()).toEqual({ inserted: 1, unchanged: 0, inFrozenWeeks: 0 });
     expect((await t.app.inject({ url: '/v1/comments', headers: { authorization: 'Bearer cp_test_a_0123456789abcdef' } })).statusCode).toBe(200);
     const first = await t.call('POST', `${ORG}/org_a/pulses`, { pulses: batch });
