@@ -37,6 +37,10 @@ const TEAMS: Record<string, number> = { t_big: 14, t_mid: 6, t_small: 3, t_pair:
 const NO_TEAM = 3;
 const START = Date.parse('2026-09-07T00:00:00.000Z'); // a Monday
 
+function factorial(k: number): number {
+  return k <= 1 ? 1 : k * factorial(k - 1);
+}
+
 function prng(seed: number) {
   return () => {
     seed = (seed + 0x6d2b79f5) | 0;
@@ -202,9 +206,15 @@ describe(`GET /comments under attack, with moderation, late pulses and a twin or
         const explained = status(ORG, id) !== status(TWIN, id) || models[ORG].hidden.has(id) !== models[TWIN].hidden.has(id);
         expect(explained, `${label}: ${id} differs between the twins`).toBe(true);
       }
-      // The order of the same pulses differs between the organizations.
+      // The order of the same pulses differs between the organizations. Weeks come newest first in
+      // both, and each week is ordered by its organization's key: two answers whose common comments
+      // fall k1, k2, ... to a week are in the same order by chance 1 / (k1! k2! ...). Only answers
+      // where that chance is under one in a million are compared, so that a same order means a leak.
       const common = got.ids.filter((id) => b.has(id));
-      if (common.length >= 6) {
+      const perWeek = new Map<number, number>();
+      for (const id of common) perWeek.set(model.weekOf(id), (perWeek.get(model.weekOf(id)) ?? 0) + 1);
+      const orders = [...perWeek.values()].reduce((n, k) => n * factorial(k), 1);
+      if (orders >= 1_000_000) {
         compared++;
         if (JSON.stringify(common) === JSON.stringify(twin.ids.filter((id) => a.has(id)))) sameOrder++;
       }
