@@ -1,14 +1,6 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { isIP } from 'node:net';
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type AuthenticatorTransportFuture,
-  type RegistrationResponseJSON,
-} from '@simplewebauthn/server';
+import type { AuthenticationResponseJSON, AuthenticatorTransportFuture, RegistrationResponseJSON } from '@simplewebauthn/server';
 import type { DatabaseExecutor, Queryable } from './database.js';
 import {
   consumeChallenge,
@@ -36,6 +28,12 @@ import { memberActor, memberOf, memberView } from './members.js';
 import { requireLiveOrg } from './orgs.js';
 import { openSession, type ConsoleSession, type NewSession, type SignedIn } from './sessions.js';
 import { ssoPolicy } from './sso/settings.js';
+
+/**
+ * The WebAuthn library, loaded on first use: with its certificate parsers it is about a quarter of
+ * the modules a server loads at start, for pages few requests reach (docs/decisions.md).
+ */
+const webauthn = () => import('@simplewebauthn/server');
 
 /**
  * Passkeys (CONTRACT.md section 11, amended; issue 55 item 5): WebAuthn credentials of console
@@ -335,7 +333,7 @@ export async function startPasskeyRegistration(
   const password = typeof input.password === 'string' ? input.password : '';
   const outcome = await checkPassword(db, { account: m.email.toLowerCase(), address: actor.address ?? '', password, stored: [m.passwordHash] }, now);
   if (outcome !== 0) throw new ApiError('unauthorized', PASSKEY_PASSWORD_REFUSED);
-  const options = await generateRegistrationOptions({
+  const options = await (await webauthn()).generateRegistrationOptions({
     rpName: rp.name,
     rpID: rp.id,
     userName: m.email,
@@ -370,9 +368,9 @@ export async function finishPasskeyRegistration(
   if (!response) throw refused();
   const challenge = await checkChallenge(db, challengeOf(response), 'register', registrationBinding(session, name), now);
   if (!challenge) throw refused();
-  let info: Extract<Awaited<ReturnType<typeof verifyRegistrationResponse>>, { verified: true }>['registrationInfo'];
+  let info: Extract<Awaited<ReturnType<typeof import('@simplewebauthn/server').verifyRegistrationResponse>>, { verified: true }>['registrationInfo'];
   try {
-    const verified = await verifyRegistrationResponse({
+    const verified = await (await webauthn()).verifyRegistrationResponse({
       response,
       expectedChallenge: b64(Buffer.from(challengeOf(response), 'base64url')),
       expectedOrigin: rp.origin,
@@ -468,7 +466,7 @@ const signInBinding = (formToken: string) => `sign-in\0${formToken}`;
 export async function secondFactorOptions(db: Queryable, rp: RelyingParty, session: ConsoleSession, now: Date): Promise<string | null> {
   const rows = await listPasskeyRows(db, session.orgId, session.member.id);
   if (rows.length === 0) return null;
-  const options = await generateAuthenticationOptions({
+  const options = await (await webauthn()).generateAuthenticationOptions({
     rpID: rp.id,
     challenge: new Uint8Array(await makeChallenge(db, 'second_factor', secondFactorBinding(session), now)),
     timeout: CHALLENGE_TTL_MS,
@@ -483,7 +481,7 @@ export async function secondFactorOptions(db: Queryable, rp: RelyingParty, sessi
  * credential names its member), bound to the page's form token (the form cookie's, before sign-in).
  */
 export async function passkeySignInOptions(db: Queryable, rp: RelyingParty, formToken: string, now: Date): Promise<string> {
-  const options = await generateAuthenticationOptions({
+  const options = await (await webauthn()).generateAuthenticationOptions({
     rpID: rp.id,
     challenge: new Uint8Array(await makeChallenge(db, 'sign_in', signInBinding(formToken), now)),
     timeout: CHALLENGE_TTL_MS,
@@ -530,7 +528,7 @@ async function verifyAssertion(
   let counter: number;
   try {
     if (handle !== undefined && handle !== '' && handle !== b64(userHandle(m.id))) throw new Error('another user handle');
-    const verified = await verifyAuthenticationResponse({
+    const verified = await (await webauthn()).verifyAuthenticationResponse({
       response,
       expectedChallenge: challengeText,
       expectedOrigin: rp.origin,

@@ -1,4 +1,5 @@
-import nodemailer from 'nodemailer';
+import { createRequire } from 'node:module';
+import type nodemailer from 'nodemailer';
 import addressparser from 'nodemailer/lib/addressparser/index.js';
 
 /**
@@ -61,7 +62,9 @@ export function fromAddress(mailFrom: string): string {
  * a console request for minutes: hence the timeouts.
  */
 export function smtpMailer(smtpUrl: string, from: string): Mailer {
-  const transport = nodemailer.createTransport({
+  // Loaded here, when SMTP_URL is set: a server without a relay never loads the library (docs/decisions.md).
+  const { createTransport } = createRequire(import.meta.url)('nodemailer') as typeof nodemailer;
+  const transport = createTransport({
     url: smtpUrl,
     pool: true,
     maxConnections: MAIL_CONNECTIONS,

@@ -1,6 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import * as client from 'openid-client';
-import { createRemoteJWKSet, customFetch as joseCustomFetch, jwtVerify, type JWTPayload } from 'jose';
+import type * as oidc from 'openid-client';
+import type { createRemoteJWKSet, JWTPayload } from 'jose';
 import type { DatabaseExecutor, Queryable } from '../database.js';
 import { findMember } from '../../db/repositories/members.js';
 import {
@@ -17,7 +17,7 @@ import { recordAudit } from '../audit.js';
 import { memberActor } from '../members.js';
 import { openIdpSession, SESSION_MAX_MS, type SignedIn } from '../sessions.js';
 import { guardedFetch, type SsoNetworkRules } from './fetch.js';
-import { discoverIssuer, forgetIssuer, oidcConfiguration } from './oidc-config.js';
+import { discoverIssuer, forgetIssuer, oidcConfiguration, openidClient } from './oidc-config.js';
 import { unsealSsoSecret } from './seal.js';
 import { groupsOf, mapGroups, memberFromIdp } from './members.js';
 
@@ -90,6 +90,7 @@ export async function startOidcSignIn(
     if (err instanceof ApiError) throw err;
     throw new SsoRefused('discovery_failed', SSO_REFUSED, (err as Error).message);
   });
+  const client = await openidClient();
   const state = client.randomState();
   const nonce = client.randomNonce();
   const verifier = client.randomPKCECodeVerifier();
@@ -142,7 +143,8 @@ export async function finishOidcSignIn(
   const { config, keep } = await configurationOf(db, s, o.rules, o.now);
   const callback = new URL(oidcPaths(orgId).callback, `${o.baseUrl}/`);
   callback.search = params.toString();
-  let claims: client.IDToken;
+  const client = await openidClient();
+  let claims: oidc.IDToken;
   try {
     const tokens = await client.authorizationCodeGrant(config, callback, {
       pkceCodeVerifier: taken.pkceVerifier,
@@ -216,13 +218,15 @@ export async function oidcBackchannelLogout(
   const meta = await discoverIssuer(s.oidcIssuer, o.rules);
   if (!meta.jwks_uri) throw new LogoutTokenRefused('the IdP publishes no keys');
   let keys = keySets.get(meta.jwks_uri);
+  // jose, loaded on the first logout token (docs/decisions.md).
+  const jose = await import('jose');
   if (!keys) {
-    keys = createRemoteJWKSet(new URL(meta.jwks_uri), { [joseCustomFetch]: guardedFetch(o.rules) as never });
+    keys = jose.createRemoteJWKSet(new URL(meta.jwks_uri), { [jose.customFetch]: guardedFetch(o.rules) as never });
     keySets.set(meta.jwks_uri, keys);
   }
   let payload: JWTPayload;
   try {
-    ({ payload } = await jwtVerify(logoutToken, keys, {
+    ({ payload } = await jose.jwtVerify(logoutToken, keys, {
       issuer: s.oidcIssuer,
       audience: s.oidcClientId,
       algorithms: ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'],

@@ -1,9 +1,9 @@
+import { createRequire } from 'node:module';
 import { createCipheriv, createDecipheriv, createHash, randomBytes, X509Certificate } from 'node:crypto';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { inflateRawSync } from 'node:zlib';
-import { SAML, SamlStatusError, ValidateInResponseTo, type CacheProvider, type Profile } from '@node-saml/node-saml';
-import { parseDomFromString, xpath } from '@node-saml/node-saml/lib/xml.js';
+import type { CacheProvider, Profile, SAML } from '@node-saml/node-saml';
 import { ApiError, invalid } from '../../contract/errors.js';
 import {
   clearIdpSettings,
@@ -22,6 +22,17 @@ import { newSigningKeyAsync } from '../../crypto/self-signed.js';
 import { recordAudit, type Actor } from '../audit.js';
 import type { DatabaseExecutor, Queryable } from '../database.js';
 import { checkWebhookUrl, safeLookup, type WebhookUrlRules } from '../webhook-deliveries.js';
+
+/**
+ * node-saml and its XML libraries, loaded on the first SAML request (about a hundred modules a
+ * server never needs until an organization connects a SAML IdP; docs/decisions.md).
+ */
+let loaded: { saml: typeof import('@node-saml/node-saml'); xml: typeof import('@node-saml/node-saml/lib/xml.js') } | undefined;
+const lib = () => {
+  const require = createRequire(import.meta.url);
+  loaded ??= { saml: require('@node-saml/node-saml'), xml: require('@node-saml/node-saml/lib/xml.js') };
+  return loaded;
+};
 
 /*
  * SAML 2.0 single sign-on, per organization (issue 55, item 2; CONTRACT.md section 11, "Single
@@ -165,7 +176,7 @@ async function providerWithKey(db: Queryable, orgId: string): Promise<SamlProvid
 export async function spMetadataXml(db: Queryable, orgId: string, baseUrl: string): Promise<string> {
   const p = await providerWithKey(db, orgId);
   const urls = samlUrls(baseUrl, orgId);
-  const saml = new SAML({
+  const saml = new (lib().saml.SAML)({
     issuer: urls.entityId,
     callbackUrl: urls.acsUrl,
     logoutCallbackUrl: urls.sloUrl,
@@ -197,7 +208,7 @@ export interface IdpMetadata {
   certificates: string[];
 }
 
-const el = (node: Node, path: string) => xpath.selectElements(node, path);
+const el = (node: Node, path: string) => lib().xml.xpath.selectElements(node, path);
 
 /** The certificate as PEM, checked readable by node:crypto; null when it is not a certificate. */
 function pemOf(base64: string): string | null {
@@ -243,7 +254,7 @@ export async function parseIdpMetadata(xml: string, rules: WebhookUrlRules = {})
   guardXml(xml, 'IdP metadata', SAML_METADATA_MAX_BYTES);
   let doc: Document;
   try {
-    doc = await parseDomFromString(xml);
+    doc = await lib().xml.parseDomFromString(xml);
   } catch (err) {
     throw invalid(`the IdP metadata is not XML: ${(err as Error).message.split('\n')[0]}`);
   }
@@ -531,7 +542,7 @@ async function check<T>(failures: unknown[], run: () => Promise<T>): Promise<T> 
 
 async function samlFor(db: Queryable, p: Configured, baseUrl: string, ids?: string[], failures: unknown[] = []): Promise<SAML> {
   const urls = samlUrls(baseUrl, p.orgId);
-  return new SAML({
+  return new (lib().saml.SAML)({
     issuer: urls.entityId,
     audience: urls.entityId,
     callbackUrl: urls.acsUrl,
@@ -547,7 +558,7 @@ async function samlFor(db: Queryable, p: Configured, baseUrl: string, ids?: stri
     wantAssertionsSigned: true,
     wantAuthnResponseSigned: false,
     acceptedClockSkewMs: SAML_CLOCK_SKEW_MS,
-    validateInResponseTo: ValidateInResponseTo.always,
+    validateInResponseTo: lib().saml.ValidateInResponseTo.always,
     requestIdExpirationPeriodMs: SAML_REQUEST_TTL_MS,
     cacheProvider: requestStore(db, p.orgId, failures),
     identifierFormat: null,
@@ -645,7 +656,7 @@ class Refused extends ApiError {
 /** node-saml's error messages, sorted into refusals (the library has no error codes). */
 function refusalOf(err: unknown): SamlRefusal {
   if (err instanceof Refused) return err.refusal;
-  if (err instanceof SamlStatusError) return 'idp_refused';
+  if (err instanceof lib().saml.SamlStatusError) return 'idp_refused';
   const m = err instanceof Error ? err.message : String(err);
   if (/InResponseTo/i.test(m)) return 'unknown_request';
   if (/not yet valid/i.test(m)) return 'not_yet_valid';
@@ -678,7 +689,9 @@ function decodeMessage(b64: unknown, what: string): string {
 }
 
 function rootAttribute(xml: string, name: string): Promise<string | null> {
-  return parseDomFromString(xml).then((d) => d.documentElement.getAttribute(name));
+  return lib()
+    .xml.parseDomFromString(xml)
+    .then((d) => d.documentElement.getAttribute(name));
 }
 
 /**
@@ -837,7 +850,7 @@ export async function handleSamlLogoutRequest(db: Queryable, orgId: string, base
     }
     const profile = result.profile;
     if (!profile || !result.loggedOut || typeof profile.ID !== 'string') throw new Refused('malformed', 'not a LogoutRequest');
-    const root = (await check([], () => parseDomFromString(xml))).documentElement;
+    const root = (await check([], () => lib().xml.parseDomFromString(xml))).documentElement;
     if (root.localName !== 'LogoutRequest') throw new Refused('malformed', 'not a LogoutRequest');
     const destination = root.getAttribute('Destination');
     if (destination && destination !== urls.sloUrl) throw new Refused('wrong_destination', `the LogoutRequest's Destination is not ${urls.sloUrl}`);

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { ApiError } from '../../contract/errors.js';
 import { addressKey } from '../../domain/addresses.js';
 
@@ -176,7 +176,9 @@ export class LimitCounters {
 export const REDIS_TIMEOUT_MS = 1_000;
 
 export function connectRedis(url: string, opts: { commandTimeoutMs?: number; keyPrefix?: string } = {}): Redis {
-  return new Redis(url, {
+  // Loaded here, when REDIS_URL is set: a server without Redis never loads the client (docs/decisions.md).
+  const ioredis = require('ioredis') as typeof import('ioredis');
+  return new ioredis.Redis(url, {
     enableOfflineQueue: false, // while disconnected a command fails at once instead of waiting
     maxRetriesPerRequest: 0,
     commandTimeout: opts.commandTimeoutMs ?? REDIS_TIMEOUT_MS,

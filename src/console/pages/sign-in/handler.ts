@@ -11,7 +11,6 @@ import {
 } from '../../../domain/sessions.js';
 import { completeTwoFactor, enrollTotp, startTotpEnrollment } from '../../../domain/totp.js';
 import { memberActor, getInvitation } from '../../../domain/members.js';
-import QRCode from 'qrcode';
 import type { Safe } from '../../html.js';
 import { invalid } from '../../../contract/errors.js';
 import {
@@ -130,6 +129,8 @@ export function registerAuthPages(scope: FastifyInstance, deps: ConsoleDeps & { 
   const enrollPage = async (s: ConsoleSession, request: FastifyRequest, reply: FastifyReply, status: number, message?: Safe) => {
     // Made by the server, kept with the session, shown once: as a QR code and as text.
     const { secret, uri } = await startTotpEnrollment(db, s);
+    // Loaded here, on the first enrolment: the page's other answers never need it (docs/decisions.md).
+    const { default: QRCode } = await import('qrcode');
     const qr = await QRCode.toDataURL(uri, { margin: 1, width: 200, errorCorrectionLevel: 'M' });
     return sendPage(reply, status, enrollView({ session: s, secret, uri, qr, message, speaker: readerOf(request) }));
   };
