@@ -113,8 +113,9 @@ describe('climate-pulse alerts run', () => {
         ['2026-W30', 'org_f', 'LOW_MOOD', low('2026-W30', 'among pulses without a team')],
         ['2026-W30', 'org_f', 'LOW_MOOD', low('2026-W30', 'across the organization')],
       ]);
-      expect(all.summary).toMatch(/^raised 2 alerts for 2026-W01\.\.2026-W\d\d in 2 organizations$/);
-      expect(parse((await cli(['alerts', 'run'], cdb.env)).stdout).summary).toMatch(/^raised 0 alerts for 2026-W\d\d in 0 organizations$/);
+      // The last closed week, not a year written here: the test runs in 2027 too.
+      expect(all.summary).toBe(`raised 2 alerts for 2026-W01..${last} in 2 organizations`);
+      expect(parse((await cli(['alerts', 'run'], cdb.env)).stdout).summary).toBe(`raised 0 alerts for ${last} in 0 organizations`);
 
       const s = await openApp(cdb.env);
       const rows = await s.db.query<{ org_id: string; week_iso: string; n: number }>(
