@@ -19,7 +19,7 @@ describe('the browser scripts are bundled at build time', () => {
 
   beforeAll(async () => {
     // Every module the server resolves whose path holds esbuild (or fastify's, to show the hook works) is written down.
-    const hook = `export async function resolve(s, c, next) { const r = await next(s, c); if (/esbuild|\\/fastify\\/fastify\\.js$/.test(r.url)) (await import('node:fs')).appendFileSync(${JSON.stringify(resolved)}, r.url + '\\n'); return r; }`;
+    const hook = `export async function resolve(s, c, next) { const r = await next(s, c); if (/esbuild|\\/fastify\\/fastify\\.js$|\\/typebox\\//.test(r.url)) (await import('node:fs')).appendFileSync(${JSON.stringify(resolved)}, r.url + '\\n'); return r; }`;
     const register = `import { register } from 'node:module'; register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(hook)}));`;
     server = await startServerProcess({
       DATA_DIR: join(dir, 'data'),
@@ -81,5 +81,22 @@ describe('the browser scripts are bundled at build time', () => {
     const loaded = readFileSync(resolved, 'utf8').split('\n').filter(Boolean);
     expect(loaded.some((url) => url.endsWith('/node_modules/fastify/fastify.js'))).toBe(true);
     expect(loaded.filter((url) => url.includes('esbuild'))).toEqual([]);
+  });
+
+  it('typebox is bundled for dist/ (dist/node_modules/typebox): the server loads a dozen of its files, not 683', () => {
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'dist/node_modules/typebox/package.json'), 'utf8'));
+    const installed = JSON.parse(readFileSync(join(ROOT, 'node_modules/typebox/package.json'), 'utf8'));
+    expect(pkg).toMatchObject({ name: 'typebox', version: installed.version, license: installed.license, private: true, type: 'module' });
+    // Every subpath the package exports, so that an import of another one still finds it.
+    expect(Object.keys(pkg.exports).sort()).toEqual(Object.keys(installed.exports).sort());
+    expect(readFileSync(join(ROOT, 'dist/node_modules/typebox/license'), 'utf8')).toBe(readFileSync(join(ROOT, 'node_modules/typebox/license'), 'utf8'));
+    const loaded = new Set(readFileSync(resolved, 'utf8').split('\n').filter((url) => url.includes('/typebox/')));
+    const vendored = `file://${join(ROOT, 'dist/node_modules/typebox/')}`;
+    expect([...loaded].filter((url) => !url.startsWith(vendored))).toEqual([]);
+    expect(loaded.size).toBeGreaterThan(2);
+    expect(loaded.size).toBeLessThanOrEqual(Object.keys(pkg.exports).length + 10);
+    // The record names the installed version: an upgrade (npm writes every file with one date) bundles again.
+    const record = JSON.parse(readFileSync(join(ROOT, 'dist/bundles.json'), 'utf8'));
+    expect(record['node_modules/typebox/package.json']).toMatchObject({ entry: 'typebox', version: installed.version });
   });
 });
