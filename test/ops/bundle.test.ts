@@ -90,7 +90,11 @@ describe('the browser scripts are bundled at build time', () => {
     // Every subpath the package exports, so that an import of another one still finds it.
     expect(Object.keys(pkg.exports).sort()).toEqual(Object.keys(installed.exports).sort());
     expect(readFileSync(join(ROOT, 'dist/node_modules/typebox/license'), 'utf8')).toBe(readFileSync(join(ROOT, 'node_modules/typebox/license'), 'utf8'));
-    const loaded = new Set(readFileSync(resolved, 'utf8').split('\n').filter((url) => url.includes('/typebox/')));
+    const loaded = new Set(
+      readFileSync(resolved, 'utf8')
+        .split('\n')
+        .filter((url) => url.includes('/typebox/')),
+    );
     const vendored = `file://${join(ROOT, 'dist/node_modules/typebox/')}`;
     expect([...loaded].filter((url) => !url.startsWith(vendored))).toEqual([]);
     expect(loaded.size).toBeGreaterThan(2);
