@@ -9,7 +9,7 @@ import { CommentReleases } from './domain/comments.js';
 import { KeyUsageRecorder } from './domain/key-usage.js';
 import { KeyResolver } from './domain/keys.js';
 import { ApiError } from './contract/errors.js';
-import { contractServerOptions, lazySerializers, listenerLogFields, operations, registerBase, traces } from './http/plugins/index.js';
+import { contractServerOptions, lazySerializers, listenerLogFields, operations, readySerializers, registerBase, traces } from './http/plugins/index.js';
 import {
   AuthFailureLimiter,
   caching,
@@ -57,7 +57,7 @@ export async function buildApp(config: Config, deps: AppDeps): Promise<FastifyIn
     trustProxy: config.trustProxy ?? false,
     return503OnClosing: false, // the onRequest hook below answers in the contract's shape
     ...contractServerOptions,
-    ...(deps.compileOnFirstUse ? { schemaController: lazySerializers } : {}),
+    schemaController: deps.compileOnFirstUse ? lazySerializers : readySerializers,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const db = deps.db;

@@ -2,7 +2,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import type { Config } from '../config.js';
 import type { DatabaseExecutor } from '../domain/database.js';
-import { contractServerOptions, lazySerializers, queryRules, registerBase } from '../http/plugins/index.js';
+import { contractServerOptions, lazySerializers, readySerializers, queryRules, registerBase } from '../http/plugins/index.js';
 import { openApiDocument } from '../http/openapi.js';
 import { operatorToken } from './plugins/operator-token.js';
 import { registerAdminRoutes, ADMIN_PREFIX } from './routes/index.js';
@@ -43,7 +43,7 @@ export async function buildAdminApp(config: Config, deps: AdminDeps): Promise<Fa
     requestTimeout: 0,
     keepAliveTimeout: 5_000,
     ...contractServerOptions,
-    ...(deps.compileOnFirstUse ? { schemaController: lazySerializers } : {}),
+    schemaController: deps.compileOnFirstUse ? lazySerializers : readySerializers,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   await registerBase(app, { logFields: () => ({ admin: true }), compileOnFirstUse: deps.compileOnFirstUse });

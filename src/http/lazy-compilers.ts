@@ -22,15 +22,36 @@ export function lazyValidatorCompiler(compile: FastifySchemaCompiler<unknown>): 
   };
 }
 
-/** Fastify's own serializer compiler (fast-json-stringify), building each serializer on its first call. */
-export const lazySerializers: NonNullable<FastifyServerOptions['schemaController']> = {
-  compilersFactory: {
-    buildSerializer: (externalSchemas: unknown, options: unknown) => {
-      const compile = SerializerSelector()(externalSchemas, options as Parameters<ReturnType<typeof SerializerSelector>>[1]);
-      return (route: Parameters<typeof compile>[0]) => {
-        let fn: ReturnType<typeof compile> | undefined;
-        return (doc: unknown) => (fn ??= compile(route))(doc);
-      };
+/**
+ * Fastify's own serializer compiler (fast-json-stringify), with one serializer per distinct schema
+ * of an app: routes declare the same responses again and again (the error body under each of its
+ * statuses, the same page of a resource on several routes), and a served app compiled 960
+ * serializers for 96 distinct schemas. The serializer depends on the schema alone (and on the
+ * app's shared schemas, hence one map per compiler Fastify builds), so two routes whose schemas
+ * have the same JSON text share one. With `onFirstUse`, each is built on its first call.
+ */
+export function serializerCompilers(onFirstUse: boolean): NonNullable<FastifyServerOptions['schemaController']> {
+  return {
+    compilersFactory: {
+      buildSerializer: (externalSchemas: unknown, options: unknown) => {
+        const compile = SerializerSelector()(externalSchemas, options as Parameters<ReturnType<typeof SerializerSelector>>[1]);
+        const byText = new Map<string, (doc: unknown) => string>();
+        return (route: Parameters<typeof compile>[0]) => {
+          const text = JSON.stringify(route.schema);
+          let serializer = byText.get(text);
+          if (!serializer) {
+            let fn: ReturnType<typeof compile> | undefined;
+            serializer = onFirstUse ? (doc: unknown) => (fn ??= compile(route))(doc) : compile(route);
+            byText.set(text, serializer);
+          }
+          return serializer;
+        };
+      },
     },
-  },
-};
+  };
+}
+
+/** Serializers built on their first call (the CLI's in-process operator app, the tests' apps). */
+export const lazySerializers = serializerCompilers(true);
+/** Serializers built when the app gets ready (a listening server). */
+export const readySerializers = serializerCompilers(false);

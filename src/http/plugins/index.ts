@@ -37,6 +37,6 @@ export { bearerReading, type BearerHeader } from './bearer.js';
 export { queryRules } from './query-rules.js';
 export { operations, listenerLogFields } from './operations.js';
 export { contractServerOptions } from '../server-options.js';
-export { lazySerializers } from '../lazy-compilers.js';
+export { lazySerializers, readySerializers } from '../lazy-compilers.js';
 export type { App } from '../types.js';
 export { traces } from './otel.js';
