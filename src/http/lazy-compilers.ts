@@ -23,26 +23,31 @@ export function lazyValidatorCompiler(compile: FastifySchemaCompiler<unknown>): 
 }
 
 /**
- * Fastify's own serializer compiler (fast-json-stringify), with one serializer per distinct schema
- * of an app: routes declare the same responses again and again (the error body under each of its
- * statuses, the same page of a resource on several routes), and a served app compiled 960
- * serializers for 96 distinct schemas. The serializer depends on the schema alone (and on the
- * app's shared schemas, hence one map per compiler Fastify builds), so two routes whose schemas
- * have the same JSON text share one. With `onFirstUse`, each is built on its first call.
+ * Fastify's own serializer compiler (fast-json-stringify), with one serializer per distinct schema:
+ * routes declare the same responses again and again (the error body under each of its statuses,
+ * the same page of a resource on several routes), and a served app compiled 960 serializers for
+ * 96 distinct schemas. A serializer depends on its schema and on the app's shared schemas and
+ * options alone, so every route, in every app of the process (the tests build hundreds), whose
+ * schema has the same JSON text under the same shared schemas shares one. With `onFirstUse`, each
+ * is built on its first call.
  */
 export function serializerCompilers(onFirstUse: boolean): NonNullable<FastifyServerOptions['schemaController']> {
+  const byContext = new Map<string, Map<string, (doc: unknown) => string>>();
   return {
     compilersFactory: {
       buildSerializer: (externalSchemas: unknown, options: unknown) => {
         const compile = SerializerSelector()(externalSchemas, options as Parameters<ReturnType<typeof SerializerSelector>>[1]);
-        const byText = new Map<string, (doc: unknown) => string>();
+        const context = JSON.stringify([externalSchemas ?? null, options ?? null]);
+        let byText = byContext.get(context);
+        if (!byText) byContext.set(context, (byText = new Map()));
+        const serializers = byText;
         return (route: Parameters<typeof compile>[0]) => {
           const text = JSON.stringify(route.schema);
-          let serializer = byText.get(text);
+          let serializer = serializers.get(text);
           if (!serializer) {
             let fn: ReturnType<typeof compile> | undefined;
             serializer = onFirstUse ? (doc: unknown) => (fn ??= compile(route))(doc) : compile(route);
-            byText.set(text, serializer);
+            serializers.set(text, serializer);
           }
           return serializer;
         };

@@ -32,7 +32,7 @@ describe('each distinct schema compiled once', () => {
     ['at ready', readySerializers],
     ['on first use', lazySerializers],
   ] as const) {
-    it(`serializers ${name}: one per schema text in an app, whatever the status; another app has its own`, () => {
+    it(`serializers ${name}: one per schema text and shared schemas, whatever the status or the app`, () => {
       const build = controller.compilersFactory!.buildSerializer!;
       const compile = build({}, {}) as (r: never) => (doc: unknown) => string;
       const first = compile(route(page()));
@@ -42,8 +42,12 @@ describe('each distinct schema compiled once', () => {
       // Only the declared fields, as fast-json-stringify writes them.
       expect(first({ items: [{ id: 'p1', level: 3, secret: 'x' }], nextCursor: null, extra: 1 })).toBe('{"items":[{"id":"p1","level":3}],"nextCursor":null}');
       expect(other({ id: 'a', level: 3 })).toBe('{"id":"a"}');
-      const another = (build({}, {}) as (r: never) => (doc: unknown) => string)(route(page()));
+      // Another app with the same shared schemas shares it; other shared schemas get their own.
+      expect((build({}, {}) as (r: never) => (doc: unknown) => string)(route(page()))).toBe(first);
+      const shared = { Thing: Type.Object({ id: Type.String() }, { $id: 'Thing' }) };
+      const another = (build(shared, {}) as (r: never) => (doc: unknown) => string)(route(page()));
       expect(another).not.toBe(first);
+      expect(another({ items: [], nextCursor: 'c' })).toBe('{"items":[],"nextCursor":"c"}');
     });
   }
 });
