@@ -29,8 +29,10 @@ import { checkWebhookUrl, safeLookup, type WebhookUrlRules } from '../webhook-de
  */
 let loaded: { saml: typeof import('@node-saml/node-saml'); xml: typeof import('@node-saml/node-saml/lib/xml.js') } | undefined;
 const lib = () => {
-  const require = createRequire(import.meta.url);
-  loaded ??= { saml: require('@node-saml/node-saml'), xml: require('@node-saml/node-saml/lib/xml.js') };
+  if (!loaded) {
+    const require = createRequire(import.meta.url);
+    loaded = { saml: require('@node-saml/node-saml'), xml: require('@node-saml/node-saml/lib/xml.js') };
+  }
   return loaded;
 };
 
